@@ -1,0 +1,1 @@
+"""Benchmark suite: TPC against the compressors a user would otherwise pick (see BENCHMARKS.md)."""

@@ -1,0 +1,84 @@
+"""CSE wiring: window planning (pure), bidirectional decoders, marker embeddings."""
+
+import torch
+
+from tpc_core.cse import bidirectional_mask, plan_windows
+
+
+def test_every_sentence_is_owned_by_one_window_with_context():
+    sentence_ids = [[i] * n for i, n in enumerate([5, 7, 3, 9, 4, 6, 8, 2, 5, 7], start=10)]
+    windows, owner = plan_windows(sentence_ids, max_window_tokens=24, overlap_tokens=8, prefix=[1], suffix=[2],
+                                  marker_id=3)
+    assert len(owner) == len(sentence_ids)
+    for index, window_index in enumerate(owner):
+        slots = {slot[0]: slot for slot in windows[window_index].slots}
+        assert index in slots
+        _, start, end, marker = slots[index]
+        assert windows[window_index].input_ids[start:end] == sentence_ids[index]
+        assert windows[window_index].input_ids[marker] == 3
+    for window in windows:
+        assert len(window.input_ids) <= 24
+        assert window.input_ids[0] == 1 and window.input_ids[-1] == 2
+    # consecutive windows share sentences (overlap), so no sentence is read at a cut
+    assert any({s[0] for s in a.slots} & {s[0] for s in b.slots} for a, b in zip(windows, windows[1:]))
+
+
+def test_oversized_sentence_is_clipped_for_encoding_only():
+    windows, owner = plan_windows([[5] * 100, [6] * 3], max_window_tokens=16, overlap_tokens=4, prefix=[1],
+                                  suffix=[2], marker_id=None)
+    assert all(len(w.input_ids) <= 16 for w in windows)
+    assert owner == [0, 1]
+
+
+def test_bidirectional_mask_shape_and_padding():
+    attention = torch.tensor([[1, 1, 0]])
+    mask = bidirectional_mask(attention, torch.float32)
+    assert mask.shape == (1, 1, 3, 3)
+    assert mask[0, 0, 0].tolist() == [True, True, False]
+
+
+def test_decoder_base_is_really_bidirectional(tmp_path):
+    """The first token's state must change when the last token changes (LLM2Vec-style attention)."""
+    from transformers import LlamaConfig, LlamaModel
+
+    torch.manual_seed(0)
+    model = LlamaModel(LlamaConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                                   num_key_value_heads=2, intermediate_size=32)).eval()
+    first = torch.tensor([[3, 4, 5, 6]])
+    second = torch.tensor([[3, 4, 5, 9]])
+    attention = torch.ones_like(first)
+    with torch.no_grad():
+        causal_a = model(input_ids=first, attention_mask=attention).last_hidden_state[0, 0]
+        causal_b = model(input_ids=second, attention_mask=attention).last_hidden_state[0, 0]
+        bi_a = model(input_ids=first, attention_mask=bidirectional_mask(attention, model.dtype)).last_hidden_state[0, 0]
+        bi_b = model(input_ids=second, attention_mask=bidirectional_mask(attention, model.dtype)).last_hidden_state[0, 0]
+    assert torch.allclose(causal_a, causal_b)
+    assert not torch.allclose(bi_a, bi_b)
+
+
+def test_decoder_cse_checkpoint_scores(tiny_checkpoint, tmp_path):
+    """A decoder CSE (random tiny Llama) loads as bidirectional and scores every sentence."""
+    import shutil
+
+    from transformers import LlamaConfig, LlamaModel
+
+    from tpc_core import CSEConfig, TPCCompressor, TPCConfig
+
+    root = tmp_path / "decoder_cse"
+    shutil.copytree(tiny_checkpoint / "ctd_base", root / "dec")
+    LlamaModel(LlamaConfig(vocab_size=30522, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                           num_key_value_heads=2, intermediate_size=32)).save_pretrained(root / "dec")
+    TPCConfig(cse=CSEConfig(base_model="dec", max_window_tokens=32, window_overlap_tokens=8), name="dec").save(root)
+    compressor = TPCCompressor.from_pretrained(root, device="cpu")
+    assert compressor.encoder.architecture == "decoder"
+    text = " ".join(f"Sentence number {i} talks about topic {i}." for i in range(12))
+    result = compressor.compress(text, question="topic 3?", rate=0.3)
+    assert all(s.score is not None for s in result.sentences)
+    assert result.compressed_tokens <= result.budget
+
+
+def test_markers_are_added_as_special_tokens(tiny):
+    tokenizer = tiny.encoder.tokenizer
+    for token in ("<end_of_sent>", "<end_of_question>"):
+        ids = tokenizer(token, add_special_tokens=False)["input_ids"]
+        assert len(ids) == 1 and ids[0] < tiny.encoder.model.get_input_embeddings().weight.shape[0]

@@ -1,0 +1,80 @@
+"""Checkpoints: registry, local dirs, save/load round trip, Hub errors, safety."""
+
+import json
+
+import pytest
+
+from tpc_core import TPCCompressor, TPCConfig
+from tpc_core.registry import REGISTRY
+
+
+def test_registry_names():
+    assert REGISTRY["tpc-mini"].local_dir is not None and (REGISTRY["tpc-mini"].local_dir / "tpc_config.json").is_file()
+    for name in ("tpc-base", "tpc-large", "tpc-huge"):
+        assert REGISTRY[name].repo_id and REGISTRY[name].revision
+
+
+def test_missing_path_says_what_to_do(tmp_path):
+    with pytest.raises(FileNotFoundError, match="No such checkpoint directory"):
+        TPCCompressor.from_pretrained(tmp_path / "nope")
+    with pytest.raises(FileNotFoundError, match="no tpc_config.json"):
+        TPCCompressor.from_pretrained(tmp_path)
+
+
+def test_unreachable_hub_id_says_how_to_work_offline(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(OSError, match="offline default"):
+        TPCCompressor.from_pretrained("some-org/not-a-real-tpc-model", local_files_only=True)
+    with pytest.raises(OSError, match="tpc-langchain/tpc-base"):
+        TPCCompressor.from_pretrained("tpc-base", local_files_only=True)
+
+
+def test_bad_config_is_rejected_with_the_key(tmp_path):
+    (tmp_path / "tpc_config.json").write_text(json.dumps({"cse": {"base_model": "x", "poolin": "mean"}}))
+    with pytest.raises(ValueError, match="poolin"):
+        TPCCompressor.from_pretrained(tmp_path)
+    (tmp_path / "tpc_config.json").write_text(json.dumps({"cse": {"base_model": "x", "pooling": "max"}}))
+    with pytest.raises(ValueError, match="pooling"):
+        TPCConfig.load(tmp_path)
+
+
+def test_save_and_reload_round_trip(tiny, tmp_path):
+    text = "Alpha is first. Beta is second. Gamma is third. Delta is fourth."
+    before = tiny.compress(text, question="Which is third?", rate=0.5)
+    saved = tiny.save_pretrained(tmp_path / "copy")
+    reloaded = TPCCompressor.from_pretrained(saved, device="cpu")
+    after = reloaded.compress(text, question="Which is third?", rate=0.5)
+    assert after.compressed_prompt == before.compressed_prompt
+    assert [s.score for s in after.sentences] == pytest.approx([s.score for s in before.sentences], abs=1e-5)
+
+
+def test_pickle_adapters_are_refused(tiny_checkpoint, tmp_path):
+    import shutil
+
+    root = tmp_path / "ckpt"
+    shutil.copytree(tiny_checkpoint, root)
+    (root / "adapter").mkdir()
+    (root / "adapter" / "adapter_model.bin").write_bytes(b"not loaded")
+    config = json.loads((root / "tpc_config.json").read_text())
+    config["cse"]["adapter_dir"] = "adapter"
+    (root / "tpc_config.json").write_text(json.dumps(config))
+    with pytest.raises(FileNotFoundError, match="pickle"):
+        TPCCompressor.from_pretrained(root, device="cpu")
+
+
+def test_cuda_request_without_cuda_is_a_clear_error(tiny_checkpoint):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("CUDA present")
+    with pytest.raises(ValueError, match="CUDA is not available"):
+        TPCCompressor.from_pretrained(tiny_checkpoint, device="cuda")
+
+
+def test_dtypes(tiny_checkpoint):
+    import torch
+
+    compressor = TPCCompressor.from_pretrained(tiny_checkpoint, device="cpu", dtype="bf16")
+    assert compressor.encoder.model.dtype == torch.bfloat16
+    result = compressor.compress("One fact here. Another fact there. A third one.", question="fact?", rate=0.5)
+    assert result.compressed_tokens <= result.budget

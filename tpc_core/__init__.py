@@ -1,0 +1,43 @@
+"""tpc_core: Task-agnostic Prompt Compression (TPC, ICML 2025) inference engine.
+
+Public names are imported lazily, so ``import tpc_core.segmentation`` (or the CLI's ``--help``) does not
+pay for importing torch and transformers. Importing this package never imports LangChain or LlamaIndex.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "TPCCompressor": "tpc_core.compressor",
+    "CompressionResult": "tpc_core.result",
+    "SentenceRecord": "tpc_core.result",
+    "TPCConfig": "tpc_core.config",
+    "CSEConfig": "tpc_core.config",
+    "CTDConfig": "tpc_core.config",
+    "DEFAULT_MODEL": "tpc_core.registry",
+    "REGISTRY": "tpc_core.registry",
+}
+
+__all__ = [*_EXPORTS, "__version__"]
+
+if TYPE_CHECKING:
+    from tpc_core.compressor import TPCCompressor
+    from tpc_core.config import CSEConfig, CTDConfig, TPCConfig
+    from tpc_core.registry import DEFAULT_MODEL, REGISTRY
+    from tpc_core.result import CompressionResult, SentenceRecord
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'tpc_core' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

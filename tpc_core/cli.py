@@ -1,0 +1,79 @@
+"""Command line: ``tpc compress FILE|- [...]`` and ``tpc info``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from tpc_core.registry import DEFAULT_MODEL, REGISTRY
+
+__all__ = ["main", "build_parser"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``tpc`` argument parser."""
+    parser = argparse.ArgumentParser(prog="tpc", description="Task-agnostic Prompt Compression (TPC).")
+    commands = parser.add_subparsers(dest="command", required=True)
+    compress = commands.add_parser("compress", help="Compress a text file (or - for standard input).")
+    compress.add_argument("file", help="Path of a UTF-8 text file, or - to read standard input.")
+    compress.add_argument("--question", "-q", default=None,
+                          help="The question (prompt-aware). Without it the CTD writes a task description.")
+    budget = compress.add_mutually_exclusive_group()
+    budget.add_argument("--target-tokens", type=int, default=None, help="Budget in tokens.")
+    budget.add_argument("--rate", type=float, default=None, help="Fraction of tokens to keep, in (0, 1]; default 0.2.")
+    compress.add_argument("--model", "-m", default=DEFAULT_MODEL,
+                          help=f"Checkpoint: {', '.join(REGISTRY)}, a local directory or a Hub repo id.")
+    compress.add_argument("--token-counter", default=None,
+                          help="Count tokens with this tokenizer (name/path or tiktoken name); default: the CSE's.")
+    compress.add_argument("--device", default=None, help="cpu, cuda, mps (default: best available).")
+    compress.add_argument("--local-files-only", action="store_true", help="Never use the network.")
+    compress.add_argument("--json", action="store_true", help="Print the whole result as JSON.")
+    info = commands.add_parser("info", help="Show the model, device and versions.")
+    info.add_argument("--model", "-m", default=DEFAULT_MODEL)
+    info.add_argument("--device", default=None)
+    return parser
+
+
+def _read_input(path: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        raise SystemExit(f"tpc: no such file: {path}") from None
+    except UnicodeDecodeError:
+        raise SystemExit(f"tpc: {path} is not UTF-8 text") from None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``tpc`` command."""
+    args = build_parser().parse_args(argv)
+    from tpc_core.compressor import TPCCompressor
+
+    try:
+        compressor = TPCCompressor.from_pretrained(args.model, device=args.device,
+                                                   local_files_only=getattr(args, "local_files_only", False))
+        if args.command == "info":
+            print(json.dumps(compressor.info(), indent=2))
+            return 0
+        text = _read_input(args.file)
+        result = compressor.compress(text, question=args.question, target_tokens=args.target_tokens, rate=args.rate,
+                                     token_counter=args.token_counter)
+    except (ValueError, TypeError, OSError, ImportError) as error:
+        print(f"tpc: error: {error}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
+    else:
+        print(result.compressed_prompt)
+        ratio = f"{result.ratio:.1f}x" if result.compressed_tokens else "all removed"
+        print(f"\n[tpc] {result.origin_tokens} -> {result.compressed_tokens} tokens ({ratio}); "
+              f"task: {result.task_description}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,404 @@
+"""TPCCompressor: the public entry point (paper Algorithm 1).
+
+Flow of one prompt: split each document into sentences (``segmentation``) → count tokens (``tokens``) →
+budget (``selection.resolve_budget``) → question: the user's, or the CTD's task description (``ctd``) →
+context-aware sentence scores (``cse``) → TopK under the budget in original order (``selection``) →
+verified re-assembly of the kept sentences, verbatim, with their original separators.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import shutil
+import tempfile
+import warnings
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Union
+
+import torch
+
+from tpc_core.config import CONFIG_NAME, TPCConfig
+from tpc_core.cse import ContextSentenceEncoder
+from tpc_core.ctd import TaskDescriptor
+from tpc_core.devices import resolve_device, resolve_dtype
+from tpc_core.loading import HubOptions, load_cse_parts, load_ctd_parts, resolve_checkpoint_dir
+from tpc_core.registry import DEFAULT_MODEL
+from tpc_core.result import CompressionResult, SentenceRecord
+from tpc_core.segmentation import SentenceSplitter, get_splitter
+from tpc_core.selection import resolve_budget, select_sentences, validate_budget_args
+from tpc_core.tokens import TokenCounter, TokenCounterSpec, resolve_token_counter
+
+__all__ = ["TPCCompressor", "Context"]
+
+logger = logging.getLogger(__name__)
+Context = Union[str, Sequence[str]]
+BUDGET_SCOPES = ("global", "per_document")
+
+
+@dataclass
+class _Prompt:
+    """Working state of one prompt inside ``compress_batch``."""
+
+    documents: list[str]
+    spans: list[list[tuple[int, int]]]
+    sentence_ids: list[list[list[int]]]
+    counts: list[list[int]]
+    doc_tokens: list[int]
+    budget: int = 0
+    question: str | None = None
+    scores: list[list[float]] = field(default_factory=list)
+
+    @property
+    def origin_tokens(self) -> int:
+        return sum(self.doc_tokens)
+
+
+class TPCCompressor:
+    """Compresses prompts by keeping the sentences most relevant to a question or a generated task description.
+
+    Build one with :meth:`from_pretrained`. The CTD (prompt-agnostic mode) is loaded on first use, so
+    prompt-aware users never pay for it.
+
+    Example:
+        >>> compressor = TPCCompressor.from_pretrained("tpc-mini")
+        >>> result = compressor.compress(long_text, question="Who founded the company?", rate=0.2)
+        >>> result.compressed_prompt, result.ratio
+    """
+
+    def __init__(self, config: TPCConfig, encoder: ContextSentenceEncoder, *, checkpoint_dir: Path,
+                 hub_options: HubOptions, device: torch.device, dtype: torch.dtype,
+                 descriptor: TaskDescriptor | None = None) -> None:
+        self.config = config
+        self.encoder = encoder
+        self.checkpoint_dir = Path(checkpoint_dir)
+        self.hub_options = hub_options
+        self.device = device
+        self.dtype = dtype
+        self._descriptor = descriptor
+        self._default_counter = resolve_token_counter(None, encoder.tokenizer)
+        self._splitters: dict[str, SentenceSplitter] = {}
+
+    # ------------------------------------------------------------------ loading and saving
+    @classmethod
+    def from_pretrained(cls, name_or_path: str | Path = DEFAULT_MODEL, *, revision: str | None = None,
+                        token: str | bool | None = None, cache_dir: str | None = None,
+                        local_files_only: bool = False, device: str | torch.device | None = None,
+                        dtype: str | torch.dtype | None = None, trust_remote_code: bool = False,
+                        load_ctd: bool = False) -> TPCCompressor:
+        """Load a TPC checkpoint.
+
+        Args:
+            name_or_path: ``"tpc-mini"`` (offline default), ``"tpc-base"``/``"tpc-large"``/``"tpc-huge"``,
+                a local checkpoint directory, or a Hub repo id.
+            revision: Hub revision of the checkpoint (registered names are pinned already).
+            token: Hub token for private repos.
+            cache_dir: Hub cache directory.
+            local_files_only: Never touch the network; use cached files only.
+            device: "cpu", "cuda", "mps", a torch.device, or ``None`` to pick the best available.
+            dtype: "fp32", "bf16", "fp16", a torch.dtype, or ``None`` (bf16 on CUDA, fp32 elsewhere).
+            trust_remote_code: Allow model code from the Hub (off unless you ask).
+            load_ctd: Load the task descriptor now instead of on first prompt-agnostic use.
+        """
+        options = HubOptions(revision=revision, token=token, cache_dir=cache_dir,
+                             local_files_only=local_files_only, trust_remote_code=trust_remote_code)
+        checkpoint_dir = resolve_checkpoint_dir(name_or_path, options)
+        config = TPCConfig.load(checkpoint_dir)
+        resolved_device = resolve_device(device)
+        resolved_dtype = resolve_dtype(dtype, resolved_device)
+        model, tokenizer, architecture = load_cse_parts(config.cse, checkpoint_dir, options, resolved_device,
+                                                        resolved_dtype)
+        encoder = ContextSentenceEncoder(model, tokenizer, config.cse, architecture, resolved_device)
+        compressor = cls(config, encoder, checkpoint_dir=checkpoint_dir, hub_options=options,
+                         device=resolved_device, dtype=resolved_dtype)
+        if load_ctd:
+            _ = compressor.task_descriptor
+        return compressor
+
+    @property
+    def task_descriptor(self) -> TaskDescriptor:
+        """The CTD, loaded on first access."""
+        if self._descriptor is None:
+            if self.config.ctd is None:
+                raise ValueError(f"Checkpoint {self.config.name!r} has no task descriptor (ctd); pass a question.")
+            model, tokenizer = load_ctd_parts(self.config.ctd, self.checkpoint_dir, self.hub_options, self.device,
+                                              self.dtype)
+            self._descriptor = TaskDescriptor(model, tokenizer, self.config.ctd, self.device)
+        return self._descriptor
+
+    def save_pretrained(self, directory: str | Path) -> Path:
+        """Write this checkpoint (config and trained parts; base models stay references) to ``directory``."""
+        target = Path(directory)
+        target.mkdir(parents=True, exist_ok=True)
+        if self.checkpoint_dir.resolve() != target.resolve():
+            for item in self.checkpoint_dir.iterdir():
+                if item.name == CONFIG_NAME or item.name.startswith("."):
+                    continue
+                destination = target / item.name
+                if item.is_dir():
+                    shutil.copytree(item, destination, dirs_exist_ok=True)
+                else:
+                    shutil.copy2(item, destination)
+        self.config.save(target)
+        return target
+
+    def push_to_hub(self, repo_id: str, *, token: str | None = None, private: bool | None = None,
+                    commit_message: str = "Upload TPC checkpoint", revision: str | None = None) -> str:
+        """Upload this checkpoint to the Hub; returns the commit URL."""
+        from huggingface_hub import HfApi
+
+        api = HfApi(token=token)
+        api.create_repo(repo_id, private=private, exist_ok=True)
+        with tempfile.TemporaryDirectory() as staging:
+            self.save_pretrained(staging)
+            info = api.upload_folder(repo_id=repo_id, folder_path=staging, commit_message=commit_message,
+                                     revision=revision)
+        return str(info)
+
+    # ------------------------------------------------------------------ public compression API
+    def compress(self, context: Context, question: str | None = None, target_tokens: int | None = None,
+                 rate: float | None = None, token_counter: TokenCounterSpec = None, **options: Any) -> CompressionResult:
+        """Compress one prompt.
+
+        Args:
+            context: The text, or a list of documents sharing one budget.
+            question: The user's question (prompt-aware). ``None`` or blank: prompt-agnostic — the CTD writes
+                a task description from the whole prompt and that is used instead.
+            target_tokens: Budget in tokens (exclusive with ``rate``).
+            rate: Fraction of tokens to keep, in (0, 1]; default 0.2.
+            token_counter: How budgets are counted: ``None`` (the CSE tokenizer), a tokenizer, a name/path or
+                a ``Callable[[str], int]``.
+            **options: See :meth:`compress_batch` (``budget_scope``, ``force_keep_patterns``,
+                ``keep_first_sentence``, ``document_separator``, ``splitter``).
+
+        Returns:
+            A :class:`CompressionResult`; its text is made only of original sentences, verbatim, in order.
+        """
+        if question is not None and not isinstance(question, str):
+            raise TypeError(f"question must be a str or None, got {type(question).__name__}.")
+        return self.compress_batch([context], question=[question], target_tokens=target_tokens, rate=rate,
+                                   token_counter=token_counter, show_progress=False, **options)[0]
+
+    def compress_batch(self, contexts: Sequence[Context], question: str | Sequence[str | None] | None = None,
+                       target_tokens: int | None = None, rate: float | None = None,
+                       token_counter: TokenCounterSpec = None, *, budget_scope: str = "global",
+                       force_keep_patterns: Iterable[str] = (), keep_first_sentence: bool = False,
+                       document_separator: str = "\n\n", splitter: str | SentenceSplitter | None = None,
+                       batch_size: int = 16, show_progress: bool | None = None) -> list[CompressionResult]:
+        """Compress many prompts, batching the model calls across them.
+
+        Args:
+            contexts: Prompts; each a string or a list of documents.
+            question: One question for all, one per prompt, or ``None`` (prompt-agnostic).
+            target_tokens: Budget in tokens for each prompt (exclusive with ``rate``).
+            rate: Kept fraction for each prompt; default 0.2.
+            token_counter: See :meth:`compress`.
+            budget_scope: "global" (one budget across a prompt's documents) or "per_document" (each document
+                gets the budget's share proportional to its size).
+            force_keep_patterns: Regexes; sentences matching any are taken first (still within budget).
+            keep_first_sentence: Take each document's first sentence first (still within budget).
+            document_separator: Joins compressed documents in ``compressed_prompt``.
+            splitter: Sentence splitter name or object (default: the checkpoint's, "nupunkt").
+            batch_size: Prompts processed together (bounds memory).
+            show_progress: Show a progress bar (default: only for more than one batch on a terminal).
+
+        Raises:
+            TypeError: A context that is not a string or a list of strings, or a wrongly typed option.
+            ValueError: An impossible budget, an unknown ``budget_scope``, or mismatched question count.
+        """
+        validate_budget_args(target_tokens, rate)
+        if isinstance(contexts, str) or not isinstance(contexts, Sequence):
+            raise TypeError("compress_batch takes a list of prompts; use compress() for a single string.")
+        documents = [_as_documents(context, position) for position, context in enumerate(contexts)]
+        questions = _as_questions(question, len(documents))
+        if budget_scope not in BUDGET_SCOPES:
+            raise ValueError(f"budget_scope must be one of {BUDGET_SCOPES}, got {budget_scope!r}.")
+        patterns = [re.compile(p) for p in force_keep_patterns]
+        counter = self._default_counter if token_counter is None else resolve_token_counter(token_counter)
+        split = self._splitter(splitter)
+        from tqdm.auto import tqdm
+
+        results: list[CompressionResult] = []
+        chunks = range(0, len(documents), max(batch_size, 1))
+        progress = tqdm(chunks, desc="tpc compress", unit="batch",
+                        disable=(not show_progress) if show_progress is not None else (len(chunks) <= 1 or None))
+        for first in progress:
+            chunk = slice(first, first + batch_size)
+            prompts = [self._prepare(docs, split, counter, token_counter is None) for docs in documents[chunk]]
+            for prompt, q in zip(prompts, questions[chunk]):
+                prompt.budget = resolve_budget(prompt.origin_tokens, target_tokens=target_tokens, rate=rate)
+                prompt.question = q
+            self._score(prompts, document_separator)
+            results.extend(self._assemble(p, counter, budget_scope, patterns, keep_first_sentence,
+                                          document_separator) for p in prompts)
+        return results
+
+    def describe_task(self, prompts: Sequence[str]) -> list[str]:
+        """Task descriptions the CTD writes for ``prompts`` (prompt-agnostic mode's questions)."""
+        return self.task_descriptor.describe(list(prompts))
+
+    def info(self) -> dict[str, Any]:
+        """Model, device and version facts (what ``tpc info`` prints)."""
+        import transformers
+
+        from tpc_core import __version__
+
+        return {"tpc_langchain": __version__, "torch": torch.__version__, "transformers": transformers.__version__,
+                "checkpoint": self.config.name, "checkpoint_dir": str(self.checkpoint_dir),
+                "trained": self.config.trained, "device": str(self.device), "dtype": str(self.dtype).replace("torch.", ""),
+                "cse_base": self.config.cse.base_model, "cse_architecture": self.encoder.architecture,
+                "cse_pooling": self.config.cse.pooling, "ctd_base": self.config.ctd.base_model if self.config.ctd else None,
+                "splitter": self.config.splitter}
+
+    # ------------------------------------------------------------------ internals
+    def _splitter(self, splitter: str | SentenceSplitter | None) -> SentenceSplitter:
+        if splitter is None:
+            splitter = self.config.splitter
+        if not isinstance(splitter, str):
+            return splitter
+        if splitter not in self._splitters:
+            self._splitters[splitter] = get_splitter(splitter)
+        return self._splitters[splitter]
+
+    def _prepare(self, documents: list[str], split: SentenceSplitter, counter: TokenCounter,
+                 default_counter: bool) -> _Prompt:
+        spans = [split.spans(doc) if doc.strip() else [] for doc in documents]
+        texts = [[doc[s:e] for s, e in doc_spans] for doc, doc_spans in zip(documents, spans)]
+        flat = [t for doc_texts in texts for t in doc_texts]
+        flat_ids = self.encoder.tokenize(flat)
+        flat_counts = [len(ids) for ids in flat_ids] if default_counter else counter.count_many(flat)
+        sentence_ids, counts, position = [], [], 0
+        for doc_texts in texts:
+            sentence_ids.append(flat_ids[position: position + len(doc_texts)])
+            counts.append(flat_counts[position: position + len(doc_texts)])
+            position += len(doc_texts)
+        doc_tokens = counter.count_many(documents) if documents else []
+        return _Prompt(documents, spans, sentence_ids, counts, doc_tokens)
+
+    def _needs_scoring(self, prompt: _Prompt) -> bool:
+        return any(prompt.spans) and prompt.budget < prompt.origin_tokens
+
+    def _score(self, prompts: list[_Prompt], document_separator: str) -> None:
+        todo = [p for p in prompts if self._needs_scoring(p)]
+        if not todo:
+            return
+        agnostic = [p for p in todo if p.question is None]
+        if agnostic:
+            descriptions = self.describe_task([document_separator.join(p.documents) for p in agnostic])
+            for prompt, description in zip(agnostic, descriptions):
+                prompt.question = description
+        question_vectors = self.encoder.encode_questions([p.question or "" for p in todo])
+        contexts = [ids for p in todo for ids in p.sentence_ids]
+        sentence_vectors = self.encoder.encode_contexts(contexts)
+        position = 0
+        for row, prompt in enumerate(todo):
+            prompt.scores = []
+            for _ in prompt.documents:
+                matrix = sentence_vectors[position]
+                prompt.scores.append((matrix @ question_vectors[row]).tolist() if len(matrix) else [])
+                position += 1
+
+    def _assemble(self, prompt: _Prompt, counter: TokenCounter, budget_scope: str, patterns: list[re.Pattern[str]],
+                  keep_first_sentence: bool, document_separator: str) -> CompressionResult:
+        scored = bool(prompt.scores)
+        if not any(prompt.spans) or not scored:  # empty input, or the budget covers everything
+            kept = [list(range(len(spans))) for spans in prompt.spans]
+            texts = [doc if spans else "" for doc, spans in zip(prompt.documents, prompt.spans)]
+            return self._result(prompt, kept, texts, sum(prompt.doc_tokens) if any(prompt.spans) else 0,
+                                document_separator)
+        flat = [(d, i) for d, spans in enumerate(prompt.spans) for i in range(len(spans))]
+        scores = [prompt.scores[d][i] for d, i in flat]
+        counts = [prompt.counts[d][i] for d, i in flat]
+        forced = [(keep_first_sentence and i == 0) or any(
+            p.search(prompt.documents[d][prompt.spans[d][i][0]:prompt.spans[d][i][1]]) for p in patterns)
+            for d, i in flat]
+        oversized = sum(1 for c in counts if c > prompt.budget)
+        if oversized:
+            warnings.warn(f"{oversized} sentence(s) are larger than the whole budget of {prompt.budget} tokens "
+                          "and were skipped (sentences are never truncated).", stacklevel=4)
+        if budget_scope == "global":
+            chosen = set(select_sentences(scores, counts, prompt.budget, force_keep=forced))
+        else:
+            chosen = set()
+            total = max(prompt.origin_tokens, 1)
+            for d in range(len(prompt.documents)):
+                members = [k for k, (doc, _) in enumerate(flat) if doc == d]
+                share = prompt.budget * prompt.doc_tokens[d] // total
+                picked = select_sentences([scores[k] for k in members], [counts[k] for k in members], share,
+                                          force_keep=[forced[k] for k in members])
+                chosen.update(members[j] for j in picked)
+        # Re-count the assembled text with the real counter: joins can change token counts at boundaries.
+        while True:
+            kept = _kept_per_document(flat, chosen, len(prompt.documents))
+            texts = [_join_kept(doc, spans, doc_kept) for doc, spans, doc_kept in
+                     zip(prompt.documents, prompt.spans, kept)]
+            tokens = counter.count_many([t for t in texts if t])
+            if sum(tokens) <= prompt.budget or not chosen:
+                break
+            chosen.discard(min(chosen, key=lambda k: (forced[k], scores[k], -k)))
+        return self._result(prompt, kept, texts, sum(tokens), document_separator)
+
+    def _result(self, prompt: _Prompt, kept: list[list[int]], texts: list[str], compressed_tokens: int,
+                document_separator: str) -> CompressionResult:
+        records = []
+        for d, (doc, spans) in enumerate(zip(prompt.documents, prompt.spans)):
+            kept_set = set(kept[d])
+            for i, (start, end) in enumerate(spans):
+                score = prompt.scores[d][i] if prompt.scores else None
+                records.append(SentenceRecord(d, i, start, end, doc[start:end], score, prompt.counts[d][i],
+                                              i in kept_set))
+        return CompressionResult(
+            compressed_prompt=document_separator.join(t for t in texts if t), compressed_documents=texts,
+            origin_tokens=prompt.origin_tokens if any(prompt.spans) else 0, compressed_tokens=compressed_tokens,
+            budget=prompt.budget, task_description=prompt.question if prompt.scores else None, sentences=records)
+
+
+def _kept_per_document(flat: list[tuple[int, int]], chosen: set[int], documents: int) -> list[list[int]]:
+    kept: list[list[int]] = [[] for _ in range(documents)]
+    for k in sorted(chosen):
+        d, i = flat[k]
+        kept[d].append(i)
+    return kept
+
+
+def _join_kept(document: str, spans: list[tuple[int, int]], kept: list[int]) -> str:
+    """Kept sentences verbatim; between two kept sentences the whitespace that originally followed the first."""
+    pieces: list[str] = []
+    for position, index in enumerate(kept):
+        start, end = spans[index]
+        pieces.append(document[start:end])
+        if position + 1 < len(kept):
+            gap_end = spans[index + 1][0]
+            gap = document[end:gap_end]
+            pieces.append(gap if gap.strip() == "" else " ")
+    return "".join(pieces)
+
+
+def _as_documents(context: Any, position: int) -> list[str]:
+    if isinstance(context, str):
+        return [context]
+    if isinstance(context, Sequence) and not isinstance(context, (bytes, bytearray)):
+        for index, document in enumerate(context):
+            if not isinstance(document, str):
+                raise TypeError(f"Prompt {position}: document {index} is a {type(document).__name__}, not a str.")
+        return list(context)
+    raise TypeError(f"Prompt {position}: context must be a str or a list of str, got {type(context).__name__}.")
+
+
+def _as_questions(question: Any, count: int) -> list[str | None]:
+    if question is None or isinstance(question, str):
+        questions: list[Any] = [question] * count
+    elif isinstance(question, Sequence):
+        questions = list(question)
+        if len(questions) != count:
+            raise ValueError(f"Got {len(questions)} questions for {count} prompts.")
+    else:
+        raise TypeError(f"question must be a str, a list of str or None, got {type(question).__name__}.")
+    for q in questions:
+        if q is not None and not isinstance(q, str):
+            raise TypeError(f"question must be a str or None, got {type(q).__name__}.")
+    # A blank question means "no question": prompt-agnostic mode.
+    return [q if q is not None and q.strip() else None for q in questions]
+

@@ -1,0 +1,182 @@
+"""The TPC checkpoint configuration: ``tpc_config.json``.
+
+A TPC checkpoint is a directory (or Hub repo) holding this file plus, optionally, the trained parts
+(PEFT adapters, full weights, the rows of the added special-token embeddings). Base models are referenced
+by Hub id and revision, so a checkpoint carries only what training changed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+__all__ = ["CONFIG_NAME", "FORMAT_VERSION", "CSEConfig", "CTDConfig", "TPCConfig"]
+
+CONFIG_NAME = "tpc_config.json"
+FORMAT_VERSION = 1
+_T = TypeVar("_T")
+
+
+def _from_dict(cls: type[_T], data: dict[str, Any], where: str) -> _T:
+    if not isinstance(data, dict):
+        raise ValueError(f"{where} must be a JSON object, got {type(data).__name__}.")
+    known = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ValueError(f"Unknown key(s) {unknown} in {where}; known keys: {sorted(known)}.")
+    return cls(**data)
+
+
+@dataclass
+class CSEConfig:
+    """Context-aware Sentence Encoder settings.
+
+    Attributes:
+        base_model: Hub id or path (relative to the checkpoint) of the base encoder or decoder.
+        base_revision: Hub revision of the base model (a commit hash pins it).
+        architecture: "encoder" (BERT-like), "decoder" (made bidirectional, LLM2Vec-style) or "auto".
+        weights_dir: Checkpoint sub-directory with full fine-tuned weights (replaces ``base_model``).
+        adapter_dir: Checkpoint sub-directory with a PEFT (LoRA) adapter for the base model.
+        extra_embeddings: Checkpoint file (safetensors) with trained rows of the added special tokens.
+        pooling: "marker" (hidden state at ``<end_of_sent>`` / ``<end_of_question>``) or "mean"
+            (mean over the sentence's own tokens, computed inside its context window).
+        use_special_tokens: Insert the markers after every sentence and question.
+        end_of_sentence_token: Marker appended to every sentence.
+        end_of_question_token: Marker appended to the question.
+        max_window_tokens: Tokens per encoder window (model's limit, special tokens included).
+        window_overlap_tokens: Context shared by consecutive windows, so no sentence sits at a cut.
+        batch_size: Windows per forward pass.
+    """
+
+    base_model: str
+    base_revision: str | None = None
+    architecture: str = "auto"
+    weights_dir: str | None = None
+    adapter_dir: str | None = None
+    extra_embeddings: str | None = None
+    pooling: str = "marker"
+    use_special_tokens: bool = True
+    end_of_sentence_token: str = "<end_of_sent>"
+    end_of_question_token: str = "<end_of_question>"
+    max_window_tokens: int = 512
+    window_overlap_tokens: int = 128
+    batch_size: int = 8
+
+    def __post_init__(self) -> None:
+        if self.architecture not in {"auto", "encoder", "decoder"}:
+            raise ValueError(f"cse.architecture must be 'auto', 'encoder' or 'decoder', got {self.architecture!r}.")
+        if self.pooling not in {"marker", "mean"}:
+            raise ValueError(f"cse.pooling must be 'marker' or 'mean', got {self.pooling!r}.")
+        if self.pooling == "marker" and not self.use_special_tokens:
+            raise ValueError("cse.pooling='marker' needs use_special_tokens=True.")
+        if self.max_window_tokens < 16:
+            raise ValueError(f"cse.max_window_tokens must be >= 16, got {self.max_window_tokens}.")
+        if not 0 <= self.window_overlap_tokens < self.max_window_tokens // 2:
+            raise ValueError("cse.window_overlap_tokens must be >= 0 and < max_window_tokens / 2.")
+        if self.batch_size < 1:
+            raise ValueError("cse.batch_size must be >= 1.")
+
+
+@dataclass
+class CTDConfig:
+    """Context-relevant Task Descriptor settings.
+
+    Attributes:
+        base_model: Hub id or path of the causal LM.
+        base_revision: Hub revision of the base model.
+        weights_dir: Checkpoint sub-directory with full fine-tuned weights.
+        adapter_dir: Checkpoint sub-directory with a PEFT (LoRA) adapter.
+        instruction: User-turn instruction placed before the prompt.
+        response_prefix: Start of the assistant turn; the model continues it. Small instruct models answer
+            the prompt instead of describing its task without it.
+        max_input_tokens: Prompts longer than this keep their head and tail (see ``tpc_core.ctd``).
+        head_fraction: Share of ``max_input_tokens`` taken from the head of a long prompt.
+        max_new_tokens: Length limit of the task description.
+        do_sample: Sample instead of greedy decoding (off: deterministic by default).
+        batch_size: Prompts per generate call.
+    """
+
+    base_model: str
+    base_revision: str | None = None
+    weights_dir: str | None = None
+    adapter_dir: str | None = None
+    instruction: str = (
+        "Read the following prompt and describe, in one sentence, the task it asks for and the specific "
+        "information needed to complete it. Do not answer the prompt.\n\nPrompt:\n"
+    )
+    response_prefix: str = "The prompt asks the assistant to"
+    max_input_tokens: int = 1024
+    head_fraction: float = 0.25
+    max_new_tokens: int = 48
+    do_sample: bool = False
+    batch_size: int = 4
+
+    def __post_init__(self) -> None:
+        if self.max_input_tokens < 32:
+            raise ValueError(f"ctd.max_input_tokens must be >= 32, got {self.max_input_tokens}.")
+        if not 0.0 <= self.head_fraction <= 1.0:
+            raise ValueError(f"ctd.head_fraction must be in [0, 1], got {self.head_fraction}.")
+        if self.max_new_tokens < 1 or self.batch_size < 1:
+            raise ValueError("ctd.max_new_tokens and ctd.batch_size must be >= 1.")
+
+
+@dataclass
+class TPCConfig:
+    """A whole TPC checkpoint: CSE, optional CTD, and default compression settings.
+
+    Attributes:
+        cse: Sentence encoder settings.
+        ctd: Task descriptor settings; ``None`` means prompt-aware use only.
+        splitter: Default sentence splitter (see ``tpc_core.segmentation``).
+        name: Human-readable name of the checkpoint.
+        trained: Whether the CSE/CTD were fine-tuned with ``training/`` (False: zero-shot bases).
+        format_version: Version of this file's schema.
+    """
+
+    cse: CSEConfig
+    ctd: CTDConfig | None = None
+    splitter: str = "nupunkt"
+    name: str = "tpc"
+    trained: bool = False
+    format_version: int = FORMAT_VERSION
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TPCConfig:
+        """Build and validate a config from a parsed ``tpc_config.json``."""
+        if not isinstance(data, dict) or "cse" not in data:
+            raise ValueError(f"{CONFIG_NAME} must be an object with at least a 'cse' section.")
+        version = data.get("format_version", FORMAT_VERSION)
+        if version > FORMAT_VERSION:
+            raise ValueError(f"{CONFIG_NAME} has format_version {version}; this tpc-langchain reads up to "
+                             f"{FORMAT_VERSION}. Upgrade: pip install -U tpc-langchain.")
+        body = dict(data)
+        body["cse"] = _from_dict(CSEConfig, data["cse"], "tpc_config.cse")
+        body["ctd"] = None if data.get("ctd") is None else _from_dict(CTDConfig, data["ctd"], "tpc_config.ctd")
+        return _from_dict(cls, body, CONFIG_NAME)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-serialisable form written to ``tpc_config.json``."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def load(cls, directory: str | Path) -> TPCConfig:
+        """Read ``tpc_config.json`` from a checkpoint directory."""
+        path = Path(directory) / CONFIG_NAME
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError as error:
+            raise FileNotFoundError(f"{directory} is not a TPC checkpoint: it has no {CONFIG_NAME}.") from error
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path} is not valid JSON: {error}.") from error
+        return cls.from_dict(data)
+
+    def save(self, directory: str | Path) -> Path:
+        """Write ``tpc_config.json`` into ``directory`` (created if needed)."""
+        path = Path(directory) / CONFIG_NAME
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+        return path

@@ -1,0 +1,212 @@
+"""Context-aware Sentence Encoder (CSE): embeddings of sentences seen inside their context.
+
+Every sentence is followed by ``<end_of_sent>`` and the question by ``<end_of_question>`` (paper §3.4).
+A context is encoded in windows of ``max_window_tokens`` that overlap by ``window_overlap_tokens``; each
+sentence takes its embedding from the window where it has the most context on both sides. Decoder bases
+get bidirectional attention (LLM2Vec) through a 4-D attention mask; encoder bases work as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from tpc_core.config import CSEConfig
+
+__all__ = ["ContextSentenceEncoder", "Window", "plan_windows", "bidirectional_mask", "special_token_frame"]
+
+@dataclass(frozen=True)
+class Window:
+    """One encoder input.
+
+    Attributes:
+        input_ids: Token ids, special tokens included.
+        slots: For each sentence in the window: (sentence index, first token, end token, marker position
+            or -1). Token positions are within ``input_ids``; the end excludes the marker.
+    """
+
+    input_ids: list[int]
+    slots: list[tuple[int, int, int, int]]
+
+
+def plan_windows(sentence_ids: Sequence[Sequence[int]], *, max_window_tokens: int, overlap_tokens: int,
+                 prefix: Sequence[int], suffix: Sequence[int], marker_id: int | None) -> tuple[list[Window], list[int]]:
+    """Pack a context's sentences into overlapping windows.
+
+    Args:
+        sentence_ids: Token ids of each sentence (no special tokens).
+        max_window_tokens: Window size, special tokens and markers included.
+        overlap_tokens: Tokens of sentences repeated from the end of one window at the start of the next.
+        prefix: Special tokens that open every window (e.g. ``[CLS]``).
+        suffix: Special tokens that close every window (e.g. ``[SEP]``).
+        marker_id: ``<end_of_sent>`` id, or ``None`` to add no marker.
+
+    Returns:
+        The windows, and for each sentence the index of the window it should be read from. A sentence too
+        long for a window is clipped to fit (for encoding only).
+    """
+    room = max_window_tokens - len(prefix) - len(suffix)
+    marker = [] if marker_id is None else [marker_id]
+    pieces = [list(ids[: max(room - len(marker), 1)]) + marker for ids in sentence_ids]
+    lengths = [len(piece) for piece in pieces]
+    windows: list[Window] = []
+    spans: list[tuple[int, int]] = []
+    start, count = 0, len(pieces)
+    while start < count:
+        end, used = start, 0
+        while end < count and (end == start or used + lengths[end] <= room):
+            used += lengths[end]
+            end += 1
+        spans.append((start, end))
+        if end >= count:
+            break
+        next_start, carried = end, 0
+        while next_start - 1 > start and carried + lengths[next_start - 1] <= overlap_tokens:
+            next_start -= 1
+            carried += lengths[next_start]
+        start = next_start
+    best: list[tuple[int, int]] = [(-1, -1)] * count  # (context on the thinner side, window index)
+    for window_index, (first, last) in enumerate(spans):
+        ids: list[int] = list(prefix)
+        slots = []
+        for index in range(first, last):
+            token_start = len(ids)
+            ids.extend(pieces[index])
+            marker_pos = len(ids) - 1 if marker else -1
+            slots.append((index, token_start, len(ids) - len(marker), marker_pos))
+        ids.extend(suffix)
+        windows.append(Window(ids, slots))
+        for index, token_start, token_end, _ in slots:
+            margin = min(token_start - len(prefix), len(ids) - len(suffix) - token_end)
+            if margin > best[index][0]:
+                best[index] = (margin, window_index)
+    return windows, [window_index for _, window_index in best]
+
+
+def bidirectional_mask(attention_mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """A (B, 1, L, L) boolean mask letting every token attend to every non-padding token (LLM2Vec)."""
+    valid = attention_mask.bool()
+    return valid[:, None, None, :].expand(-1, 1, valid.shape[1], -1).contiguous()
+
+
+def special_token_frame(tokenizer: Any) -> tuple[list[int], list[int]]:
+    """The special tokens the tokenizer puts before and after a text (e.g. ``[CLS]`` / ``[SEP]``)."""
+    probe = "hello"
+    bare = tokenizer(probe, add_special_tokens=False)["input_ids"]
+    framed = tokenizer(probe)["input_ids"]
+    for cut in range(len(framed) - len(bare) + 1):
+        if framed[cut: cut + len(bare)] == bare:
+            return framed[:cut], framed[cut + len(bare):]
+    return [], []
+
+
+class ContextSentenceEncoder:
+    """Scores sentences against a question with context-aware embeddings.
+
+    Args:
+        model: A transformers backbone (``AutoModel``) already on ``device``.
+        tokenizer: Its fast tokenizer, with the CSE special tokens added.
+        config: CSE settings.
+        architecture: "encoder" or "decoder" (decoders are run bidirectionally).
+        device: Where the model lives.
+    """
+
+    def __init__(self, model: Any, tokenizer: Any, config: CSEConfig, architecture: str, device: torch.device):
+        self.model = model
+        self.tokenizer = tokenizer
+        self.config = config
+        self.architecture = architecture
+        self.device = device
+        self.prefix, self.suffix = special_token_frame(tokenizer)
+        self.sentence_marker = tokenizer.convert_tokens_to_ids(config.end_of_sentence_token) \
+            if config.use_special_tokens else None
+        self.question_marker = tokenizer.convert_tokens_to_ids(config.end_of_question_token) \
+            if config.use_special_tokens else None
+        backend = tokenizer.backend_tokenizer
+        self._backend = backend.__class__.from_str(backend.to_str())
+        self._backend.no_truncation()
+        self._backend.no_padding()
+        self.forward_seconds = 0.0  # time spent inside model forward passes (for overhead measurements)
+
+    def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids of each text, without special tokens or truncation."""
+        if not texts:
+            return []
+        return [encoding.ids for encoding in self._backend.encode_batch(list(texts), add_special_tokens=False)]
+
+    def _forward(self, batch: list[list[int]]) -> torch.Tensor:
+        import time
+
+        width = max(len(ids) for ids in batch)
+        pad_id = self.tokenizer.pad_token_id or 0
+        input_ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
+        attention = torch.zeros((len(batch), width), dtype=torch.long)
+        for row, ids in enumerate(batch):
+            input_ids[row, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+            attention[row, : len(ids)] = 1
+        input_ids, attention = input_ids.to(self.device), attention.to(self.device)
+        mask: torch.Tensor = attention
+        if self.architecture == "decoder":
+            mask = bidirectional_mask(attention, self.model.dtype)
+        started = time.perf_counter()
+        with torch.inference_mode():
+            hidden = self.model(input_ids=input_ids, attention_mask=mask).last_hidden_state
+        self.forward_seconds += time.perf_counter() - started
+        return hidden.float()
+
+    def encode_questions(self, questions: Sequence[str]) -> torch.Tensor:
+        """L2-normalised embeddings (n, d) of questions (each closed by ``<end_of_question>``)."""
+        room = self.config.max_window_tokens - len(self.prefix) - len(self.suffix) - 1
+        marker = [] if self.question_marker is None else [self.question_marker]
+        inputs = [self.prefix + ids[:room] + marker + self.suffix for ids in self.tokenize(questions)]
+        embeddings = []
+        for first in range(0, len(inputs), self.config.batch_size):
+            batch = inputs[first: first + self.config.batch_size]
+            hidden = self._forward(batch)
+            for row, ids in enumerate(batch):
+                if self.config.pooling == "marker":
+                    embeddings.append(hidden[row, len(ids) - len(self.suffix) - 1])
+                else:
+                    embeddings.append(hidden[row, : len(ids)].mean(dim=0))
+        return F.normalize(torch.stack(embeddings), dim=-1).cpu()
+
+    def encode_contexts(self, contexts: Sequence[Sequence[Sequence[int]]]) -> list[torch.Tensor]:
+        """Embeddings of every sentence of every context, each sentence read inside its context.
+
+        Args:
+            contexts: For each context, the token ids of its sentences (from :meth:`tokenize`).
+
+        Returns:
+            One L2-normalised (n_sentences, d) tensor per context (empty contexts give (0, d)).
+        """
+        jobs: list[tuple[int, Window, list[int]]] = []  # (context, window, sentences to read from it)
+        for context_index, sentence_ids in enumerate(contexts):
+            windows, owner = plan_windows(sentence_ids, max_window_tokens=self.config.max_window_tokens,
+                                          overlap_tokens=self.config.window_overlap_tokens, prefix=self.prefix,
+                                          suffix=self.suffix, marker_id=self.sentence_marker)
+            for window_index, window in enumerate(windows):
+                wanted = [slot[0] for slot in window.slots if owner[slot[0]] == window_index]
+                if wanted:
+                    jobs.append((context_index, window, wanted))
+        size = self.model.config.hidden_size
+        outputs = [torch.zeros((len(ids), size)) for ids in contexts]
+        # Similar lengths in one batch waste less padding.
+        jobs.sort(key=lambda job: len(job[1].input_ids))
+        for first in range(0, len(jobs), self.config.batch_size):
+            batch = jobs[first: first + self.config.batch_size]
+            hidden = self._forward([window.input_ids for _, window, _ in batch])
+            for row, (context_index, window, wanted) in enumerate(batch):
+                wanted_set = set(wanted)
+                for index, token_start, token_end, marker_pos in window.slots:
+                    if index not in wanted_set:
+                        continue
+                    if self.config.pooling == "marker":
+                        vector = hidden[row, marker_pos]
+                    else:
+                        vector = hidden[row, token_start: max(token_end, token_start + 1)].mean(dim=0)
+                    outputs[context_index][index] = vector.cpu()
+        return [F.normalize(matrix, dim=-1) if len(matrix) else matrix for matrix in outputs]

