@@ -78,3 +78,28 @@ def test_dtypes(tiny_checkpoint):
     assert compressor.encoder.model.dtype == torch.bfloat16
     result = compressor.compress("One fact here. Another fact there. A third one.", question="fact?", rate=0.5)
     assert result.compressed_tokens <= result.budget
+
+
+def test_push_to_hub_uploads_a_loadable_checkpoint(tiny, monkeypatch, tmp_path):
+    """No network here: HfApi is replaced by a recorder that copies the uploaded folder, which must load."""
+    import shutil
+
+    import huggingface_hub
+
+    uploaded = tmp_path / "uploaded"
+
+    class RecordingApi:
+        def __init__(self, token=None):
+            self.token = token
+
+        def create_repo(self, repo_id, private=None, exist_ok=False):
+            assert repo_id == "me/tiny-tpc" and exist_ok
+
+        def upload_folder(self, repo_id, folder_path, commit_message, revision=None):
+            shutil.copytree(folder_path, uploaded)
+            return f"https://huggingface.co/{repo_id}/commit/abc"
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", RecordingApi)
+    url = tiny.push_to_hub("me/tiny-tpc", token="t")
+    assert url.endswith("/commit/abc")
+    assert TPCCompressor.from_pretrained(uploaded, device="cpu").config.name == "tiny"

@@ -1,0 +1,81 @@
+"""Engine speed on this machine: seconds per ~10k-token prompt and the share of time spent outside the models.
+
+Usage:
+    python -m benchmarks.engine_overhead [--tokens 10000] [--repeats 3] [--model tpc-mini]
+
+"Model time" is the wall time inside the CSE forward passes and the CTD ``generate`` calls (both are
+measured by the engine itself); everything else — splitting, tokenising, windowing, selection, budget
+re-counting, result building — is overhead. Prints a markdown table; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import time
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "qa_dev.jsonl"
+
+
+def build_prompt(counter, tokens: int) -> tuple[str, str]:
+    """Concatenate real dev contexts until ``tokens`` tokens; the question is the first row's."""
+    rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines()]
+    rows = [r for r in rows if r["split"] == "dev"]
+    parts, total = [], 0
+    for row in rows:
+        parts.append(row["context"])
+        total += counter(row["context"])
+        if total >= tokens:
+            break
+    text = "\n\n".join(parts)
+    while counter(text) > tokens:  # trim to the target size on a whitespace boundary
+        text = text[: int(len(text) * 0.98)].rsplit(" ", 1)[0]
+    return text, rows[0]["question"]
+
+
+def measure(compressor, text: str, question: str | None, repeats: int) -> dict[str, float]:
+    """Median wall time, model time and overhead share over ``repeats`` runs (after one warm-up)."""
+    compressor.compress(text, question=question, rate=0.2)
+    totals, models = [], []
+    for _ in range(repeats):
+        encoder_before = compressor.encoder.forward_seconds
+        ctd_before = compressor._descriptor.forward_seconds if compressor._descriptor else 0.0
+        started = time.perf_counter()
+        compressor.compress(text, question=question, rate=0.2)
+        total = time.perf_counter() - started
+        ctd_after = compressor._descriptor.forward_seconds if compressor._descriptor else 0.0
+        totals.append(total)
+        models.append(compressor.encoder.forward_seconds - encoder_before + ctd_after - ctd_before)
+    total, model = statistics.median(totals), statistics.median(models)
+    return {"seconds": total, "model_seconds": model, "overhead_share": (total - model) / total,
+            "end_to_end_over_model": total / model}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tokens", type=int, default=10_000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--model", default="tpc-mini")
+    args = parser.parse_args()
+    import torch
+
+    from tpc_core import TPCCompressor
+
+    compressor = TPCCompressor.from_pretrained(args.model)
+    counter = compressor._default_counter
+    text, question = build_prompt(counter, args.tokens)
+    print(f"prompt: {counter(text)} tokens (MiniLM tokenizer); torch threads: {torch.get_num_threads()}")
+    print("| mode | s / prompt | model s | outside models | end-to-end / model |")
+    print("|---|---|---|---|---|")
+    for mode, q in (("prompt-aware", question), ("prompt-agnostic", None)):
+        row = measure(compressor, text, q, args.repeats)
+        print(f"| {mode} | {row['seconds']:.2f} | {row['model_seconds']:.2f} | {row['overhead_share']:.1%} | "
+              f"{row['end_to_end_over_model']:.3f} |")
+    print(f"peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()
