@@ -186,3 +186,20 @@ def test_prompt_agnostic_mode_writes_a_task_description(tpc_mini, dev_rows):
     assert_verbatim_in_order(result, [prompt])
     again = tpc_mini.compress(prompt, rate=0.2)
     assert again.task_description == result.task_description  # deterministic by default
+
+
+def test_per_document_token_counts_and_thread_safety(tpc_mini):
+    from concurrent.futures import ThreadPoolExecutor
+
+    docs = [TEXT, "Potatoes are tubers. They store starch. Potatoes came from the Andes."]
+    result = tpc_mini.compress(docs, question="potatoes", rate=0.3)
+    counter = tpc_mini.token_counter
+    assert result.document_origin_tokens == counter.count_many(docs)
+    assert result.document_compressed_tokens == [counter(t) if t else 0 for t in result.compressed_documents]
+    assert sum(result.document_compressed_tokens) == result.compressed_tokens
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        parallel = list(pool.map(lambda q: tpc_mini.compress(docs, question=q, rate=0.3).compressed_prompt,
+                                 ["potatoes", "Eiffel", "bananas", "China"] * 2))
+    sequential = [tpc_mini.compress(docs, question=q, rate=0.3).compressed_prompt
+                  for q in ["potatoes", "Eiffel", "bananas", "China"] * 2]
+    assert parallel == sequential

@@ -12,6 +12,7 @@ import logging
 import re
 import shutil
 import tempfile
+import threading
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -80,6 +81,9 @@ class TPCCompressor:
         self._descriptor = descriptor
         self._default_counter = resolve_token_counter(None, encoder.tokenizer)
         self._splitters: dict[str, SentenceSplitter] = {}
+        # Calls are serialised: the CTD loads lazily and the models are shared; on CPU one call already uses
+        # every core. Callers may share one compressor across threads.
+        self._lock = threading.RLock()
 
     # ------------------------------------------------------------------ loading and saving
     @classmethod
@@ -118,8 +122,17 @@ class TPCCompressor:
         return compressor
 
     @property
+    def token_counter(self) -> TokenCounter:
+        """The default token counter (the CSE tokenizer, no special tokens, no truncation)."""
+        return self._default_counter
+
+    @property
     def task_descriptor(self) -> TaskDescriptor:
-        """The CTD, loaded on first access."""
+        """The CTD, loaded on first access (thread-safe)."""
+        with self._lock:
+            return self._load_descriptor()
+
+    def _load_descriptor(self) -> TaskDescriptor:
         if self._descriptor is None:
             if self.config.ctd is None:
                 raise ValueError(f"Checkpoint {self.config.name!r} has no task descriptor (ctd); pass a question.")
@@ -187,7 +200,7 @@ class TPCCompressor:
                        force_keep_patterns: Iterable[str] = (), keep_first_sentence: bool = False,
                        document_separator: str = "\n\n", splitter: str | SentenceSplitter | None = None,
                        batch_size: int = 16, show_progress: bool | None = None) -> list[CompressionResult]:
-        """Compress many prompts, batching the model calls across them.
+        """Compress many prompts, batching the model calls across them. Thread-safe (calls are serialised).
 
         Args:
             contexts: Prompts; each a string or a list of documents.
@@ -218,6 +231,15 @@ class TPCCompressor:
         patterns = [re.compile(p) for p in force_keep_patterns]
         counter = self._default_counter if token_counter is None else resolve_token_counter(token_counter)
         split = self._splitter(splitter)
+        with self._lock:
+            return self._compress_all(documents, questions, target_tokens, rate, counter, token_counter is None,
+                                      budget_scope, patterns, keep_first_sentence, document_separator, split,
+                                      batch_size, show_progress)
+
+    def _compress_all(self, documents: list[list[str]], questions: list[str | None], target_tokens: int | None,
+                      rate: float | None, counter: TokenCounter, default_counter: bool, budget_scope: str,
+                      patterns: list[re.Pattern[str]], keep_first_sentence: bool, document_separator: str,
+                      split: SentenceSplitter, batch_size: int, show_progress: bool | None) -> list[CompressionResult]:
         from tqdm.auto import tqdm
 
         results: list[CompressionResult] = []
@@ -226,7 +248,7 @@ class TPCCompressor:
                         disable=(not show_progress) if show_progress is not None else (len(chunks) <= 1 or None))
         for first in progress:
             chunk = slice(first, first + batch_size)
-            prompts = [self._prepare(docs, split, counter, token_counter is None) for docs in documents[chunk]]
+            prompts = [self._prepare(docs, split, counter, default_counter) for docs in documents[chunk]]
             for prompt, q in zip(prompts, questions[chunk]):
                 prompt.budget = resolve_budget(prompt.origin_tokens, target_tokens=target_tokens, rate=rate)
                 prompt.question = q
@@ -306,8 +328,8 @@ class TPCCompressor:
         if not any(prompt.spans) or not scored:  # empty input, or the budget covers everything
             kept = [list(range(len(spans))) for spans in prompt.spans]
             texts = [doc if spans else "" for doc, spans in zip(prompt.documents, prompt.spans)]
-            return self._result(prompt, kept, texts, sum(prompt.doc_tokens) if any(prompt.spans) else 0,
-                                document_separator)
+            tokens = [count if spans else 0 for count, spans in zip(prompt.doc_tokens, prompt.spans)]
+            return self._result(prompt, kept, texts, tokens, document_separator)
         flat = [(d, i) for d, spans in enumerate(prompt.spans) for i in range(len(spans))]
         scores = [prompt.scores[d][i] for d, i in flat]
         counts = [prompt.counts[d][i] for d, i in flat]
@@ -334,13 +356,14 @@ class TPCCompressor:
             kept = _kept_per_document(flat, chosen, len(prompt.documents))
             texts = [_join_kept(doc, spans, doc_kept) for doc, spans, doc_kept in
                      zip(prompt.documents, prompt.spans, kept)]
-            tokens = counter.count_many([t for t in texts if t])
+            counted = iter(counter.count_many([t for t in texts if t]))
+            tokens = [next(counted) if t else 0 for t in texts]
             if sum(tokens) <= prompt.budget or not chosen:
                 break
             chosen.discard(min(chosen, key=lambda k: (forced[k], scores[k], -k)))
-        return self._result(prompt, kept, texts, sum(tokens), document_separator)
+        return self._result(prompt, kept, texts, tokens, document_separator)
 
-    def _result(self, prompt: _Prompt, kept: list[list[int]], texts: list[str], compressed_tokens: int,
+    def _result(self, prompt: _Prompt, kept: list[list[int]], texts: list[str], compressed_tokens: list[int],
                 document_separator: str) -> CompressionResult:
         records = []
         for d, (doc, spans) in enumerate(zip(prompt.documents, prompt.spans)):
@@ -351,8 +374,9 @@ class TPCCompressor:
                                               i in kept_set))
         return CompressionResult(
             compressed_prompt=document_separator.join(t for t in texts if t), compressed_documents=texts,
-            origin_tokens=prompt.origin_tokens if any(prompt.spans) else 0, compressed_tokens=compressed_tokens,
-            budget=prompt.budget, task_description=prompt.question if prompt.scores else None, sentences=records)
+            origin_tokens=prompt.origin_tokens if any(prompt.spans) else 0, compressed_tokens=sum(compressed_tokens),
+            budget=prompt.budget, task_description=prompt.question if prompt.scores else None, sentences=records,
+            document_origin_tokens=list(prompt.doc_tokens), document_compressed_tokens=compressed_tokens)
 
 
 def _kept_per_document(flat: list[tuple[int, int]], chosen: set[int], documents: int) -> list[list[int]]:

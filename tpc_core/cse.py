@@ -8,6 +8,7 @@ get bidirectional attention (LLM2Vec) through a 4-D attention mask; encoder base
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -139,8 +140,6 @@ class ContextSentenceEncoder:
         return [encoding.ids for encoding in self._backend.encode_batch(list(texts), add_special_tokens=False)]
 
     def _forward(self, batch: list[list[int]]) -> torch.Tensor:
-        import time
-
         width = max(len(ids) for ids in batch)
         pad_id = self.tokenizer.pad_token_id or 0
         input_ids = torch.full((len(batch), width), pad_id, dtype=torch.long)

@@ -51,6 +51,8 @@ class CompressionResult:
         budget: The token budget the selection had to respect.
         task_description: The question used for scoring: the user's, or the one the CTD wrote.
         sentences: Every sentence of the input with its score and whether it was kept.
+        document_origin_tokens: Token count of each input document.
+        document_compressed_tokens: Token count of each compressed document.
     """
 
     compressed_prompt: str
@@ -60,6 +62,8 @@ class CompressionResult:
     budget: int
     task_description: str | None
     sentences: list[SentenceRecord] = field(default_factory=list)
+    document_origin_tokens: list[int] = field(default_factory=list)
+    document_compressed_tokens: list[int] = field(default_factory=list)
 
     @property
     def ratio(self) -> float:

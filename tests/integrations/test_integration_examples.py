@@ -1,0 +1,57 @@
+"""Each example runs offline as a script, on the dev data and on the bundled fallback text."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+from integration_helpers import EXAMPLES, REPO, example_data
+
+pytestmark = pytest.mark.slow
+
+
+def _run_example(name: str, *args: str) -> str:
+    result = subprocess.run([sys.executable, str(EXAMPLES / name), *args], cwd=REPO, capture_output=True, text=True,
+                            timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout + result.stderr
+
+
+def _sizes(output: str) -> tuple[int, int]:
+    before = int(re.search(r"prompt before: (\d+) tokens", output).group(1))
+    after = int(re.search(r"prompt after:\s+(\d+) tokens", output).group(1))
+    return before, after
+
+
+def _kept_sentences(output: str) -> list[str]:
+    return re.findall(r"^  - (.+)$", output, flags=re.MULTILINE)
+
+
+def test_langchain_rag_example_on_the_dev_data():
+    output = _run_example("langchain_rag.py", "--target-tokens", "150")
+    before, after = _sizes(output)
+    assert after < before
+    sample = example_data.load_sample(example_data.DEFAULT_DATA, 0)
+    assert f"question: {sample.question}" in output
+    assert _kept_sentences(output)
+
+
+def test_llamaindex_example_falls_back_to_the_bundled_text(tmp_path):
+    output = _run_example("llamaindex_query_engine.py", "--data", str(tmp_path / "missing.jsonl"))
+    assert "using the bundled public-domain text" in output and "declaration-of-independence" in output
+    before, after = _sizes(output)
+    assert after < before
+    bundled = example_data.BUNDLED_TEXT.read_text(encoding="utf-8")
+    for line in _kept_sentences(output):
+        assert line.rstrip("…") in bundled
+
+
+def test_prompt_agnostic_example_with_llama_index():
+    output = _run_example("prompt_agnostic.py", "--framework", "llamaindex", "--target-tokens", "200")
+    description = re.search(r"task description written by the CTD: '(.+)'", output).group(1)
+    assert len(description.split()) >= 3
+    before, after = _sizes(output)
+    assert after <= 200 < before
+    assert any(line.startswith("Question:") for line in _kept_sentences(output))

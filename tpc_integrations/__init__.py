@@ -1,0 +1,23 @@
+"""Thin framework adapters over :mod:`tpc_core`; each framework is imported only when its adapter is asked for.
+
+* ``tpc_integrations.langchain.TPCDocumentCompressor`` (``pip install tpc-langchain[langchain]``)
+* ``tpc_integrations.llama_index.TPCNodePostprocessor`` (``pip install tpc-langchain[llamaindex]``)
+* ``tpc_integrations.embeddings``: the PyPI-shipped MiniLM as an offline embedding for either framework.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["TPCDocumentCompressor", "TPCNodePostprocessor"]
+
+_LAZY = {"TPCDocumentCompressor": "tpc_integrations.langchain",
+         "TPCNodePostprocessor": "tpc_integrations.llama_index"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'tpc_integrations' has no attribute {name!r}")

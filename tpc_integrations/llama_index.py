@@ -1,0 +1,133 @@
+"""LlamaIndex adapter: :class:`TPCNodePostprocessor`, a ``BaseNodePostprocessor`` backed by TPC.
+
+Add it to an existing query engine in one line::
+
+    from tpc_integrations.llama_index import TPCNodePostprocessor
+
+    query_engine = index.as_query_engine(node_postprocessors=[TPCNodePostprocessor(target_tokens=300)])
+
+Needs ``pip install tpc-langchain[llamaindex]``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from typing import Any, Optional
+
+try:
+    import llama_index.core.instrumentation as instrument
+    from llama_index.core.callbacks import CBEventType, EventPayload
+    from llama_index.core.instrumentation.events.rerank import ReRankEndEvent, ReRankStartEvent
+    from llama_index.core.postprocessor.types import BaseNodePostprocessor
+    from llama_index.core.schema import BaseNode, ImageNode, MetadataMode, Node, NodeWithScore, QueryBundle, TextNode
+except ImportError as error:  # pragma: no cover - exercised only without the extra
+    raise ImportError("TPCNodePostprocessor needs llama-index-core: pip install 'tpc-langchain[llamaindex]'") from error
+
+from pydantic import ConfigDict
+
+from tpc_integrations._common import METADATA_KEYS, TPCSettings, compress_texts, ensure_text
+
+__all__ = ["TPCNodePostprocessor"]
+
+dispatcher = instrument.get_dispatcher(__name__)
+
+
+class TPCNodePostprocessor(TPCSettings, BaseNodePostprocessor):
+    """Keeps, across the retrieved nodes, the sentences most relevant to the query (or, without a query, to
+    the task TPC's task descriptor reads from the nodes themselves).
+
+    Behaviour:
+        * Returns new ``NodeWithScore`` objects in input order, each holding a copy of its node: same
+          ``node_id``, relationships and metadata (deep-copied), compressed text (original sentences,
+          verbatim, in order; read with ``MetadataMode.NONE`` so metadata is never compressed into the text)
+          and ``score`` = the node's TPC relevance. The ``tpc_*`` metadata keys (score, origin/compressed
+          tokens, kept sentences, task description) are added and excluded from the LLM and embedding views,
+          so they never reach the prompt. The inputs are never modified.
+        * A text node that keeps no sentence (the budget went to better ones, or its text is empty) is dropped.
+        * Nodes that carry media (``ImageNode``, a ``Node`` with an image/audio/video resource) or are of
+          another kind pass through unchanged, keep their score and use none of the budget: TPC compresses text.
+        * ``target_tokens`` / ``rate`` is a real budget over all text nodes of the call; a budget that covers
+          everything returns the text unchanged and keeps the retrieval score (``tpc_relevance_score`` None).
+        * ``query_bundle=None`` (or a blank query) switches to prompt-agnostic mode: the CTD writes a task
+          description from the nodes and sentences are scored against it.
+        * Emits ``ReRankStartEvent`` / ``ReRankEndEvent`` instrumentation events inside the postprocessor's
+          span, and a ``RERANKING`` callback event, like LlamaIndex's own rerankers.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", protected_namespaces=(),
+                              use_attribute_docstrings=True)
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "TPCNodePostprocessor"
+
+    def _postprocess_nodes(self, nodes: list[NodeWithScore],
+                           query_bundle: Optional[QueryBundle] = None) -> list[NodeWithScore]:
+        nodes = list(nodes)
+        if not nodes:
+            return []
+        query = query_bundle.query_str if query_bundle is not None else None
+        dispatcher.event(ReRankStartEvent(query=query_bundle, nodes=nodes, top_n=len(nodes),
+                                          model_name=self.model_name_or_path))
+        positions = [position for position, item in enumerate(nodes) if _is_text(item.node)]
+        texts = [ensure_text(nodes[p].node.get_content(metadata_mode=MetadataMode.NONE),
+                             f"Node {p} (node_id={nodes[p].node.node_id!r})") for p in positions]
+        with self.callback_manager.event(
+            CBEventType.RERANKING,
+            payload={EventPayload.NODES: nodes, EventPayload.MODEL_NAME: self.model_name_or_path,
+                     EventPayload.QUERY_STR: query, EventPayload.TOP_K: len(nodes)},
+        ) as event:
+            outcomes = dict(zip(positions, compress_texts(self, texts, query)))
+            results = []
+            for position, item in enumerate(nodes):
+                outcome = outcomes.get(position)
+                if outcome is None:  # media or unknown node kind: untouched
+                    results.append(NodeWithScore(node=_copy_node(item.node), score=item.score))
+                elif outcome.kept:
+                    score = outcome.score if outcome.score is not None else item.score
+                    results.append(NodeWithScore(node=_copy_node(item.node, outcome.text, outcome.metadata()),
+                                                 score=score))
+            event.on_end(payload={EventPayload.NODES: results})
+        dispatcher.event(ReRankEndEvent(nodes=results))
+        return results
+
+    async def _apostprocess_nodes(self, nodes: list[NodeWithScore],
+                                  query_bundle: Optional[QueryBundle] = None) -> list[NodeWithScore]:
+        # A worker thread keeps the event loop free; the engine lock in _common serialises model calls.
+        return await asyncio.to_thread(self._postprocess_nodes, nodes, query_bundle)
+
+
+def _is_text(node: BaseNode) -> bool:
+    if isinstance(node, ImageNode):
+        return False
+    if isinstance(node, TextNode):
+        return True
+    if isinstance(node, Node):
+        return node.image_resource is None and node.audio_resource is None and node.video_resource is None
+    return False
+
+
+def _copy_node(node: BaseNode, text: str | None = None, tpc_metadata: dict[str, Any] | None = None) -> BaseNode:
+    """A copy sharing nothing mutable with ``node``; with ``text``, that text and the ``tpc_*`` metadata."""
+    # A shallow model_copy keeps the class and every field (IndexNode.obj may be an engine: never deep-copied);
+    # the mutable containers are copied explicitly.
+    update: dict[str, Any] = {
+        "metadata": {**copy.deepcopy(node.metadata), **(tpc_metadata or {})},
+        "relationships": copy.deepcopy(node.relationships),
+        "excluded_llm_metadata_keys": _excluding(node.excluded_llm_metadata_keys, tpc_metadata),
+        "excluded_embed_metadata_keys": _excluding(node.excluded_embed_metadata_keys, tpc_metadata),
+        "embedding": list(node.embedding) if node.embedding is not None else None,
+    }
+    if isinstance(node, Node):
+        for resource in ("text_resource", "image_resource", "audio_resource", "video_resource"):
+            value = getattr(node, resource)
+            update[resource] = value.model_copy(deep=True) if value is not None else None
+    copied = node.model_copy(update=update)
+    if text is not None:
+        copied.set_content(text)
+    return copied
+
+
+def _excluding(keys: list[str], tpc_metadata: dict[str, Any] | None) -> list[str]:
+    return [*keys, *(key for key in METADATA_KEYS if key not in keys)] if tpc_metadata else list(keys)
