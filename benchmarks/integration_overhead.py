@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-DEFAULT_DATA = Path("/work/shared/data/qa_dev.jsonl")
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "qa_dev.jsonl"
 
 
 def load_dev_samples(path: Path, count: int, max_tokens: int) -> list[dict[str, Any]]:

@@ -45,7 +45,7 @@ __all__ = [
     "main",
 ]
 
-DEFAULT_DATA = Path("/work/shared/data/qa_dev.jsonl")
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "qa_dev.jsonl"
 SPEED_WORDS = 150_000
 WRAP_WIDTH = 80
 WRAPPED_SOURCES = ("hotpotqa", "nq_open", "BAMBOO/meetingqa")

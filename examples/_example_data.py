@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-DEFAULT_DATA = Path("/work/shared/data/qa_dev.jsonl")
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "qa_dev.jsonl"
 BUNDLED_TEXT = Path(__file__).parent / "data" / "declaration_of_independence.txt"
 BUNDLED_QUESTION = Path(__file__).parent / "data" / "declaration_of_independence.json"
 
