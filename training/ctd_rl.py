@@ -1,0 +1,314 @@
+"""Stage 3: reward-guided refinement of the task descriptor (paper Section 3.3, Algorithm 3).
+
+``python -m training.ctd_rl --config training/configs/tpc-mini.yaml [--set key=value ...]``
+
+For each prompt ``p``: the reference LLM answers it once, ``r = f_LLM(p)`` (greedy, cached across
+iterations); the current CTD samples ``candidates`` task descriptions; each compresses ``p`` through the
+real ``TPCCompressor`` (CSE scores + ``tpc_core.selection`` under the budget) into ``S_i``; the reward is
+``-KL(P(r|S_i) || P(r|p))``, the mean over the tokens of ``r`` of the KL between the reference LLM's next-token
+distributions given ``S_i`` and given ``p``. The best candidate of each prompt becomes a cross-entropy
+target (the SFT loss on the CTD input), and one pass over those targets closes the iteration.
+
+Output: like ``training.ctd_sft`` (``ctd_adapter/``, ``ctd_config.json``) plus ``ctd_rl_summary.json`` and
+``rewards.jsonl`` (every candidate, its reward and compressed size, per iteration).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from tpc_core.config import CTDConfig
+from training.common.jsonl import JsonlAppender
+from training.common.loop import LoraSettings, OptimSettings, run_stage_cli, train_loop, weights_dtype
+from training.ctd_sft import CTD_CONFIG, CausalLMLoss, data_facts, encode_example, load_ctd_records, load_policy, \
+    save_ctd
+
+__all__ = ["CTDRLConfig", "ReferenceScorer", "kl_reward", "train_ctd_rl", "main"]
+
+logger = logging.getLogger(__name__)
+
+
+def _rl_defaults() -> OptimSettings:
+    return OptimSettings(learning_rate=1.5e-4, epochs=1.0, batch_size=16, micro_batch_size=1, save_every_steps=0)
+
+
+@dataclass
+class CTDRLConfig:
+    """RL refinement settings (the ``ctd_rl:`` section of a recipe).
+
+    Attributes:
+        data_path: Prompts (CTD JSONL: ``prompt``; the paper uses real instruction data such as Tulu SFT).
+        output_dir: Run directory.
+        cse_checkpoint: TPC checkpoint whose CSE compresses the candidates (name, directory or Hub id).
+        init_dir: A ``training.ctd_sft`` run to start from (its adapter is trained further).
+        ctd: CTD settings when ``init_dir`` is ``None`` (a fresh LoRA on the base model).
+        reference_model: The LLM of the reward (paper: Llama-3.1-8B); ``None``: the CTD's base model with the
+            adapter switched off.
+        reference_max_input_tokens: Prompts longer than this are bounded (head + tail) for the reference LLM.
+        iterations: RL iterations (paper: 3).
+        candidates: Task descriptions sampled per prompt (N).
+        prompts_per_iteration: Prompts per iteration (``None``: all).
+        rate: Compression rate used for the candidates' ``S_i``.
+        response_max_new_tokens: Length of the reference response ``r``.
+        temperature: Sampling temperature of the candidates.
+        top_p: Nucleus sampling of the candidates.
+        train: Optimiser settings of the cross-entropy update (one epoch over the best candidates).
+        lora: LoRA settings when starting without ``init_dir``.
+        max_examples: Use a seeded random subset of N records.
+        local_files_only: Never contact the Hub.
+    """
+
+    data_path: str
+    output_dir: str
+    cse_checkpoint: str
+    init_dir: str | None = None
+    ctd: CTDConfig | None = None
+    reference_model: str | None = None
+    reference_max_input_tokens: int = 4096
+    iterations: int = 3
+    candidates: int = 4
+    prompts_per_iteration: int | None = None
+    rate: float = 0.2
+    response_max_new_tokens: int = 32
+    temperature: float = 1.0
+    top_p: float = 0.95
+    train: OptimSettings = field(default_factory=_rl_defaults)
+    lora: LoraSettings = field(default_factory=LoraSettings)
+    max_examples: int | None = None
+    local_files_only: bool = False
+
+    def __post_init__(self) -> None:
+        if self.init_dir is None and self.ctd is None:
+            raise ValueError("give init_dir (a training.ctd_sft run) or a ctd section.")
+        if self.iterations < 1 or self.candidates < 2:
+            raise ValueError("iterations must be >= 1 and candidates >= 2 (a best one must be chosen).")
+        if not 0 < self.rate <= 1 or self.temperature <= 0 or not 0 < self.top_p <= 1:
+            raise ValueError("rate must be in (0, 1], temperature > 0, top_p in (0, 1].")
+
+    def check_paths(self) -> None:
+        """Fail before any model loads when an input is missing."""
+        if not Path(self.data_path).is_file():
+            raise FileNotFoundError(f"data_path {self.data_path} not found; run training.curation first.")
+        if self.init_dir is not None and not (Path(self.init_dir) / CTD_CONFIG).is_file():
+            raise FileNotFoundError(f"init_dir {self.init_dir} has no {CTD_CONFIG}; run training.ctd_sft first.")
+        if Path(self.cse_checkpoint).expanduser().exists() and \
+                not (Path(self.cse_checkpoint) / "tpc_config.json").is_file():
+            raise FileNotFoundError(f"cse_checkpoint {self.cse_checkpoint} is not a TPC checkpoint.")
+
+
+def kl_reward(logits_compressed: Any, logits_full: Any) -> float:
+    """``-KL(P(r|S) || P(r|p))``: mean over response tokens of the KL between next-token distributions.
+
+    Args:
+        logits_compressed: (T, V) reference-LLM logits predicting each token of ``r`` given ``S``.
+        logits_full: (T, V) the same given the whole prompt ``p``.
+    """
+    import torch.nn.functional as F
+
+    log_s = F.log_softmax(logits_compressed.float(), dim=-1)
+    log_p = F.log_softmax(logits_full.float(), dim=-1)
+    return -float((log_s.exp() * (log_s - log_p)).sum(dim=-1).mean())
+
+
+class ReferenceScorer:
+    """The reward's LLM: answers prompts and gives its next-token logits over a fixed response."""
+
+    def __init__(self, model: Any, tokenizer: Any, max_input_tokens: int, device: Any) -> None:
+        self.model, self.tokenizer, self.max_input_tokens, self.device = model, tokenizer, max_input_tokens, device
+
+    def _chat(self, prompt: str) -> list[int]:
+        from tpc_core.ctd import bound_prompt
+
+        bounded = bound_prompt(prompt, self.tokenizer, self.max_input_tokens, 0.25)
+        if getattr(self.tokenizer, "chat_template", None):
+            text = self.tokenizer.apply_chat_template([{"role": "user", "content": bounded}], tokenize=False,
+                                                      add_generation_prompt=True)
+        else:
+            text = bounded + "\n"
+        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    def respond(self, prompt: str, max_new_tokens: int) -> list[int]:
+        """Greedy response token ids (end-of-turn excluded)."""
+        import torch
+
+        ids = torch.tensor([self._chat(prompt)], device=self.device)
+        with torch.inference_mode():
+            output = self.model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), do_sample=False,
+                                         max_new_tokens=max_new_tokens, pad_token_id=self.tokenizer.pad_token_id,
+                                         temperature=None, top_p=None, top_k=None)
+        response = output[0, ids.shape[1]:].tolist()
+        stop = {self.tokenizer.eos_token_id, self.tokenizer.pad_token_id}
+        cut = next((i for i, t in enumerate(response) if t in stop), len(response))
+        return response[:cut] or response[:1]
+
+    def response_logits(self, prompt: str, response: list[int]) -> Any:
+        """(len(response), V) logits predicting each response token after ``prompt``."""
+        import torch
+
+        context = self._chat(prompt)
+        ids = torch.tensor([context + response], device=self.device)
+        with torch.inference_mode():
+            logits = self.model(input_ids=ids).logits[0]
+        return logits[len(context) - 1: len(context) - 1 + len(response)].float().cpu()
+
+
+def _sample_candidates(model: Any, descriptor: Any, prompt: str, config: CTDRLConfig) -> list[str]:
+    import torch
+
+    from tpc_core.ctd import finish_description
+
+    tokenizer = descriptor.tokenizer
+    inputs = tokenizer([descriptor.build_chat_inputs(prompt)], return_tensors="pt", add_special_tokens=False)
+    inputs = inputs.to(descriptor.device)
+    with torch.inference_mode():
+        output = model.generate(**inputs, do_sample=True, temperature=config.temperature, top_p=config.top_p,
+                                num_return_sequences=config.candidates, pad_token_id=tokenizer.pad_token_id,
+                                max_new_tokens=descriptor.config.max_new_tokens, repetition_penalty=1.15)
+    texts = tokenizer.batch_decode(output[:, inputs["input_ids"].shape[1]:], skip_special_tokens=True)
+    return [finish_description(descriptor.config.response_prefix, text) for text in texts]
+
+
+def train_ctd_rl(config: CTDRLConfig) -> Path:
+    """Run Algorithm 3 for ``config.iterations`` iterations; returns the run directory."""
+    import random
+
+    import torch
+    from accelerate import Accelerator
+
+    from tpc_core import TPCCompressor
+
+    config.check_paths()
+    started = time.perf_counter()
+    output = Path(config.output_dir)
+    output.mkdir(parents=True, exist_ok=True)
+    records = load_ctd_records(config.data_path, config.max_examples, config.train.seed)
+    accelerator = Accelerator(mixed_precision=config.train.mixed_precision)
+    torch.manual_seed(config.train.seed)
+    if config.init_dir is not None:
+        init = Path(config.init_dir)
+        ctd = CTDConfig(**json.loads((init / CTD_CONFIG).read_text(encoding="utf-8")))
+        model, descriptor = load_policy(ctd, init, config.lora, accelerator.device, dtype=weights_dtype(config.train),
+                                        local_files_only=config.local_files_only)
+    else:
+        assert config.ctd is not None
+        ctd = config.ctd
+        model, descriptor = load_policy(ctd, Path.cwd(), config.lora, accelerator.device,
+                                        dtype=weights_dtype(config.train), local_files_only=config.local_files_only)
+    reference = _reference(config, model, descriptor, accelerator.device)
+    compressor = TPCCompressor.from_pretrained(config.cse_checkpoint, device=str(accelerator.device),
+                                               local_files_only=config.local_files_only)
+    rng = random.Random(config.train.seed)
+    responses: dict[str, list[int]] = {}
+    mean_rewards, best_rewards, losses = [], [], []
+    log = JsonlAppender(output / "rewards.jsonl")
+    for iteration in range(1, config.iterations + 1):
+        chosen = rng.sample(records, min(len(records), config.prompts_per_iteration or len(records)))
+        targets, rewards_all, rewards_best = [], [], []
+        for record in chosen:
+            prompt = record["prompt"]
+            with _adapter_off(model, config.reference_model is None):
+                if record["id"] not in responses:
+                    responses[record["id"]] = reference.respond(prompt, config.response_max_new_tokens)
+                response = responses[record["id"]]
+                full = reference.response_logits(prompt, response)
+            model.eval()
+            candidates = _sample_candidates(model, descriptor, prompt, config)
+            scored = []
+            for candidate in candidates:
+                compressed = compressor.compress(prompt, question=candidate, rate=config.rate).compressed_prompt
+                with _adapter_off(model, config.reference_model is None):
+                    reward = kl_reward(reference.response_logits(compressed, response), full)
+                scored.append((reward, candidate, len(compressed)))
+            best = max(scored, key=lambda item: item[0])
+            targets.append(encode_example(descriptor, prompt, best[1][len(ctd.response_prefix):]))
+            rewards_all.extend(r for r, _, _ in scored)
+            rewards_best.append(best[0])
+            log.write({"iteration": iteration, "id": record["id"], "response": reference.tokenizer.decode(response),
+                       "candidates": [{"description": c, "reward": round(r, 5), "compressed_chars": n}
+                                      for r, c, n in scored], "best": best[1]})
+        mean_rewards.append(round(sum(rewards_all) / len(rewards_all), 5))
+        best_rewards.append(round(sum(rewards_best) / len(rewards_best), 5))
+        logger.info("iteration %d: mean reward %.4f, mean best reward %.4f", iteration, mean_rewards[-1],
+                    best_rewards[-1])
+        settings = replace(config.train, seed=config.train.seed + iteration, save_every_steps=0)
+        trainable = [p for p in model.parameters() if p.requires_grad]
+        loss_fn = CausalLMLoss(descriptor.tokenizer.pad_token_id or 0, accelerator.device)
+        result = train_loop(model, trainable, targets, loss_fn, settings, output / f"iteration-{iteration}",
+                            accelerator=accelerator)
+        model = accelerator.unwrap_model(model)
+        descriptor.model = model
+        losses.extend(result.losses)
+    log.close()
+    if accelerator.is_main_process:
+        save_ctd(model, descriptor.tokenizer, ctd, True, output)
+        previous = []
+        if config.init_dir is not None and (Path(config.init_dir) / "ctd_sft_summary.json").is_file():
+            previous.append(json.loads((Path(config.init_dir) / "ctd_sft_summary.json").read_text(encoding="utf-8")))
+        summary = {"stage": "ctd_rl", "config": json.loads(json.dumps(asdict(config), default=str)),
+                   "data": data_facts(config.data_path), "prompts": config.prompts_per_iteration or len(records),
+                   "iterations": config.iterations, "candidates": config.candidates,
+                   "mean_reward_by_iteration": mean_rewards, "mean_best_reward_by_iteration": best_rewards,
+                   "first_loss": losses[0] if losses else None, "last_loss": losses[-1] if losses else None,
+                   "total_seconds": round(time.perf_counter() - started, 1), "processes": accelerator.num_processes,
+                   "previous_summaries": previous,
+                   "command": " ".join(["python", "-m", "training.ctd_rl", *sys.argv[1:]])}
+        (output / "ctd_rl_summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    accelerator.wait_for_everyone()
+    return output
+
+
+class _adapter_off:  # noqa: N801 (used as a context manager)
+    """Switch the policy's LoRA off while it serves as the reference LLM (no second model in memory)."""
+
+    def __init__(self, model: Any, active: bool) -> None:
+        self.model, self.active, self.context = model, active, None
+
+    def __enter__(self) -> None:
+        self.model.eval()
+        if self.active and hasattr(self.model, "disable_adapter"):
+            self.context = self.model.disable_adapter()
+            self.context.__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.context is not None:
+            self.context.__exit__(*exc)
+
+
+def _reference(config: CTDRLConfig, policy: Any, descriptor: Any, device: Any) -> ReferenceScorer:
+    if config.reference_model is None:
+        return ReferenceScorer(policy, descriptor.tokenizer, config.reference_max_input_tokens, device)
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from tpc_core.loading import resolve_base
+
+    source = resolve_base(config.reference_model, Path.cwd())
+    tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=config.local_files_only)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    dtype = torch.bfloat16 if torch.cuda.is_available() else torch.float32
+    model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, use_safetensors=True,
+                                                 local_files_only=config.local_files_only).to(device).eval()
+    return ReferenceScorer(model, tokenizer, config.reference_max_input_tokens, device)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI entry point (``python -m training.ctd_rl``)."""
+    def check(config: CTDRLConfig, _: argparse.Namespace) -> None:
+        config.check_paths()
+
+    return run_stage_cli(argv, prog="python -m training.ctd_rl", section="ctd_rl",
+                         description="Reward-guided refinement of the task descriptor (paper Algorithm 3).",
+                         config_class=CTDRLConfig, run=lambda config, _: train_ctd_rl(config), check=check)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

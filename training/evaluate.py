@@ -1,0 +1,131 @@
+"""Measure trained checkpoints on the dev split with the benchmark's own protocol (no reader LLM needed).
+
+``python -m training.evaluate --checkpoint trained=runs/tpc-mini-trained --checkpoint zero-shot=tpc-mini
+--baseline minilm-cosine --setting aware --setting agnostic --max-samples 60 --rate 0.2 --out metrics.json``
+
+Every method gets the same budget: ``benchmarks.budget.budget_for`` on the text being compressed, counted
+with the MiniLM tokenizer, and the TPC compressors count with it too. ``aware``: compress the context given
+the question; ``agnostic``: fill the sample's LongBench-style template (question inside) and compress the
+whole prompt with ``question=None`` (the CTD writes the task description). Metrics: evidence recall (share
+of gold supporting sentences kept verbatim) and answer retention (``benchmarks.metrics``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["evaluate_checkpoints", "main"]
+
+logger = logging.getLogger(__name__)
+
+
+def _tpc_method(counter: Any, compressor: Any, label: str, aware: bool) -> Any:
+    from benchmarks.methods import AGNOSTIC, AWARE, Compressed, Method
+
+    class LoadedTPC(Method):
+        """A TPC checkpoint already in memory, compressing through the public API."""
+
+        def compress(self, text: str, question: str | None, budget: int, *, sample_id: str = "") -> Compressed:
+            result = compressor.compress(text, question=question if aware else None, target_tokens=max(budget, 1),
+                                         token_counter=self.counter)
+            return Compressed(result.compressed_prompt, {"task_description": result.task_description})
+
+    method = LoadedTPC(counter)
+    method.name = label
+    method.settings = frozenset({AWARE if aware else AGNOSTIC})
+    return method
+
+
+def evaluate_checkpoints(checkpoints: dict[str, str], *, baselines: Sequence[str] = ("minilm-cosine",),
+                         settings: Sequence[str] = ("aware",), data_path: str | None = None,
+                         max_samples: int | None = 60, rate: float = 0.2) -> dict[str, Any]:
+    """Evidence recall and answer retention of each checkpoint and baseline on the dev split.
+
+    Args:
+        checkpoints: Label -> checkpoint (name, directory or Hub id) for ``TPCCompressor.from_pretrained``.
+        baselines: ``benchmarks.methods`` names, run in the prompt-aware setting.
+        settings: ``"aware"`` and/or ``"agnostic"`` for the checkpoints.
+        data_path: qa_dev JSONL (default: the benchmark's default location).
+        max_samples: First N dev samples (``None``: all).
+        rate: Kept fraction of tokens.
+
+    Returns:
+        ``{"rows": [{"method", "setting", "evidence_recall", "answer_retention", "samples", "seconds"}], ...}``.
+    """
+    from benchmarks.budget import minilm_token_counter
+    from benchmarks.evaluate import compress_one
+    from benchmarks.loaders import load_qa_dev
+    from benchmarks.methods import AGNOSTIC, AWARE, build_method
+    from tpc_core import TPCCompressor
+
+    samples = load_qa_dev(data_path, split="dev")[:max_samples]
+    counter = minilm_token_counter()
+    runs: list[tuple[str, str, Any]] = [(name, AWARE, build_method(name, counter)) for name in baselines]
+    for label, checkpoint in checkpoints.items():
+        compressor = TPCCompressor.from_pretrained(checkpoint, device="cpu")
+        for setting in settings:
+            aware = setting == "aware"
+            runs.append((label, AWARE if aware else AGNOSTIC, _tpc_method(counter, compressor, label, aware)))
+    rows = []
+    for label, setting, method in runs:
+        started = time.perf_counter()
+        records = [compress_one(method, sample, setting, counter, rate=rate, target_tokens=None) for sample in samples]
+        failed = [r for r in records if "error" in r]
+        if failed:
+            raise RuntimeError(f"{label}/{setting} failed on {len(failed)} samples, first: {failed[0]['error']}")
+        recall = [r["evidence_recall"] for r in records if r["evidence_recall"] is not None]
+        retention = [r["answer_retention"] for r in records if r["answer_retention"] is not None]
+        row = {"method": label, "setting": setting, "checkpoint": checkpoints.get(label),
+               "evidence_recall": round(sum(recall) / max(len(recall), 1), 4), "recall_samples": len(recall),
+               "answer_retention": round(sum(retention) / max(len(retention), 1), 4),
+               "over_budget": sum(bool(r["over_budget"]) for r in records),
+               "samples": len(records), "seconds": round(time.perf_counter() - started, 1)}
+        logger.info("%s", row)
+        rows.append(row)
+    return {"data": data_path or "benchmarks default qa_dev", "split": "dev", "max_samples": max_samples,
+            "rate": rate, "token_counter": counter.name, "rows": rows}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI entry point (``python -m training.evaluate``)."""
+    parser = argparse.ArgumentParser(prog="python -m training.evaluate", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--checkpoint", action="append", default=[], metavar="LABEL=PATH",
+                        help="a checkpoint to measure (repeatable)")
+    parser.add_argument("--baseline", action="append", default=None,
+                        help="benchmark method (default minilm-cosine; 'none' for no baseline)")
+    parser.add_argument("--setting", action="append", default=None, choices=["aware", "agnostic"])
+    parser.add_argument("--data", default=None, help="qa_dev.jsonl path")
+    parser.add_argument("--max-samples", type=int, default=60)
+    parser.add_argument("--rate", type=float, default=0.2)
+    parser.add_argument("--out", default=None, help="write the metrics JSON here")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level="INFO", format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    checkpoints = {}
+    for item in args.checkpoint:
+        label, sep, path = item.partition("=")
+        if not sep or not label or not path:
+            parser.exit(2, f"error: --checkpoint expects LABEL=PATH, got {item!r}\n")
+        checkpoints[label] = path
+    if not 0 < args.rate <= 1:
+        parser.exit(2, f"error: --rate must be in (0, 1], got {args.rate}\n")
+    baselines = [b for b in (args.baseline or ["minilm-cosine"]) if b != "none"]
+    report = evaluate_checkpoints(checkpoints, baselines=baselines, settings=args.setting or ["aware"],
+                                  data_path=args.data,
+                                  max_samples=args.max_samples, rate=args.rate)
+    text = json.dumps(report, indent=2)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

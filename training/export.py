@@ -1,0 +1,265 @@
+"""Stage 5: assemble a TPC checkpoint from the training runs, write its model card, verify it, push it.
+
+``python -m training.export --config training/configs/tpc-mini.yaml [--push-to-hub ORG/NAME]``
+
+The checkpoint holds only what training changed (adapters, the special-token rows, ``tpc_config.json``,
+``README.md``); base models stay Hub references. Before it is declared done it is loaded with
+``TPCCompressor.from_pretrained`` and compresses a sample (prompt-aware, and prompt-agnostic when it has
+a CTD), so a broken export fails here rather than for a user.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import shutil
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from tpc_core.config import CONFIG_NAME, CTDConfig, TPCConfig
+from training.common.loop import run_stage_cli
+
+__all__ = ["ExportConfig", "export_checkpoint", "render_model_card", "main"]
+
+logger = logging.getLogger(__name__)
+CTD_CONFIG = "ctd_config.json"
+_SMOKE_TEXT = ("The Eiffel Tower is in Paris. It was completed in 1889 for the World's Fair. Gustave Eiffel's "
+               "company designed and built it. The tower is 330 metres tall. Paris is the capital of France. "
+               "Millions of people visit it every year. The city also hosts the Louvre museum.")
+
+
+@dataclass
+class ExportConfig:
+    """Export settings (the ``export:`` section of a recipe).
+
+    Attributes:
+        output_dir: The checkpoint directory to write (replaced if it exists).
+        cse_dir: Output of ``training.cse_train`` (a CSE-only checkpoint).
+        ctd_dir: Output of ``training.ctd_rl`` or ``training.ctd_sft`` (``ctd_config.json`` + adapter);
+            ``None`` keeps ``ctd`` below untrained.
+        ctd: Untrained CTD settings, used only when ``ctd_dir`` is ``None`` (``None``: no CTD at all).
+        name: Checkpoint name (``tpc_config.json`` and model card).
+        metrics_paths: JSON files from ``training.evaluate`` whose tables go into the model card.
+        notes: Free text for the model card (what was run, on what machine).
+        max_size_mb: Refuse a checkpoint larger than this (the package ships tpc-mini: keep it small).
+        adapter_dtype: Store the adapters' weights as ``float16`` (half the size; PEFT loads them back in the
+            model's dtype) or keep ``float32``.
+        verify: Load the result with ``TPCCompressor.from_pretrained`` and compress a sample.
+        hub_private: Visibility of a repo created by ``--push-to-hub``.
+    """
+
+    output_dir: str
+    cse_dir: str
+    ctd_dir: str | None = None
+    ctd: CTDConfig | None = None
+    name: str = "tpc"
+    metrics_paths: list[str] = field(default_factory=list)
+    notes: str = ""
+    max_size_mb: float | None = None
+    adapter_dtype: Literal["float16", "float32"] = "float16"
+    verify: bool = True
+    hub_private: bool = False
+
+    def check_paths(self) -> None:
+        """Fail before any model loads when an input run is missing."""
+        if not (Path(self.cse_dir) / CONFIG_NAME).is_file():
+            raise FileNotFoundError(f"cse_dir {self.cse_dir} has no {CONFIG_NAME}; run training.cse_train first.")
+        if self.ctd_dir is not None and not (Path(self.ctd_dir) / CTD_CONFIG).is_file():
+            raise FileNotFoundError(f"ctd_dir {self.ctd_dir} has no {CTD_CONFIG}; run training.ctd_sft / ctd_rl first.")
+        for path in self.metrics_paths:
+            if not Path(path).is_file():
+                raise FileNotFoundError(f"metrics file {path} not found; run training.evaluate or drop it.")
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def _copy_part(source_dir: Path, relative: str | None, target_dir: Path) -> None:
+    if relative is None:
+        return
+    source = source_dir / relative
+    if source.is_dir():
+        shutil.copytree(source, target_dir / relative, dirs_exist_ok=True)
+    elif source.is_file():
+        shutil.copy2(source, target_dir / relative)
+    else:
+        raise FileNotFoundError(f"{source} is referenced by the run's config but missing.")
+
+
+def export_checkpoint(config: ExportConfig) -> Path:
+    """Write, document and verify the checkpoint; returns its directory."""
+    config.check_paths()
+    output = Path(config.output_dir)
+    if output.exists():
+        shutil.rmtree(output)
+    output.mkdir(parents=True)
+    cse_dir = Path(config.cse_dir)
+    cse = TPCConfig.load(cse_dir).cse
+    for part in (cse.adapter_dir, cse.weights_dir, cse.extra_embeddings):
+        _copy_part(cse_dir, part, output)
+    summaries = {"cse_train": _read_json(cse_dir / "cse_train_summary.json")}
+    ctd = config.ctd
+    if config.ctd_dir is not None:
+        ctd_dir = Path(config.ctd_dir)
+        ctd = CTDConfig(**_read_json(ctd_dir / CTD_CONFIG))
+        for part in (ctd.adapter_dir, ctd.weights_dir):
+            _copy_part(ctd_dir, part, output)
+        for stage in ("ctd_sft", "ctd_rl"):
+            if (ctd_dir / f"{stage}_summary.json").is_file():
+                summaries[stage] = _read_json(ctd_dir / f"{stage}_summary.json")
+                for earlier in summaries[stage].get("previous_summaries", []):
+                    summaries.setdefault(earlier["stage"], earlier)
+    for adapter_config, base in ((output / str(cse.adapter_dir) / "adapter_config.json", cse.base_model),
+                                 (output / str(ctd.adapter_dir if ctd else None) / "adapter_config.json",
+                                  ctd.base_model if ctd else "")):
+        if adapter_config.is_file():  # PEFT records the local path it trained on; ship the Hub id instead
+            body = json.loads(adapter_config.read_text(encoding="utf-8"))
+            body["base_model_name_or_path"] = base
+            adapter_config.write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
+    if config.adapter_dtype == "float16":
+        for adapter in output.rglob("adapter_model.safetensors"):
+            _to_float16(adapter)
+    metrics = [_read_json(Path(p)) for p in config.metrics_paths]
+    tpc = TPCConfig(cse=cse, ctd=ctd, name=config.name, trained=True,
+                    extra={"training": {k: _brief(v) for k, v in summaries.items()}})
+    tpc.save(output)
+    (output / "README.md").write_text(render_model_card(tpc, summaries, metrics, config.notes), encoding="utf-8")
+    size_mb = sum(p.stat().st_size for p in output.rglob("*") if p.is_file()) / 1e6
+    if config.max_size_mb is not None and size_mb > config.max_size_mb:
+        raise ValueError(f"checkpoint is {size_mb:.1f} MB > max_size_mb {config.max_size_mb}; ship adapters only.")
+    if config.verify:
+        verify_checkpoint(output, with_ctd=ctd is not None)
+    logger.info("exported %s (%.2f MB)", output, size_mb)
+    return output
+
+
+def _to_float16(path: Path) -> None:
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    tensors = {k: (v.to(torch.float16) if v.is_floating_point() else v) for k, v in load_file(str(path)).items()}
+    save_file(tensors, str(path), metadata={"format": "pt"})
+
+
+def verify_checkpoint(directory: Path, *, with_ctd: bool) -> None:
+    """Load with tpc_core and compress a sample; raise if the result is not a proper compression."""
+    from tpc_core import TPCCompressor
+
+    compressor = TPCCompressor.from_pretrained(str(directory), device="cpu")
+    result = compressor.compress(_SMOKE_TEXT, question="How tall is the Eiffel Tower?", rate=0.4)
+    if not result.compressed_prompt or result.compressed_tokens > result.budget:
+        raise RuntimeError(f"exported checkpoint compressed badly: {result}")
+    if with_ctd:
+        agnostic = compressor.compress(_SMOKE_TEXT + "\n\nQuestion: How tall is the Eiffel Tower?", rate=0.4)
+        if not agnostic.task_description:
+            raise RuntimeError("exported checkpoint's CTD wrote no task description.")
+        logger.info("CTD description of the smoke prompt: %s", agnostic.task_description)
+
+
+def _brief(summary: dict[str, Any]) -> dict[str, Any]:
+    keep = ("command", "records", "steps", "train_seconds", "total_seconds", "first_loss", "last_loss", "data",
+            "mean_reward_by_iteration", "examples", "prompts")
+    return {k: summary[k] for k in keep if k in summary}
+
+
+def _rounded(value: Any) -> Any:
+    return round(value, 4) if isinstance(value, float) else value
+
+
+def _hyper_parameters(summary: dict[str, Any]) -> str:
+    config = summary.get("config", {})
+    train, lora = config.get("train", {}), config.get("lora", {})
+    parts = [f"lr {train.get('learning_rate')}", f"epochs {train.get('epochs')}",
+             f"batch {train.get('batch_size')} (micro {train.get('micro_batch_size')})"]
+    parts.append(f"LoRA r={lora.get('r')} alpha={lora.get('alpha')}" if lora.get("enabled") else "full fine-tuning")
+    for key in ("temperature", "hard_negatives", "mntp_weight", "candidates", "iterations", "max_input_tokens"):
+        if key in config:
+            parts.append(f"{key} {config[key]}")
+    return ", ".join(parts)
+
+
+def render_model_card(config: TPCConfig, summaries: dict[str, dict[str, Any]], metrics: Sequence[dict[str, Any]],
+                      notes: str = "") -> str:
+    """The checkpoint's README.md: bases, data, hyper-parameters, commands, times, measured metrics."""
+    cse, ctd = config.cse, config.ctd
+    lines = ["---", "library_name: tpc-langchain", "tags: [prompt-compression, tpc]",
+             f"base_model: [{cse.base_model}" + (f", {ctd.base_model}]" if ctd else "]"), "---", "",
+             f"# {config.name}", "",
+             "A Task-agnostic Prompt Compression (TPC) checkpoint for `tpc-langchain`. It holds only what training "
+             "changed; the base models are loaded from their own packages or the Hub.", "",
+             "```python", "from tpc_core import TPCCompressor",
+             f"compressor = TPCCompressor.from_pretrained(\"{config.name}\")  # or this directory / Hub repo id",
+             "# question=None: the CTD describes the task",
+             "result = compressor.compress(long_text, question=None, rate=0.2)",
+             "```", "", "## Components", "",
+             f"- **CSE** (sentence encoder): `{cse.base_model}` ({cse.architecture}), pooling `{cse.pooling}`, "
+             f"special tokens {'on' if cse.use_special_tokens else 'off'}, windows of {cse.max_window_tokens} tokens "
+             f"overlapping by {cse.window_overlap_tokens}; trained parts: "
+             f"{', '.join(p for p in (cse.adapter_dir, cse.weights_dir, cse.extra_embeddings) if p) or 'none'}."]
+    if ctd:
+        lines.append(f"- **CTD** (task descriptor): `{ctd.base_model}`, inputs bounded to {ctd.max_input_tokens} "
+                     f"tokens, response prefix \"{ctd.response_prefix}\"; trained parts: "
+                     f"{', '.join(p for p in (ctd.adapter_dir, ctd.weights_dir) if p) or 'none (zero-shot)'}.")
+    lines += ["", "## Training", ""]
+    for stage, summary in summaries.items():
+        if not summary:
+            continue
+        data = summary.get("data", {})
+        lines += [f"### {stage}", "",
+                  f"- command: `{summary.get('command', '?')}`",
+                  f"- data: `{data.get('path', '?')}` ({data.get('records', '?')} records, sha256[:16] "
+                  f"{data.get('sha256_16', '?')}); used: {summary.get('records', summary.get('prompts', '?'))}",
+                  f"- hyper-parameters: {_hyper_parameters(summary)}",
+                  f"- optimiser steps: {summary.get('steps', '?')}; training time: "
+                  f"{summary.get('train_seconds', summary.get('total_seconds', '?'))} s (all resumed segments), "
+                  f"last invocation {summary.get('total_seconds', '?')} s wall, on {summary.get('processes', 1)} "
+                  "process(es)",
+                  f"- loss (first → last optimiser step): {_rounded(summary.get('first_loss'))} → "
+                  f"{_rounded(summary.get('last_loss'))}"]
+        if "mean_reward_by_iteration" in summary:
+            lines.append(f"- mean reward by iteration (−KL): {summary['mean_reward_by_iteration']}")
+        lines.append("")
+    if metrics:
+        lines += ["## Measured (dev split, evidence recall: share of gold supporting sentences kept)", "",
+                  "| method | setting | evidence recall | answer retention | samples | rate |",
+                  "|---|---|---|---|---|---|"]
+        for report in metrics:
+            for row in report.get("rows", []):
+                lines.append(f"| {row['method']} | {row['setting']} | {row['evidence_recall']:.3f} | "
+                             f"{row['answer_retention']:.3f} | {row['samples']} | {report.get('rate')} |")
+        lines.append("")
+    if notes:
+        lines += ["## Notes", "", notes.strip(), ""]
+    lines += ["## Configuration", "", "```json", json.dumps(asdict(config), indent=2, default=str), "```", ""]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI entry point (``python -m training.export``)."""
+    def extra(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--push-to-hub", metavar="REPO_ID", default=None, help="upload the checkpoint here")
+
+    def check(config: ExportConfig, _: argparse.Namespace) -> None:
+        config.check_paths()
+
+    def run(config: ExportConfig, args: argparse.Namespace) -> None:
+        directory = export_checkpoint(config)
+        if args.push_to_hub:
+            from tpc_core import TPCCompressor
+
+            url = TPCCompressor.from_pretrained(str(directory), device="cpu").push_to_hub(
+                args.push_to_hub, private=config.hub_private)
+            logger.info("pushed to %s", url)
+
+    return run_stage_cli(argv, prog="python -m training.export", section="export", extra_arguments=extra,
+                         description="Assemble, document and verify a TPC checkpoint.", config_class=ExportConfig,
+                         run=run, check=check)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
