@@ -51,7 +51,11 @@ def _read_input(path: str) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``tpc`` command."""
     args = build_parser().parse_args(argv)
+    from transformers.utils import logging as transformers_logging
+
     from tpc_core.compressor import TPCCompressor
+
+    transformers_logging.disable_progress_bar()  # a CLI's stderr is for the user, not weight-loading bars
 
     try:
         compressor = TPCCompressor.from_pretrained(args.model, device=args.device,
