@@ -181,7 +181,7 @@ def test_prompt_agnostic_mode_writes_a_task_description(tpc_mini, dev_rows):
     prompt = (f"Write a high-quality answer for the given question using only the provided search results.\n\n"
               f"{row['context']}\n\nQuestion: {row['question']}\nAnswer:")
     result = tpc_mini.compress(prompt, rate=0.2)
-    assert result.task_description and result.task_description.startswith("The prompt asks the assistant to")
+    assert result.task_description and result.task_description.startswith(tpc_mini.config.ctd.response_prefix)
     assert result.compressed_tokens <= result.budget
     assert_verbatim_in_order(result, [prompt])
     again = tpc_mini.compress(prompt, rate=0.2)

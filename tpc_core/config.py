@@ -103,11 +103,13 @@ class CTDConfig:
     base_revision: str | None = None
     weights_dir: str | None = None
     adapter_dir: str | None = None
+    # Measured on dev prompts with SmolLM2-135M: asking to restate the question word for word recovers a
+    # hidden question far more often than asking for a free description.
     instruction: str = (
-        "Read the following prompt and describe, in one sentence, the task it asks for and the specific "
-        "information needed to complete it. Do not answer the prompt.\n\nPrompt:\n"
+        "Read the following prompt and state, in one sentence, exactly what it asks for. If it contains a "
+        "question or a request, repeat that question word for word. Do not answer it.\n\nPrompt:\n"
     )
-    response_prefix: str = "The prompt asks the assistant to"
+    response_prefix: str = "The prompt asks:"
     max_input_tokens: int = 1024
     head_fraction: float = 0.25
     max_new_tokens: int = 48
