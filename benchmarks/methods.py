@@ -1,0 +1,430 @@
+"""Compression methods compared under one budget, one token counter and one sentence splitter.
+
+Every method maps ``(text, question | None, budget)`` to a compressed text. Sentence-level baselines split
+with ``tpc_core.segmentation.split_sentences``, score sentences their own way, and keep the best under the
+budget with :func:`benchmarks.budget.select_under_budget` (original order, never over budget). The framework
+baselines run the real LlamaIndex / LangChain components; their knobs (percentile, top-k) are set to the
+largest value whose output fits the budget (see the classes). A method whose dependency is missing reports
+why in :meth:`Method.unavailable_reason` and is skipped, never crashing the run.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import importlib.util
+import os
+import re
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks.budget import MiniLMTokenCounter, join_spans, select_under_budget
+
+__all__ = ["Compressed", "Method", "METHOD_NAMES", "build_method", "split_spans"]
+
+AWARE, AGNOSTIC = "aware", "agnostic"
+
+
+@dataclass(frozen=True)
+class Compressed:
+    """A method's output: the compressed text plus whatever it reports (task description, knob...)."""
+
+    text: str
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def split_spans(text: str) -> list[tuple[int, int]]:
+    """The project's shared sentence splitter."""
+    from tpc_core.segmentation import split_sentences  # noqa: PLC0415
+
+    return list(split_sentences(text))
+
+
+def _tpc_core_reason() -> str | None:
+    try:
+        import tpc_core.segmentation  # noqa: F401, PLC0415
+    except Exception as error:  # noqa: BLE001 (any import failure means "cannot run")
+        return f"tpc_core not importable ({type(error).__name__}: {error})"
+    return None
+
+
+class Method:
+    """Base class. Subclasses set ``name``/``settings`` and implement :meth:`compress`."""
+
+    name: str = ""
+    settings: frozenset[str] = frozenset({AWARE, AGNOSTIC})
+    needs_question: bool = False
+
+    def __init__(self, counter: MiniLMTokenCounter, *, embedder_factory: Callable[[], Any] | None = None) -> None:
+        self.counter = counter
+        self._embedder_factory = embedder_factory
+
+    def unavailable_reason(self) -> str | None:
+        """``None`` if the method can run here, else why not."""
+        return None
+
+    def identity(self) -> str:
+        """Everything that changes the output, for cache keys."""
+        return self.name
+
+    def compress(self, text: str, question: str | None, budget: int, *, sample_id: str = "") -> Compressed:
+        raise NotImplementedError
+
+    def warm_up(self) -> None:
+        """Load models and run once on a tiny input, so per-sample seconds exclude loading."""
+        self.compress("Warm-up sentence one. Warm-up sentence two.", "warm up" if self.needs_question else None, 4)
+
+    @property
+    def embedder(self) -> Any:
+        if self._embedder_factory is None:
+            from benchmarks.embeddings import shared_embedder  # noqa: PLC0415
+
+            self._embedder_factory = shared_embedder
+        return self._embedder_factory()
+
+
+class FullPrompt(Method):
+    """No compression: the quality ceiling and the token count everyone else is divided into."""
+
+    name = "full"
+
+    def compress(self, text: str, question: str | None, budget: int, *, sample_id: str = "") -> Compressed:
+        return Compressed(text)
+
+
+class SentenceScorer(Method):
+    """Split, score each sentence, keep the best under the budget in original order."""
+
+    def unavailable_reason(self) -> str | None:
+        return _tpc_core_reason()
+
+    def scores(self, sentences: list[str], question: str | None, sample_id: str) -> Sequence[float]:
+        raise NotImplementedError
+
+    def compress(self, text: str, question: str | None, budget: int, *, sample_id: str = "") -> Compressed:
+        spans = split_spans(text)
+        if not spans:
+            return Compressed("")
+        sentences = [text[start:end] for start, end in spans]
+        scores = self.scores(sentences, question, sample_id)
+        kept = select_under_budget(scores, self.counter.many(sentences), budget)
+        return Compressed(join_spans(text, spans, kept), {"kept_sentences": len(kept), "sentences": len(spans)})
+
+
+class RandomSentences(SentenceScorer):
+    """Uniform random scores, seeded by (seed, sample id): the floor any scorer must beat."""
+
+    name = "random"
+
+    def __init__(self, counter: MiniLMTokenCounter, *, seed: int = 0, **kwargs: Any) -> None:
+        super().__init__(counter, **kwargs)
+        self.seed = seed
+
+    def identity(self) -> str:
+        return f"{self.name}:seed={self.seed}"
+
+    def scores(self, sentences: list[str], question: str | None, sample_id: str) -> Sequence[float]:
+        rng = np.random.default_rng(zlib.crc32(f"{self.seed}:{sample_id}".encode()))
+        return rng.random(len(sentences)).tolist()
+
+
+class LeadSentences(SentenceScorer):
+    """The first sentences that fit: what truncation gives you."""
+
+    name = "lead"
+
+    def scores(self, sentences: list[str], question: str | None, sample_id: str) -> Sequence[float]:
+        return [-float(index) for index in range(len(sentences))]
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", text.lower())
+
+
+class BM25Sentences(SentenceScorer):
+    """BM25 (Okapi, rank-bm25 defaults) of each sentence against the question."""
+
+    name = "bm25"
+    settings = frozenset({AWARE})
+    needs_question = True
+
+    def unavailable_reason(self) -> str | None:
+        if importlib.util.find_spec("rank_bm25") is None:
+            return "rank-bm25 not installed (pip install rank-bm25)"
+        return _tpc_core_reason()
+
+    def scores(self, sentences: list[str], question: str | None, sample_id: str) -> Sequence[float]:
+        from rank_bm25 import BM25Okapi  # noqa: PLC0415
+
+        corpus = [_words(sentence) or ["_"] for sentence in sentences]
+        return BM25Okapi(corpus).get_scores(_words(question or "")).tolist()
+
+
+class MiniLMCosine(SentenceScorer):
+    """Cosine of each sentence's MiniLM embedding with the question's (SentenceEmbeddingOptimizer's rule)."""
+
+    name = "minilm-cosine"
+    settings = frozenset({AWARE})
+    needs_question = True
+
+    def scores(self, sentences: list[str], question: str | None, sample_id: str) -> Sequence[float]:
+        self.embedder.begin_call()
+        vectors = self.embedder.embed([question or ""] + sentences)
+        return (vectors[1:] @ vectors[0]).tolist()
+
+
+class _BudgetSearch(Method):
+    """Shared knob search: the largest k in [1, n] whose output fits; output length grows with k."""
+
+    settings = frozenset({AWARE})
+    needs_question = True
+
+    def unavailable_reason(self) -> str | None:
+        return _tpc_core_reason()
+
+    def run_with_k(self, text: str, spans: list[tuple[int, int]], sentences: list[str], question: str, k: int) -> str:
+        raise NotImplementedError
+
+    def compress(self, text: str, question: str | None, budget: int, *, sample_id: str = "") -> Compressed:
+        spans = split_spans(text)
+        if not spans:
+            return Compressed("")
+        sentences = [text[start:end] for start, end in spans]
+        self.embedder.begin_call()
+        low, high, best = 1, len(sentences), None
+        while low <= high:
+            middle = (low + high) // 2
+            output = self.run_with_k(text, spans, sentences, question or "", middle)
+            if self.counter(output) <= budget:
+                best, low = (middle, output), middle + 1
+            else:
+                high = middle - 1
+        if best is None:  # even one sentence (with its context window) is over budget: reported as overrun
+            best = (1, self.run_with_k(text, spans, sentences, question or "", 1))
+        return Compressed(best[1], {"k": best[0], "sentences": len(sentences)})
+
+
+class LlamaIndexOptimizer(_BudgetSearch):
+    """The real ``llama_index.core.postprocessor.SentenceEmbeddingOptimizer`` with the local MiniLM.
+
+    Its budget knob is ``percentile_cutoff`` (keep ``int(n * p)`` top sentences); we pass
+    ``p = (k + 0.5) / n`` for the largest k that fits. Its own defaults are kept: one sentence of context
+    before and after each hit (``context_before = context_after = 1``), hits joined by spaces in similarity
+    order (so windows can repeat text). Its ``tokenizer_fn`` is our shared splitter.
+    """
+
+    name = "llamaindex-seo"
+
+    def unavailable_reason(self) -> str | None:
+        if importlib.util.find_spec("llama_index") is None or importlib.util.find_spec("llama_index.core") is None:
+            return "llama-index-core not installed (pip install llama-index-core)"
+        return _tpc_core_reason()
+
+    def identity(self) -> str:
+        import llama_index.core  # noqa: PLC0415
+
+        return f"{self.name}:llama-index-core={llama_index.core.__version__}:ctx=1/1"
+
+    def run_with_k(self, text: str, spans: list[tuple[int, int]], sentences: list[str], question: str, k: int) -> str:
+        from llama_index.core.postprocessor import SentenceEmbeddingOptimizer  # noqa: PLC0415
+        from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode  # noqa: PLC0415
+
+        from benchmarks.embeddings import llama_index_embedding  # noqa: PLC0415
+
+        optimizer = SentenceEmbeddingOptimizer(
+            embed_model=llama_index_embedding(self.embedder),
+            percentile_cutoff=(k + 0.5) / len(sentences),
+            tokenizer_fn=lambda value: [value[start:end] for start, end in split_spans(value)],
+        )
+        nodes = [NodeWithScore(node=TextNode(text=text), score=1.0)]
+        # The optimizer rewrites node text in place: hand it copies, never our input.
+        result = optimizer.postprocess_nodes(copy.deepcopy(nodes), query_bundle=QueryBundle(query_str=question))
+        return result[0].node.get_content()
+
+
+class LangChainFilter(_BudgetSearch):
+    """The real LangChain ``EmbeddingsFilter`` (langchain-classic) over one Document per sentence.
+
+    Its knobs are ``k`` (top-k by similarity) and ``similarity_threshold``; we set ``threshold=None`` and the
+    largest ``k`` that fits, then restore document order (it returns similarity order).
+    """
+
+    name = "langchain-filter"
+
+    def unavailable_reason(self) -> str | None:
+        for module, package in (
+            ("langchain_classic", "langchain-classic"),
+            ("langchain_community", "langchain-community"),
+        ):
+            if importlib.util.find_spec(module) is None:
+                return f"{package} not installed (EmbeddingsFilter needs it: pip install {package})"
+        return _tpc_core_reason()
+
+    def identity(self) -> str:
+        import langchain_classic  # noqa: PLC0415
+
+        return f"{self.name}:langchain-classic={getattr(langchain_classic, '__version__', '?')}"
+
+    def run_with_k(self, text: str, spans: list[tuple[int, int]], sentences: list[str], question: str, k: int) -> str:
+        from langchain_classic.retrievers.document_compressors import EmbeddingsFilter  # noqa: PLC0415
+        from langchain_core.documents import Document  # noqa: PLC0415
+
+        from benchmarks.embeddings import langchain_embeddings  # noqa: PLC0415
+
+        documents = [Document(page_content=sentence, metadata={"index": i}) for i, sentence in enumerate(sentences)]
+        kept = EmbeddingsFilter(embeddings=langchain_embeddings(self.embedder), k=k).compress_documents(
+            documents, question
+        )
+        order = sorted(document.metadata["index"] for document in kept)
+        return join_spans(text, spans, order)
+
+
+@lru_cache(maxsize=1)
+def _package_fingerprint() -> str:
+    """SHA-256 (16 hex) over the tpc_core package files: sources and shipped checkpoints."""
+    import tpc_core  # noqa: PLC0415
+
+    digest = hashlib.sha256()
+    root = Path(tpc_core.__file__).parent
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            digest.update(str(path.relative_to(root)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+@lru_cache(maxsize=2)
+def _tpc_compressor(model: str, device: str | None) -> Any:
+    from tpc_core import TPCCompressor  # noqa: PLC0415
+
+    return TPCCompressor.from_pretrained(model, device=device)
+
+
+class TPCMethod(Method):
+    """TPC through its public API. ``tpc-aware`` gets the question; ``tpc-agnostic`` gets ``None`` (CTD)."""
+
+    def __init__(self, counter: MiniLMTokenCounter, *, aware: bool, model: str = "tpc-mini",
+                 device: str | None = None, **kwargs: Any) -> None:  # fmt: skip
+        super().__init__(counter, **kwargs)
+        self.aware, self.model, self.device = aware, model, device
+        self.name = "tpc-aware" if aware else "tpc-agnostic"
+        self.settings = frozenset({AWARE if aware else AGNOSTIC})
+        self.needs_question = aware
+
+    def unavailable_reason(self) -> str | None:
+        try:
+            from tpc_core import TPCCompressor  # noqa: F401, PLC0415
+        except Exception as error:  # noqa: BLE001
+            return f"tpc_core not importable ({type(error).__name__}: {error})"
+        return None
+
+    def identity(self) -> str:
+        # The version string does not change while the engine or its shipped checkpoint is being worked on:
+        # fingerprint the package files too, so cached results never mix engine states.
+        import tpc_core  # noqa: PLC0415
+
+        return f"{self.name}:{self.model}:tpc_core={getattr(tpc_core, '__version__', '?')}:{_package_fingerprint()}"
+
+    def compress(self, text: str, question: str | None, budget: int, *, sample_id: str = "") -> Compressed:
+        compressor = _tpc_compressor(self.model, self.device)
+        result = compressor.compress(
+            text, question=question if self.aware else None, target_tokens=budget, token_counter=self.counter
+        )
+        info = {"engine_compressed_tokens": result.compressed_tokens, "engine_origin_tokens": result.origin_tokens}
+        if result.task_description:
+            info["task_description"] = result.task_description
+        return Compressed(result.compressed_prompt, info)
+
+
+_LLMLINGUA_MODELS = {
+    "llmlingua": ("TPC_LLMLINGUA_MODEL", "NousResearch/Llama-2-7b-hf"),
+    "llmlingua-2": ("TPC_LLMLINGUA2_MODEL", "microsoft/llmlingua-2-xlm-roberta-large-meetingbank"),
+}
+
+
+def _local_weights(env: str, repo_id: str) -> str | None:
+    """A local directory for the model: ``$env`` or the Hugging Face cache; ``None`` when absent."""
+    if os.environ.get(env) and os.path.isdir(os.environ[env]):
+        return os.environ[env]
+    try:
+        from huggingface_hub import try_to_load_from_cache  # noqa: PLC0415
+    except ImportError:
+        return None
+    found = try_to_load_from_cache(repo_id, "config.json")
+    return os.path.dirname(found) if isinstance(found, str) else None
+
+
+class LLMLinguaMethod(Method):
+    """LLMLingua (LongLLMLingua ranking when a question is given) or LLMLingua-2, via ``llmlingua``.
+
+    ``target_token`` is the budget; LLMLingua counts with its own tokenizer, so achieved MiniLM tokens may
+    differ and are reported as measured.
+    """
+
+    def __init__(self, counter: MiniLMTokenCounter, *, variant: str, device: str | None = None, **kwargs: Any):
+        super().__init__(counter, **kwargs)
+        self.name, self.device = variant, device
+        self._compressor: Any = None
+
+    def unavailable_reason(self) -> str | None:
+        if importlib.util.find_spec("llmlingua") is None:
+            return "llmlingua not installed"
+        env, repo_id = _LLMLINGUA_MODELS[self.name]
+        if _local_weights(env, repo_id) is None:
+            return f"no local weights for {repo_id} (set {env}=DIR; the Hub is unreachable here)"
+        return None
+
+    def identity(self) -> str:
+        return f"{self.name}:{_LLMLINGUA_MODELS[self.name][1]}"
+
+    def compress(self, text: str, question: str | None, budget: int, *, sample_id: str = "") -> Compressed:
+        if self._compressor is None:
+            from llmlingua import PromptCompressor  # noqa: PLC0415
+
+            env, repo_id = _LLMLINGUA_MODELS[self.name]
+            self._compressor = PromptCompressor(
+                model_name=_local_weights(env, repo_id) or repo_id,
+                device_map=self.device or "cpu",
+                use_llmlingua2=self.name == "llmlingua-2",
+            )
+        if self.name == "llmlingua-2":
+            output = self._compressor.compress_prompt([text], target_token=budget, force_tokens=["\n", "?"])
+        elif question:
+            output = self._compressor.compress_prompt(
+                [text], question=question, target_token=budget, rank_method="longllmlingua",
+                condition_in_question="after_condition", reorder_context="sort", dynamic_context_compression_ratio=0.3,
+            )  # fmt: skip
+        else:
+            output = self._compressor.compress_prompt([text], target_token=budget)
+        return Compressed(output["compressed_prompt"])
+
+
+METHOD_NAMES: tuple[str, ...] = (
+    "tpc-aware", "tpc-agnostic", "random", "lead", "bm25", "minilm-cosine", "llamaindex-seo",
+    "langchain-filter", "full", "llmlingua", "llmlingua-2",
+)  # fmt: skip
+
+
+def build_method(name: str, counter: MiniLMTokenCounter, *, seed: int = 0, tpc_model: str = "tpc-mini",
+                 device: str | None = None, embedder_factory: Callable[[], Any] | None = None) -> Method:  # fmt: skip
+    """Instantiate a method by name (see :data:`METHOD_NAMES`)."""
+    common: dict[str, Any] = {"embedder_factory": embedder_factory}
+    if name in ("tpc-aware", "tpc-agnostic"):
+        return TPCMethod(counter, aware=name == "tpc-aware", model=tpc_model, device=device, **common)
+    if name in ("llmlingua", "llmlingua-2"):
+        return LLMLinguaMethod(counter, variant=name, device=device, **common)
+    simple: dict[str, type[Method]] = {
+        "lead": LeadSentences, "bm25": BM25Sentences, "minilm-cosine": MiniLMCosine,
+        "llamaindex-seo": LlamaIndexOptimizer, "langchain-filter": LangChainFilter, "full": FullPrompt,
+    }  # fmt: skip
+    if name == "random":
+        return RandomSentences(counter, seed=seed, **common)
+    if name not in simple:
+        raise ValueError(f"unknown method {name!r}; choose from {', '.join(METHOD_NAMES)}")
+    return simple[name](counter, **common)

@@ -1,0 +1,240 @@
+"""Benchmark CLI: ``python -m benchmarks.run --suite dev --out results/``.
+
+Suites:
+  dev          qa_dev (or any JSONL in its schema): reader-free proxies (+ reader scores with --reader),
+               quality-vs-rate curves over --curve-rates on the first --curve-limit samples.
+  speed        seconds per prompt / tokens/s / RSS by prompt length, each method in a fresh process.
+  longbench    LongBench tasks from --data-dir (Table 1 layout; needs --reader for task scores).
+  zeroscrolls  ZeroSCROLLS tasks from --data-dir (Table 2 layout; needs --reader for task scores).
+  all          dev + speed.
+``--smoke``: a few dev samples, a few methods, no curves, no timing; for CI (< 2 min on 2 cores).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from benchmarks.budget import minilm_token_counter
+from benchmarks.cache import JsonCache
+from benchmarks.evaluate import evaluate
+from benchmarks.loaders import (
+    DataNotFoundError,
+    Sample,
+    load_longbench,
+    load_qa_dev,
+    load_zeroscrolls,
+    LONGBENCH_TASKS,
+    ZEROSCROLLS_TASKS,
+)
+from benchmarks.methods import METHOD_NAMES, build_method
+from benchmarks.reader import CachedReader, ReaderUnavailable, resolve_reader
+from benchmarks.report import (
+    aggregate,
+    dev_tables,
+    environment_info,
+    longbench_table,
+    plot_latency,
+    plot_rate_curves,
+    speed_table,
+    write_json,
+    zeroscrolls_table,
+)
+from benchmarks.timing import DEFAULT_LENGTHS, run_speed_suite
+
+__all__ = ["main", "stratified"]
+
+logger = logging.getLogger("benchmarks")
+
+SMOKE_METHODS = ("tpc-aware", "lead", "bm25", "full")
+SPEED_METHODS = tuple(name for name in METHOD_NAMES if name != "full")
+
+
+def _csv(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser.add_argument("--suite", choices=("dev", "speed", "longbench", "zeroscrolls", "all"), default="dev")
+    parser.add_argument("--out", type=Path, default=Path("results"))
+    parser.add_argument("--smoke", action="store_true", help="few samples and methods, no curves or timing")
+    parser.add_argument("--methods", type=_csv, default=None, help=f"comma list from: {', '.join(METHOD_NAMES)}")
+    parser.add_argument("--rate", type=float, default=None, help="budget = rate x original tokens (default 0.2)")
+    parser.add_argument("--target-tokens", type=int, default=None, help="fixed budget (LongBench protocol: 2000)")
+    parser.add_argument("--limit", type=int, default=None, help="at most N samples (spread over sources)")
+    parser.add_argument("--data-dir", type=Path, default=None, help="qa_dev.jsonl / LongBench / ZeroSCROLLS files")
+    parser.add_argument("--tasks", type=_csv, default=None, help="LongBench / ZeroSCROLLS tasks (default: all)")
+    parser.add_argument("--reader", default="none", help="none | smollm2 | hf:DIR | openai")
+    parser.add_argument("--reader-base-url", default=None)
+    parser.add_argument("--reader-model", default=None)
+    parser.add_argument("--agnostic-limit", type=int, default=None,
+                        help="evaluate the prompt-agnostic block on the first N of the samples (the CTD is slow on CPU)")
+    parser.add_argument("--curve-rates", type=_csv, default=["0.1", "0.2", "0.33", "0.5"])
+    parser.add_argument("--curve-limit", type=int, default=60, help="samples for the rate curves")
+    parser.add_argument("--speed-lengths", type=_csv, default=[str(n) for n in DEFAULT_LENGTHS])
+    parser.add_argument("--speed-repeats", type=_csv, default=None, help="repeats per length (default 3,3,3,1)")
+    parser.add_argument("--cache", type=Path, default=None, help="sqlite cache (default OUT/cache.sqlite)")
+    parser.add_argument("--no-cache", action="store_true")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--device", default=None, help="device for TPC / readers (default: auto)")
+    parser.add_argument("--tpc-model", default="tpc-mini")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    args = parser.parse_args(argv)
+    unknown = [name for name in args.methods or () if name not in METHOD_NAMES]
+    if unknown:
+        parser.error(f"unknown method(s) {', '.join(unknown)}; choose from {', '.join(METHOD_NAMES)}")
+    if args.rate is not None and args.target_tokens is not None:
+        parser.error("give --rate or --target-tokens, not both")
+    if args.rate is None and args.target_tokens is None:
+        args.rate = 0.2
+    return args
+
+
+def stratified(samples: Sequence[Sample], limit: int | None) -> list[Sample]:
+    """The first ``limit`` samples taken round-robin over sources (all samples when ``limit`` is None)."""
+    if limit is None or limit >= len(samples):
+        return list(samples)
+    by_source: dict[str, list[Sample]] = {}
+    for sample in samples:
+        by_source.setdefault(sample.source, []).append(sample)
+    queues = list(by_source.values())
+    chosen: list[Sample] = []
+    while len(chosen) < limit:
+        for queue in queues:
+            if queue and len(chosen) < limit:
+                chosen.append(queue.pop(0))
+    return chosen
+
+
+def _methods(args: argparse.Namespace, default: Sequence[str]) -> dict[str, Any]:
+    counter = minilm_token_counter()
+    names = args.methods or list(default)
+    return {name: build_method(name, counter, seed=args.seed, tpc_model=args.tpc_model, device=args.device)
+            for name in names}  # fmt: skip
+
+
+def _reader(args: argparse.Namespace, cache: JsonCache) -> CachedReader | None:
+    reader = resolve_reader(args.reader, base_url=args.reader_base_url, model=args.reader_model, device=args.device)
+    return CachedReader(reader, cache) if reader is not None else None
+
+
+def _budget_text(args: argparse.Namespace) -> str:
+    return f"target_tokens={args.target_tokens}" if args.target_tokens is not None else f"rate={args.rate}"
+
+
+def run_dev(args: argparse.Namespace, cache: JsonCache) -> dict[str, Any]:
+    samples = stratified(load_qa_dev(args.data_dir), 3 if args.smoke and args.limit is None else args.limit)
+    methods = _methods(args, SMOKE_METHODS if args.smoke else METHOD_NAMES)
+    reader = _reader(args, cache)
+    counter = minilm_token_counter()
+    started = time.perf_counter()
+    subsets = {"aware": samples, "agnostic": stratified(samples, args.agnostic_limit)}
+    records, skipped = [], {}
+    for setting, subset in subsets.items():
+        found, reasons = evaluate(subset, methods, counter, rate=args.rate, target_tokens=args.target_tokens,
+                                  settings=(setting,), cache=cache, reader=reader)  # fmt: skip
+        records += found
+        skipped.update(reasons)
+    summary = aggregate(records)
+    order = list(methods)
+    sizes = {setting: len(subset) for setting, subset in subsets.items()}
+    payload: dict[str, Any] = {
+        "suite": "dev", "budget": _budget_text(args), "samples": len(samples), "samples_per_setting": sizes,
+        "methods": order, "skipped": skipped, "token_counter": counter.name,
+        "reader": reader.identity if reader else None, "summary": summary,
+        "seconds": time.perf_counter() - started, "records": records,
+    }  # fmt: skip
+    size_text = (f"{len(samples)} dev samples" if sizes["aware"] == sizes["agnostic"]
+                 else f"{sizes['aware']} dev samples prompt-aware, the first {sizes['agnostic']} of them prompt-agnostic")
+    markdown = [f"## qa_dev ({size_text}, {_budget_text(args)}, MiniLM token counter)", "",
+                dev_tables(summary, skipped, order)]  # fmt: skip
+    rates = [] if args.smoke else [float(rate) for rate in args.curve_rates]
+    if rates:
+        curve_sets = {setting: stratified(subset, args.curve_limit) for setting, subset in subsets.items()}
+        curves: dict[str, Any] = {}
+        for rate in rates:
+            curve_records: list[dict[str, Any]] = []
+            for setting, subset in curve_sets.items():
+                found, _ = evaluate(subset, methods, counter, rate=rate, settings=(setting,), cache=cache)
+                curve_records += found
+            curves[str(rate)] = aggregate(curve_records)
+        payload["curves"] = {"samples_per_setting": {s: len(v) for s, v in curve_sets.items()}, "by_rate": curves}
+        for metric in ("evidence_recall", "answer_retention"):
+            plot_rate_curves(curves, args.out / f"dev_curve_{metric}.png", metric)
+        markdown += [f"Quality vs rate ({', '.join(f'{s}: {len(v)} samples' for s, v in curve_sets.items())}): "
+                     "dev_curve_evidence_recall.png, dev_curve_answer_retention.png", ""]  # fmt: skip
+    (args.out / "dev.md").write_text("\n".join(markdown))
+    return payload
+
+
+def run_speed(args: argparse.Namespace) -> dict[str, Any]:
+    samples = load_qa_dev(args.data_dir)
+    names = args.methods or list(SPEED_METHODS)
+    lengths = [int(length) for length in args.speed_lengths]
+    repeats = [int(count) for count in args.speed_repeats] if args.speed_repeats else None
+    results = run_speed_suite(samples, [n for n in names if n != "full"], args.out, lengths=lengths, repeats=repeats,
+                              rate=args.rate or 0.2, device=args.device)  # fmt: skip
+    plot_latency(results, args.out / "speed_latency.png")
+    markdown = ["## Speed and memory (median seconds per prompt; tokens/s in brackets)", "", speed_table(results), ""]
+    (args.out / "speed.md").write_text("\n".join(markdown))
+    return {"suite": "speed", "lengths": lengths, "results": results}
+
+
+def run_task_suite(args: argparse.Namespace, cache: JsonCache, suite: str) -> dict[str, Any]:
+    if suite == "longbench":
+        samples = load_longbench(args.tasks or LONGBENCH_TASKS, args.data_dir)
+    else:
+        samples = load_zeroscrolls(args.tasks or ZEROSCROLLS_TASKS, args.data_dir)
+    by_task: dict[str, list[Sample]] = {}
+    for sample in samples:
+        by_task.setdefault(sample.dataset, []).append(sample)
+    samples = [s for task in by_task.values() for s in task[: args.limit or len(task)]]
+    methods = _methods(args, METHOD_NAMES)
+    reader = _reader(args, cache)
+    records, skipped = evaluate(samples, methods, minilm_token_counter(), rate=args.rate,
+                                target_tokens=args.target_tokens, cache=cache, reader=reader)  # fmt: skip
+    table = (longbench_table if suite == "longbench" else zeroscrolls_table)(records, skipped, list(methods))
+    note = "" if reader else "\n\nNo --reader given: task scores need a reader LLM; tokens and 1/τ are measured."
+    (args.out / f"{suite}.md").write_text(f"## {suite} ({len(samples)} samples, {_budget_text(args)})\n\n{table}{note}\n")
+    return {"suite": suite, "budget": _budget_text(args), "skipped": skipped, "reader": reader.identity if reader else None,
+            "summary": aggregate(records), "records": records}  # fmt: skip
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose or not args.smoke else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)  # fmt: skip
+    args.out.mkdir(parents=True, exist_ok=True)
+    cache = JsonCache(None if args.no_cache else (args.cache or args.out / "cache.sqlite"))
+    suites = ["dev", "speed"] if args.suite == "all" else [args.suite]
+    if args.smoke and "speed" in suites:
+        suites.remove("speed")
+    try:
+        for suite in suites:
+            if suite == "dev":
+                payload = run_dev(args, cache)
+            elif suite == "speed":
+                payload = run_speed(args)
+            else:
+                payload = run_task_suite(args, cache, suite)
+            payload["environment"] = environment_info()
+            payload["command"] = "python -m benchmarks.run " + " ".join(sys.argv[1:] if argv is None else argv)
+            write_json(args.out / f"{suite}.json", payload)
+            print((args.out / f"{suite}.md").read_text())
+    except (DataNotFoundError, ReaderUnavailable) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    finally:
+        cache.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,158 @@
+"""Speed and memory per method: seconds per prompt by prompt length, tokens/s, peak RSS, GPU memory.
+
+Prompts of 1k/4k/16k/64k MiniLM tokens are built by concatenating real dev contexts. Each method runs in a
+fresh subprocess (``python -m benchmarks.timing --worker ...``) so its peak RSS is its own: the process loads
+the method, warms up once on the shortest prompt, then times ``repeats`` calls per length and reports the
+median. Embedding caches are cleared at every call, so each compression pays for its own embeddings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from benchmarks.budget import MiniLMTokenCounter, budget_for, minilm_token_counter
+from benchmarks.loaders import Sample
+from benchmarks.methods import AWARE, build_method
+
+__all__ = ["DEFAULT_LENGTHS", "build_length_prompts", "run_speed_suite"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_LENGTHS: tuple[int, ...] = (1024, 4096, 16384, 65536)
+
+
+def build_length_prompts(
+    samples: Sequence[Sample], lengths: Sequence[int], counter: MiniLMTokenCounter
+) -> dict[int, dict[str, str]]:
+    """``{length: {"text", "question"}}``: dev contexts joined until ``length`` tokens, cut at a word boundary."""
+    ordered = sorted(samples, key=lambda sample: sample.id)
+    prompts: dict[int, dict[str, str]] = {}
+    for length in lengths:
+        parts: list[str] = []
+        total = 0
+        for sample in ordered:
+            parts.append(sample.context.strip())
+            total += counter(sample.context)
+            if total >= length:
+                break
+        text = "\n\n".join(parts)
+        encoding = counter.tokenizer.backend_tokenizer.encode(text, add_special_tokens=False)
+        if len(encoding.ids) > length:
+            cut = encoding.offsets[length][0]
+            text = text[:cut].rstrip()
+        prompts[length] = {"text": text, "question": ordered[0].question}
+    return prompts
+
+
+def _worker(method_name: str, prompts_path: Path, repeats: Sequence[int], rate: float, device: str | None) -> dict:
+    import psutil  # noqa: PLC0415
+    import torch  # noqa: PLC0415
+
+    from benchmarks.embeddings import shared_embedder  # noqa: PLC0415
+
+    prompts = {int(k): v for k, v in json.loads(prompts_path.read_text()).items()}
+    counter = minilm_token_counter()
+    method = build_method(method_name, counter, device=device, embedder_factory=lambda: shared_embedder(False))
+    started = time.perf_counter()
+    method.warm_up()
+
+    def run(length: int) -> float:
+        text, question = prompts[length]["text"], prompts[length]["question"]
+        budget = budget_for(counter(text), rate=rate)
+        begin = time.perf_counter()
+        method.compress(text, question if AWARE in method.settings else None, budget, sample_id=f"speed-{length}")
+        return time.perf_counter() - begin
+
+    lengths = sorted(prompts)
+    run(lengths[0])  # warm-up: lazy imports, model load, first-call allocations
+    load_seconds = time.perf_counter() - started
+    rss_loaded = psutil.Process().memory_info().rss / 2**20
+    rows = []
+    for length, count in zip(lengths, repeats, strict=True):
+        times = [run(length) for _ in range(count)]
+        median = statistics.median(times)
+        tokens = counter(prompts[length]["text"])
+        rows.append({"length": length, "tokens": tokens, "repeats": count, "seconds_median": median,
+                     "seconds_all": times, "tokens_per_s": tokens / median if median > 0 else None})  # fmt: skip
+    result: dict[str, Any] = {
+        "method": method_name, "rows": rows, "load_and_warmup_s": load_seconds, "rss_after_load_mb": rss_loaded,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "torch_threads": torch.get_num_threads(),
+    }  # fmt: skip
+    if torch.cuda.is_available():
+        result["gpu_peak_mb"] = torch.cuda.max_memory_allocated() / 2**20
+    return result
+
+
+def run_speed_suite(
+    samples: Sequence[Sample], methods: Sequence[str], out_dir: Path, *, lengths: Sequence[int] = DEFAULT_LENGTHS,
+    repeats: Sequence[int] | None = None, rate: float = 0.2, device: str | None = None, timeout_s: float = 1800,
+    skipped: dict[str, str] | None = None,
+) -> list[dict[str, Any]]:  # fmt: skip
+    """Time every method in its own subprocess; failures become ``{"method", "error"}`` entries."""
+    counter = minilm_token_counter()
+    repeats = list(repeats or [3 if length <= 16384 else 1 for length in lengths])
+    out_dir.mkdir(parents=True, exist_ok=True)
+    scratch = tempfile.TemporaryDirectory(prefix="tpc-speed-")
+    prompts_path = Path(scratch.name) / "speed_prompts.json"  # ~0.5 MB of text: not a result to keep
+    prompts_path.write_text(json.dumps(build_length_prompts(samples, lengths, counter)))
+    try:
+        return _time_methods(methods, prompts_path, counter, repeats, rate, device, timeout_s, skipped)
+    finally:
+        scratch.cleanup()
+
+
+def _time_methods(methods: Sequence[str], prompts_path: Path, counter: MiniLMTokenCounter, repeats: Sequence[int],
+                  rate: float, device: str | None, timeout_s: float, skipped: dict[str, str] | None) -> list[dict]:  # fmt: skip
+    results = []
+    for name in methods:
+        if skipped and name in skipped:
+            results.append({"method": name, "skipped": skipped[name]})
+            continue
+        reason = build_method(name, counter).unavailable_reason()
+        if reason is not None:
+            results.append({"method": name, "skipped": reason})
+            continue
+        command = [sys.executable, "-m", "benchmarks.timing", "--worker", name, "--prompts", str(prompts_path),
+                   "--repeats", ",".join(map(str, repeats)), "--rate", str(rate)] + (["--device", device] if device else [])  # fmt: skip
+        logger.info("timing %s ...", name)
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, check=False,
+                                  cwd=Path(__file__).resolve().parents[1], env=os.environ.copy())  # fmt: skip
+        except subprocess.TimeoutExpired:
+            results.append({"method": name, "error": f"timed out after {timeout_s:.0f}s"})
+            continue
+        lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+        if done.returncode != 0 or not lines:
+            results.append({"method": name, "error": (done.stderr.strip().splitlines() or ["no output"])[-1]})
+            continue
+        results.append(json.loads(lines[-1]))
+    return results
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Timing worker (one method, one fresh process).")
+    parser.add_argument("--worker", required=True, help="method name")
+    parser.add_argument("--prompts", required=True, type=Path)
+    parser.add_argument("--repeats", required=True)
+    parser.add_argument("--rate", type=float, default=0.2)
+    parser.add_argument("--device", default=None)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+    result = _worker(args.worker, args.prompts, [int(x) for x in args.repeats.split(",")], args.rate, args.device)
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
