@@ -46,6 +46,12 @@ def split_spans(text: str) -> list[tuple[int, int]]:
     return list(split_sentences(text))
 
 
+def split_text(text: str) -> tuple[list[tuple[int, int]], list[str]]:
+    """Sentence spans of ``text`` and the sentences themselves."""
+    spans = split_spans(text)
+    return spans, [text[start:end] for start, end in spans]
+
+
 def _tpc_core_reason() -> str | None:
     try:
         import tpc_core.segmentation  # noqa: F401, PLC0415
@@ -108,10 +114,9 @@ class SentenceScorer(Method):
         raise NotImplementedError
 
     def compress(self, text: str, question: str | None, budget: int, *, sample_id: str = "") -> Compressed:
-        spans = split_spans(text)
+        spans, sentences = split_text(text)
         if not spans:
             return Compressed("")
-        sentences = [text[start:end] for start, end in spans]
         scores = self.scores(sentences, question, sample_id)
         kept = select_under_budget(scores, self.counter.many(sentences), budget)
         return Compressed(join_spans(text, spans, kept), {"kept_sentences": len(kept), "sentences": len(spans)})
@@ -192,10 +197,9 @@ class _BudgetSearch(Method):
         raise NotImplementedError
 
     def compress(self, text: str, question: str | None, budget: int, *, sample_id: str = "") -> Compressed:
-        spans = split_spans(text)
+        spans, sentences = split_text(text)
         if not spans:
             return Compressed("")
-        sentences = [text[start:end] for start, end in spans]
         self.embedder.begin_call()
         low, high, best = 1, len(sentences), None
         while low <= high:
