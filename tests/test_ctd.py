@@ -41,3 +41,16 @@ def test_finish_description_trims_to_one_line():
     assert finish_description("The prompt asks the assistant to", "summarise the text.\nMore") == \
         "The prompt asks the assistant to summarise the text."
     assert finish_description("P", "") == "P"
+
+
+def test_describe_task_takes_one_prompt_or_a_list(tiny):
+    import pytest
+
+    prompts = ["Summarise this report.", "Translate the letter into French."]
+    listed = tiny.describe_task(prompts)
+    single = tiny.describe_task(prompts[0])
+    assert isinstance(single, str) and isinstance(listed, list) and len(listed) == 2
+    assert single == listed[0]  # a string is one prompt, never a sequence of characters
+    assert tiny.describe_task([]) == []
+    with pytest.raises(TypeError, match="prompt 1"):
+        tiny.describe_task(["fine", 42])

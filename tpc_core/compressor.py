@@ -17,7 +17,7 @@ import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, Union, overload
 
 import torch
 
@@ -257,9 +257,33 @@ class TPCCompressor:
                                           document_separator) for p in prompts)
         return results
 
-    def describe_task(self, prompts: Sequence[str]) -> list[str]:
-        """Task descriptions the CTD writes for ``prompts`` (prompt-agnostic mode's questions)."""
-        return self.task_descriptor.describe(list(prompts))
+    @overload
+    def describe_task(self, prompts: str) -> str: ...
+
+    @overload
+    def describe_task(self, prompts: Sequence[str]) -> list[str]: ...
+
+    def describe_task(self, prompts: str | Sequence[str]) -> str | list[str]:
+        """The task description the CTD writes (prompt-agnostic mode's question).
+
+        Args:
+            prompts: One prompt, or a list of prompts (generated in batches).
+
+        Returns:
+            A string for a single prompt, a list (same order) for a list.
+
+        Raises:
+            TypeError: If a prompt is not a string.
+            ValueError: If the checkpoint has no CTD.
+        """
+        single = isinstance(prompts, str)
+        batch = [prompts] if single else list(prompts)
+        for position, prompt in enumerate(batch):
+            if not isinstance(prompt, str):
+                raise TypeError(f"describe_task takes strings; prompt {position} is {type(prompt).__name__}.")
+        with self._lock:
+            descriptions = self._load_descriptor().describe(batch) if batch else []
+        return descriptions[0] if single else descriptions
 
     def info(self) -> dict[str, Any]:
         """Model, device and version facts (what ``tpc info`` prints)."""
