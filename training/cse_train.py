@@ -25,6 +25,7 @@ import argparse
 import json
 import logging
 import random
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -36,12 +37,15 @@ from tpc_core.config import CSEConfig, TPCConfig
 from training.common.jsonl import read_jsonl
 from training.common.loop import LoraSettings, OptimSettings, apply_lora, run_stage_cli, train_loop, weights_dtype
 
-__all__ = ["CSETrainConfig", "CSEExample", "build_example", "load_mcqr", "train_cse", "main"]
+__all__ = ["CSETrainConfig", "CSEExample", "build_example", "load_mcqr", "training_pairs", "train_cse", "main"]
 
 logger = logging.getLogger(__name__)
 ADAPTER_DIR = "cse_adapter"
 WEIGHTS_DIR = "cse_weights"
 EXTRA_EMBEDDINGS = "cse_extra_embeddings.safetensors"
+
+
+POSITIVE_MODES = ("all", "sample", "single")
 
 
 def _cse_defaults() -> OptimSettings:
@@ -66,6 +70,11 @@ class CSETrainConfig:
         mntp_probability: Share of content tokens masked for MNTP.
         mntp_max_windows: Windows per micro-batch given to MNTP (``None``: all; fewer saves a CPU run time).
         train_special_tokens: Train the rows of the two markers (needs ``cse.use_special_tokens``).
+        positives: How multi-hop records become training pairs: ``"all"`` one pair per positive sentence
+            (every hop is learned; pairs of one question never act as each other's in-batch negatives),
+            ``"sample"`` one randomly drawn positive per record and epoch, ``"single"`` only the positive
+            sharing most words with the question, the others left out of the negatives too (a CQR-style
+            single-hop set: the paper's "w/o multi-hop data" ablation).
         max_examples: Use only the first N records (smoke runs).
         local_files_only: Never contact the Hub for base models.
     """
@@ -83,10 +92,13 @@ class CSETrainConfig:
     mntp_probability: float = 0.2
     mntp_max_windows: int | None = None
     train_special_tokens: bool = True
+    positives: str = "all"
     max_examples: int | None = None
     local_files_only: bool = False
 
     def __post_init__(self) -> None:
+        if self.positives not in POSITIVE_MODES:
+            raise ValueError(f"positives must be one of {POSITIVE_MODES}, got {self.positives!r}.")
         if self.temperature <= 0:
             raise ValueError(f"temperature must be > 0, got {self.temperature}.")
         if self.hard_negatives < 0 or self.max_windows_per_example < 1:
@@ -124,17 +136,41 @@ class CSEExample:
 def load_mcqr(path: str | Path, max_examples: int | None = None) -> list[dict[str, Any]]:
     """MCQR records usable for contrastive training (at least one positive and one negative in range)."""
     records = []
-    for record in read_jsonl(path):
+    for position, record in enumerate(read_jsonl(path)):
         count = len(record.get("sentences", []))
         positives = [i for i in record.get("positives", []) if 0 <= i < count]
         negatives = [i for i in record.get("negatives", []) if 0 <= i < count and i not in positives]
         if record.get("question", "").strip() and positives and negatives:
-            records.append({**record, "positives": positives, "negatives": negatives})
+            records.append({**record, "positives": positives, "negatives": negatives,
+                            "group": str(record.get("id") or f"record-{position}")})
         if max_examples is not None and len(records) >= max_examples:
             break
     if not records:
         raise ValueError(f"{path} has no MCQR record with a question, a positive and a negative.")
     return records
+
+
+def training_pairs(records: Sequence[dict[str, Any]], mode: str) -> list[dict[str, Any]]:
+    """Records as the loss sees them, by ``CSETrainConfig.positives`` mode (see there).
+
+    Every returned record keeps its ``group`` (the source record), so pairs of one question are never
+    scored as each other's negatives.
+    """
+    if mode == "sample":
+        return list(records)
+    pairs = []
+    for record in records:
+        if mode == "all":
+            pairs.extend({**record, "positives": [p]} for p in record["positives"])
+        else:
+            question = set(_words(record["question"]))
+            best = max(record["positives"], key=lambda i: (len(question & set(_words(record["sentences"][i]))), -i))
+            pairs.append({**record, "positives": [best]})
+    return pairs
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", text.lower())
 
 
 def build_example(record: dict[str, Any], encoder: Any, config: CSETrainConfig, rng: random.Random) -> CSEExample:
@@ -257,6 +293,7 @@ class CSELoss:
         hidden = hidden.float()
         q = torch.stack([_pool_question(hidden, i, len(ids), suffix_len, pooling) for i, ids in enumerate(questions)])
         candidates, owner, first = [], [], len(questions)
+        groups = [record.get("group") for record in records]
         positive_index = []
         for index, example in enumerate(examples):
             positive_index.append(len(candidates))
@@ -266,10 +303,15 @@ class CSELoss:
             first += len(example.windows)
         q, c = F.normalize(q, dim=-1), F.normalize(torch.stack(candidates), dim=-1)
         logits = q @ c.T / self.config.temperature
+        own = torch.tensor(owner, device=logits.device)[None, :] == torch.arange(len(examples),
+                                                                                  device=logits.device)[:, None]
         if not self.config.in_batch_negatives:
-            own = torch.tensor(owner, device=logits.device)[None, :] == torch.arange(len(examples),
-                                                                                      device=logits.device)[:, None]
             logits = logits.masked_fill(~own, float("-inf"))
+        else:  # another pair of the same question: its candidates may be relevant, never negatives
+            same_group = torch.tensor([[groups[i] is not None and groups[i] == groups[owner[j]]
+                                        for j in range(len(candidates))] for i in range(len(examples))],
+                                      device=logits.device)
+            logits = logits.masked_fill(same_group & ~own, float("-inf"))
         target = torch.tensor(positive_index, device=logits.device)
         contrastive = F.cross_entropy(logits, target)
         accuracy = float((logits.argmax(dim=-1) == target).float().mean())
@@ -316,7 +358,8 @@ def train_cse(config: CSETrainConfig) -> Path:
 
     config.check_paths()
     started = time.perf_counter()
-    records = load_mcqr(config.data_path, config.max_examples)
+    source_records = load_mcqr(config.data_path, config.max_examples)
+    records = training_pairs(source_records, config.positives)
     accelerator = Accelerator(mixed_precision=config.train.mixed_precision)
     torch.manual_seed(config.train.seed)
     options = HubOptions(local_files_only=config.local_files_only)
@@ -331,13 +374,15 @@ def train_cse(config: CSETrainConfig) -> Path:
     groups: list[dict[str, Any]] = [{"params": trainable}]
     if module.marker_rows.requires_grad:
         groups.append({"params": [module.marker_rows], "weight_decay": 0.0})
-    logger.info("CSE: %s (%s), %d records, %d trainable parameters", config.cse.base_model, architecture,
-                len(records), sum(p.numel() for g in groups for p in g["params"]))
+    logger.info("CSE: %s (%s), %d records -> %d training pairs (positives=%s), %d trainable parameters",
+                config.cse.base_model, architecture, len(source_records), len(records), config.positives,
+                sum(p.numel() for g in groups for p in g["params"]))
     loss_fn = CSELoss(encoder, config, architecture, accelerator.device)
     result = train_loop(module, groups, records, loss_fn, config.train, config.output_dir, accelerator=accelerator)
     if accelerator.is_main_process:
         _save(accelerator.unwrap_model(module), tokenizer, config, Path(config.output_dir), {
-            "records": len(records), "steps": result.steps, "resumed_from_step": result.resumed_from,
+            "records": len(source_records), "pairs": len(records), "positives": config.positives,
+            "steps": result.steps, "resumed_from_step": result.resumed_from,
             "first_loss": result.losses[0] if result.losses else None,
             "last_loss": result.losses[-1] if result.losses else None,
             "train_seconds": round(result.seconds, 1), "total_seconds": round(time.perf_counter() - started, 1),

@@ -151,6 +151,51 @@ def test_cse_loss_is_finite_and_decreases_on_a_repeated_batch(tiny_checkpoint, d
     assert module.marker_rows.requires_grad
 
 
+def test_training_pairs_modes_turn_multi_hop_records_into_pairs() -> None:
+    from training.cse_train import training_pairs
+
+    record = {"id": "r1", "group": "r1", "question": "Where was the director of Jaws born?",
+              "sentences": ["Jaws was directed by Steven Spielberg.", "Spielberg was born in Cincinnati.",
+                            "Sharks live in the sea."], "positives": [0, 1], "negatives": [2]}
+    every = training_pairs([record], "all")
+    assert [p["positives"] for p in every] == [[0], [1]] and {p["group"] for p in every} == {"r1"}
+    assert all(p["negatives"] == [2] for p in every)  # the other hop is never a negative
+    single = training_pairs([record], "single")
+    assert [p["positives"] for p in single] == [[0]] and single[0]["negatives"] == [2]
+    assert training_pairs([record], "sample") == [record]
+
+
+def test_pairs_of_one_question_are_not_each_others_negatives(tiny_checkpoint, data, tmp_path) -> None:
+    import torch
+
+    from training.cse_train import CSELoss, _build_module, load_mcqr, training_pairs
+
+    config, backbone, encoder, architecture = _cse_parts(tiny_checkpoint, data, tmp_path)
+    module = _build_module(backbone, [encoder.sentence_marker, encoder.question_marker], architecture, True).eval()
+    record = load_mcqr(data["mcqr"])[0]
+    two_hops = {**record, "positives": [4, 6], "negatives": [0, 1, 2, 3, 5]}
+    pairs = training_pairs([two_hops], "all") + training_pairs(load_mcqr(data["mcqr"])[1:2], "all")
+    loss_fn = CSELoss(encoder, config, architecture, torch.device("cpu"))
+    captured = {}
+    original = torch.nn.functional.cross_entropy
+
+    def spy(logits, target, *args, **kwargs):
+        captured.setdefault("logits", logits.detach())  # the contrastive call comes first, MNTP's after
+        captured.setdefault("target", target)
+        return original(logits, target, *args, **kwargs)
+
+    torch.nn.functional.cross_entropy = spy
+    try:
+        with torch.no_grad():
+            loss_fn(module, pairs)
+    finally:
+        torch.nn.functional.cross_entropy = original
+    logits, target = captured["logits"], captured["target"]
+    # pair 0's row: pair 1's candidates (same question) are masked, the third pair's are live negatives
+    assert torch.isinf(logits[0, target[1]:target[2]]).all() and torch.isfinite(logits[0, target[2]:]).all()
+    assert torch.isinf(logits[1, target[0]:target[1]]).all() and torch.isfinite(logits[2]).all()
+
+
 # ------------------------------------------------------------------------------ CTD
 
 
