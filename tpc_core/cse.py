@@ -157,11 +157,16 @@ class ContextSentenceEncoder:
         self.forward_seconds += time.perf_counter() - started
         return hidden.float()
 
-    def encode_questions(self, questions: Sequence[str]) -> torch.Tensor:
-        """L2-normalised embeddings (n, d) of questions (each closed by ``<end_of_question>``)."""
+    def question_inputs(self, questions: Sequence[str]) -> list[list[int]]:
+        """Encoder input ids of each question: frame prefix, question (cut to fit one window),
+        ``<end_of_question>`` when special tokens are on, frame suffix. Training builds its inputs here too."""
         room = self.config.max_window_tokens - len(self.prefix) - len(self.suffix) - 1
         marker = [] if self.question_marker is None else [self.question_marker]
-        inputs = [self.prefix + ids[:room] + marker + self.suffix for ids in self.tokenize(questions)]
+        return [self.prefix + ids[:room] + marker + self.suffix for ids in self.tokenize(questions)]
+
+    def encode_questions(self, questions: Sequence[str]) -> torch.Tensor:
+        """L2-normalised embeddings (n, d) of questions (each closed by ``<end_of_question>``)."""
+        inputs = self.question_inputs(questions)
         embeddings = []
         for first in range(0, len(inputs), self.config.batch_size):
             batch = inputs[first: first + self.config.batch_size]

@@ -201,11 +201,7 @@ def build_example(record: dict[str, Any], encoder: Any, config: CSETrainConfig, 
         window = windows[owner[sentence]]
         slot = next(s for s in window.slots if s[0] == sentence)
         slots.append((local[owner[sentence]], slot[1], slot[2], slot[3]))
-    room = cse.max_window_tokens - len(encoder.prefix) - len(encoder.suffix) - 1
-    marker = [] if encoder.question_marker is None else [encoder.question_marker]
-    question = encoder.tokenize([record["question"]])[0]
-    return CSEExample(list(encoder.prefix) + question[:room] + marker + list(encoder.suffix),
-                      [windows[w].input_ids for w in chosen], slots)
+    return CSEExample(encoder.question_inputs([record["question"]])[0], [windows[w].input_ids for w in chosen], slots)
 
 
 def _build_module(backbone: Any, marker_ids: list[int], architecture: str, train_markers: bool) -> Any:
