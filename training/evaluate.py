@@ -1,7 +1,7 @@
 """Measure trained checkpoints on the dev split with the benchmark's own protocol (no reader LLM needed).
 
 ``python -m training.evaluate --checkpoint trained=runs/tpc-mini-trained --checkpoint zero-shot=tpc-mini
---baseline minilm-cosine --setting aware --setting agnostic --max-samples 60 --rate 0.2 --out metrics.json``
+--baseline minilm-cosine --setting aware --setting agnostic --rate 0.2 --out metrics.json``
 
 Every method gets the same budget: ``benchmarks.budget.budget_for`` on the text being compressed, counted
 with the MiniLM tokenizer, and the TPC compressors count with it too. ``aware``: compress the context given
@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["evaluate_checkpoints", "main"]
+__all__ = ["evaluate_checkpoints", "spread_subset", "main"]
 
 logger = logging.getLogger(__name__)
 
@@ -43,9 +43,18 @@ def _tpc_method(counter: Any, compressor: Any, label: str, aware: bool) -> Any:
     return method
 
 
+def spread_subset(samples: Sequence[Any], limit: int | None) -> list[Any]:
+    """``limit`` items at evenly spaced positions of ``samples`` (all of them when ``limit`` is None or larger)."""
+    if limit is None or limit >= len(samples):
+        return list(samples)
+    if limit < 1:
+        raise ValueError(f"max_samples must be >= 1, got {limit}.")
+    return [samples[(position * len(samples)) // limit] for position in range(limit)]
+
+
 def evaluate_checkpoints(checkpoints: dict[str, str], *, baselines: Sequence[str] = ("minilm-cosine",),
                          settings: Sequence[str] = ("aware",), data_path: str | None = None,
-                         max_samples: int | None = 60, rate: float = 0.2) -> dict[str, Any]:
+                         max_samples: int | None = None, rate: float = 0.2) -> dict[str, Any]:
     """Evidence recall and answer retention of each checkpoint and baseline on the dev split.
 
     Args:
@@ -53,7 +62,8 @@ def evaluate_checkpoints(checkpoints: dict[str, str], *, baselines: Sequence[str
         baselines: ``benchmarks.methods`` names, run in the prompt-aware setting.
         settings: ``"aware"`` and/or ``"agnostic"`` for the checkpoints.
         data_path: qa_dev JSONL (default: the benchmark's default location).
-        max_samples: First N dev samples (``None``: all).
+        max_samples: N dev samples spread evenly over the split (``None``: all); the file is grouped by
+            source, so an even spread keeps every source in proportion where the first N would not.
         rate: Kept fraction of tokens.
 
     Returns:
@@ -65,7 +75,7 @@ def evaluate_checkpoints(checkpoints: dict[str, str], *, baselines: Sequence[str
     from benchmarks.methods import AGNOSTIC, AWARE, build_method
     from tpc_core import TPCCompressor
 
-    samples = load_qa_dev(data_path, split="dev")[:max_samples]
+    samples = spread_subset(load_qa_dev(data_path, split="dev"), max_samples)
     counter = minilm_token_counter()
     runs: list[tuple[str, str, Any]] = [(name, AWARE, build_method(name, counter)) for name in baselines]
     for label, checkpoint in checkpoints.items():
@@ -90,7 +100,15 @@ def evaluate_checkpoints(checkpoints: dict[str, str], *, baselines: Sequence[str
         logger.info("%s", row)
         rows.append(row)
     return {"data": data_path or "benchmarks default qa_dev", "split": "dev", "max_samples": max_samples,
+            "samples": len(samples), "sources": _source_counts(samples),
             "rate": rate, "token_counter": counter.name, "rows": rows}
+
+
+def _source_counts(samples: Sequence[Any]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for sample in samples:
+        counts[sample.source] = counts.get(sample.source, 0) + 1
+    return counts
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -102,7 +120,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="benchmark method (default minilm-cosine; 'none' for no baseline)")
     parser.add_argument("--setting", action="append", default=None, choices=["aware", "agnostic"])
     parser.add_argument("--data", default=None, help="qa_dev.jsonl path")
-    parser.add_argument("--max-samples", type=int, default=60)
+    parser.add_argument("--max-samples", type=int, default=None,
+                        help="N dev samples spread evenly over the split (default: all 193)")
     parser.add_argument("--rate", type=float, default=0.2)
     parser.add_argument("--out", default=None, help="write the metrics JSON here")
     args = parser.parse_args(argv)
@@ -113,6 +132,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not sep or not label or not path:
             parser.exit(2, f"error: --checkpoint expects LABEL=PATH, got {item!r}\n")
         checkpoints[label] = path
+    if args.max_samples is not None and args.max_samples < 1:
+        parser.exit(2, f"error: --max-samples must be >= 1, got {args.max_samples}\n")
     if not 0 < args.rate <= 1:
         parser.exit(2, f"error: --rate must be in (0, 1], got {args.rate}\n")
     baselines = [b for b in (args.baseline or ["minilm-cosine"]) if b != "none"]

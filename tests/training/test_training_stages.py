@@ -373,3 +373,16 @@ def test_evaluate_reports_evidence_recall_for_checkpoints_and_baselines(tiny_che
     for row in report["rows"]:
         assert row["samples"] == 2 and 0.0 <= row["evidence_recall"] <= 1.0 and row["over_budget"] == 0
     assert table["lead", "aware"]["evidence_recall"] == 0.0  # the fact is the last sentence: lead drops it
+
+
+def test_spread_subset_keeps_every_source_in_proportion() -> None:
+    import pytest
+
+    from training.evaluate import spread_subset
+
+    grouped = ["a"] * 60 + ["b"] * 30 + ["c"] * 10  # the dev file is grouped by source like this
+    picked = spread_subset(grouped, 10)
+    assert picked.count("a") == 6 and picked.count("b") == 3 and picked.count("c") == 1
+    assert spread_subset(grouped, None) == grouped and spread_subset(grouped, 500) == grouped
+    with pytest.raises(ValueError, match="max_samples"):
+        spread_subset(grouped, 0)
