@@ -272,7 +272,10 @@ def test_mcqr_converter_positives_contain_the_gold_sentences(qa_rows: list[dict]
 def test_ctd_converter_and_dev_split_is_refused(qa_rows: list[dict]) -> None:
     mc = next(r for r in qa_rows if r["split"] == "train" and r["meta"].get("question_only"))
     record, template = qa_row_to_ctd(mc, rng=random.Random(3))
-    assert record["task_description"] == mc["meta"]["question_only"].strip()
+    assert record["task_description"].startswith(mc["meta"]["question_only"].strip())
+    assert "\n" not in record["task_description"]
+    for option in mc["meta"]["options"]:  # the options are part of what the prompt asks
+        assert " ".join(str(option).split()) in record["task_description"]
     assert mc["context"] in record["prompt"] and mc["question"].strip() in record["prompt"]
     assert record["id"] == f"{mc['id']}:ctd" and template
     kv = next(r for r in qa_rows if r["split"] == "train" and r["task_type"] == "synthetic")
