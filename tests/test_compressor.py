@@ -66,7 +66,7 @@ def test_budget_at_or_above_input_returns_it_unchanged(tpc_mini):
 
 def test_original_separators_are_kept(tpc_mini):
     text = "Line one about cats.\nLine two about cats too.\n\nUnrelated dogs paragraph here."
-    result = tpc_mini.compress(text, question="cats", target_tokens=12)
+    result = tpc_mini.compress(text, question="Which lines are about cats?", target_tokens=12)
     assert result.compressed_prompt == "Line one about cats.\nLine two about cats too."
 
 
