@@ -304,9 +304,10 @@ class CSELoss:
         if not self.config.in_batch_negatives:
             logits = logits.masked_fill(~own, float("-inf"))
         else:  # another pair of the same question: its candidates may be relevant, never negatives
-            same_group = torch.tensor([[groups[i] is not None and groups[i] == groups[owner[j]]
-                                        for j in range(len(candidates))] for i in range(len(examples))],
-                                      device=logits.device)
+            ids = {group: index for index, group in enumerate(dict.fromkeys(groups))}
+            row_group = torch.tensor([ids[g] if g is not None else -1 - i for i, g in enumerate(groups)],
+                                     device=logits.device)
+            same_group = row_group[:, None] == row_group[torch.tensor(owner, device=logits.device)][None, :]
             logits = logits.masked_fill(same_group & ~own, float("-inf"))
         target = torch.tensor(positive_index, device=logits.device)
         contrastive = F.cross_entropy(logits, target)

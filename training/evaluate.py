@@ -17,6 +17,7 @@ import json
 import logging
 import sys
 import time
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -105,10 +106,7 @@ def evaluate_checkpoints(checkpoints: dict[str, str], *, baselines: Sequence[str
 
 
 def _source_counts(samples: Sequence[Any]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for sample in samples:
-        counts[sample.source] = counts.get(sample.source, 0) + 1
-    return counts
+    return dict(Counter(sample.source for sample in samples))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
