@@ -37,7 +37,8 @@ from tpc_core.config import CSEConfig, TPCConfig
 from training.common.jsonl import read_jsonl
 from training.common.loop import LoraSettings, OptimSettings, apply_lora, run_stage_cli, train_loop, weights_dtype
 
-__all__ = ["CSETrainConfig", "CSEExample", "build_example", "load_mcqr", "training_pairs", "train_cse", "main"]
+__all__ = ["CSETrainConfig", "CSEExample", "build_example", "load_mcqr", "source_sample_id", "split_validation",
+           "training_pairs", "train_cse", "main"]
 
 logger = logging.getLogger(__name__)
 ADAPTER_DIR = "cse_adapter"
@@ -76,6 +77,11 @@ class CSETrainConfig:
             sharing most words with the question, the others left out of the negatives too (a CQR-style
             single-hop set: the paper's "w/o multi-hop data" ablation).
         max_examples: Use only the first N records (smoke runs).
+        validation_fraction: Share of records held out of training (0: none), picked by a hash of the
+            record's source sample id, so every run with the same fraction holds out the same samples
+            whatever its other settings. Their ids go to ``validation_ids.json`` in the run directory, for
+            ``python -m training.evaluate --split train --ids RUN/validation_ids.json``: recipe choices
+            (markers, MNTP, epochs) are compared there, never on dev.
         local_files_only: Never contact the Hub for base models.
     """
 
@@ -94,9 +100,12 @@ class CSETrainConfig:
     train_special_tokens: bool = True
     positives: str = "all"
     max_examples: int | None = None
+    validation_fraction: float = 0.0
     local_files_only: bool = False
 
     def __post_init__(self) -> None:
+        if not 0 <= self.validation_fraction < 1:
+            raise ValueError(f"validation_fraction must be in [0, 1), got {self.validation_fraction}.")
         if self.positives not in POSITIVE_MODES:
             raise ValueError(f"positives must be one of {POSITIVE_MODES}, got {self.positives!r}.")
         if self.temperature <= 0:
@@ -148,6 +157,31 @@ def load_mcqr(path: str | Path, max_examples: int | None = None) -> list[dict[st
     if not records:
         raise ValueError(f"{path} has no MCQR record with a question, a positive and a negative.")
     return records
+
+
+def source_sample_id(record: dict[str, Any]) -> str:
+    """The qa_dev sample an MCQR record was curated from (its id without the ``:mcqr`` suffix)."""
+    return str(record["group"]).removesuffix(":mcqr")
+
+
+def split_validation(records: Sequence[dict[str, Any]],
+                     fraction: float) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``(training, held_out)``: a record is held out when the hash of its sample id falls below ``fraction``.
+
+    The split depends on the ids only (not on file order, seeds or other settings), so runs that differ in
+    anything else are compared on the same held-out samples.
+    """
+    import hashlib
+
+    def bucket(record: dict[str, Any]) -> float:
+        digest = hashlib.sha256(source_sample_id(record).encode("utf-8")).hexdigest()
+        return int(digest[:8], 16) / 0x1_0000_0000
+
+    held_out = [r for r in records if bucket(r) < fraction]
+    training = [r for r in records if bucket(r) >= fraction]
+    if not training:
+        raise ValueError(f"validation_fraction={fraction} leaves no training record.")
+    return training, held_out
 
 
 def training_pairs(records: Sequence[dict[str, Any]], mode: str) -> list[dict[str, Any]]:
@@ -355,8 +389,15 @@ def train_cse(config: CSETrainConfig) -> Path:
 
     config.check_paths()
     started = time.perf_counter()
-    source_records = load_mcqr(config.data_path, config.max_examples)
+    source_records, held_out = split_validation(load_mcqr(config.data_path, config.max_examples),
+                                                config.validation_fraction)
     records = training_pairs(source_records, config.positives)
+    if held_out:
+        output = Path(config.output_dir)
+        output.mkdir(parents=True, exist_ok=True)
+        (output / "validation_ids.json").write_text(
+            json.dumps(sorted(source_sample_id(r) for r in held_out), indent=1) + "\n", encoding="utf-8")
+        logger.info("CSE: %d records held out for validation (%s/validation_ids.json)", len(held_out), output)
     accelerator = Accelerator(mixed_precision=config.train.mixed_precision)
     torch.manual_seed(config.train.seed)
     options = HubOptions(local_files_only=config.local_files_only)
@@ -378,7 +419,7 @@ def train_cse(config: CSETrainConfig) -> Path:
     result = train_loop(module, groups, records, loss_fn, config.train, config.output_dir, accelerator=accelerator)
     if accelerator.is_main_process:
         _save(accelerator.unwrap_model(module), tokenizer, config, Path(config.output_dir), {
-            "records": len(source_records), "pairs": len(records), "positives": config.positives,
+            "records": len(source_records), "held_out_records": len(held_out), "pairs": len(records), "positives": config.positives,
             "steps": result.steps, "resumed_from_step": result.resumed_from,
             "first_loss": result.losses[0] if result.losses else None,
             "last_loss": result.losses[-1] if result.losses else None,

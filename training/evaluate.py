@@ -8,6 +8,9 @@ with the MiniLM tokenizer, and the TPC compressors count with it too. ``aware``:
 the question; ``agnostic``: fill the sample's LongBench-style template (question inside) and compress the
 whole prompt with ``question=None`` (the CTD writes the task description). Metrics: evidence recall (share
 of gold supporting sentences kept verbatim) and answer retention (``benchmarks.metrics``).
+
+Recipe choices are made on held-out training samples, never on dev: ``--split train --ids
+RUN/validation_ids.json`` measures the samples a ``cse_train`` run with ``validation_fraction`` left out.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["evaluate_checkpoints", "spread_subset", "main"]
+__all__ = ["evaluate_checkpoints", "select_samples", "spread_subset", "main"]
 
 logger = logging.getLogger(__name__)
 
@@ -53,9 +56,21 @@ def spread_subset(samples: Sequence[Any], limit: int | None) -> list[Any]:
     return [samples[(position * len(samples)) // limit] for position in range(limit)]
 
 
+def select_samples(samples: Sequence[Any], ids: Sequence[str] | None) -> list[Any]:
+    """The samples whose id is in ``ids`` (all when ``None``); an id missing from ``samples`` is an error."""
+    if ids is None:
+        return list(samples)
+    wanted = set(ids)
+    missing = wanted - {sample.id for sample in samples}
+    if missing:
+        raise ValueError(f"{len(missing)} requested sample ids are not in this split, e.g. {sorted(missing)[0]!r}.")
+    return [sample for sample in samples if sample.id in wanted]
+
+
 def evaluate_checkpoints(checkpoints: dict[str, str], *, baselines: Sequence[str] = ("minilm-cosine",),
                          settings: Sequence[str] = ("aware",), data_path: str | None = None,
-                         max_samples: int | None = None, rate: float = 0.2) -> dict[str, Any]:
+                         max_samples: int | None = None, rate: float = 0.2, split: str = "dev",
+                         ids: Sequence[str] | None = None) -> dict[str, Any]:
     """Evidence recall and answer retention of each checkpoint and baseline on the dev split.
 
     Args:
@@ -66,6 +81,8 @@ def evaluate_checkpoints(checkpoints: dict[str, str], *, baselines: Sequence[str
         max_samples: N dev samples spread evenly over the split (``None``: all); the file is grouped by
             source, so an even spread keeps every source in proportion where the first N would not.
         rate: Kept fraction of tokens.
+        split: ``"dev"`` (reported figures) or ``"train"`` (with ``ids``: held-out validation samples).
+        ids: Only these sample ids of the split (before ``max_samples``).
 
     Returns:
         ``{"rows": [{"method", "setting", "evidence_recall", "answer_retention", "samples", "seconds"}], ...}``.
@@ -76,7 +93,9 @@ def evaluate_checkpoints(checkpoints: dict[str, str], *, baselines: Sequence[str
     from benchmarks.methods import AGNOSTIC, AWARE, build_method
     from tpc_core import TPCCompressor
 
-    samples = spread_subset(load_qa_dev(data_path, split="dev"), max_samples)
+    if split not in ("dev", "train"):
+        raise ValueError(f"split must be 'dev' or 'train', got {split!r}.")
+    samples = spread_subset(select_samples(load_qa_dev(data_path, split=split), ids), max_samples)
     counter = minilm_token_counter()
     runs: list[tuple[str, str, Any]] = [(name, AWARE, build_method(name, counter)) for name in baselines]
     for label, checkpoint in checkpoints.items():
@@ -100,7 +119,8 @@ def evaluate_checkpoints(checkpoints: dict[str, str], *, baselines: Sequence[str
                "samples": len(records), "seconds": round(time.perf_counter() - started, 1)}
         logger.info("%s", row)
         rows.append(row)
-    return {"data": data_path or "benchmarks default qa_dev", "split": "dev", "max_samples": max_samples,
+    return {"data": data_path or "benchmarks default qa_dev", "split": split, "ids": None if ids is None else len(ids),
+            "max_samples": max_samples,
             "samples": len(samples), "sources": _source_counts(samples),
             "rate": rate, "token_counter": counter.name, "rows": rows}
 
@@ -118,6 +138,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="benchmark method (default minilm-cosine; 'none' for no baseline)")
     parser.add_argument("--setting", action="append", default=None, choices=["aware", "agnostic"])
     parser.add_argument("--data", default=None, help="qa_dev.jsonl path")
+    parser.add_argument("--split", default="dev", choices=["dev", "train"],
+                        help="dev (reported figures) or train (with --ids: held-out validation samples)")
+    parser.add_argument("--ids", default=None, metavar="JSON",
+                        help="JSON list of sample ids to measure, e.g. a cse_train run's validation_ids.json")
     parser.add_argument("--max-samples", type=int, default=None,
                         help="N dev samples spread evenly over the split (default: all 193)")
     parser.add_argument("--rate", type=float, default=0.2)
@@ -134,10 +158,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.exit(2, f"error: --max-samples must be >= 1, got {args.max_samples}\n")
     if not 0 < args.rate <= 1:
         parser.exit(2, f"error: --rate must be in (0, 1], got {args.rate}\n")
+    ids = None
+    if args.ids is not None:
+        try:
+            ids = json.loads(Path(args.ids).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as error:
+            parser.exit(2, f"error: --ids {args.ids}: {error}\n")
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids) or not ids:
+            parser.exit(2, f"error: --ids {args.ids} must hold a non-empty JSON list of sample id strings\n")
     baselines = [b for b in (args.baseline or ["minilm-cosine"]) if b != "none"]
     report = evaluate_checkpoints(checkpoints, baselines=baselines, settings=args.setting or ["aware"],
                                   data_path=args.data,
-                                  max_samples=args.max_samples, rate=args.rate)
+                                  max_samples=args.max_samples, rate=args.rate, split=args.split, ids=ids)
     text = json.dumps(report, indent=2)
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -386,3 +386,48 @@ def test_spread_subset_keeps_every_source_in_proportion() -> None:
     assert spread_subset(grouped, None) == grouped and spread_subset(grouped, 500) == grouped
     with pytest.raises(ValueError, match="max_samples"):
         spread_subset(grouped, 0)
+
+
+def test_validation_split_depends_on_sample_ids_only() -> None:
+    import pytest
+
+    from training.cse_train import split_validation
+
+    records = [{"group": f"sample-{i}:mcqr", "question": "q"} for i in range(400)]
+    training, held_out = split_validation(records, 0.25)
+    assert len(training) + len(held_out) == 400 and 70 < len(held_out) < 130
+    held = {r["group"] for r in held_out}
+    assert not held & {r["group"] for r in training}
+    _, reordered = split_validation(list(reversed(records)), 0.25)  # file order does not move the split
+    assert {r["group"] for r in reordered} == held
+    _, larger = split_validation(records, 0.5)  # a larger fraction holds out a superset
+    assert held <= {r["group"] for r in larger}
+    assert split_validation(records, 0.0) == (records, [])
+    with pytest.raises(ValueError, match="validation_fraction"):
+        from training.cse_train import CSETrainConfig
+        from tpc_core.config import CSEConfig
+
+        CSETrainConfig(data_path="x", output_dir="y", cse=CSEConfig(base_model="m"), validation_fraction=1.0)
+
+
+def test_evaluate_measures_only_the_requested_ids_of_a_split(tiny_checkpoint, tmp_path) -> None:
+    import pytest
+
+    from training.evaluate import evaluate_checkpoints, main
+
+    rows = []
+    for index, (fact, question) in enumerate(FACTS[:3]):
+        rows.append({"id": f"t{index}", "source": "toy", "context": " ".join(FILLER) + " " + fact,
+                     "question": question, "answers": [fact.split()[-1].rstrip(".")],
+                     "supporting_sentences": [fact], "task_type": "single_doc_qa", "split": "train"})
+    path = tmp_path / "qa.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    report = evaluate_checkpoints({}, baselines=["lead"], data_path=str(path), split="train", ids=["t0", "t2"])
+    assert report["split"] == "train" and report["samples"] == 2 and report["rows"][0]["samples"] == 2
+    with pytest.raises(ValueError, match="not in this split"):
+        evaluate_checkpoints({}, baselines=["lead"], data_path=str(path), split="train", ids=["dev-only"])
+    bad_ids = tmp_path / "ids.json"
+    bad_ids.write_text('{"not": "a list"}')
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--baseline", "lead", "--data", str(path), "--split", "train", "--ids", str(bad_ids)])
+    assert exit_info.value.code == 2
