@@ -356,16 +356,20 @@ def test_rl_reward_prefers_the_description_whose_compression_keeps_the_answer(tp
     assert rewards["keeps"] > rewards["misses"]
 
 
+def _write_qa_rows(tmp_path: Path, *, count: int, split: str) -> Path:
+    """``count`` qa_dev-schema rows (ids ``d0``/``t0``...): filler, then the one supporting fact last."""
+    rows = [{"id": f"{split[0]}{index}", "source": "toy", "context": " ".join(FILLER) + " " + fact,
+             "question": question, "answers": [fact.split()[-1].rstrip(".")], "supporting_sentences": [fact],
+             "task_type": "single_doc_qa", "split": split} for index, (fact, question) in enumerate(FACTS[:count])]
+    path = tmp_path / "qa.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return path
+
+
 def test_evaluate_reports_evidence_recall_for_checkpoints_and_baselines(tiny_checkpoint, tmp_path) -> None:
     from training.evaluate import evaluate_checkpoints
 
-    rows = []
-    for index, (fact, question) in enumerate(FACTS[:2]):
-        rows.append({"id": f"d{index}", "source": "toy", "context": " ".join(FILLER) + " " + fact,
-                     "question": question, "answers": [fact.split()[-1].rstrip(".")],
-                     "supporting_sentences": [fact], "task_type": "single_doc_qa", "split": "dev"})
-    path = tmp_path / "qa.jsonl"
-    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    path = _write_qa_rows(tmp_path, count=2, split="dev")
     report = evaluate_checkpoints({"tiny": str(tiny_checkpoint)}, baselines=["lead"], settings=["aware", "agnostic"],
                                   data_path=str(path), max_samples=2, rate=0.3)
     table = {(r["method"], r["setting"]): r for r in report["rows"]}
@@ -389,9 +393,9 @@ def test_spread_subset_keeps_every_source_in_proportion() -> None:
 
 
 def test_validation_split_depends_on_sample_ids_only() -> None:
-    import pytest
+    from training.cse_train import CSETrainConfig, split_validation
+    from tpc_core.config import CSEConfig
 
-    from training.cse_train import split_validation
 
     records = [{"group": f"sample-{i}:mcqr", "question": "q"} for i in range(400)]
     training, held_out = split_validation(records, 0.25)
@@ -404,24 +408,13 @@ def test_validation_split_depends_on_sample_ids_only() -> None:
     assert held <= {r["group"] for r in larger}
     assert split_validation(records, 0.0) == (records, [])
     with pytest.raises(ValueError, match="validation_fraction"):
-        from training.cse_train import CSETrainConfig
-        from tpc_core.config import CSEConfig
-
         CSETrainConfig(data_path="x", output_dir="y", cse=CSEConfig(base_model="m"), validation_fraction=1.0)
 
 
 def test_evaluate_measures_only_the_requested_ids_of_a_split(tiny_checkpoint, tmp_path) -> None:
-    import pytest
-
     from training.evaluate import evaluate_checkpoints, main
 
-    rows = []
-    for index, (fact, question) in enumerate(FACTS[:3]):
-        rows.append({"id": f"t{index}", "source": "toy", "context": " ".join(FILLER) + " " + fact,
-                     "question": question, "answers": [fact.split()[-1].rstrip(".")],
-                     "supporting_sentences": [fact], "task_type": "single_doc_qa", "split": "train"})
-    path = tmp_path / "qa.jsonl"
-    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    path = _write_qa_rows(tmp_path, count=3, split="train")
     report = evaluate_checkpoints({}, baselines=["lead"], data_path=str(path), split="train", ids=["t0", "t2"])
     assert report["split"] == "train" and report["samples"] == 2 and report["rows"][0]["samples"] == 2
     with pytest.raises(ValueError, match="not in this split"):
