@@ -173,12 +173,11 @@ def split_validation(records: Sequence[dict[str, Any]],
     """
     import hashlib
 
-    def bucket(record: dict[str, Any]) -> float:
+    training: list[dict[str, Any]] = []
+    held_out: list[dict[str, Any]] = []
+    for record in records:
         digest = hashlib.sha256(source_sample_id(record).encode("utf-8")).hexdigest()
-        return int(digest[:8], 16) / 0x1_0000_0000
-
-    held_out = [r for r in records if bucket(r) < fraction]
-    training = [r for r in records if bucket(r) >= fraction]
+        (held_out if int(digest[:8], 16) / 0x1_0000_0000 < fraction else training).append(record)
     if not training:
         raise ValueError(f"validation_fraction={fraction} leaves no training record.")
     return training, held_out
@@ -419,7 +418,8 @@ def train_cse(config: CSETrainConfig) -> Path:
     result = train_loop(module, groups, records, loss_fn, config.train, config.output_dir, accelerator=accelerator)
     if accelerator.is_main_process:
         _save(accelerator.unwrap_model(module), tokenizer, config, Path(config.output_dir), {
-            "records": len(source_records), "held_out_records": len(held_out), "pairs": len(records), "positives": config.positives,
+            "records": len(source_records), "held_out_records": len(held_out), "pairs": len(records),
+            "positives": config.positives,
             "steps": result.steps, "resumed_from_step": result.resumed_from,
             "first_loss": result.losses[0] if result.losses else None,
             "last_loss": result.losses[-1] if result.losses else None,

@@ -71,7 +71,7 @@ def evaluate_checkpoints(checkpoints: dict[str, str], *, baselines: Sequence[str
                          settings: Sequence[str] = ("aware",), data_path: str | None = None,
                          max_samples: int | None = None, rate: float = 0.2, split: str = "dev",
                          ids: Sequence[str] | None = None) -> dict[str, Any]:
-    """Evidence recall and answer retention of each checkpoint and baseline on the dev split.
+    """Evidence recall and answer retention of each checkpoint and baseline on a split (dev by default).
 
     Args:
         checkpoints: Label -> checkpoint (name, directory or Hub id) for ``TPCCompressor.from_pretrained``.
@@ -119,8 +119,8 @@ def evaluate_checkpoints(checkpoints: dict[str, str], *, baselines: Sequence[str
                "samples": len(records), "seconds": round(time.perf_counter() - started, 1)}
         logger.info("%s", row)
         rows.append(row)
-    return {"data": data_path or "benchmarks default qa_dev", "split": split, "ids": None if ids is None else len(ids),
-            "max_samples": max_samples,
+    return {"data": data_path or "benchmarks default qa_dev", "split": split,
+            "ids": None if ids is None else len(ids), "max_samples": max_samples,
             "samples": len(samples), "sources": _source_counts(samples),
             "rate": rate, "token_counter": counter.name, "rows": rows}
 

@@ -396,7 +396,6 @@ def test_validation_split_depends_on_sample_ids_only() -> None:
     from training.cse_train import CSETrainConfig, split_validation
     from tpc_core.config import CSEConfig
 
-
     records = [{"group": f"sample-{i}:mcqr", "question": "q"} for i in range(400)]
     training, held_out = split_validation(records, 0.25)
     assert len(training) + len(held_out) == 400 and 70 < len(held_out) < 130
