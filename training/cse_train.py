@@ -38,7 +38,7 @@ from training.common.jsonl import read_jsonl
 from training.common.loop import LoraSettings, OptimSettings, apply_lora, run_stage_cli, train_loop, weights_dtype
 
 __all__ = ["CSETrainConfig", "CSEExample", "build_example", "load_mcqr", "source_sample_id", "split_validation",
-           "training_pairs", "train_cse", "main"]
+           "training_pairs", "train_cse", "weighted", "main"]
 
 logger = logging.getLogger(__name__)
 ADAPTER_DIR = "cse_adapter"
@@ -76,6 +76,10 @@ class CSETrainConfig:
             ``"sample"`` one randomly drawn positive per record and epoch, ``"single"`` only the positive
             sharing most words with the question, the others left out of the negatives too (a CQR-style
             single-hop set: the paper's "w/o multi-hop data" ablation).
+        data_mix: More MCQR files mixed into training, each with a weight: the number of times its records
+            are used per epoch (``3`` repeats them three times, ``0.5`` keeps a fixed half, picked by a hash of
+            the record id). Keeps a large source from drowning the small ones. Never held out for validation.
+        data_weight: The same weight for ``data_path``'s training records.
         max_examples: Use only the first N records (smoke runs).
         validation_fraction: Share of records held out of training (0: none), picked by a hash of the
             record's source sample id, so every run with the same fraction holds out the same samples
@@ -99,6 +103,8 @@ class CSETrainConfig:
     mntp_max_windows: int | None = None
     train_special_tokens: bool = True
     positives: str = "all"
+    data_mix: dict[str, float] = field(default_factory=dict)
+    data_weight: float = 1.0
     max_examples: int | None = None
     validation_fraction: float = 0.0
     local_files_only: bool = False
@@ -108,6 +114,8 @@ class CSETrainConfig:
             raise ValueError(f"validation_fraction must be in [0, 1), got {self.validation_fraction}.")
         if self.positives not in POSITIVE_MODES:
             raise ValueError(f"positives must be one of {POSITIVE_MODES}, got {self.positives!r}.")
+        if self.data_weight <= 0 or any(weight <= 0 for weight in self.data_mix.values()):
+            raise ValueError("data_weight and every data_mix weight must be > 0.")
         if self.temperature <= 0:
             raise ValueError(f"temperature must be > 0, got {self.temperature}.")
         if self.hard_negatives < 0 or self.max_windows_per_example < 1:
@@ -122,9 +130,10 @@ class CSETrainConfig:
 
     def check_paths(self) -> None:
         """Fail before any model loads when the data is missing."""
-        if not Path(self.data_path).is_file():
-            raise FileNotFoundError(f"data_path {self.data_path} not found; run training.curation first "
-                                    "(python -m training.curation --config training/configs/curation_qa_train.yaml).")
+        for path in [self.data_path, *self.data_mix]:
+            if not Path(path).is_file():
+                raise FileNotFoundError(f"MCQR data {path} not found; run training.curation first (python -m "
+                                        "training.curation --config training/configs/curation_qa_train.yaml).")
 
 
 @dataclass
@@ -181,6 +190,22 @@ def split_validation(records: Sequence[dict[str, Any]],
     if not training:
         raise ValueError(f"validation_fraction={fraction} leaves no training record.")
     return training, held_out
+
+
+def weighted(records: Sequence[dict[str, Any]], weight: float) -> list[dict[str, Any]]:
+    """``records`` repeated ``floor(weight)`` times, plus the fraction's share picked by a hash of the id.
+
+    Deterministic: the same records are picked whatever the order of the file or the run's seed.
+    """
+    import hashlib
+
+    whole, fraction = int(weight), weight - int(weight)
+    picked = list(records) * whole
+    for record in records:
+        digest = hashlib.sha256(("mix:" + str(record["group"])).encode("utf-8")).hexdigest()
+        if int(digest[:8], 16) / 0x1_0000_0000 < fraction:
+            picked.append(record)
+    return picked
 
 
 def training_pairs(records: Sequence[dict[str, Any]], mode: str) -> list[dict[str, Any]]:
@@ -390,7 +415,13 @@ def train_cse(config: CSETrainConfig) -> Path:
     started = time.perf_counter()
     source_records, held_out = split_validation(load_mcqr(config.data_path, config.max_examples),
                                                 config.validation_fraction)
-    records = training_pairs(source_records, config.positives)
+    mixed = weighted(source_records, config.data_weight)
+    sources = {config.data_path: len(mixed)}
+    for path, weight in config.data_mix.items():
+        extra = weighted(load_mcqr(path, config.max_examples), weight)
+        sources[path] = len(extra)
+        mixed.extend(extra)
+    records = training_pairs(mixed, config.positives)
     if held_out:
         output = Path(config.output_dir)
         output.mkdir(parents=True, exist_ok=True)
@@ -419,6 +450,8 @@ def train_cse(config: CSETrainConfig) -> Path:
     if accelerator.is_main_process:
         _save(accelerator.unwrap_model(module), tokenizer, config, Path(config.output_dir), {
             "records": len(source_records), "held_out_records": len(held_out), "pairs": len(records),
+            "records_per_epoch_by_file": sources,
+            "data_mix": {path: _data_facts(path) for path in config.data_mix},
             "positives": config.positives,
             "steps": result.steps, "resumed_from_step": result.resumed_from,
             "first_loss": result.losses[0] if result.losses else None,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 from collections.abc import Iterable, Iterator
@@ -12,12 +13,13 @@ __all__ = ["JsonlAppender", "read_jsonl", "repair_jsonl"]
 
 
 def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
-    """Yield the JSON objects of ``path``, one per non-empty line.
+    """Yield the JSON objects of ``path`` (plain or ``.gz``), one per non-empty line.
 
     Raises:
         ValueError: A line is not a JSON object; the message gives the file and line number.
     """
-    with open(path, encoding="utf-8") as handle:
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as handle:
         for number, line in enumerate(handle, 1):
             if not line.strip():
                 continue

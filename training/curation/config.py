@@ -76,6 +76,7 @@ class CurationConfig:
     mcqr_windows_per_text: int = 1
     mcqr_min_positives: int = 1
     drop_answer_negatives: bool = True  # converters: a segment containing a gold answer is never a negative
+    negatives: Literal["random", "hard"] = "random"  # converters: how MCQR negatives are drawn (see converters)
     ctd_rules: CTDRules = field(default_factory=CTDRules)
     # run
     batch_size: int = 8  # inputs per generator round

@@ -28,6 +28,7 @@ from training.curation.sentences import Span, sentences_of
 __all__ = [
     "QA_TEMPLATES",
     "TEMPLATES_BY_TASK",
+    "hard_negatives",
     "locate_gold_spans",
     "qa_row_to_ctd",
     "qa_row_to_mcqr",
@@ -140,8 +141,13 @@ def qa_row_to_mcqr(
     max_negatives: int,
     min_sentences: int = 3,
     drop_answer_negatives: bool = True,
+    negatives: str = "random",
 ) -> tuple[dict[str, Any] | None, Counter[str]]:
     """One MCQR record from a QA row, or ``None``; the counter holds rejection reasons and notes.
+
+    ``negatives="random"`` samples up to ``max_negatives`` other segments; ``"hard"`` takes them by
+    :func:`hard_negatives` (the gold passage's other sentences, then the distractors' sentences that share
+    most words with the question, then random ones).
 
     Reasons: ``too_few_sentences``, ``no_gold_match`` (no supporting sentence found in the context),
     ``no_negatives``. Notes (the record is kept): ``gold_sentence_not_found``,
@@ -176,14 +182,19 @@ def qa_row_to_mcqr(
     if not pool:
         notes["no_negatives"] += 1
         return None, notes
-    negatives = sorted(rng.sample(pool, min(max_negatives, len(pool))))
+    if negatives == "hard":
+        chosen = hard_negatives(context, spans, sentences, positives, pool, str(row["question"]), max_negatives,
+                                rng)
+    else:
+        chosen = rng.sample(pool, min(max_negatives, len(pool)))
+    negative_ids = sorted(chosen)
     meta = row.get("meta") or {}
     record = {
         "id": f"{row['id']}:mcqr",
         "question": re.sub(r"\s+", " ", str(meta.get("question_only") or row["question"]).strip()),
         "sentences": sentences,
         "positives": sorted(positives),
-        "negatives": negatives,
+        "negatives": negative_ids,
         "source": str(row.get("source")),
     }
     return record, notes
@@ -203,3 +214,43 @@ def _answer_strings(row: Mapping[str, Any]) -> list[str]:
 
 def _contains(sentence: str, answer: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(answer)}(?!\w)", sentence, re.IGNORECASE) is not None
+
+
+_PASSAGE_BREAK = re.compile(r"\n[ \t]*\n")
+_STOPWORDS = frozenset(
+    "a an and are as at be by did do does for from had has have how in is it its of on or that the this to was "
+    "were what when where which who whom whose why will with".split()
+)
+
+
+def hard_negatives(context: str, spans: Sequence[Span], sentences: Sequence[str], positives: set[int],
+                   pool: Sequence[int], question: str, limit: int, rng: random.Random) -> list[int]:
+    """Up to ``limit`` negatives from ``pool``, hardest first.
+
+    Half the room goes to the other sentences of the passages holding a positive (passages are the blocks
+    between blank lines, e.g. ``Document [k]`` of lost-in-the-middle or a HotpotQA paragraph), three quarters
+    in all to the sentences of any passage that share the most question words (weighted by rarity within the
+    context, as BM25 would), and the rest is sampled at random so that easy negatives stay represented.
+    """
+    breaks = [m.end() for m in _PASSAGE_BREAK.finditer(context)]
+    passage = [sum(1 for b in breaks if b <= start) for start, _ in spans]
+    gold_passages = {passage[i] for i in positives}
+    chosen: list[int] = []
+    same = [i for i in pool if passage[i] in gold_passages]
+    chosen.extend(rng.sample(same, min(len(same), limit // 2)))
+    words = [set(_content_words(text)) for text in sentences]
+    frequency = Counter(w for sentence_words in words for w in sentence_words)
+    query = set(_content_words(question))
+    weight = {w: 1.0 / frequency[w] for w in query if frequency[w]}
+    taken = set(chosen)
+    ranked = sorted((i for i in pool if i not in taken), key=lambda i: (-sum(weight.get(w, 0.0) for w in words[i]), i))
+    lexical = [i for i in ranked if any(w in weight for w in words[i])]
+    chosen.extend(lexical[: max(0, (3 * limit) // 4 - len(chosen))])
+    taken = set(chosen)
+    rest = [i for i in pool if i not in taken]
+    chosen.extend(rng.sample(rest, min(len(rest), limit - len(chosen))))
+    return chosen
+
+
+def _content_words(text: str) -> list[str]:
+    return [w for w in re.findall(r"\w+", text.lower()) if w not in _STOPWORDS and len(w) > 1]

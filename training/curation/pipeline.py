@@ -253,6 +253,7 @@ def _convert(
                 max_negatives=config.max_negatives,
                 min_sentences=config.min_sentences,
                 drop_answer_negatives=config.drop_answer_negatives,
+                negatives=config.negatives,
             )
             outcome = _Outcome(notes=notes)
             if record is None:
