@@ -125,6 +125,7 @@ def evaluate(
                     if "error" not in record:
                         cache.put("compress", key, record)
                     computed += 1
+                record["method"] = method.name  # the row label; a cached record may come from another label
                 if reader is not None and "prompt" in record:
                     _read(record, sample, reader)
                 if not keep_prompts:

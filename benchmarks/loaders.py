@@ -2,6 +2,8 @@
 
 * qa_dev (``shared/data/qa_dev.jsonl``) and any JSONL with the same fields
   (``id, source, context, question, answers, supporting_sentences, task_type, split``).
+* summ_dev (``shared/data/summ_dev.jsonl``): the same schema, LongBench ``multi_news`` rows with
+  ``question = null`` and the reference summary in ``answers[0]``. Evaluation only.
 * LongBench: ``input, context, answers, length, dataset, language, all_classes, _id``; one file per task,
   ``<dir>/<task>.jsonl`` or ``<dir>/longbench/<task>.jsonl`` or ``<dir>/data/<task>.jsonl``.
 * ZeroSCROLLS: ``id, pid, input, output, document_start_index, document_end_index, query_start_index,
@@ -28,10 +30,13 @@ __all__ = [
     "DataNotFoundError",
     "DATA_DIR_ENV",
     "QA_DEV_ENV",
+    "SUMM_DEV_ENV",
     "LONGBENCH_TASKS",
     "ZEROSCROLLS_TASKS",
     "default_qa_dev_path",
+    "default_summ_dev_path",
     "load_qa_dev",
+    "load_summ_dev",
     "load_longbench",
     "load_zeroscrolls",
     "read_jsonl",
@@ -39,6 +44,8 @@ __all__ = [
 
 DATA_DIR_ENV = "TPC_BENCH_DATA"
 QA_DEV_ENV = "TPC_QA_DEV"
+SUMM_DEV_ENV = "TPC_SUMM_DEV"
+SUMM_DEV_TASK = "multi_news"
 
 LONGBENCH_TASKS: tuple[str, ...] = tuple(DATASET2PROMPT)
 ZEROSCROLLS_TASKS: tuple[str, ...] = (
@@ -108,11 +115,21 @@ def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     return rows
 
 
+def _shared_data_path(env: str, file_name: str) -> Path:
+    """``$env`` when set, else ``shared/data/<file_name>`` beside the repository checkout."""
+    if os.environ.get(env):
+        return Path(os.environ[env])
+    return Path(__file__).resolve().parents[2] / "shared" / "data" / file_name
+
+
 def default_qa_dev_path() -> Path:
     """``$TPC_QA_DEV``, else ``shared/data/qa_dev.jsonl`` beside the repository checkout."""
-    if os.environ.get(QA_DEV_ENV):
-        return Path(os.environ[QA_DEV_ENV])
-    return Path(__file__).resolve().parents[2] / "shared" / "data" / "qa_dev.jsonl"
+    return _shared_data_path(QA_DEV_ENV, "qa_dev.jsonl")
+
+
+def default_summ_dev_path() -> Path:
+    """``$TPC_SUMM_DEV``, else ``shared/data/summ_dev.jsonl`` beside the repository checkout."""
+    return _shared_data_path(SUMM_DEV_ENV, "summ_dev.jsonl")
 
 
 def _require_fields(row: dict[str, Any], fields: Sequence[str], path: Path) -> None:
@@ -151,6 +168,48 @@ def load_qa_dev(path: str | os.PathLike[str] | None = None, *, split: str | None
                 max_new_tokens=32,
                 supporting_sentences=tuple(row.get("supporting_sentences") or ()),
                 meta={"task_type": task_type, **row.get("meta", {})},
+            )
+        )
+    return samples
+
+
+def load_summ_dev(path: str | os.PathLike[str] | None = None) -> list[Sample]:
+    """Load summ_dev (LongBench ``multi_news`` rows in the qa_dev schema) for prompt-agnostic evaluation.
+
+    Each sample carries LongBench's ``multi_news`` template, an empty question and the reference summary as
+    its only answer. ``path`` may be the file or a directory holding ``summ_dev.jsonl``; ``None`` means
+    :func:`default_summ_dev_path`. Evaluation data only: never train on the summaries.
+
+    Raises:
+        DataNotFoundError: the file does not exist (the message says where to put it).
+        ValueError: a row lacks ``id``, ``context`` or ``answers``, or has no reference summary.
+    """
+    path = Path(path) if path is not None else default_summ_dev_path()
+    if path.is_dir():
+        path = path / "summ_dev.jsonl"
+    if not path.is_file():
+        raise DataNotFoundError(
+            f"summ_dev data not found at {path}. Put summ_dev.jsonl there, or pass --data-dir DIR "
+            f"(containing summ_dev.jsonl) or set {SUMM_DEV_ENV}=/path/to/summ_dev.jsonl."
+        )
+    samples = []
+    for row in read_jsonl(path):
+        _require_fields(row, ("id", "context", "answers"), path)
+        if not row["answers"] or not str(row["answers"][0]).strip():
+            raise ValueError(f"{path}: row {row['id']!r} has no reference summary in answers[0]")
+        samples.append(
+            Sample(
+                id=str(row["id"]),
+                dataset=SUMM_DEV_TASK,
+                source=_short_source(row.get("source", SUMM_DEV_TASK)),
+                context=row["context"],
+                question=row.get("question") or "",
+                answers=tuple(row["answers"]),
+                template=DATASET2PROMPT[SUMM_DEV_TASK],
+                metric=DATASET2METRIC[SUMM_DEV_TASK],
+                max_new_tokens=DATASET2MAXLEN[SUMM_DEV_TASK],
+                meta={"task_type": row.get("task_type", "summarization"), "split": row.get("split"),
+                      **row.get("meta", {})},  # fmt: skip
             )
         )
     return samples

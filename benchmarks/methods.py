@@ -6,6 +6,9 @@ budget with :func:`benchmarks.budget.select_under_budget` (original order, never
 baselines run the real LlamaIndex / LangChain components; their knobs (percentile, top-k) are set to the
 largest value whose output fits the budget (see the classes). A method whose dependency is missing reports
 why in :meth:`Method.unavailable_reason` and is skipped, never crashing the run.
+
+Several TPC checkpoints can be compared in one run: :func:`method_specs` expands ``tpc-aware`` /
+``tpc-agnostic`` into one row per model, labelled by :func:`tpc_model_labels`.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import importlib.util
 import os
 import re
 import zlib
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -26,9 +30,23 @@ import numpy as np
 
 from benchmarks.budget import MiniLMTokenCounter, join_spans, select_under_budget
 
-__all__ = ["Compressed", "Method", "METHOD_NAMES", "build_method", "split_spans"]
+__all__ = [
+    "Compressed",
+    "Method",
+    "MethodSpec",
+    "METHOD_NAMES",
+    "TPC_METHOD_NAMES",
+    "DEFAULT_TPC_MODEL",
+    "build_method",
+    "method_settings",
+    "method_specs",
+    "passage_starts",
+    "split_spans",
+    "tpc_model_labels",
+]
 
 AWARE, AGNOSTIC = "aware", "agnostic"
+DEFAULT_TPC_MODEL = "tpc-mini"
 
 
 @dataclass(frozen=True)
@@ -113,12 +131,24 @@ class SentenceScorer(Method):
     def scores(self, sentences: list[str], question: str | None, sample_id: str) -> Sequence[float]:
         raise NotImplementedError
 
+    def span_scores(self, text: str, spans: list[tuple[int, int]], sentences: list[str], question: str | None,
+                    sample_id: str) -> Sequence[float | None]:  # fmt: skip
+        """Score of each sentence given where it sits in ``text``; ``None`` marks a sentence never kept.
+
+        Default: :meth:`scores`, which sees the sentences only.
+        """
+        return self.scores(sentences, question, sample_id)
+
     def compress(self, text: str, question: str | None, budget: int, *, sample_id: str = "") -> Compressed:
         spans, sentences = split_text(text)
         if not spans:
             return Compressed("")
-        scores = self.scores(sentences, question, sample_id)
-        kept = select_under_budget(scores, self.counter.many(sentences), budget)
+        scores = self.span_scores(text, spans, sentences, question, sample_id)
+        eligible = [index for index, score in enumerate(scores) if score is not None]
+        chosen = select_under_budget(
+            [scores[index] for index in eligible], self.counter.many([sentences[index] for index in eligible]), budget
+        )
+        kept = [eligible[position] for position in chosen]
         return Compressed(join_spans(text, spans, kept), {"kept_sentences": len(kept), "sentences": len(spans)})
 
 
@@ -146,6 +176,66 @@ class LeadSentences(SentenceScorer):
 
     def scores(self, sentences: list[str], question: str | None, sample_id: str) -> Sequence[float]:
         return [-float(index) for index in range(len(sentences))]
+
+
+# A line that opens a passage in multi-document prompts: LongBench ("Passage 3:"), lost-in-the-middle
+# ("Document [3] (Title: ...)"), and plain "Document 3".
+PASSAGE_MARKER = re.compile(r"^[ \t]*(?:Passage \d+:|Document \[\d+\]|Document \d+\b)", re.MULTILINE)
+_MARKER_ONLY = re.compile(r"(?:Passage \d+:|Document \[\d+\]:?|Document \d+:?)")
+_BLANK_LINES = re.compile(r"\n[ \t]*\n\s*")
+
+
+def passage_starts(text: str) -> list[int]:
+    """Character offsets where the passages of ``text`` start, ascending.
+
+    Passages start at lines opening with ``Passage k:``, ``Document [k]`` or ``Document k``; text before the
+    first such line (a template's instruction) belongs to no passage. Without any marker, the passages are
+    the blank-line-separated blocks, the first starting at offset 0.
+    """
+    markers = [match.start() for match in PASSAGE_MARKER.finditer(text)]
+    if markers:
+        return markers
+    return [0] + [match.end() for match in _BLANK_LINES.finditer(text) if match.end() < len(text)]
+
+
+class LeadPerPassage(SentenceScorer):
+    """Round-robin over the passages' leads: every passage's 1st sentence, then every 2nd, ... (Multi-News lead).
+
+    Sentences before the first passage (the template's instruction) and sentences that are only a passage
+    marker (``Passage 2:``) are never kept. Selection under the budget is the shared greedy rule, so a
+    sentence that no longer fits is skipped and a later, shorter one may still be taken.
+    """
+
+    name = "lead-per-passage"
+
+    def span_scores(self, text: str, spans: list[tuple[int, int]], sentences: list[str], question: str | None,
+                    sample_id: str) -> Sequence[float | None]:  # fmt: skip
+        starts = passage_starts(text)
+        taken_per_passage: dict[int, int] = {}
+        slots: dict[int, tuple[int, int]] = {}  # sentence index -> (round, passage)
+        for index, ((start, _), sentence) in enumerate(zip(spans, sentences, strict=True)):
+            passage = bisect_right(starts, start) - 1
+            if passage < 0 or _MARKER_ONLY.fullmatch(sentence.strip()):
+                continue
+            slots[index] = (taken_per_passage.get(passage, 0), passage)
+            taken_per_passage[passage] = slots[index][0] + 1
+        rank = {index: position for position, index in enumerate(sorted(slots, key=slots.__getitem__))}
+        return [-float(rank[index]) if index in rank else None for index in range(len(spans))]
+
+
+class MiniLMCentroid(SentenceScorer):
+    """Cosine of each sentence's MiniLM embedding to the mean embedding of all sentences (centroid summary)."""
+
+    name = "minilm-centroid"
+
+    def scores(self, sentences: list[str], question: str | None, sample_id: str) -> Sequence[float]:
+        self.embedder.begin_call()
+        vectors = self.embedder.embed(sentences)  # unit norm: cosine = v . c / |c|
+        centroid = vectors.mean(axis=0)
+        norm = float(np.linalg.norm(centroid))
+        if norm == 0.0:
+            return [0.0] * len(sentences)
+        return (vectors @ (centroid / norm)).tolist()
 
 
 def _words(text: str) -> list[str]:
@@ -303,6 +393,22 @@ def _package_fingerprint() -> str:
     return digest.hexdigest()[:16]
 
 
+def _checkpoint_fingerprint(model: str) -> str:
+    """``":ckpt=<16 hex>"`` over (file, size, mtime) of a local checkpoint directory; ``""`` for a name.
+
+    A checkpoint retrained in place keeps its path: this keeps cached results of the old weights apart.
+    """
+    root = Path(model).expanduser()
+    if not root.is_dir():
+        return ""
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        if path.is_file():
+            stat = path.stat()
+            digest.update(f"{path.relative_to(root)}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+    return f":ckpt={digest.hexdigest()[:16]}"
+
+
 @lru_cache(maxsize=2)
 def _tpc_compressor(model: str, device: str | None) -> Any:
     from tpc_core import TPCCompressor  # noqa: PLC0415
@@ -311,13 +417,18 @@ def _tpc_compressor(model: str, device: str | None) -> Any:
 
 
 class TPCMethod(Method):
-    """TPC through its public API. ``tpc-aware`` gets the question; ``tpc-agnostic`` gets ``None`` (CTD)."""
+    """TPC through its public API. ``tpc-aware`` gets the question; ``tpc-agnostic`` gets ``None`` (CTD).
 
-    def __init__(self, counter: MiniLMTokenCounter, *, aware: bool, model: str = "tpc-mini",
-                 device: str | None = None, **kwargs: Any) -> None:  # fmt: skip
+    ``label`` names the row (default: ``tpc-aware`` / ``tpc-agnostic``); it does not enter the cache identity,
+    so the same model's results are shared between labels.
+    """
+
+    def __init__(self, counter: MiniLMTokenCounter, *, aware: bool, model: str = DEFAULT_TPC_MODEL,
+                 device: str | None = None, label: str | None = None, **kwargs: Any) -> None:  # fmt: skip
         super().__init__(counter, **kwargs)
         self.aware, self.model, self.device = aware, model, device
-        self.name = "tpc-aware" if aware else "tpc-agnostic"
+        self.kind = "tpc-aware" if aware else "tpc-agnostic"
+        self.name = label or self.kind
         self.settings = frozenset({AWARE if aware else AGNOSTIC})
         self.needs_question = aware
 
@@ -333,7 +444,8 @@ class TPCMethod(Method):
         # fingerprint the package files too, so cached results never mix engine states.
         import tpc_core  # noqa: PLC0415
 
-        return f"{self.name}:{self.model}:tpc_core={getattr(tpc_core, '__version__', '?')}:{_package_fingerprint()}"
+        version, checkpoint = getattr(tpc_core, "__version__", "?"), _checkpoint_fingerprint(self.model)
+        return f"{self.kind}:{self.model}:tpc_core={version}:{_package_fingerprint()}{checkpoint}"
 
     def compress(self, text: str, question: str | None, budget: int, *, sample_id: str = "") -> Compressed:
         compressor = _tpc_compressor(self.model, self.device)
@@ -410,25 +522,109 @@ class LLMLinguaMethod(Method):
 
 
 METHOD_NAMES: tuple[str, ...] = (
-    "tpc-aware", "tpc-agnostic", "random", "lead", "bm25", "minilm-cosine", "llamaindex-seo",
-    "langchain-filter", "full", "llmlingua", "llmlingua-2",
+    "tpc-aware", "tpc-agnostic", "random", "lead", "lead-per-passage", "bm25", "minilm-cosine", "minilm-centroid",
+    "llamaindex-seo", "langchain-filter", "full", "llmlingua", "llmlingua-2",
 )  # fmt: skip
+TPC_METHOD_NAMES: tuple[str, ...] = ("tpc-aware", "tpc-agnostic")
+
+_SIMPLE_METHODS: dict[str, type[Method]] = {
+    "random": RandomSentences, "lead": LeadSentences, "lead-per-passage": LeadPerPassage, "bm25": BM25Sentences,
+    "minilm-cosine": MiniLMCosine, "minilm-centroid": MiniLMCentroid, "llamaindex-seo": LlamaIndexOptimizer,
+    "langchain-filter": LangChainFilter, "full": FullPrompt,
+}  # fmt: skip
 
 
-def build_method(name: str, counter: MiniLMTokenCounter, *, seed: int = 0, tpc_model: str = "tpc-mini",
-                 device: str | None = None, embedder_factory: Callable[[], Any] | None = None) -> Method:  # fmt: skip
-    """Instantiate a method by name (see :data:`METHOD_NAMES`)."""
+def method_settings(name: str) -> frozenset[str]:
+    """The settings (``aware`` / ``agnostic``) method ``name`` runs in, without building it."""
+    if name in TPC_METHOD_NAMES:
+        return frozenset({AWARE if name == "tpc-aware" else AGNOSTIC})
+    if name in ("llmlingua", "llmlingua-2"):
+        return LLMLinguaMethod.settings
+    if name not in _SIMPLE_METHODS:
+        raise ValueError(f"unknown method {name!r}; choose from {', '.join(METHOD_NAMES)}")
+    return _SIMPLE_METHODS[name].settings
+
+
+def build_method(name: str, counter: MiniLMTokenCounter, *, seed: int = 0, tpc_model: str = DEFAULT_TPC_MODEL,
+                 device: str | None = None, embedder_factory: Callable[[], Any] | None = None,
+                 label: str | None = None) -> Method:  # fmt: skip
+    """Instantiate a method by name (see :data:`METHOD_NAMES`); ``label`` renames a TPC row."""
     common: dict[str, Any] = {"embedder_factory": embedder_factory}
-    if name in ("tpc-aware", "tpc-agnostic"):
-        return TPCMethod(counter, aware=name == "tpc-aware", model=tpc_model, device=device, **common)
+    if name in TPC_METHOD_NAMES:
+        return TPCMethod(counter, aware=name == "tpc-aware", model=tpc_model, device=device, label=label, **common)
     if name in ("llmlingua", "llmlingua-2"):
         return LLMLinguaMethod(counter, variant=name, device=device, **common)
-    simple: dict[str, type[Method]] = {
-        "lead": LeadSentences, "bm25": BM25Sentences, "minilm-cosine": MiniLMCosine,
-        "llamaindex-seo": LlamaIndexOptimizer, "langchain-filter": LangChainFilter, "full": FullPrompt,
-    }  # fmt: skip
     if name == "random":
         return RandomSentences(counter, seed=seed, **common)
-    if name not in simple:
+    if name not in _SIMPLE_METHODS:
         raise ValueError(f"unknown method {name!r}; choose from {', '.join(METHOD_NAMES)}")
-    return simple[name](counter, **common)
+    return _SIMPLE_METHODS[name](counter, **common)
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """One row to run: its label, the method name it builds, and (TPC rows) the checkpoint."""
+
+    label: str
+    name: str
+    tpc_model: str = DEFAULT_TPC_MODEL
+
+
+def _path_tail(components: Sequence[str], depth: int) -> str:
+    return "/".join(components[-depth:]).lstrip("/")
+
+
+def tpc_model_labels(models: Sequence[str]) -> dict[str, str]:
+    """A short, unique row label per TPC model.
+
+    A name without a path separator that starts with ``tpc`` stays as is (``tpc-mini``); anything else (a
+    checkpoint directory, a Hub id) becomes ``tpc:`` + its last path component, or as many trailing
+    components as it takes to tell the given models apart (``tpc:/runs/a/ckpt`` -> ``tpc:ckpt``).
+    """
+    labels: dict[str, str] = {}
+    paths: dict[str, tuple[str, ...]] = {}
+    for model in models:
+        if model.startswith("tpc") and "/" not in model and os.sep not in model:
+            labels[model] = model
+        else:
+            paths[model] = Path(model).parts or (model,)
+    for model, components in paths.items():
+        depth = 1
+        others = [theirs for other, theirs in paths.items() if other != model]
+        while depth < len(components) and any(_path_tail(o, depth) == _path_tail(components, depth) for o in others):
+            depth += 1
+        labels[model] = f"tpc:{_path_tail(components, depth) or model}"
+    return {model: labels[model] for model in models}
+
+
+def method_specs(names: Sequence[str], tpc_models: Sequence[str] = (DEFAULT_TPC_MODEL,), *,
+                 label_tpc_by_model: bool = False) -> list[MethodSpec]:  # fmt: skip
+    """Rows for ``names``: one per method, and one per TPC model for ``tpc-aware`` / ``tpc-agnostic``.
+
+    TPC rows keep the method name when one model is given (``tpc-aware``) and become ``tpc-aware[tpc-mini]``,
+    ``tpc-aware[tpc:ckpt]`` with several. ``label_tpc_by_model`` (one-setting suites) labels them by the
+    model alone (``tpc-mini``).
+
+    Raises:
+        ValueError: no TPC model given, or two rows would share a label.
+    """
+    models = list(dict.fromkeys(tpc_models))
+    if not models:
+        raise ValueError("at least one TPC model is needed")
+    labels = tpc_model_labels(models)
+    specs: list[MethodSpec] = []
+    for name in names:
+        if name not in TPC_METHOD_NAMES:
+            specs.append(MethodSpec(name, name))
+            continue
+        for model in models:
+            if label_tpc_by_model:
+                label = labels[model]
+            else:
+                label = name if len(models) == 1 else f"{name}[{labels[model]}]"
+            specs.append(MethodSpec(label, name, model))
+    seen = [spec.label for spec in specs]
+    duplicates = sorted({label for label in seen if seen.count(label) > 1})
+    if duplicates:
+        raise ValueError(f"several rows would be labelled {', '.join(duplicates)}")
+    return specs

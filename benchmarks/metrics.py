@@ -5,6 +5,7 @@ Answer metrics score a reader LLM's prediction against gold answers (max over go
 * ``qa_f1``: SQuAD-normalised token F1 (lower-case, no punctuation, no articles).
 * ``rouge_l``: ROUGE-L F1 (LCS of lower-cased word tokens); ``rouge_geo``: geometric mean of ROUGE-1/2/L F1
   (ZeroSCROLLS). Pure Python: ``rouge-score``/``rouge`` are not needed.
+  :func:`rouge_n_recall` (how much of a reference a compressed prompt still contains) uses the same tokens.
 * ``code_sim``: LongBench's edit similarity, ``fuzz.ratio`` of the first non-comment line: the normalised
   InDel similarity ``2*LCS/(|a|+|b|)`` rounded to an integer percent as fuzzywuzzy does.
 * ``classification`` / ``count`` / ``retrieval``: LongBench's rules for trec / passage_count / passage_retrieval.
@@ -27,6 +28,7 @@ __all__ = [
     "qa_f1",
     "rouge_l",
     "rouge_n",
+    "rouge_n_recall",
     "rouge_geo",
     "code_sim",
     "levenshtein_similarity",
@@ -99,13 +101,32 @@ def rouge_l(prediction: str, gold: str) -> float:
     return _prf(_lcs_length(pred, ref), len(pred), len(ref))
 
 
+def _ngram_counts(text: str, n: int) -> Counter[tuple[str, ...]]:
+    """Multiset of the ``n``-grams of :func:`_rouge_tokens` of ``text``."""
+    tokens = _rouge_tokens(text)
+    return Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
+
+
 def rouge_n(prediction: str, gold: str, n: int) -> float:
     """ROUGE-N F1 over lower-cased alphanumeric tokens."""
-    pred, ref = _rouge_tokens(prediction), _rouge_tokens(gold)
-    grams_pred = Counter(tuple(pred[i : i + n]) for i in range(len(pred) - n + 1))
-    grams_ref = Counter(tuple(ref[i : i + n]) for i in range(len(ref) - n + 1))
+    grams_pred, grams_ref = _ngram_counts(prediction, n), _ngram_counts(gold, n)
     overlap = sum((grams_pred & grams_ref).values())
     return _prf(overlap, sum(grams_pred.values()), sum(grams_ref.values()))
+
+
+def rouge_n_recall(candidate: str, reference: str, n: int) -> float:
+    """ROUGE-N recall of ``reference`` by ``candidate``: clipped n-gram overlap / n-grams of the reference.
+
+    Same tokens as :func:`rouge_n` (lower-cased alphanumeric runs); each reference n-gram counts at most as
+    often as it occurs in the candidate. ``0.0`` when the reference has no n-gram.
+    """
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+    grams_ref = _ngram_counts(reference, n)
+    total = sum(grams_ref.values())
+    if total == 0:
+        return 0.0
+    return sum((_ngram_counts(candidate, n) & grams_ref).values()) / total
 
 
 def rouge_geo(prediction: str, gold: str) -> float:

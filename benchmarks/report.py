@@ -20,8 +20,11 @@ __all__ = [
     "longbench_table",
     "zeroscrolls_table",
     "speed_table",
+    "summ_summary",
+    "summ_table",
     "plot_rate_curves",
     "plot_latency",
+    "plot_summ_rouge",
     "write_json",
 ]
 
@@ -173,6 +176,35 @@ def zeroscrolls_table(records: Sequence[Mapping[str, Any]], skipped: Mapping[str
     return "\n".join(lines)
 
 
+SUMM_ROUGE_FIELDS: dict[str, str] = {"rouge1_recall": "ROUGE-1 recall", "rouge2_recall": "ROUGE-2 recall"}
+
+
+def summ_summary(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per method: :func:`aggregate`'s overall prompt-agnostic figures plus mean ROUGE-1/2 recall."""
+    overall = {method: groups["overall"] for method, groups in aggregate(records).get("agnostic", {}).items()}
+    for method, row in overall.items():
+        mine = [record for record in records if record["method"] == method and "error" not in record]
+        for field in SUMM_ROUGE_FIELDS:
+            row[field] = _mean(record.get(field) for record in mine)
+    return overall
+
+
+def summ_table(summary: Mapping[str, Mapping[str, Any]], skipped: Mapping[str, str], order: Sequence[str]) -> str:
+    """Summarisation suite: ROUGE-1/2 recall of the reference, tokens, budget, overruns, 1/τ, seconds."""
+    header = "| Method | " + " | ".join(SUMM_ROUGE_FIELDS.values()) + " | Tokens | Budget | Over budget | 1/τ | s/prompt |"
+    lines = [header, "|" + "---|" * (header.count("|") - 1)]
+    for method in _ordered(summary, order):
+        row = summary[method]
+        cells = [method, *(_fmt(row[field]) for field in SUMM_ROUGE_FIELDS), _fmt(row["tokens_mean"], 0),
+                 _fmt(row["budget_mean"], 0), "n/a" if method == "full" else str(row["over_budget"]),
+                 "—" if row["inverse_tau"] is None else f"{row['inverse_tau']:.1f}×", _fmt(row["seconds_mean"], 3)]  # fmt: skip
+        if row["errors"]:
+            cells[0] += f" ({row['errors']} errors)"
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += _skipped_rows(skipped, header.count("|") - 2)
+    return "\n".join(lines)
+
+
 def speed_table(results: Sequence[Mapping[str, Any]]) -> str:
     """Median seconds per prompt (tokens/s) per length, load+warm-up time, RSS."""
     lengths = sorted({row["length"] for result in results for row in result.get("rows", [])})
@@ -223,6 +255,31 @@ def plot_rate_curves(curves: Mapping[str, Any], path: Path, metric: str = "evide
         axis.set(title=SETTING_TITLES[setting], xlabel="rate (budget / original tokens)", ylabel=metric.replace("_", " "))
         axis.grid(alpha=0.3)
         axis.legend(fontsize=7)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+    return path
+
+
+def plot_summ_rouge(summary: Mapping[str, Mapping[str, Any]], path: Path, order: Sequence[str] = ()) -> Path:
+    """Grouped bars: ROUGE-1 and ROUGE-2 recall of the reference summary per method."""
+    import matplotlib  # noqa: PLC0415
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    methods = [m for m in _ordered(summary, order) if summary[m].get("rouge1_recall") is not None]
+    width = 0.8 / len(SUMM_ROUGE_FIELDS)
+    figure, axis = plt.subplots(figsize=(max(6.0, 1.1 * len(methods) + 2), 4))
+    for offset, (field, title) in enumerate(SUMM_ROUGE_FIELDS.items()):
+        positions = [i + (offset - (len(SUMM_ROUGE_FIELDS) - 1) / 2) * width for i in range(len(methods))]
+        values = [summary[m][field] or 0.0 for m in methods]
+        bars = axis.bar(positions, values, width, label=title)
+        axis.bar_label(bars, fmt="%.2f", fontsize=7)
+    axis.set_xticks(range(len(methods)), methods, rotation=20, ha="right", fontsize=8)
+    axis.set(ylabel="recall of the reference summary", ylim=(0, 1))
+    axis.grid(alpha=0.3, axis="y")
+    axis.legend(fontsize=8)
     figure.tight_layout()
     figure.savefig(path, dpi=120)
     plt.close(figure)

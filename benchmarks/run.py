@@ -6,8 +6,11 @@ Suites:
   speed        seconds per prompt / tokens/s / RSS by prompt length, each method in a fresh process.
   longbench    LongBench tasks from --data-dir (Table 1 layout; needs --reader for task scores).
   zeroscrolls  ZeroSCROLLS tasks from --data-dir (Table 2 layout; needs --reader for task scores).
+  summ         summ_dev (LongBench multi_news): the whole filled prompt compressed with no question;
+               ROUGE-1/2 recall of the reference summary by the compressed text (--max-samples N).
   all          dev + speed.
 ``--smoke``: a few dev samples, a few methods, no curves, no timing; for CI (< 2 min on 2 cores).
+``--tpc-model`` may be repeated or take a comma list: one TPC row per model in every suite.
 """
 
 from __future__ import annotations
@@ -28,11 +31,21 @@ from benchmarks.loaders import (
     Sample,
     load_longbench,
     load_qa_dev,
+    load_summ_dev,
     load_zeroscrolls,
     LONGBENCH_TASKS,
     ZEROSCROLLS_TASKS,
 )
-from benchmarks.methods import METHOD_NAMES, build_method
+from benchmarks.methods import (
+    AGNOSTIC,
+    DEFAULT_TPC_MODEL,
+    METHOD_NAMES,
+    Method,
+    build_method,
+    method_settings,
+    method_specs,
+    tpc_model_labels,
+)
 from benchmarks.reader import CachedReader, ReaderUnavailable, resolve_reader
 from benchmarks.report import (
     aggregate,
@@ -41,34 +54,48 @@ from benchmarks.report import (
     longbench_table,
     plot_latency,
     plot_rate_curves,
+    plot_summ_rouge,
     speed_table,
+    summ_summary,
+    summ_table,
     write_json,
     zeroscrolls_table,
 )
+from benchmarks.summ import evaluate_summ, evenly_spaced
 from benchmarks.timing import DEFAULT_LENGTHS, run_speed_suite
 
-__all__ = ["main", "stratified"]
+__all__ = ["main", "parse_args", "stratified"]
 
 logger = logging.getLogger("benchmarks")
 
 SMOKE_METHODS = ("tpc-aware", "lead", "bm25", "full")
 SPEED_METHODS = tuple(name for name in METHOD_NAMES if name != "full")
+SUMM_METHODS = tuple(name for name in METHOD_NAMES if AGNOSTIC in method_settings(name))
+SUMM_SMOKE_METHODS = ("lead", "lead-per-passage", "random", "minilm-centroid")
 
 
 def _csv(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
+def _tpc_models(values: Sequence[Sequence[str]] | None) -> list[str]:
+    """``--tpc-model`` values (each a comma list), flattened, duplicates dropped; default ``[tpc-mini]``."""
+    models = list(dict.fromkeys(model for value in values or () for model in value))
+    return models or [DEFAULT_TPC_MODEL]
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    parser.add_argument("--suite", choices=("dev", "speed", "longbench", "zeroscrolls", "all"), default="dev")
+    parser.add_argument("--suite", choices=("dev", "speed", "longbench", "zeroscrolls", "summ", "all"), default="dev")
     parser.add_argument("--out", type=Path, default=Path("results"))
     parser.add_argument("--smoke", action="store_true", help="few samples and methods, no curves or timing")
     parser.add_argument("--methods", type=_csv, default=None, help=f"comma list from: {', '.join(METHOD_NAMES)}")
     parser.add_argument("--rate", type=float, default=None, help="budget = rate x original tokens (default 0.2)")
     parser.add_argument("--target-tokens", type=int, default=None, help="fixed budget (LongBench protocol: 2000)")
     parser.add_argument("--limit", type=int, default=None, help="at most N samples (spread over sources)")
+    parser.add_argument("--max-samples", type=int, default=None,
+                        help="summ: N samples spread evenly over the file (default: all 100)")  # fmt: skip
     parser.add_argument("--data-dir", type=Path, default=None, help="qa_dev.jsonl / LongBench / ZeroSCROLLS files")
     parser.add_argument("--tasks", type=_csv, default=None, help="LongBench / ZeroSCROLLS tasks (default: all)")
     parser.add_argument("--reader", default="none", help="none | smollm2 | hf:DIR | openai")
@@ -84,7 +111,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-cache", action="store_true")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--device", default=None, help="device for TPC / readers (default: auto)")
-    parser.add_argument("--tpc-model", default="tpc-mini")
+    parser.add_argument("--tpc-model", dest="tpc_model_args", type=_csv, action="append", default=None,
+                        metavar="NAME[,NAME...]",
+                        help="TPC checkpoint(s): repeat the flag or give a comma list; one TPC row per model "
+                             f"(default {DEFAULT_TPC_MODEL})")  # fmt: skip
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
     unknown = [name for name in args.methods or () if name not in METHOD_NAMES]
@@ -94,6 +124,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error("give --rate or --target-tokens, not both")
     if args.rate is None and args.target_tokens is None:
         args.rate = 0.2
+    if args.max_samples is not None and args.max_samples < 1:
+        parser.error("--max-samples must be at least 1")
+    args.tpc_models = _tpc_models(args.tpc_model_args)
+    if args.suite == "summ":
+        needs_question = [name for name in args.methods or () if AGNOSTIC not in method_settings(name)]
+        if needs_question:
+            parser.error(f"--suite summ has no question: {', '.join(needs_question)} cannot run "
+                         f"(choose from {', '.join(SUMM_METHODS)})")  # fmt: skip
     return args
 
 
@@ -113,11 +151,13 @@ def stratified(samples: Sequence[Sample], limit: int | None) -> list[Sample]:
     return chosen
 
 
-def _methods(args: argparse.Namespace, default: Sequence[str]) -> dict[str, Any]:
+def _methods(args: argparse.Namespace, default: Sequence[str], *,
+             label_tpc_by_model: bool = False) -> dict[str, Method]:  # fmt: skip
+    """The rows to run, by label: ``--methods`` (or ``default``), TPC methods once per ``--tpc-model``."""
     counter = minilm_token_counter()
-    names = args.methods or list(default)
-    return {name: build_method(name, counter, seed=args.seed, tpc_model=args.tpc_model, device=args.device)
-            for name in names}  # fmt: skip
+    specs = method_specs(args.methods or list(default), args.tpc_models, label_tpc_by_model=label_tpc_by_model)
+    return {spec.label: build_method(spec.name, counter, seed=args.seed, tpc_model=spec.tpc_model,
+                                     device=args.device, label=spec.label) for spec in specs}  # fmt: skip
 
 
 def _reader(args: argparse.Namespace, cache: JsonCache) -> CachedReader | None:
@@ -179,12 +219,41 @@ def run_speed(args: argparse.Namespace) -> dict[str, Any]:
     names = args.methods or list(SPEED_METHODS)
     lengths = [int(length) for length in args.speed_lengths]
     repeats = [int(count) for count in args.speed_repeats] if args.speed_repeats else None
-    results = run_speed_suite(samples, [n for n in names if n != "full"], args.out, lengths=lengths, repeats=repeats,
-                              rate=args.rate or 0.2, device=args.device)  # fmt: skip
+    specs = method_specs([n for n in names if n != "full"], args.tpc_models)
+    results = run_speed_suite(samples, specs, args.out, lengths=lengths, repeats=repeats, rate=args.rate or 0.2,
+                              device=args.device)  # fmt: skip
     plot_latency(results, args.out / "speed_latency.png")
     markdown = ["## Speed and memory (median seconds per prompt; tokens/s in brackets)", "", speed_table(results), ""]
     (args.out / "speed.md").write_text("\n".join(markdown))
     return {"suite": "speed", "lengths": lengths, "results": results}
+
+
+def run_summ(args: argparse.Namespace, cache: JsonCache) -> dict[str, Any]:
+    """summ_dev: compress each filled multi_news prompt with no question; ROUGE-1/2 recall of the reference."""
+    count = args.max_samples if args.max_samples is not None else args.limit
+    everything = load_summ_dev(args.data_dir)
+    samples = evenly_spaced(everything, 3 if args.smoke and count is None else count)
+    methods = _methods(args, SUMM_SMOKE_METHODS if args.smoke else SUMM_METHODS, label_tpc_by_model=True)
+    counter = minilm_token_counter()
+    started = time.perf_counter()
+    records, skipped = evaluate_summ(samples, methods, counter, rate=args.rate, target_tokens=args.target_tokens,
+                                     cache=cache)  # fmt: skip
+    order = list(methods)
+    summary = summ_summary(records)
+    plot_summ_rouge(summary, args.out / "summ_rouge.png", order)
+    markdown = [
+        f"## summ_dev: LongBench multi_news ({len(samples)} of {len(everything)} samples, {_budget_text(args)}, "
+        "prompt-agnostic, MiniLM token counter)", "",
+        "The whole filled multi_news prompt is compressed with no question; ROUGE-N recall = share of the "
+        "reference summary's n-grams found in the compressed text (clipped counts).", "",
+        summ_table(summary, skipped, order), "", "Plot: summ_rouge.png", "",
+    ]  # fmt: skip
+    (args.out / "summ.md").write_text("\n".join(markdown))
+    return {
+        "suite": "summ", "budget": _budget_text(args), "samples": len(samples), "sample_ids": [s.id for s in samples],
+        "methods": order, "skipped": skipped, "token_counter": counter.name,
+        "summary": summary, "seconds": time.perf_counter() - started, "records": records,
+    }  # fmt: skip
 
 
 def run_task_suite(args: argparse.Namespace, cache: JsonCache, suite: str) -> dict[str, Any]:
@@ -222,8 +291,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 payload = run_dev(args, cache)
             elif suite == "speed":
                 payload = run_speed(args)
+            elif suite == "summ":
+                payload = run_summ(args, cache)
             else:
                 payload = run_task_suite(args, cache, suite)
+            payload["tpc_models"] = tpc_model_labels(args.tpc_models)  # checkpoint -> its row label
             payload["environment"] = environment_info()
             payload["command"] = "python -m benchmarks.run " + " ".join(sys.argv[1:] if argv is None else argv)
             write_json(args.out / f"{suite}.json", payload)

@@ -1,6 +1,7 @@
 """Speed and memory per method: seconds per prompt by prompt length, tokens/s, peak RSS, GPU memory.
 
-Prompts of 1k/4k/16k/64k MiniLM tokens are built by concatenating real dev contexts. Each method runs in a
+Prompts of 1k/4k/16k/64k MiniLM tokens are built by concatenating real dev contexts; prompt-agnostic methods
+get them inside LongBench's multi-document QA template with the question written in it, as users send them. Each method runs in a
 fresh subprocess (``python -m benchmarks.timing --worker ...``) so its peak RSS is its own: the process loads
 the method, warms up once on the shortest prompt, then times ``repeats`` calls per length and reports the
 median. Embedding caches are cleared at every call, so each compression pays for its own embeddings.
@@ -24,7 +25,8 @@ from typing import Any
 
 from benchmarks.budget import MiniLMTokenCounter, budget_for, minilm_token_counter
 from benchmarks.loaders import Sample
-from benchmarks.methods import AWARE, build_method
+from benchmarks.methods import AWARE, DEFAULT_TPC_MODEL, MethodSpec, build_method
+from benchmarks.templates import QA_DEV_TEMPLATES, fill_template
 
 __all__ = ["DEFAULT_LENGTHS", "build_length_prompts", "run_speed_suite"]
 
@@ -56,7 +58,8 @@ def build_length_prompts(
     return prompts
 
 
-def _worker(method_name: str, prompts_path: Path, repeats: Sequence[int], rate: float, device: str | None) -> dict:
+def _worker(method_name: str, prompts_path: Path, repeats: Sequence[int], rate: float, device: str | None,
+            tpc_model: str = DEFAULT_TPC_MODEL, label: str | None = None) -> dict:  # fmt: skip
     import psutil  # noqa: PLC0415
     import torch  # noqa: PLC0415
 
@@ -64,15 +67,20 @@ def _worker(method_name: str, prompts_path: Path, repeats: Sequence[int], rate: 
 
     prompts = {int(k): v for k, v in json.loads(prompts_path.read_text()).items()}
     counter = minilm_token_counter()
-    method = build_method(method_name, counter, device=device, embedder_factory=lambda: shared_embedder(False))
+    method = build_method(method_name, counter, device=device, embedder_factory=lambda: shared_embedder(False),
+                          tpc_model=tpc_model)  # fmt: skip
     started = time.perf_counter()
     method.warm_up()
 
+    aware = AWARE in method.settings
+
     def run(length: int) -> float:
         text, question = prompts[length]["text"], prompts[length]["question"]
+        if not aware:  # prompt-agnostic input as users send it: the question written inside the prompt
+            text = fill_template(QA_DEV_TEMPLATES["multi_doc_qa"], text, question)
         budget = budget_for(counter(text), rate=rate)
         begin = time.perf_counter()
-        method.compress(text, question if AWARE in method.settings else None, budget, sample_id=f"speed-{length}")
+        method.compress(text, question if aware else None, budget, sample_id=f"speed-{length}")
         return time.perf_counter() - begin
 
     lengths = sorted(prompts)
@@ -87,7 +95,7 @@ def _worker(method_name: str, prompts_path: Path, repeats: Sequence[int], rate: 
         rows.append({"length": length, "tokens": tokens, "repeats": count, "seconds_median": median,
                      "seconds_all": times, "tokens_per_s": tokens / median if median > 0 else None})  # fmt: skip
     result: dict[str, Any] = {
-        "method": method_name, "rows": rows, "load_and_warmup_s": load_seconds, "rss_after_load_mb": rss_loaded,
+        "method": label or method_name, "rows": rows, "load_and_warmup_s": load_seconds, "rss_after_load_mb": rss_loaded,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "torch_threads": torch.get_num_threads(),
     }  # fmt: skip
     if torch.cuda.is_available():
@@ -96,11 +104,14 @@ def _worker(method_name: str, prompts_path: Path, repeats: Sequence[int], rate: 
 
 
 def run_speed_suite(
-    samples: Sequence[Sample], methods: Sequence[str], out_dir: Path, *, lengths: Sequence[int] = DEFAULT_LENGTHS,
+    samples: Sequence[Sample], methods: Sequence[str | MethodSpec], out_dir: Path, *, lengths: Sequence[int] = DEFAULT_LENGTHS,
     repeats: Sequence[int] | None = None, rate: float = 0.2, device: str | None = None, timeout_s: float = 1800,
     skipped: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:  # fmt: skip
-    """Time every method in its own subprocess; failures become ``{"method", "error"}`` entries."""
+    """Time every method in its own subprocess; failures become ``{"method", "error"}`` entries.
+
+    ``methods``: method names, or :class:`~benchmarks.methods.MethodSpec` rows (several TPC checkpoints).
+    """
     counter = minilm_token_counter()
     repeats = list(repeats or [3 if length <= 16384 else 1 for length in lengths])
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -108,24 +119,28 @@ def run_speed_suite(
     prompts_path = Path(scratch.name) / "speed_prompts.json"  # ~0.5 MB of text: not a result to keep
     prompts_path.write_text(json.dumps(build_length_prompts(samples, lengths, counter)))
     try:
-        return _time_methods(methods, prompts_path, counter, repeats, rate, device, timeout_s, skipped)
+        specs = [spec if isinstance(spec, MethodSpec) else MethodSpec(spec, spec) for spec in methods]
+        return _time_methods(specs, prompts_path, counter, repeats, rate, device, timeout_s, skipped)
     finally:
         scratch.cleanup()
 
 
-def _time_methods(methods: Sequence[str], prompts_path: Path, counter: MiniLMTokenCounter, repeats: Sequence[int],
+def _time_methods(methods: Sequence[MethodSpec], prompts_path: Path, counter: MiniLMTokenCounter, repeats: Sequence[int],
                   rate: float, device: str | None, timeout_s: float, skipped: dict[str, str] | None) -> list[dict]:  # fmt: skip
     results = []
-    for name in methods:
+    for spec in methods:
+        name = spec.label
         if skipped and name in skipped:
             results.append({"method": name, "skipped": skipped[name]})
             continue
-        reason = build_method(name, counter).unavailable_reason()
+        reason = build_method(spec.name, counter, tpc_model=spec.tpc_model).unavailable_reason()
         if reason is not None:
             results.append({"method": name, "skipped": reason})
             continue
-        command = [sys.executable, "-m", "benchmarks.timing", "--worker", name, "--prompts", str(prompts_path),
-                   "--repeats", ",".join(map(str, repeats)), "--rate", str(rate)] + (["--device", device] if device else [])  # fmt: skip
+        command = [sys.executable, "-m", "benchmarks.timing", "--worker", spec.name, "--label", name,
+                   "--tpc-model", spec.tpc_model, "--prompts", str(prompts_path),
+                   "--repeats", ",".join(map(str, repeats)), "--rate", str(rate)]
+        command += ["--device", device] if device else []
         logger.info("timing %s ...", name)
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, check=False,
@@ -144,13 +159,16 @@ def _time_methods(methods: Sequence[str], prompts_path: Path, counter: MiniLMTok
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Timing worker (one method, one fresh process).")
     parser.add_argument("--worker", required=True, help="method name")
+    parser.add_argument("--label", default=None, help="row label (default: the method name)")
+    parser.add_argument("--tpc-model", default=DEFAULT_TPC_MODEL, help="checkpoint of a TPC method")
     parser.add_argument("--prompts", required=True, type=Path)
     parser.add_argument("--repeats", required=True)
     parser.add_argument("--rate", type=float, default=0.2)
     parser.add_argument("--device", default=None)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
-    result = _worker(args.worker, args.prompts, [int(x) for x in args.repeats.split(",")], args.rate, args.device)
+    result = _worker(args.worker, args.prompts, [int(x) for x in args.repeats.split(",")], args.rate, args.device,
+                     tpc_model=args.tpc_model, label=args.label)  # fmt: skip
     print(json.dumps(result))
 
 

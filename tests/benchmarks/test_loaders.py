@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.loaders import DataNotFoundError, load_longbench, load_qa_dev, load_zeroscrolls
+from benchmarks.loaders import DataNotFoundError, load_longbench, load_qa_dev, load_summ_dev, load_zeroscrolls
 from benchmarks.templates import DATASET2PROMPT, fill_template, instruction_query
 
 
@@ -67,12 +67,45 @@ def test_qa_dev_schema_keeps_split_and_detects_multiple_choice(tmp_path: Path) -
     assert len(load_qa_dev(tmp_path, split=None)) == 2  # a directory holding qa_dev.jsonl works too
 
 
+SUMM_ROW = {
+    "id": "longbench-multi_news-abc", "source": "LongBench/multi_news (Zefan-Cai/PyramidKV @ 5d4e2e1)",
+    "context": "Passage 1:\nA rock shelter was found.\n\nPassage 2:\nIt is {49,000} years old.", "question": None,
+    "answers": ["A 49,000-year-old rock shelter was found."], "supporting_sentences": [],
+    "task_type": "summarization", "split": "dev", "meta": {"context_words": 12},
+}  # fmt: skip
+
+
+def test_summ_dev_schema_multi_news_template_and_empty_question(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    path = _write_jsonl(tmp_path / "summ_dev.jsonl", [SUMM_ROW, {**SUMM_ROW, "id": "second"}])
+    first, second = load_summ_dev(path)
+    assert (first.id, first.dataset, first.source, first.question) == (SUMM_ROW["id"], "multi_news", "multi_news", "")
+    assert first.answers == ("A 49,000-year-old rock shelter was found.",) and second.id == "second"
+    assert (first.template, first.metric, first.max_new_tokens) == (DATASET2PROMPT["multi_news"], "rouge_l", 512)
+    assert first.meta["task_type"] == "summarization" and first.meta["context_words"] == 12
+    prompt = fill_template(first.template, first.context, first.question)
+    assert prompt.startswith("You are given several news passages.") and prompt.endswith("\n\nSummary:")
+    assert "It is {49,000} years old." in prompt  # document braces stay literal
+    assert [s.id for s in load_summ_dev(tmp_path)] == [SUMM_ROW["id"], "second"]  # a directory works too
+    monkeypatch.setenv("TPC_SUMM_DEV", str(path))
+    assert len(load_summ_dev()) == 2  # the environment variable is the default path
+
+
+def test_summ_dev_rejects_rows_without_a_reference(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="no reference summary"):
+        load_summ_dev(_write_jsonl(tmp_path / "summ_dev.jsonl", [{**SUMM_ROW, "answers": []}]))
+    with pytest.raises(ValueError, match="lacks fields"):
+        load_summ_dev(_write_jsonl(tmp_path / "bad.jsonl", [{"id": "x", "context": "C."}]))
+
+
 @pytest.mark.parametrize(
     ("load", "hint"),
     [
         (lambda d: load_longbench(["qasper"], d), "qasper.jsonl"),
         (lambda d: load_zeroscrolls(["quality"], d), "quality/validation.jsonl"),
         (lambda d: load_qa_dev(d / "nowhere.jsonl"), "TPC_QA_DEV"),
+        (lambda d: load_summ_dev(d / "nowhere.jsonl"), "TPC_SUMM_DEV"),
+        (lambda d: load_summ_dev(d), "summ_dev.jsonl"),
     ],
 )
 def test_missing_files_say_where_to_put_them(tmp_path: Path, load, hint: str) -> None:

@@ -18,8 +18,24 @@ from benchmarks.metrics import (
     rouge_geo,
     rouge_l,
     rouge_n,
+    rouge_n_recall,
     score_prediction,
 )
+
+
+def test_rouge_n_recall_hand_computed() -> None:
+    candidate, reference = "The cat sat on the mat.", "the CAT is on the mat, the"
+    # reference unigrams: the x3, cat, is, on, mat = 7; clipped overlap: the 2 (candidate has 2), cat, on, mat = 5
+    assert rouge_n_recall(candidate, reference, 1) == pytest.approx(5 / 7)
+    # reference bigrams: the-cat, cat-is, is-on, on-the, the-mat, mat-the = 6; shared: the-cat, on-the, the-mat
+    assert rouge_n_recall(candidate, reference, 2) == pytest.approx(3 / 6)
+    # recall, not F1: a candidate holding the whole reference plus padding still scores 1
+    assert rouge_n_recall("padding words " + reference + " and more", reference, 2) == 1.0
+    assert rouge_n_recall("anything", "", 1) == 0.0 and rouge_n_recall("", "the cat", 1) == 0.0
+    assert rouge_n_recall("a b", "a", 2) == 0.0  # a one-word reference has no bigram
+    with pytest.raises(ValueError):
+        rouge_n_recall("a", "a", 0)
+    assert rouge_n(candidate, reference, 1) == pytest.approx(2 * (5 / 6) * (5 / 7) / (5 / 6 + 5 / 7))  # F1 unchanged
 
 
 def test_normalize_answer_drops_case_punctuation_articles() -> None:
