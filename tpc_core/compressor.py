@@ -25,8 +25,10 @@ from tpc_core.config import CONFIG_NAME, TPCConfig
 from tpc_core.cse import ContextSentenceEncoder
 from tpc_core.ctd import TaskDescriptor
 from tpc_core.devices import resolve_device, resolve_dtype
-from tpc_core.loading import HubOptions, load_cse_parts, load_ctd_parts, resolve_checkpoint_dir
+from tpc_core.coverage import coverage_scores, section_ranks, select_diverse
+from tpc_core.loading import HubOptions, load_cse_parts, load_ctd_parts, load_request_head, resolve_checkpoint_dir
 from tpc_core.registry import DEFAULT_MODEL
+from tpc_core.request import RequestHead, pick_request, request_text
 from tpc_core.result import CompressionResult, SentenceRecord
 from tpc_core.segmentation import SentenceSplitter, get_splitter
 from tpc_core.selection import resolve_budget, select_sentences, validate_budget_args
@@ -37,6 +39,7 @@ __all__ = ["TPCCompressor", "Context"]
 logger = logging.getLogger(__name__)
 Context = Union[str, Sequence[str]]
 BUDGET_SCOPES = ("global", "per_document")
+_UNLOADED = object()
 
 
 @dataclass
@@ -51,6 +54,8 @@ class _Prompt:
     budget: int = 0
     question: str | None = None
     scores: list[list[float]] = field(default_factory=list)
+    task_source: str | None = None  # "question", "extracted" or "generated" once scored
+    embeddings: torch.Tensor | None = None  # (sentences, d): only where selection needs them (coverage mode)
 
     @property
     def origin_tokens(self) -> int:
@@ -79,6 +84,7 @@ class TPCCompressor:
         self.device = device
         self.dtype = dtype
         self._descriptor = descriptor
+        self._head: RequestHead | None | object = _UNLOADED
         self._default_counter = resolve_token_counter(None, encoder.tokenizer)
         self._splitters: dict[str, SentenceSplitter] = {}
         # Calls are serialised: the CTD loads lazily and the models are shared; on CPU one call already uses
@@ -117,6 +123,7 @@ class TPCCompressor:
         encoder = ContextSentenceEncoder(model, tokenizer, config.cse, architecture, resolved_device)
         compressor = cls(config, encoder, checkpoint_dir=checkpoint_dir, hub_options=options,
                          device=resolved_device, dtype=resolved_dtype)
+        compressor._head = load_request_head(config.agnostic, checkpoint_dir)  # small; bad paths fail here
         if load_ctd:
             _ = compressor.task_descriptor
         return compressor
@@ -264,7 +271,10 @@ class TPCCompressor:
     def describe_task(self, prompts: Sequence[str]) -> list[str]: ...
 
     def describe_task(self, prompts: str | Sequence[str]) -> str | list[str]:
-        """The task description the CTD writes (prompt-agnostic mode's question).
+        """The task description prompt-agnostic compression uses for each prompt.
+
+        The prompt's own request sentences where the checkpoint's request head finds them (nothing is
+        generated), otherwise the description the CTD writes.
 
         Args:
             prompts: One prompt, or a list of prompts (generated in batches).
@@ -274,7 +284,7 @@ class TPCCompressor:
 
         Raises:
             TypeError: If a prompt is not a string.
-            ValueError: If the checkpoint has no CTD.
+            ValueError: If a description must be generated and the checkpoint has no CTD.
         """
         single = isinstance(prompts, str)
         batch = [prompts] if single else list(prompts)
@@ -282,8 +292,21 @@ class TPCCompressor:
             if not isinstance(prompt, str):
                 raise TypeError(f"describe_task takes strings; prompt {position} is {type(prompt).__name__}.")
         with self._lock:
-            descriptions = self._load_descriptor().describe(batch) if batch else []
+            split = self._splitter(None)
+            prepared = [self._prepare([p], split, self._default_counter, True) for p in batch]
+            if self._request_head() is not None and prepared:
+                matrices = self.encoder.encode_contexts([p.sentence_ids[0] for p in prepared])
+                self._describe([(p, [m]) for p, m in zip(prepared, matrices)], "\n\n", require_ctd=True)
+            else:
+                descriptions = self._generate(batch) if batch else []
+                for prompt, description in zip(prepared, descriptions):
+                    prompt.question = description
+        descriptions = [p.question or "" for p in prepared]
         return descriptions[0] if single else descriptions
+
+    def _generate(self, prompts: list[str]) -> list[str]:
+        """CTD descriptions of whole prompts (the generative path)."""
+        return self._load_descriptor().describe(prompts)
 
     def info(self) -> dict[str, Any]:
         """Model, device and version facts (what ``tpc info`` prints)."""
@@ -330,21 +353,65 @@ class TPCCompressor:
         todo = [p for p in prompts if self._needs_scoring(p)]
         if not todo:
             return
-        agnostic = [p for p in todo if p.question is None]
+        matrices = self.encoder.encode_contexts([ids for p in todo for ids in p.sentence_ids])
+        per_prompt, position = [], 0
+        for prompt in todo:
+            per_prompt.append(matrices[position: position + len(prompt.documents)])
+            position += len(prompt.documents)
+        for prompt in todo:
+            if prompt.question is not None:
+                prompt.task_source = "question"
+        agnostic = [(p, m) for p, m in zip(todo, per_prompt) if p.question is None]
         if agnostic:
-            descriptions = self.describe_task([document_separator.join(p.documents) for p in agnostic])
-            for prompt, description in zip(agnostic, descriptions):
-                prompt.question = description
+            self._describe(agnostic, document_separator)
         question_vectors = self.encoder.encode_questions([p.question or "" for p in todo])
-        contexts = [ids for p in todo for ids in p.sentence_ids]
-        sentence_vectors = self.encoder.encode_contexts(contexts)
-        position = 0
-        for row, prompt in enumerate(todo):
-            prompt.scores = []
-            for _ in prompt.documents:
-                matrix = sentence_vectors[position]
-                prompt.scores.append((matrix @ question_vectors[row]).tolist() if len(matrix) else [])
-                position += 1
+        settings = self.config.agnostic
+        for row, (prompt, documents) in enumerate(zip(todo, per_prompt)):
+            flat = torch.cat(list(documents)) if documents else torch.zeros(0)
+            relevance = flat @ question_vectors[row] if len(flat) else torch.zeros(0)
+            if prompt.task_source in ("generated", "coverage") and settings.uses_coverage:
+                ranks = [r for doc, spans in zip(prompt.documents, prompt.spans) for r in section_ranks(doc, spans)]
+                relevance = coverage_scores(relevance, flat, ranks, relevance_weight=settings.relevance_weight if
+                                            prompt.question else 0.0, centrality_weight=settings.centrality_weight,
+                                            position_weight=settings.position_weight)
+                prompt.embeddings = flat if settings.redundancy else None
+            values, prompt.scores, start = relevance.tolist(), [], 0
+            for spans in prompt.spans:
+                prompt.scores.append(values[start: start + len(spans)])
+                start += len(spans)
+
+    def _describe(self, agnostic: list[tuple[_Prompt, list[torch.Tensor]]], document_separator: str, *,
+                  require_ctd: bool = False) -> None:
+        """Set each question-less prompt's task description: its written request where the request head finds
+        one (no generation), otherwise the CTD's (and coverage-aware selection follows)."""
+        head = self._request_head()
+        settings = self.config.agnostic
+        to_generate = []
+        for prompt, documents in agnostic:
+            texts = [doc[s:e] for doc, spans in zip(prompt.documents, prompt.spans) for s, e in spans]
+            picked: list[int] = []
+            if head is not None and texts:
+                probabilities = head.probabilities(torch.cat(list(documents)), texts)
+                picked = pick_request(probabilities, settings.request_threshold, settings.max_request_sentences)
+            if picked:
+                prompt.question, prompt.task_source = request_text(texts, picked), "extracted"
+            else:
+                prompt.task_source = "generated"
+                to_generate.append(prompt)
+        if not to_generate:
+            return
+        if self.config.ctd is None and head is not None and not require_ctd:  # coverage alone ranks these
+            for prompt in to_generate:
+                prompt.task_source = "coverage"
+            return
+        descriptions = self._generate([document_separator.join(p.documents) for p in to_generate])
+        for prompt, description in zip(to_generate, descriptions):
+            prompt.question = description
+
+    def _request_head(self) -> RequestHead | None:
+        if self._head is _UNLOADED:
+            self._head = load_request_head(self.config.agnostic, self.checkpoint_dir)
+        return self._head  # type: ignore[return-value]
 
     def _assemble(self, prompt: _Prompt, counter: TokenCounter, budget_scope: str, patterns: list[re.Pattern[str]],
                   keep_first_sentence: bool, document_separator: str) -> CompressionResult:
@@ -364,17 +431,24 @@ class TPCCompressor:
         if oversized:
             warnings.warn(f"{oversized} sentence(s) are larger than the whole budget of {prompt.budget} tokens "
                           "and were skipped (sentences are never truncated).", stacklevel=4)
+        def pick(members: list[int], budget: int) -> list[int]:
+            member_scores, member_counts = [scores[k] for k in members], [counts[k] for k in members]
+            member_forced = [forced[k] for k in members]
+            if prompt.embeddings is None:
+                picked = select_sentences(member_scores, member_counts, budget, force_keep=member_forced)
+            else:
+                picked = select_diverse(member_scores, prompt.embeddings[members], member_counts, budget,
+                                        redundancy=self.config.agnostic.redundancy, force_keep=member_forced)
+            return [members[j] for j in picked]
+
         if budget_scope == "global":
-            chosen = set(select_sentences(scores, counts, prompt.budget, force_keep=forced))
+            chosen = set(pick(list(range(len(flat))), prompt.budget))
         else:
             chosen = set()
             total = max(prompt.origin_tokens, 1)
             for d in range(len(prompt.documents)):
                 members = [k for k, (doc, _) in enumerate(flat) if doc == d]
-                share = prompt.budget * prompt.doc_tokens[d] // total
-                picked = select_sentences([scores[k] for k in members], [counts[k] for k in members], share,
-                                          force_keep=[forced[k] for k in members])
-                chosen.update(members[j] for j in picked)
+                chosen.update(pick(members, prompt.budget * prompt.doc_tokens[d] // total))
         # Re-count the assembled text with the real counter: joins can change token counts at boundaries.
         while True:
             kept = _kept_per_document(flat, chosen, len(prompt.documents))
@@ -399,7 +473,8 @@ class TPCCompressor:
         return CompressionResult(
             compressed_prompt=document_separator.join(t for t in texts if t), compressed_documents=texts,
             origin_tokens=prompt.origin_tokens if any(prompt.spans) else 0, compressed_tokens=sum(compressed_tokens),
-            budget=prompt.budget, task_description=prompt.question if prompt.scores else None, sentences=records,
+            budget=prompt.budget, task_description=prompt.question if prompt.scores else None,
+            task_source=prompt.task_source if prompt.scores else None, sentences=records,
             document_origin_tokens=list(prompt.doc_tokens), document_compressed_tokens=compressed_tokens)
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-__all__ = ["CONFIG_NAME", "FORMAT_VERSION", "CSEConfig", "CTDConfig", "TPCConfig"]
+__all__ = ["CONFIG_NAME", "FORMAT_VERSION", "AgnosticConfig", "CSEConfig", "CTDConfig", "TPCConfig"]
 
 CONFIG_NAME = "tpc_config.json"
 FORMAT_VERSION = 1
@@ -126,12 +126,56 @@ class CTDConfig:
 
 
 @dataclass
+class AgnosticConfig:
+    """Prompt-agnostic settings: how the task description is found and how sentences are then chosen.
+
+    Attributes:
+        request_head: Checkpoint file (safetensors) of the extractive request head
+            (``tpc_core.request``); ``None``: always generate with the CTD.
+        request_threshold: A prompt whose best sentence reaches this probability has a written request:
+            those sentences are the task description and nothing is generated.
+        max_request_sentences: At most this many sentences form an extracted request.
+        centrality_weight: Prompts with no written request (a bare document, a summarisation prompt): weight
+            of a sentence's cosine to the prompt's mean sentence embedding in its score.
+        position_weight: The same prompts: weight of ``1 / sqrt(1 + k)`` for the k-th sentence of its
+            section (a document, or a ``Passage k:`` / ``Document [k]`` / markdown-heading block).
+        redundancy: The same prompts: MMR penalty on a candidate's highest cosine to a kept sentence.
+        relevance_weight: The same prompts: weight of the cosine to the generated description.
+    """
+
+    request_head: str | None = None
+    request_threshold: float = 0.5
+    max_request_sentences: int = 8
+    relevance_weight: float = 1.0
+    centrality_weight: float = 0.0
+    position_weight: float = 0.0
+    redundancy: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.request_threshold <= 1.0:
+            raise ValueError(f"agnostic.request_threshold must be in (0, 1], got {self.request_threshold}.")
+        if self.max_request_sentences < 1:
+            raise ValueError("agnostic.max_request_sentences must be >= 1.")
+        for key in ("relevance_weight", "centrality_weight", "position_weight", "redundancy"):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise ValueError(f"agnostic.{key} must be a number >= 0, got {value!r}.")
+
+    @property
+    def uses_coverage(self) -> bool:
+        """Whether question-less prompts are scored with more than relevance."""
+        return bool(self.centrality_weight or self.position_weight or self.redundancy)
+
+
+@dataclass
 class TPCConfig:
     """A whole TPC checkpoint: CSE, optional CTD, and default compression settings.
 
     Attributes:
         cse: Sentence encoder settings.
-        ctd: Task descriptor settings; ``None`` means prompt-aware use only.
+        ctd: Task descriptor settings; ``None`` means prompt-aware use only (unless a request head finds the
+            request in the prompt).
+        agnostic: Prompt-agnostic settings (extractive request head, coverage-aware selection).
         splitter: Default sentence splitter (see ``tpc_core.segmentation``).
         name: Human-readable name of the checkpoint.
         trained: Whether the CSE/CTD were fine-tuned with ``training/`` (False: zero-shot bases).
@@ -140,6 +184,7 @@ class TPCConfig:
 
     cse: CSEConfig
     ctd: CTDConfig | None = None
+    agnostic: AgnosticConfig = field(default_factory=AgnosticConfig)
     splitter: str = "nupunkt"
     name: str = "tpc"
     trained: bool = False
@@ -158,6 +203,7 @@ class TPCConfig:
         body = dict(data)
         body["cse"] = _from_dict(CSEConfig, data["cse"], "tpc_config.cse")
         body["ctd"] = None if data.get("ctd") is None else _from_dict(CTDConfig, data["ctd"], "tpc_config.ctd")
+        body["agnostic"] = _from_dict(AgnosticConfig, data.get("agnostic") or {}, "tpc_config.agnostic")
         return _from_dict(cls, body, CONFIG_NAME)
 
     def to_dict(self) -> dict[str, Any]:

@@ -158,24 +158,46 @@ class ContextSentenceEncoder:
         return hidden.float()
 
     def question_inputs(self, questions: Sequence[str]) -> list[list[int]]:
-        """Encoder input ids of each question: frame prefix, question (cut to fit one window),
-        ``<end_of_question>`` when special tokens are on, frame suffix. Training builds its inputs here too."""
+        """Encoder input ids of each question's first window: frame prefix, question tokens that fit one
+        window, ``<end_of_question>`` when special tokens are on, frame suffix. Training builds its inputs
+        here too; :meth:`encode_questions` reads a longer question through all of :meth:`question_windows`."""
+        return [windows[0] for windows in self.question_windows(questions)]
+
+    def question_windows(self, questions: Sequence[str]) -> list[list[list[int]]]:
+        """Every question as one or more encoder inputs, each framed like :meth:`question_inputs`.
+
+        A question longer than one window is cut into consecutive windows (none of its tokens is dropped);
+        an empty question is one window with no content tokens.
+        """
         room = self.config.max_window_tokens - len(self.prefix) - len(self.suffix) - 1
         marker = [] if self.question_marker is None else [self.question_marker]
-        return [self.prefix + ids[:room] + marker + self.suffix for ids in self.tokenize(questions)]
+        return [[self.prefix + ids[start: start + room] + marker + self.suffix
+                 for start in range(0, max(len(ids), 1), room)] for ids in self.tokenize(questions)]
 
     def encode_questions(self, questions: Sequence[str]) -> torch.Tensor:
-        """L2-normalised embeddings (n, d) of questions (each closed by ``<end_of_question>``)."""
-        inputs = self.question_inputs(questions)
-        embeddings = []
-        for first in range(0, len(inputs), self.config.batch_size):
-            batch = inputs[first: first + self.config.batch_size]
+        """L2-normalised embeddings (n, d) of questions.
+
+        A question longer than one window is encoded window by window; its embedding is the token-weighted
+        mean of its windows' embeddings, so a long query or task description is never cut.
+        """
+        windows = self.question_windows(questions)
+        flat = [(row, ids) for row, question in enumerate(windows) for ids in question]
+        pooled: list[torch.Tensor] = []
+        for first in range(0, len(flat), self.config.batch_size):
+            batch = [ids for _, ids in flat[first: first + self.config.batch_size]]
             hidden = self._forward(batch)
             for row, ids in enumerate(batch):
                 if self.config.pooling == "marker":
-                    embeddings.append(hidden[row, len(ids) - len(self.suffix) - 1])
+                    pooled.append(hidden[row, len(ids) - len(self.suffix) - 1])
                 else:
-                    embeddings.append(hidden[row, : len(ids)].mean(dim=0))
+                    pooled.append(hidden[row, : len(ids)].mean(dim=0))
+        embeddings = []
+        position = 0
+        for question in windows:
+            weights = torch.tensor([float(len(ids)) for ids in question])
+            stacked = torch.stack(pooled[position: position + len(question)])
+            embeddings.append((stacked * weights[:, None]).sum(dim=0) / weights.sum())
+            position += len(question)
         return F.normalize(torch.stack(embeddings), dim=-1).cpu()
 
     def encode_contexts(self, contexts: Sequence[Sequence[Sequence[int]]]) -> list[torch.Tensor]:

@@ -15,11 +15,13 @@ from typing import Any
 
 import torch
 
-from tpc_core.config import CONFIG_NAME, CSEConfig, CTDConfig
+from tpc_core.config import CONFIG_NAME, AgnosticConfig, CSEConfig, CTDConfig
 from tpc_core.offline import local_copy
 from tpc_core.registry import lookup
+from tpc_core.request import RequestHead
 
-__all__ = ["HubOptions", "resolve_checkpoint_dir", "resolve_base", "load_cse_parts", "load_ctd_parts"]
+__all__ = ["HubOptions", "inside_checkpoint", "load_cse_parts", "load_ctd_parts", "load_request_head",
+           "resolve_base", "resolve_checkpoint_dir"]
 
 logger = logging.getLogger(__name__)
 _SAFE_PATTERNS = ["*.json", "*.safetensors", "*.txt", "*.model", "*.md", "*.jinja", "*.yaml", "tokenizer*"]
@@ -103,6 +105,31 @@ def resolve_base(reference: str, checkpoint_dir: Path) -> str:
     if shipped is not None:
         return str(shipped)
     return reference
+
+
+def inside_checkpoint(checkpoint_dir: Path, relative: str, what: str) -> Path:
+    """``checkpoint_dir / relative``, refusing paths that leave the checkpoint (absolute, ``..``, links out).
+
+    Raises:
+        ValueError: If the path is absolute or resolves outside ``checkpoint_dir``.
+    """
+    if not isinstance(relative, str) or not relative or Path(relative).is_absolute():
+        raise ValueError(f"{what} must be a relative path inside the checkpoint, got {relative!r}.")
+    root = checkpoint_dir.resolve()
+    path = (checkpoint_dir / relative).resolve()
+    if path != root and root not in path.parents:
+        raise ValueError(f"{what} {relative!r} points outside the checkpoint directory {checkpoint_dir}.")
+    return path
+
+
+def load_request_head(config: AgnosticConfig, checkpoint_dir: Path) -> RequestHead | None:
+    """The checkpoint's extractive request head, or ``None`` when it has none."""
+    if config.request_head is None:
+        return None
+    path = inside_checkpoint(checkpoint_dir, config.request_head, "agnostic.request_head")
+    if not path.is_file():
+        raise FileNotFoundError(f"The checkpoint names request head {config.request_head!r} but {path} is missing.")
+    return RequestHead.load(path)
 
 
 def _from_pretrained(loader: Any, source: str, kwargs: dict[str, Any], what: str) -> Any:

@@ -49,7 +49,12 @@ class CompressionResult:
         origin_tokens: Token count of the input (sum over documents).
         compressed_tokens: Token count of ``compressed_prompt``'s documents (sum over documents).
         budget: The token budget the selection had to respect.
-        task_description: The question used for scoring: the user's, or the one the CTD wrote.
+        task_description: The question used for scoring: the user's, the request sentences found in the
+            prompt, or the description the CTD wrote (``None`` when nothing was scored).
+        task_source: Where ``task_description`` came from: ``"question"`` (the caller's), ``"extracted"`` (the
+            prompt's own request sentences, no generation), ``"generated"`` (the CTD; such prompts are selected
+            with the checkpoint's coverage settings) or ``"coverage"`` (no request written and no CTD: coverage
+            alone selects); ``None`` when nothing was scored.
         sentences: Every sentence of the input with its score and whether it was kept.
         document_origin_tokens: Token count of each input document.
         document_compressed_tokens: Token count of each compressed document.
@@ -62,6 +67,7 @@ class CompressionResult:
     budget: int
     task_description: str | None
     sentences: list[SentenceRecord] = field(default_factory=list)
+    task_source: str | None = None
     document_origin_tokens: list[int] = field(default_factory=list)
     document_compressed_tokens: list[int] = field(default_factory=list)
 

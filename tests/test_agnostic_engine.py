@@ -1,0 +1,101 @@
+"""Prompt-agnostic wiring: the extractive request head, the CTD fallback and coverage-aware selection.
+
+The head here is written by hand (it fires on sentences ending in "?") to test the engine's wiring on the
+tiny random checkpoint; the trained head's quality is measured by ``training.request_head`` and the
+benchmarks, and the shipped checkpoint's behaviour by ``test_descriptions.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+import torch
+
+from tpc_core.request import FEATURE_NAMES, RequestHead
+
+PROMPT = ("Paris is the capital of France. Rome is the capital of Italy. The Tiber flows through Rome. "
+          "Bread is made from flour. Which river flows through Rome?")
+DOCUMENT = ("Passage 1:\nThe council met on Monday. It approved the new budget. Members argued about parks.\n"
+            "Passage 2:\nA storm hit the coast. Roads were closed for a day. The council met on Monday.")
+
+
+def _with_head(tiny_checkpoint, tmp_path, *, ctd: bool = True, **agnostic):
+    from tpc_core import TPCCompressor
+
+    directory = tmp_path / "ckpt"
+    shutil.copytree(tiny_checkpoint, directory)
+    weight = torch.zeros(32 + len(FEATURE_NAMES))
+    weight[32 + FEATURE_NAMES.index("question_mark")] = 20.0
+    RequestHead(weight, -10.0).save(directory / "request_head.safetensors")
+    config = json.loads((directory / "tpc_config.json").read_text())
+    config["agnostic"] = {"request_head": "request_head.safetensors", **agnostic}
+    if not ctd:
+        config["ctd"] = None
+    (directory / "tpc_config.json").write_text(json.dumps(config))
+    return TPCCompressor.from_pretrained(directory, device="cpu")
+
+
+def _assert_verbatim_in_order(result, text):
+    position = 0
+    for sentence in result.kept_sentences():
+        found = text.find(sentence.text, position)
+        assert found >= 0
+        position = found + len(sentence.text)
+    assert result.compressed_tokens <= result.budget
+
+
+def test_written_request_is_extracted_without_generation(tiny_checkpoint, tmp_path):
+    compressor = _with_head(tiny_checkpoint, tmp_path)
+    result = compressor.compress(PROMPT, target_tokens=20, token_counter=lambda t: len(t.split()))
+    assert result.task_source == "extracted"
+    assert result.task_description == "Which river flows through Rome?"
+    assert compressor._descriptor is None  # the CTD was never loaded
+    assert compressor.describe_task(PROMPT) == "Which river flows through Rome?"
+    _assert_verbatim_in_order(result, PROMPT)
+
+
+def test_no_written_request_falls_back_to_the_ctd_with_coverage(tiny_checkpoint, tmp_path):
+    compressor = _with_head(tiny_checkpoint, tmp_path, position_weight=1.0, redundancy=1.0, relevance_weight=0.0)
+    result = compressor.compress(DOCUMENT, target_tokens=12, token_counter=lambda t: len(t.split()))
+    assert result.task_source == "generated"
+    assert result.task_description is not None and compressor._descriptor is not None
+    kept = [s.text for s in result.kept_sentences()]
+    # lead of each passage, and the repeated sentence is not taken twice
+    assert "The council met on Monday." in kept and "A storm hit the coast." in kept
+    assert kept.count("The council met on Monday.") == 1
+    _assert_verbatim_in_order(result, DOCUMENT)
+
+
+def test_without_a_ctd_coverage_alone_selects(tiny_checkpoint, tmp_path):
+    compressor = _with_head(tiny_checkpoint, tmp_path, ctd=False, position_weight=1.0)
+    result = compressor.compress(DOCUMENT, target_tokens=10, token_counter=lambda t: len(t.split()))
+    assert result.task_source == "coverage" and result.task_description is None
+    assert [s.text for s in result.kept_sentences()][:2] == ["The council met on Monday.", "A storm hit the coast."]
+    with pytest.raises(ValueError, match="no task descriptor"):
+        compressor.describe_task(DOCUMENT)
+
+
+def test_request_head_path_must_stay_inside_the_checkpoint(tiny_checkpoint, tmp_path):
+    from tpc_core import TPCCompressor
+
+    directory = tmp_path / "escape"
+    shutil.copytree(tiny_checkpoint, directory)
+    config = json.loads((directory / "tpc_config.json").read_text())
+    for bad in ("../outside.safetensors", str(tmp_path / "abs.safetensors")):
+        config["agnostic"] = {"request_head": bad}
+        (directory / "tpc_config.json").write_text(json.dumps(config))
+        with pytest.raises(ValueError, match="inside the checkpoint|outside the checkpoint"):
+            TPCCompressor.from_pretrained(directory, device="cpu")
+
+
+def test_long_question_is_encoded_whole(tiny):
+    window = tiny.config.cse.max_window_tokens
+    base = " ".join(["word"] * (3 * window))
+    windows = tiny.encoder.question_windows([base])[0]
+    assert len(windows) >= 3
+    assert sum(len(ids) - len(tiny.encoder.prefix) - len(tiny.encoder.suffix) - 1 for ids in windows) == \
+        len(tiny.encoder.tokenize([base])[0])
+    first, changed = tiny.encoder.encode_questions([base + " alpha", base + " omega"])
+    assert not torch.allclose(first, changed)  # the tail past the first window counts

@@ -1,0 +1,102 @@
+"""The extractive request head and coverage-aware selection: pure functions, no model."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from tpc_core.coverage import coverage_scores, section_ranks, select_diverse
+from tpc_core.request import FEATURE_NAMES, POSITION_CAP, RequestHead, layout_features, pick_request, request_text
+
+
+def test_layout_features_mark_questions_options_and_ends():
+    sentences = ["Read the passages.", "Paris is in France.", "Question: Where is Paris?", "A. France", "B. Peru"]
+    features = layout_features(sentences)
+    assert features.shape == (5, len(FEATURE_NAMES))
+    column = {name: index for index, name in enumerate(FEATURE_NAMES)}
+    assert features[:, column["question_mark"]].tolist() == [0, 0, 1, 0, 0]
+    assert features[:, column["label_colon"]].tolist() == [0, 0, 1, 0, 0]
+    assert features[:, column["option_marker"]].tolist() == [0, 0, 0, 1, 1]
+    assert features[:, column["previous_question_mark"]].tolist() == [0, 0, 0, 1, 0]
+    assert features[:, column["from_start"]].tolist() == [i / POSITION_CAP for i in range(5)]
+    assert features[:, column["from_end"]].tolist() == [i / POSITION_CAP for i in reversed(range(5))]
+    long = layout_features([f"Sentence {i}." for i in range(100)])
+    assert long[50, column["from_start"]] == 1 and long[50, column["from_end"]] == 1  # capped
+    assert layout_features([]).shape == (0, len(FEATURE_NAMES))
+
+
+def test_pick_request_thresholds_caps_and_keeps_order():
+    probabilities = torch.tensor([0.1, 0.9, 0.2, 0.7, 0.95])
+    assert pick_request(probabilities, 0.5, 8) == [1, 3, 4]
+    assert pick_request(probabilities, 0.5, 2) == [1, 4]  # the two most probable, in prompt order
+    assert pick_request(probabilities, 0.99, 8) == []
+    assert pick_request(torch.zeros(0), 0.5, 8) == []
+
+
+def test_request_text_states_a_repeated_question_once():
+    sentences = ["Q: Who won?", "Some text.", "Q:  Who won?"]
+    assert request_text(sentences, [0, 2]) == "Q: Who won?"
+    assert request_text(sentences, [0, 1]) == "Q: Who won? Some text."
+
+
+def test_request_head_round_trip_and_width_check(tmp_path):
+    weight = torch.randn(4 + len(FEATURE_NAMES))
+    head = RequestHead(weight, 0.25)
+    head.save(tmp_path / "head.safetensors")
+    loaded = RequestHead.load(tmp_path / "head.safetensors")
+    assert torch.equal(loaded.weight, weight) and loaded.bias == 0.25
+    embeddings = torch.nn.functional.normalize(torch.randn(3, 4), dim=-1)
+    sentences = ["One.", "Two?", "Three."]
+    expected = torch.sigmoid(torch.cat([embeddings, layout_features(sentences)], dim=1) @ weight + 0.25)
+    assert torch.allclose(loaded.probabilities(embeddings, sentences), expected)
+    with pytest.raises(ValueError, match="expects 4-d embeddings"):
+        loaded.probabilities(torch.zeros(3, 5), sentences)
+    with pytest.raises(ValueError, match="3 sentences"):
+        loaded.probabilities(embeddings[:2], sentences)
+
+
+def test_request_head_load_refuses_other_files(tmp_path):
+    from safetensors.torch import save_file
+
+    save_file({"something": torch.zeros(2)}, str(tmp_path / "other.safetensors"))
+    with pytest.raises(ValueError, match="not a request head"):
+        RequestHead.load(tmp_path / "other.safetensors")
+
+
+def test_section_ranks_restart_at_passage_headers():
+    document = "Intro line.\nPassage 1:\nA one. A two.\nPassage 2:\nB one. B two. B three."
+    sentences = ["Intro line.", "Passage 1:", "A one.", "A two.", "Passage 2:", "B one.", "B two."]
+    spans, position = [], 0
+    for sentence in sentences:
+        start = document.index(sentence, position)
+        spans.append((start, start + len(sentence)))
+        position = start + len(sentence)
+    assert section_ranks(document, spans) == [0, -1, 0, 1, -1, 0, 1]
+    assert section_ranks("No sections. At all.", [(0, 12), (13, 20)]) == [0, 1]
+
+
+def test_coverage_scores_combine_relevance_centrality_and_lead():
+    embeddings = torch.nn.functional.normalize(torch.tensor([[1.0, 0.0], [1.0, 0.1], [0.0, 1.0]]), dim=-1)
+    relevance = torch.tensor([0.1, 0.2, 0.3])
+    only_relevance = coverage_scores(relevance, embeddings, [0, 1, 2], relevance_weight=1.0, centrality_weight=0.0,
+                                     position_weight=0.0)
+    assert torch.allclose(only_relevance, relevance)
+    lead = coverage_scores(relevance, embeddings, [0, 1, 3], relevance_weight=0.0, centrality_weight=0.0,
+                           position_weight=1.0)
+    assert torch.allclose(lead, torch.tensor([1.0, 2 ** -0.5, 0.5]))
+    central = coverage_scores(relevance, embeddings, [0, 0, 0], relevance_weight=0.0, centrality_weight=1.0,
+                              position_weight=0.0)
+    assert central[0] > central[2] and central[1] > central[2]  # two of three sentences point the same way
+
+
+def test_select_diverse_skips_a_near_duplicate_and_respects_the_budget():
+    embeddings = torch.nn.functional.normalize(torch.tensor([[1.0, 0.0], [1.0, 0.01], [0.0, 1.0]]), dim=-1)
+    scores = [1.0, 0.95, 0.6]
+    counts = [5, 5, 5]
+    assert select_diverse(scores, embeddings, counts, 10, redundancy=0.0) == [0, 1]
+    assert select_diverse(scores, embeddings, counts, 10, redundancy=1.0) == [0, 2]
+    assert select_diverse(scores, embeddings, [5, 5, 20], 12, redundancy=1.0) == [0, 1]  # 2 never fits
+    assert select_diverse(scores, embeddings, counts, 10, redundancy=1.0, force_keep=[False, True, False]) == [1, 2]
+    assert select_diverse([], torch.zeros(0, 2), [], 10, redundancy=1.0) == []
+    with pytest.raises(ValueError, match="3 scores, 2 token counts"):
+        select_diverse(scores, embeddings, [1, 2], 10, redundancy=0.0)

@@ -1,0 +1,113 @@
+"""Coverage-aware scoring for prompts that ask for no particular content (summaries, bare documents).
+
+Cosine to a description such as "Summarise the main points" does not rank sentences: every sentence is
+equally (ir)relevant to it. What a reader of a summary needs is coverage: sentences central to the prompt,
+the openings of its sections, and no two sentences saying the same thing. These are pure functions over
+the CSE's sentence embeddings; no model runs here.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+
+import torch
+
+__all__ = ["SECTION_START", "coverage_scores", "section_ranks", "select_diverse"]
+
+# A line that opens a section: "Passage 3:", "Document [2] (Title: ...)", "Article 1", a markdown heading.
+SECTION_START = re.compile(r"^[ \t]*(?:(?:Passage|Document|Article|Doc|Source|Text|Story)\s*\[?\d+\]?\b|#{1,6}\s)",
+                           re.IGNORECASE | re.MULTILINE)
+
+
+def section_ranks(document: str, spans: Sequence[tuple[int, int]]) -> list[int]:
+    """For each sentence span, its rank (0 = first) within its section of ``document``.
+
+    Sections start at lines matching :data:`SECTION_START`; a document without such lines is one section.
+    A sentence that is only a short header (e.g. ``Passage 1:``) gets rank -1: it is no lead sentence, and
+    the sentence after it is rank 0.
+    """
+    starts = [m.start() for m in SECTION_START.finditer(document)]
+    ranks, section, rank = [], -1, 0
+    for start, end in spans:
+        current = sum(1 for s in starts if s <= start)
+        if current != section:
+            section, rank = current, 0
+        text = document[start:end]
+        if SECTION_START.match(text) and len(text.split()) <= 6:
+            ranks.append(-1)
+            continue
+        ranks.append(rank)
+        rank += 1
+    return ranks
+
+
+def coverage_scores(relevance: torch.Tensor, embeddings: torch.Tensor, ranks: Sequence[int], *,
+                    relevance_weight: float, centrality_weight: float, position_weight: float) -> torch.Tensor:
+    """``relevance_weight * relevance + centrality_weight * centrality + position_weight * lead``.
+
+    Args:
+        relevance: (n,) cosine of each sentence to the task description.
+        embeddings: (n, d) L2-normalised sentence embeddings of the whole prompt.
+        ranks: Each sentence's rank within its section (:func:`section_ranks`; -1 for a header).
+        relevance_weight: Weight of ``relevance``.
+        centrality_weight: Weight of the cosine to the normalised mean embedding.
+        position_weight: Weight of ``1 / sqrt(1 + rank)`` (0 for a header).
+    """
+    if len(relevance) != len(embeddings) or len(ranks) != len(embeddings):
+        raise ValueError("relevance, embeddings and ranks must describe the same sentences.")
+    scores = relevance.float() * relevance_weight
+    if centrality_weight and len(embeddings):
+        centroid = torch.nn.functional.normalize(embeddings.float().mean(dim=0), dim=0)
+        scores = scores + centrality_weight * (embeddings.float() @ centroid)
+    if position_weight:
+        lead = torch.tensor([1.0 / math.sqrt(1.0 + r) if r >= 0 else 0.0 for r in ranks], dtype=torch.float32)
+        scores = scores + position_weight * lead
+    return scores
+
+
+def select_diverse(scores: Sequence[float], embeddings: torch.Tensor, token_counts: Sequence[int], budget: int, *,
+                   redundancy: float, force_keep: Sequence[bool] | None = None) -> list[int]:
+    """Maximal-marginal-relevance selection under a hard token budget.
+
+    Forced sentences are taken first while they fit. Then, repeatedly, the sentence that still fits with
+    the highest ``score - redundancy * max cosine to a kept sentence`` is taken, until none fits. With
+    ``redundancy == 0`` this is the greedy knapsack by score of ``selection.select_sentences``.
+
+    Returns:
+        Indices of the kept sentences, ascending (original order).
+    """
+    count = len(scores)
+    if len(token_counts) != count or len(embeddings) != count:
+        raise ValueError(f"{count} scores, {len(token_counts)} token counts, {len(embeddings)} embeddings.")
+    if force_keep is not None and len(force_keep) != count:
+        raise ValueError(f"force_keep has {len(force_keep)} entries for {count} sentences.")
+    base = torch.tensor([float(s) for s in scores], dtype=torch.float32)
+    closest = torch.full((count,), 0.0)
+    costs = torch.tensor(list(token_counts), dtype=torch.long)
+    available = costs <= budget
+    kept: list[int] = []
+    used = 0
+
+    def take(index: int) -> None:
+        nonlocal used
+        kept.append(index)
+        used += token_counts[index]
+        available[index] = False
+        if redundancy and count:
+            similarity = embeddings.float() @ embeddings[index].float()
+            torch.maximum(closest, similarity, out=closest)
+
+    for index in range(count):
+        if force_keep is not None and force_keep[index] and used + token_counts[index] <= budget:
+            take(index)
+    while True:
+        room = budget - used
+        fits = available & (costs <= room)
+        if not bool(fits.any()):
+            break
+        gain = base - redundancy * closest if kept else base.clone()
+        gain[~fits] = float("-inf")
+        take(int(torch.argmax(gain)))  # the first of equal gains: earlier sentences win ties
+    return sorted(kept)

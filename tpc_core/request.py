@@ -1,0 +1,143 @@
+"""Extractive task description: find the sentences of a prompt that state its request (no generation).
+
+Most real prompts already write their question or request in words ("Question: ...", "Extract the value
+of key ..."). A linear head over the CSE's own context-aware sentence embeddings, plus a few layout
+features, scores each sentence's chance of being (part of) that request. Where the best sentence is
+confident, the request sentences, verbatim and in order, become the task description and nothing is
+generated; elsewhere (a bare document, a summarisation prompt) the CTD writes one.
+
+The head costs one matrix-vector product per prompt: the embeddings are the ones compression computes
+anyway.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+__all__ = ["FEATURE_NAMES", "POSITION_CAP", "RequestHead", "layout_features", "pick_request", "request_text"]
+
+_LABEL = re.compile(r"^\W{0,3}(?:[A-Za-z]+(?: [A-Za-z]+)?)\s*:")
+_OPTION = re.compile(r"^\s*\(?[A-Ha-h][.):]\s")
+# Positions are counted from either end and capped, so a feature means the same in a short prompt and in a
+# 10k-token one (and in the head-and-tail views training uses).
+POSITION_CAP = 16
+FEATURE_NAMES: tuple[str, ...] = (
+    "from_start", "from_end", "first_two", "last_two", "question_mark", "label_colon", "option_marker",
+    "log_words", "previous_question_mark", "next_question_mark", "previous_option", "next_option",
+)
+
+
+def layout_features(sentences: Sequence[str]) -> torch.Tensor:
+    """Layout features of each sentence of one prompt, in :data:`FEATURE_NAMES` order, as an (n, F) tensor.
+
+    Args:
+        sentences: The prompt's sentences in order (all documents, flattened).
+    """
+    count = len(sentences)
+    question = [s.rstrip().endswith("?") for s in sentences]
+    option = [_OPTION.match(s) is not None for s in sentences]
+    rows = []
+    for index, sentence in enumerate(sentences):
+        rows.append([
+            min(index, POSITION_CAP) / POSITION_CAP,
+            min(count - 1 - index, POSITION_CAP) / POSITION_CAP,
+            float(index < 2),
+            float(index >= count - 2),
+            float(question[index]),
+            float(_LABEL.match(sentence) is not None),
+            float(option[index]),
+            math.log1p(len(sentence.split())) / 5.0,
+            float(index > 0 and question[index - 1]),
+            float(index + 1 < count and question[index + 1]),
+            float(index > 0 and option[index - 1]),
+            float(index + 1 < count and option[index + 1]),
+        ])
+    return torch.tensor(rows, dtype=torch.float32).reshape(count, len(FEATURE_NAMES))
+
+
+@dataclass(frozen=True)
+class RequestHead:
+    """Logistic regression over ``[sentence embedding, layout features]``.
+
+    Attributes:
+        weight: (d + F,) weights.
+        bias: Intercept.
+    """
+
+    weight: torch.Tensor
+    bias: float
+
+    def probabilities(self, embeddings: torch.Tensor, sentences: Sequence[str]) -> torch.Tensor:
+        """Probability that each sentence states the request.
+
+        Args:
+            embeddings: (n, d) L2-normalised CSE sentence embeddings of one prompt.
+            sentences: The same n sentences' texts.
+
+        Raises:
+            ValueError: If the embedding width does not match the head.
+        """
+        if len(sentences) != len(embeddings):
+            raise ValueError(f"{len(embeddings)} embeddings for {len(sentences)} sentences.")
+        if not len(sentences):
+            return torch.zeros(0)
+        inputs = torch.cat([embeddings.float(), layout_features(sentences)], dim=1)
+        if inputs.shape[1] != self.weight.shape[0]:
+            raise ValueError(f"The request head expects {self.weight.shape[0] - len(FEATURE_NAMES)}-d embeddings; "
+                             f"the encoder gives {embeddings.shape[1]}-d. Train a head for this encoder.")
+        return torch.sigmoid(inputs @ self.weight.float() + self.bias)
+
+    def save(self, path: str | Path) -> None:
+        """Write the head as safetensors (``weight``, ``bias``)."""
+        from safetensors.torch import save_file
+
+        save_file({"weight": self.weight.detach().float().contiguous(), "bias": torch.tensor([float(self.bias)])},
+                  str(path), metadata={"features": ",".join(FEATURE_NAMES)})
+
+    @classmethod
+    def load(cls, path: str | Path) -> RequestHead:
+        """Read a head written by :meth:`save`.
+
+        Raises:
+            ValueError: If the file lacks ``weight`` / ``bias`` or was made with other layout features.
+        """
+        from safetensors import safe_open
+
+        with safe_open(str(path), framework="pt") as handle:
+            names = set(handle.keys())
+            if not {"weight", "bias"} <= names:
+                raise ValueError(f"{path} is not a request head: it holds {sorted(names)}, not weight and bias.")
+            features = (handle.metadata() or {}).get("features")
+            if features is not None and features != ",".join(FEATURE_NAMES):
+                raise ValueError(f"{path} was trained with other layout features ({features}); retrain it.")
+            weight, bias = handle.get_tensor("weight"), handle.get_tensor("bias")
+        if weight.ndim != 1 or bias.numel() != 1:
+            raise ValueError(f"{path}: weight must be 1-D and bias a single number.")
+        return cls(weight.float(), float(bias.item()))
+
+
+def pick_request(probabilities: torch.Tensor, threshold: float, max_sentences: int) -> list[int]:
+    """Indices (ascending) of the request sentences, or ``[]`` when no sentence reaches ``threshold``.
+
+    At most ``max_sentences`` are taken, the most probable first; a question written twice (before and after
+    the context) counts once per occurrence.
+    """
+    if not len(probabilities) or float(probabilities.max()) < threshold:
+        return []
+    ranked = sorted(range(len(probabilities)), key=lambda i: (-float(probabilities[i]), i))
+    return sorted(i for i in ranked[:max_sentences] if float(probabilities[i]) >= threshold)
+
+
+def request_text(sentences: Sequence[str], picked: Sequence[int]) -> str:
+    """The picked sentences joined by spaces, each distinct text once (a repeated question is stated once)."""
+    seen: dict[str, None] = {}
+    for index in picked:
+        text = " ".join(sentences[index].split())
+        seen.setdefault(text, None)
+    return " ".join(seen)
