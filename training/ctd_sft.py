@@ -88,10 +88,12 @@ class CTDExample:
 def load_ctd_records(path: str | Path, max_examples: int | None = None, seed: int = 13) -> list[dict[str, Any]]:
     """CTD records with a non-empty prompt and task description; ``max_examples`` draws a seeded subset.
 
+    Records of held-out template families (``split`` other than ``"train"``) are never trained on.
+
     A random subset (not the file's head) keeps every source of a mixed file represented.
     """
     records = [r for r in read_jsonl(path) if str(r.get("prompt", "")).strip() and
-               str(r.get("task_description", "")).strip()]
+               str(r.get("task_description", "")).strip() and r.get("split", "train") == "train"]
     if not records:
         raise ValueError(f"{path} has no CTD record with a prompt and a task_description.")
     if max_examples is not None and max_examples < len(records):

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["evaluate_checkpoints", "select_samples", "spread_subset", "main"]
+__all__ = ["evaluate_checkpoints", "in_family", "select_samples", "spread_subset", "main"]
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +39,8 @@ def _tpc_method(counter: Any, compressor: Any, label: str, aware: bool) -> Any:
         def compress(self, text: str, question: str | None, budget: int, *, sample_id: str = "") -> Compressed:
             result = compressor.compress(text, question=question if aware else None, target_tokens=max(budget, 1),
                                          token_counter=self.counter)
-            return Compressed(result.compressed_prompt, {"task_description": result.task_description})
+            return Compressed(result.compressed_prompt, {"task_description": result.task_description,
+                                                         "task_source": result.task_source})
 
     method = LoadedTPC(counter)
     method.name = label
@@ -67,10 +68,28 @@ def select_samples(samples: Sequence[Any], ids: Sequence[str] | None) -> list[An
     return [sample for sample in samples if sample.id in wanted]
 
 
+def in_family(samples: Sequence[Any], family: str) -> list[Any]:
+    """The samples with their prompt template replaced by a CTD-data template family
+    (``training.curation.formats``), phrasing variants drawn per sample id, so every run sees the same prompts.
+    """
+    import dataclasses
+    import hashlib
+    import random
+
+    from training.curation.formats import render
+
+    changed = []
+    for sample in samples:
+        seed = int(hashlib.sha256(f"{family}:{sample.id}".encode()).hexdigest()[:8], 16)
+        template, _ = render(family, "{context}", "{input}", rng=random.Random(seed))
+        changed.append(dataclasses.replace(sample, template=template))
+    return changed
+
+
 def evaluate_checkpoints(checkpoints: dict[str, str], *, baselines: Sequence[str] = ("minilm-cosine",),
                          settings: Sequence[str] = ("aware",), data_path: str | None = None,
                          max_samples: int | None = None, rate: float = 0.2, split: str = "dev",
-                         ids: Sequence[str] | None = None) -> dict[str, Any]:
+                         ids: Sequence[str] | None = None, families: Sequence[str] = ()) -> dict[str, Any]:
     """Evidence recall and answer retention of each checkpoint and baseline on a split (dev by default).
 
     Args:
@@ -83,6 +102,9 @@ def evaluate_checkpoints(checkpoints: dict[str, str], *, baselines: Sequence[str
         rate: Kept fraction of tokens.
         split: ``"dev"`` (reported figures) or ``"train"`` (with ``ids``: held-out validation samples).
         ids: Only these sample ids of the split (before ``max_samples``).
+        families: Also run the prompt-agnostic setting with the samples filled into these template families
+            of the CTD data (held-out families measure whether the descriptor generalises beyond the
+            LongBench templates the dev prompts use); one row per checkpoint and family.
 
     Returns:
         ``{"rows": [{"method", "setting", "evidence_recall", "answer_retention", "samples", "seconds"}], ...}``.
@@ -97,32 +119,52 @@ def evaluate_checkpoints(checkpoints: dict[str, str], *, baselines: Sequence[str
         raise ValueError(f"split must be 'dev' or 'train', got {split!r}.")
     samples = spread_subset(select_samples(load_qa_dev(data_path, split=split), ids), max_samples)
     counter = minilm_token_counter()
-    runs: list[tuple[str, str, Any]] = [(name, AWARE, build_method(name, counter)) for name in baselines]
+    runs: list[tuple[str, str, Any, str]] = [(name, AWARE, build_method(name, counter), "longbench")
+                                             for name in baselines]
     for label, checkpoint in checkpoints.items():
         compressor = TPCCompressor.from_pretrained(checkpoint, device="cpu")
         for setting in settings:
             aware = setting == "aware"
-            runs.append((label, AWARE if aware else AGNOSTIC, _tpc_method(counter, compressor, label, aware)))
+            runs.append((label, AWARE if aware else AGNOSTIC, _tpc_method(counter, compressor, label, aware),
+                         "longbench"))
+        for family in families:
+            runs.append((label, AGNOSTIC, _tpc_method(counter, compressor, label, False), family))
+    by_family = {family: in_family(samples, family) for family in families}
     rows = []
-    for label, setting, method in runs:
+    for label, setting, method, family in runs:
         started = time.perf_counter()
-        records = [compress_one(method, sample, setting, counter, rate=rate, target_tokens=None) for sample in samples]
+        records = [compress_one(method, sample, setting, counter, rate=rate, target_tokens=None)
+                   for sample in by_family.get(family, samples)]
         failed = [r for r in records if "error" in r]
         if failed:
             raise RuntimeError(f"{label}/{setting} failed on {len(failed)} samples, first: {failed[0]['error']}")
         recall = [r["evidence_recall"] for r in records if r["evidence_recall"] is not None]
         retention = [r["answer_retention"] for r in records if r["answer_retention"] is not None]
-        row = {"method": label, "setting": setting, "checkpoint": checkpoints.get(label),
+        row = {"method": label, "setting": setting, "family": family, "checkpoint": checkpoints.get(label),
                "evidence_recall": round(sum(recall) / max(len(recall), 1), 4), "recall_samples": len(recall),
                "answer_retention": round(sum(retention) / max(len(retention), 1), 4),
                "over_budget": sum(bool(r["over_budget"]) for r in records),
-               "samples": len(records), "seconds": round(time.perf_counter() - started, 1)}
+               "samples": len(records), "seconds": round(time.perf_counter() - started, 1),
+               "by_source": _by_source(records),
+               "task_sources": dict(Counter(str((r.get("info") or {}).get("task_source")) for r in records))}
         logger.info("%s", row)
         rows.append(row)
     return {"data": data_path or "benchmarks default qa_dev", "split": split,
             "ids": None if ids is None else len(ids), "max_samples": max_samples,
             "samples": len(samples), "sources": _source_counts(samples),
             "rate": rate, "token_counter": counter.name, "rows": rows}
+
+
+def _by_source(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Mean evidence recall and answer retention per source."""
+    table: dict[str, dict[str, float]] = {}
+    for source in sorted({r["source"] for r in records}):
+        mine = [r for r in records if r["source"] == source]
+        recall = [r["evidence_recall"] for r in mine if r["evidence_recall"] is not None]
+        retention = [r["answer_retention"] for r in mine if r["answer_retention"] is not None]
+        table[source] = {"evidence_recall": round(sum(recall) / max(len(recall), 1), 4),
+                         "answer_retention": round(sum(retention) / max(len(retention), 1), 4), "samples": len(mine)}
+    return table
 
 
 def _source_counts(samples: Sequence[Any]) -> dict[str, int]:
@@ -144,6 +186,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="JSON list of sample ids to measure, e.g. a cse_train run's validation_ids.json")
     parser.add_argument("--max-samples", type=int, default=None,
                         help="N dev samples spread evenly over the split (default: all 193)")
+    parser.add_argument("--family", action="append", default=[], metavar="NAME",
+                        help="also measure prompt-agnostic mode with the samples in this CTD-data template family "
+                             "(repeatable; see training.curation.formats)")
     parser.add_argument("--rate", type=float, default=0.2)
     parser.add_argument("--out", default=None, help="write the metrics JSON here")
     args = parser.parse_args(argv)
@@ -169,7 +214,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     baselines = [b for b in (args.baseline or ["minilm-cosine"]) if b != "none"]
     report = evaluate_checkpoints(checkpoints, baselines=baselines, settings=args.setting or ["aware"],
                                   data_path=args.data,
-                                  max_samples=args.max_samples, rate=args.rate, split=args.split, ids=ids)
+                                  max_samples=args.max_samples, rate=args.rate, split=args.split, ids=ids,
+                                  families=args.family)
     text = json.dumps(report, indent=2)
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)

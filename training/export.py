@@ -16,12 +16,14 @@ import logging
 import shutil
 import sys
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from tpc_core.config import CONFIG_NAME, CTDConfig, TPCConfig
+from tpc_core.config import CONFIG_NAME, AgnosticConfig, CTDConfig, TPCConfig
 from training.common.loop import run_stage_cli
+from training.request_head import HEAD_FILE
+from training.request_head import SUMMARY_FILE as HEAD_SUMMARY
 
 __all__ = ["ExportConfig", "export_checkpoint", "render_model_card", "main"]
 
@@ -42,6 +44,9 @@ class ExportConfig:
         ctd_dir: Output of ``training.ctd_rl`` or ``training.ctd_sft`` (``ctd_config.json`` + adapter);
             ``None`` keeps ``ctd`` below untrained.
         ctd: Untrained CTD settings, used only when ``ctd_dir`` is ``None`` (``None``: no CTD at all).
+        request_head_dir: Output of ``training.request_head`` (the head and its chosen threshold), or ``None``.
+        agnostic: Prompt-agnostic settings shipped in the checkpoint (coverage weights); the request head's
+            file, threshold and sentence limit come from ``request_head_dir``.
         name: Checkpoint name (``tpc_config.json`` and model card).
         metrics_paths: JSON files from ``training.evaluate`` whose tables go into the model card.
         notes: Free text for the model card (what was run, on what machine).
@@ -56,6 +61,8 @@ class ExportConfig:
     cse_dir: str
     ctd_dir: str | None = None
     ctd: CTDConfig | None = None
+    request_head_dir: str | None = None
+    agnostic: AgnosticConfig = field(default_factory=AgnosticConfig)
     name: str = "tpc"
     metrics_paths: list[str] = field(default_factory=list)
     notes: str = ""
@@ -70,6 +77,9 @@ class ExportConfig:
             raise FileNotFoundError(f"cse_dir {self.cse_dir} has no {CONFIG_NAME}; run training.cse_train first.")
         if self.ctd_dir is not None and not (Path(self.ctd_dir) / CTD_CONFIG).is_file():
             raise FileNotFoundError(f"ctd_dir {self.ctd_dir} has no {CTD_CONFIG}; run training.ctd_sft / ctd_rl first.")
+        if self.request_head_dir is not None and not (Path(self.request_head_dir) / HEAD_SUMMARY).is_file():
+            raise FileNotFoundError(f"request_head_dir {self.request_head_dir} has no {HEAD_SUMMARY}; run "
+                                    "training.request_head first.")
         for path in self.metrics_paths:
             if not Path(path).is_file():
                 raise FileNotFoundError(f"metrics file {path} not found; run training.evaluate or drop it.")
@@ -124,8 +134,15 @@ def export_checkpoint(config: ExportConfig) -> Path:
     if config.adapter_dtype == "float16":
         for adapter in output.rglob("adapter_model.safetensors"):
             _to_float16(adapter)
+    agnostic = config.agnostic
+    if config.request_head_dir is not None:
+        head_dir = Path(config.request_head_dir)
+        summaries["request_head"] = _read_json(head_dir / HEAD_SUMMARY)
+        shutil.copy2(head_dir / HEAD_FILE, output / HEAD_FILE)
+        agnostic = replace(agnostic, request_head=HEAD_FILE, request_threshold=summaries["request_head"]["threshold"],
+                           max_request_sentences=summaries["request_head"]["config"]["max_sentences"])
     metrics = [_read_json(Path(p)) for p in config.metrics_paths]
-    tpc = TPCConfig(cse=cse, ctd=ctd, name=config.name, trained=True,
+    tpc = TPCConfig(cse=cse, ctd=ctd, agnostic=agnostic, name=config.name, trained=True,
                     extra={"training": {k: _brief(v) for k, v in summaries.items()}})
     tpc.save(output)
     (output / "README.md").write_text(render_model_card(tpc, summaries, metrics, config.notes), encoding="utf-8")
@@ -163,7 +180,7 @@ def verify_checkpoint(directory: Path, *, with_ctd: bool) -> None:
 
 def _brief(summary: dict[str, Any]) -> dict[str, Any]:
     keep = ("command", "records", "steps", "train_seconds", "total_seconds", "first_loss", "last_loss", "data",
-            "mean_reward_by_iteration", "examples", "prompts")
+            "mean_reward_by_iteration", "examples", "prompts", "threshold", "held_out_families")
     return {k: summary[k] for k in keep if k in summary}
 
 

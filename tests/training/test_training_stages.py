@@ -273,6 +273,33 @@ def test_train_loop_resumes_from_its_last_state(tmp_path) -> None:
 # ------------------------------------------------------------------------------ the whole pipeline
 
 
+def _request_records(path: Path) -> Path:
+    """A few CTD-format records: questions written at the end (with their spans) and bare documents."""
+    rows = []
+    for number in range(12):
+        family = "held_out_family" if number % 3 == 0 else f"family_{number % 2}"
+        context = " ".join(FILLER[number % len(FILLER):] + FILLER[: number % len(FILLER)])
+        if number % 2:
+            question = f"What is the code of vault {number}?"
+            prompt = f"{context}\n\nQuestion: {question}"
+            spans = [[len(prompt) - len(question), len(prompt)]]
+        else:
+            prompt, spans = context, []
+        rows.append({"id": f"r{number}", "prompt": prompt, "task_description": "x", "family": family,
+                     "kind": "qa" if spans else "bare_document", "request_spans": spans,
+                     "split": "validation" if family == "held_out_family" else "train"})
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+def test_request_head_labels_and_views() -> None:
+    from training.request_head import head_and_tail, label_sentences
+
+    assert label_sentences([(0, 5), (6, 10), (11, 20)], [[7, 8]]) == [False, True, False]
+    assert label_sentences([(0, 5)], []) == [False]
+    assert head_and_tail(5, 4) == [0, 1, 3, 4] and head_and_tail(3, 4) == [0, 1, 2]
+
+
 def test_every_stage_runs_and_the_export_loads_and_compresses(tiny_checkpoint, data, tmp_path) -> None:
     from tpc_core import TPCCompressor
     from training.cse_train import main as cse_main
@@ -280,6 +307,7 @@ def test_every_stage_runs_and_the_export_loads_and_compresses(tiny_checkpoint, d
     from training.ctd_sft import main as sft_main
     from training.evaluate import evaluate_checkpoints  # noqa: F401 (importable without the benchmark data)
     from training.export import main as export_main
+    from training.request_head import main as head_main
 
     runs = tmp_path / "runs"
     recipe = {
@@ -295,9 +323,15 @@ def test_every_stage_runs_and_the_export_loads_and_compresses(tiny_checkpoint, d
         "export": {"output_dir": str(runs / "tpc-tiny"), "cse_dir": str(runs / "cse"), "ctd_dir": str(runs / "rl"),
                    "name": "tpc-tiny", "max_size_mb": 20},
     }
+    recipe["request_head"] = {"data_path": str(_request_records(tmp_path / "formats.jsonl")),
+                              "cse_checkpoint": str(runs / "cse"), "output_dir": str(runs / "head"),
+                              "iterations": 20}
+    recipe["export"]["request_head_dir"] = str(runs / "head")
     path = _write(tmp_path / "recipe.yaml", recipe)
-    for main in (cse_main, sft_main, rl_main, export_main):
+    for main in (cse_main, sft_main, rl_main, head_main, export_main):
         assert main(["--config", path, "--log-level", "WARNING"]) == 0
+    head_summary = json.loads((runs / "head" / "request_head_summary.json").read_text())
+    assert head_summary["records"]["validation"] == 4 and 0 < head_summary["threshold"] < 1
     cse_summary = json.loads((runs / "cse" / "cse_train_summary.json").read_text())
     assert cse_summary["steps"] == 2 and all(map(lambda v: v == v, [cse_summary["last_loss"]]))
     rl_summary = json.loads((runs / "rl" / "ctd_rl_summary.json").read_text())
@@ -313,6 +347,8 @@ def test_every_stage_runs_and_the_export_loads_and_compresses(tiny_checkpoint, d
     assert "python -m training.cse_train" in card and "lr 0.001" in card and str(data["mcqr"]) in card
     compressor = TPCCompressor.from_pretrained(str(exported), device="cpu")
     assert compressor.config.trained and compressor.config.ctd.adapter_dir == "ctd_adapter"
+    assert compressor.config.agnostic.request_head == "request_head.safetensors"
+    assert compressor.config.agnostic.request_threshold == head_summary["threshold"]
     text = " ".join(FILLER) + " The vault code is 4417."
     result = compressor.compress(text, question="What is the vault code?", rate=0.5)
     assert 0 < result.compressed_tokens <= result.budget

@@ -1,0 +1,253 @@
+"""Stage 4b: train the extractive request head on the CSE that ships (``tpc_core.request``).
+
+``python -m training.request_head --config training/configs/tpc-mini.yaml [--set key=value ...]``
+
+Data: the multi-format CTD set (``python -m training.curation.formats``). Every record knows where its
+request is written (``request_spans``; empty for a summary, a bare document, code completion ...). Each
+prompt is split with the checkpoint's splitter and encoded with the trained CSE through the public
+``tpc_core`` API, exactly as compression does; a sentence is a positive when it overlaps a request span.
+
+A logistic regression over ``[embedding, layout features]`` is fitted on the ``train`` families (class
+weights balance the rare request sentences). The threshold is chosen on a slice of the train families held
+out by record id (``threshold_fraction``); the held-out template families (``split == "validation"``) are
+only measured. Output: ``request_head.safetensors`` and ``request_head_summary.json`` in ``output_dir``;
+``training.export`` copies the head into the checkpoint.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from training.common.jsonl import read_jsonl
+from training.common.loop import run_stage_cli
+
+__all__ = ["RequestHeadConfig", "EncodedPrompt", "head_and_tail", "label_sentences", "prompt_scores", "train_request_head", "main"]
+
+logger = logging.getLogger(__name__)
+HEAD_FILE = "request_head.safetensors"
+SUMMARY_FILE = "request_head_summary.json"
+
+
+@dataclass
+class RequestHeadConfig:
+    """Request-head settings (the ``request_head:`` section of a recipe).
+
+    Attributes:
+        data_path: CTD JSONL with ``request_spans``, ``family``, ``kind`` and ``split``.
+        cse_checkpoint: The CSE the head reads (a ``training.cse_train`` run or any TPC checkpoint).
+        output_dir: Where the head and its summary go.
+        max_train_records: Train records used (spread evenly over the file; ``None``: all).
+        max_validation_records: Held-out-family records measured (``None``: all).
+        threshold_fraction: Share of the train records (by id hash) kept out of fitting to choose the threshold.
+        max_sentences: Sentences an extracted request may have (``agnostic.max_request_sentences``).
+        view_sentences: A prompt longer than this many sentences is seen as its first and last halves of it
+            (the layout features count positions from either end, capped, so they mean the same there); the
+            middle of a long prompt is context like the rest, and encoding it would only cost time.
+        l2: Weight decay of the logistic regression.
+        iterations: L-BFGS iterations.
+        local_files_only: Never contact the Hub for base models.
+    """
+
+    data_path: str
+    cse_checkpoint: str
+    output_dir: str
+    max_train_records: int | None = None
+    max_validation_records: int | None = None
+    threshold_fraction: float = 0.2
+    max_sentences: int = 8
+    view_sentences: int = 64
+    l2: float = 1e-3
+    iterations: int = 200
+    local_files_only: bool = False
+
+    def __post_init__(self) -> None:
+        if not 0 < self.threshold_fraction < 1:
+            raise ValueError(f"threshold_fraction must be in (0, 1), got {self.threshold_fraction}.")
+        if self.max_sentences < 1 or self.iterations < 1 or self.l2 < 0 or self.view_sentences < 2:
+            raise ValueError("max_sentences and iterations must be >= 1, view_sentences >= 2 and l2 >= 0.")
+
+    def check_paths(self) -> None:
+        """Fail before any model loads when the data is missing."""
+        if not Path(self.data_path).is_file():
+            raise FileNotFoundError(f"data_path {self.data_path} not found; run python -m training.curation.formats "
+                                    "--out runs/curation/ctd_formats first.")
+
+
+@dataclass
+class EncodedPrompt:
+    """One prompt as the head sees it: its sentences, their CSE embeddings and request labels."""
+
+    record_id: str
+    family: str
+    kind: str
+    sentences: list[str]
+    embeddings: Any
+    labels: list[bool]
+
+
+def label_sentences(spans: Sequence[tuple[int, int]], request_spans: Sequence[Sequence[int]]) -> list[bool]:
+    """Whether each sentence span overlaps any request span (character offsets in the same prompt)."""
+    return [any(start < r_end and r_start < end for r_start, r_end in request_spans) for start, end in spans]
+
+
+def head_and_tail(count: int, view: int) -> list[int]:
+    """Indices of the sentences a training view keeps: all of them, or the first and last ``view // 2``."""
+    if count <= view:
+        return list(range(count))
+    return [*range(view // 2), *range(count - (view - view // 2), count)]
+
+
+def _encode(records: Sequence[dict[str, Any]], compressor: Any, view: int) -> list[EncodedPrompt]:
+    from tpc_core.segmentation import get_splitter
+
+    splitter = get_splitter(compressor.config.splitter)
+    encoded = []
+    for number, record in enumerate(records, 1):
+        prompt = record["prompt"]
+        spans = splitter.spans(prompt)
+        spans = [spans[i] for i in head_and_tail(len(spans), view)]
+        if not spans:
+            continue
+        sentences = [prompt[s:e] for s, e in spans]
+        matrix = compressor.encoder.encode_contexts([compressor.encoder.tokenize(sentences)])[0]
+        encoded.append(EncodedPrompt(str(record["id"]), str(record["family"]), str(record["kind"]), sentences,
+                                     matrix, label_sentences(spans, record.get("request_spans") or [])))
+        if number % 250 == 0:
+            logger.info("encoded %d/%d prompts", number, len(records))
+    return encoded
+
+
+def _fit(prompts: Sequence[EncodedPrompt], config: RequestHeadConfig) -> Any:
+    import torch
+
+    from tpc_core.request import RequestHead, layout_features
+
+    inputs = torch.cat([torch.cat([p.embeddings.float(), layout_features(p.sentences)], dim=1) for p in prompts])
+    labels = torch.tensor([float(label) for p in prompts for label in p.labels])
+    positives = float(labels.sum())
+    if positives == 0 or positives == len(labels):
+        raise ValueError("The training prompts need both request and non-request sentences.")
+    weights = torch.where(labels > 0, (len(labels) - positives) / positives, 1.0)
+    weight = torch.zeros(inputs.shape[1], requires_grad=True)
+    bias = torch.zeros(1, requires_grad=True)
+    optimiser = torch.optim.LBFGS([weight, bias], max_iter=config.iterations, line_search_fn="strong_wolfe")
+
+    def closure() -> Any:
+        optimiser.zero_grad()
+        logits = inputs @ weight + bias
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, labels, weight=weights)
+        loss = loss + config.l2 * weight.pow(2).sum()
+        loss.backward()
+        return loss
+
+    optimiser.step(closure)
+    return RequestHead(weight.detach(), float(bias.detach()))
+
+
+def prompt_scores(prompts: Sequence[EncodedPrompt], head: Any, threshold: float, max_sentences: int) -> dict[str, Any]:
+    """Prompt-level quality of the head at ``threshold``.
+
+    ``request_found``: share of prompts with a written request where a request was found; ``exact``: share of
+    those whose picked sentences are exactly the labelled ones; ``jaccard``: mean overlap of picked and
+    labelled sentences; ``no_request_kept_empty``: share of prompts with no written request where nothing
+    was picked (they go to the CTD); ``score``: the mean of jaccard and no_request_kept_empty.
+    """
+    from tpc_core.request import pick_request
+
+    with_request, without, found, exact, jaccard, kept_empty = 0, 0, 0, 0, 0.0, 0
+    for prompt in prompts:
+        picked = set(pick_request(head.probabilities(prompt.embeddings, prompt.sentences), threshold, max_sentences))
+        truth = {i for i, label in enumerate(prompt.labels) if label}
+        if truth:
+            with_request += 1
+            found += bool(picked)
+            exact += picked == truth
+            jaccard += len(picked & truth) / len(picked | truth)
+        else:
+            without += 1
+            kept_empty += not picked
+    result = {"prompts": len(prompts), "with_request": with_request, "without_request": without,
+              "request_found": found / max(with_request, 1), "exact": exact / max(with_request, 1),
+              "jaccard": jaccard / max(with_request, 1), "no_request_kept_empty": kept_empty / max(without, 1)}
+    parts = [result["jaccard"]] * bool(with_request) + [result["no_request_kept_empty"]] * bool(without)
+    result["score"] = sum(parts) / max(len(parts), 1)
+    return {k: round(v, 4) if isinstance(v, float) else v for k, v in result.items()}
+
+
+def _spread(records: list[dict[str, Any]], limit: int | None) -> list[dict[str, Any]]:
+    if limit is None or limit >= len(records):
+        return records
+    return [records[(i * len(records)) // limit] for i in range(limit)]
+
+
+def _held_for_threshold(record_id: str, fraction: float) -> bool:
+    digest = hashlib.sha256(("threshold:" + record_id).encode("utf-8")).hexdigest()
+    return int(digest[:8], 16) / 0x1_0000_0000 < fraction
+
+
+def train_request_head(config: RequestHeadConfig) -> Path:
+    """Fit, choose the threshold, measure the held-out families, and write the head; returns ``output_dir``."""
+    from tpc_core import TPCCompressor
+
+    config.check_paths()
+    started = time.perf_counter()
+    records = list(read_jsonl(config.data_path))
+    train = _spread([r for r in records if r.get("split") == "train"], config.max_train_records)
+    validation = _spread([r for r in records if r.get("split") == "validation"], config.max_validation_records)
+    if not train or not validation:
+        raise ValueError(f"{config.data_path} needs records of both splits (train and validation families).")
+    compressor = TPCCompressor.from_pretrained(config.cse_checkpoint, device="cpu",
+                                               local_files_only=config.local_files_only)
+    fit_records = [r for r in train if not _held_for_threshold(str(r["id"]), config.threshold_fraction)]
+    pick_records = [r for r in train if _held_for_threshold(str(r["id"]), config.threshold_fraction)]
+    encoded_fit = _encode(fit_records, compressor, config.view_sentences)
+    encoded_pick = _encode(pick_records, compressor, config.view_sentences)
+    encoded_validation = _encode(validation, compressor, config.view_sentences)
+    encode_seconds = time.perf_counter() - started
+    head = _fit(encoded_fit, config)
+    candidates = [round(0.05 * step, 2) for step in range(2, 20)]
+    by_threshold = {t: prompt_scores(encoded_pick, head, t, config.max_sentences) for t in candidates}
+    threshold = max(candidates, key=lambda t: (by_threshold[t]["score"], -abs(t - 0.5)))
+    output = Path(config.output_dir)
+    output.mkdir(parents=True, exist_ok=True)
+    head.save(output / HEAD_FILE)
+    validation_scores = prompt_scores(encoded_validation, head, threshold, config.max_sentences)
+    by_family = {family: prompt_scores([p for p in encoded_validation if p.family == family], head, threshold,
+                                       config.max_sentences)
+                 for family in sorted({p.family for p in encoded_validation})}
+    summary = {
+        "stage": "request_head", "config": asdict(config),
+        "data": {"path": config.data_path, "sha256_16": hashlib.sha256(Path(config.data_path).read_bytes())
+                 .hexdigest()[:16], "records": len(records)},
+        "records": {"fit": len(encoded_fit), "threshold": len(encoded_pick), "validation": len(encoded_validation)},
+        "kinds": dict(Counter(r.get("kind") for r in train)),
+        "threshold": threshold, "threshold_choice": by_threshold[threshold],
+        "train_fit": prompt_scores(encoded_fit, head, threshold, config.max_sentences),
+        "held_out_families": validation_scores, "held_out_by_family": by_family,
+        "encode_seconds": round(encode_seconds, 1), "total_seconds": round(time.perf_counter() - started, 1),
+        "command": " ".join(["python", "-m", "training.request_head", *sys.argv[1:]]),
+    }
+    (output / SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    logger.info("request head: threshold %.2f; held-out families %s", threshold, validation_scores)
+    return output
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI entry point (``python -m training.request_head``)."""
+    return run_stage_cli(argv, prog="python -m training.request_head", section="request_head",
+                         description="Train the extractive request head (no-generation task descriptions).",
+                         config_class=RequestHeadConfig, run=lambda config, _: train_request_head(config),
+                         check=lambda config, _: config.check_paths())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
