@@ -56,10 +56,7 @@ class _Prompt:
     scores: list[list[float]] = field(default_factory=list)
     task_source: str | None = None  # "question", "extracted" or "generated" once scored
     embeddings: torch.Tensor | None = None  # (sentences, d): only where selection needs them (coverage mode)
-
-    @property
-    def origin_tokens(self) -> int:
-        return sum(self.doc_tokens)
+    origin_tokens: int = 0  # the whole prompt as sent: documents joined by the separator
 
 
 class TPCCompressor:
@@ -204,7 +201,7 @@ class TPCCompressor:
     def compress_batch(self, contexts: Sequence[Context], question: str | Sequence[str | None] | None = None,
                        target_tokens: int | None = None, rate: float | None = None,
                        token_counter: TokenCounterSpec = None, *, budget_scope: str = "global",
-                       force_keep_patterns: Iterable[str] = (), keep_first_sentence: bool = False,
+                       force_keep_patterns: str | Iterable[str] = (), keep_first_sentence: bool = False,
                        document_separator: str = "\n\n", splitter: str | SentenceSplitter | None = None,
                        batch_size: int = 16, show_progress: bool | None = None) -> list[CompressionResult]:
         """Compress many prompts, batching the model calls across them. Thread-safe (calls are serialised).
@@ -235,7 +232,11 @@ class TPCCompressor:
         questions = _as_questions(question, len(documents))
         if budget_scope not in BUDGET_SCOPES:
             raise ValueError(f"budget_scope must be one of {BUDGET_SCOPES}, got {budget_scope!r}.")
-        patterns = [re.compile(p) for p in force_keep_patterns]
+        patterns = _compile_patterns(force_keep_patterns)
+        if not isinstance(document_separator, str):
+            raise TypeError(f"document_separator must be a str, got {type(document_separator).__name__}.")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive int, got {batch_size!r}.")
         counter = self._default_counter if token_counter is None else resolve_token_counter(token_counter)
         split = self._splitter(splitter)
         with self._lock:
@@ -250,12 +251,13 @@ class TPCCompressor:
         from tqdm.auto import tqdm
 
         results: list[CompressionResult] = []
-        chunks = range(0, len(documents), max(batch_size, 1))
+        chunks = range(0, len(documents), batch_size)
         progress = tqdm(chunks, desc="tpc compress", unit="batch",
                         disable=(not show_progress) if show_progress is not None else (len(chunks) <= 1 or None))
         for first in progress:
             chunk = slice(first, first + batch_size)
-            prompts = [self._prepare(docs, split, counter, default_counter) for docs in documents[chunk]]
+            prompts = [self._prepare(docs, split, counter, default_counter, document_separator)
+                       for docs in documents[chunk]]
             for prompt, q in zip(prompts, questions[chunk]):
                 prompt.budget = resolve_budget(prompt.origin_tokens, target_tokens=target_tokens, rate=rate)
                 prompt.question = q
@@ -326,13 +328,16 @@ class TPCCompressor:
         if splitter is None:
             splitter = self.config.splitter
         if not isinstance(splitter, str):
+            if not callable(getattr(splitter, "spans", None)):
+                raise TypeError(f"splitter must be a name or an object with a spans(text) method, got "
+                                f"{type(splitter).__name__}.")
             return splitter
         if splitter not in self._splitters:
             self._splitters[splitter] = get_splitter(splitter)
         return self._splitters[splitter]
 
     def _prepare(self, documents: list[str], split: SentenceSplitter, counter: TokenCounter,
-                 default_counter: bool) -> _Prompt:
+                 default_counter: bool, document_separator: str = "\n\n") -> _Prompt:
         spans = [split.spans(doc) if doc.strip() else [] for doc in documents]
         texts = [[doc[s:e] for s, e in doc_spans] for doc, doc_spans in zip(documents, spans)]
         flat = [t for doc_texts in texts for t in doc_texts]
@@ -344,7 +349,8 @@ class TPCCompressor:
             counts.append(flat_counts[position: position + len(doc_texts)])
             position += len(doc_texts)
         doc_tokens = counter.count_many(documents) if documents else []
-        return _Prompt(documents, spans, sentence_ids, counts, doc_tokens)
+        origin = _joined_count(counter, documents, doc_tokens, document_separator)
+        return _Prompt(documents, spans, sentence_ids, counts, doc_tokens, origin_tokens=origin)
 
     def _needs_scoring(self, prompt: _Prompt) -> bool:
         return any(prompt.spans) and prompt.budget < prompt.origin_tokens
@@ -420,7 +426,9 @@ class TPCCompressor:
             kept = [list(range(len(spans))) for spans in prompt.spans]
             texts = [doc if spans else "" for doc, spans in zip(prompt.documents, prompt.spans)]
             tokens = [count if spans else 0 for count, spans in zip(prompt.doc_tokens, prompt.spans)]
-            return self._result(prompt, kept, texts, tokens, document_separator)
+            total = _joined_count(counter, [t for t in texts if t], [t for t, x in zip(tokens, texts) if x],
+                                  document_separator)
+            return self._result(prompt, kept, texts, tokens, total, document_separator)
         flat = [(d, i) for d, spans in enumerate(prompt.spans) for i in range(len(spans))]
         scores = [prompt.scores[d][i] for d, i in flat]
         counts = [prompt.counts[d][i] for d, i in flat]
@@ -449,20 +457,23 @@ class TPCCompressor:
             for d in range(len(prompt.documents)):
                 members = [k for k, (doc, _) in enumerate(flat) if doc == d]
                 chosen.update(pick(members, prompt.budget * prompt.doc_tokens[d] // total))
-        # Re-count the assembled text with the real counter: joins can change token counts at boundaries.
+        # Re-count the assembled prompt with the real counter, document separators included: joins can change
+        # token counts at boundaries, and a separator may cost tokens of its own.
         while True:
             kept = _kept_per_document(flat, chosen, len(prompt.documents))
             texts = [_join_kept(doc, spans, doc_kept) for doc, spans, doc_kept in
                      zip(prompt.documents, prompt.spans, kept)]
-            counted = iter(counter.count_many([t for t in texts if t]))
+            nonempty = [t for t in texts if t]
+            counted = iter(counter.count_many(nonempty))
             tokens = [next(counted) if t else 0 for t in texts]
-            if sum(tokens) <= prompt.budget or not chosen:
+            total = _joined_count(counter, nonempty, [n for n, t in zip(tokens, texts) if t], document_separator)
+            if total <= prompt.budget or not chosen:
                 break
             chosen.discard(min(chosen, key=lambda k: (forced[k], scores[k], -k)))
-        return self._result(prompt, kept, texts, tokens, document_separator)
+        return self._result(prompt, kept, texts, tokens, total, document_separator)
 
     def _result(self, prompt: _Prompt, kept: list[list[int]], texts: list[str], compressed_tokens: list[int],
-                document_separator: str) -> CompressionResult:
+                total_tokens: int, document_separator: str) -> CompressionResult:
         records = []
         for d, (doc, spans) in enumerate(zip(prompt.documents, prompt.spans)):
             kept_set = set(kept[d])
@@ -472,10 +483,17 @@ class TPCCompressor:
                                               i in kept_set))
         return CompressionResult(
             compressed_prompt=document_separator.join(t for t in texts if t), compressed_documents=texts,
-            origin_tokens=prompt.origin_tokens if any(prompt.spans) else 0, compressed_tokens=sum(compressed_tokens),
+            origin_tokens=prompt.origin_tokens if any(prompt.spans) else 0, compressed_tokens=total_tokens,
             budget=prompt.budget, task_description=prompt.question if prompt.scores else None,
             task_source=prompt.task_source if prompt.scores else None, sentences=records,
             document_origin_tokens=list(prompt.doc_tokens), document_compressed_tokens=compressed_tokens)
+
+
+def _joined_count(counter: TokenCounter, texts: list[str], counts: list[int], separator: str) -> int:
+    """Tokens of ``separator.join(texts)``: the counts' sum for one text, a real count of the join otherwise."""
+    if len(texts) <= 1:
+        return sum(counts)
+    return counter(separator.join(texts))
 
 
 def _kept_per_document(flat: list[tuple[int, int]], chosen: set[int], documents: int) -> list[list[int]]:
@@ -497,6 +515,25 @@ def _join_kept(document: str, spans: list[tuple[int, int]], kept: list[int]) -> 
             gap = document[end:gap_end]
             pieces.append(gap if gap.strip() == "" else " ")
     return "".join(pieces)
+
+
+def _compile_patterns(patterns: Any) -> list[re.Pattern[str]]:
+    """``force_keep_patterns`` as compiled regexes; a single string is one pattern, not its characters."""
+    if isinstance(patterns, (str, re.Pattern)):
+        patterns = [patterns]
+    compiled = []
+    for pattern in patterns:
+        if isinstance(pattern, re.Pattern):
+            compiled.append(pattern)
+            continue
+        if not isinstance(pattern, str):
+            raise TypeError(f"force_keep_patterns must hold regex strings, got {type(pattern).__name__}.")
+        try:
+            compiled.append(re.compile(pattern))
+        except re.error as error:
+            raise ValueError(f"force_keep_patterns: {pattern!r} is not a valid regular expression ({error}).") \
+                from error
+    return compiled
 
 
 def _as_documents(context: Any, position: int) -> list[str]:

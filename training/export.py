@@ -222,6 +222,14 @@ def render_model_card(config: TPCConfig, summaries: dict[str, dict[str, Any]], m
         lines.append(f"- **CTD** (task descriptor): `{ctd.base_model}`, inputs bounded to {ctd.max_input_tokens} "
                      f"tokens, response prefix \"{ctd.response_prefix}\"; trained parts: "
                      f"{', '.join(p for p in (ctd.adapter_dir, ctd.weights_dir) if p) or 'none (zero-shot)'}.")
+    if config.agnostic.request_head:
+        agnostic = config.agnostic
+        lines.append(f"- **Request head** (`{agnostic.request_head}`): finds the sentences that state the prompt's "
+                     f"request; at probability ≥ {agnostic.request_threshold} (at most "
+                     f"{agnostic.max_request_sentences} sentences) they are the task description and nothing is "
+                     "generated; otherwise the CTD writes one and sentences are chosen with relevance "
+                     f"{agnostic.relevance_weight}, centrality {agnostic.centrality_weight}, section lead "
+                     f"{agnostic.position_weight} and redundancy penalty {agnostic.redundancy}.")
     lines += ["", "## Training", ""]
     for stage, summary in summaries.items():
         if not summary:
@@ -240,15 +248,19 @@ def render_model_card(config: TPCConfig, summaries: dict[str, dict[str, Any]], m
                   f"{_rounded(summary.get('last_loss'))}"]
         if "mean_reward_by_iteration" in summary:
             lines.append(f"- mean reward by iteration (−KL): {summary['mean_reward_by_iteration']}")
+        if "held_out_families" in summary:
+            lines.append(f"- threshold {summary['threshold']} (chosen on held-out train records: "
+                         f"{summary['threshold_choice']}); held-out template families: {summary['held_out_families']}")
         lines.append("")
     if metrics:
         lines += ["## Measured (dev split, evidence recall: share of gold supporting sentences kept)", "",
-                  "| method | setting | evidence recall | answer retention | samples | rate |",
-                  "|---|---|---|---|---|---|"]
+                  "| method | setting | prompt template | evidence recall | answer retention | samples | rate |",
+                  "|---|---|---|---|---|---|---|"]
         for report in metrics:
             for row in report.get("rows", []):
-                lines.append(f"| {row['method']} | {row['setting']} | {row['evidence_recall']:.3f} | "
-                             f"{row['answer_retention']:.3f} | {row['samples']} | {report.get('rate')} |")
+                lines.append(f"| {row['method']} | {row['setting']} | {row.get('family', 'longbench')} | "
+                             f"{row['evidence_recall']:.3f} | {row['answer_retention']:.3f} | {row['samples']} | "
+                             f"{report.get('rate')} |")
         lines.append("")
     if notes:
         lines += ["## Notes", "", notes.strip(), ""]
