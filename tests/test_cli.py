@@ -41,3 +41,33 @@ def test_info():
     assert done.returncode == 0, done.stderr
     info = json.loads(done.stdout)
     assert info["checkpoint"] == "tpc-mini" and info["device"] == "cpu" and "torch" in info
+
+
+def test_input_errors_exit_2_before_any_model_loads(tmp_path, monkeypatch, capsys):
+    from tpc_core import cli
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("the model was loaded before the input was checked")
+
+    monkeypatch.setattr("tpc_core.compressor.TPCCompressor.from_pretrained", no_model)
+    empty = tmp_path / "empty.txt"
+    empty.write_text("  \n", encoding="utf-8")
+    cases = {(str(tmp_path / "missing.txt"),): "no such file", (str(tmp_path),): "is a directory",
+             (str(empty),): "is empty", (str(empty), "--rate", "1.5"): "(0, 1]"}
+    for args, message in cases.items():
+        code = cli.main(["compress", *args])
+        assert code == 2, args
+        assert message in capsys.readouterr().err
+
+
+def test_version_and_a_quiet_stderr(tmp_path):
+    from tpc_core import __version__
+
+    version = run("--version")
+    assert version.returncode == 0 and version.stdout.strip() == f"tpc-langchain {__version__}"
+    path = tmp_path / "doc.txt"
+    path.write_text(TEXT, encoding="utf-8")
+    done = run("compress", str(path), "--question", "bananas", "--rate", "0.5")
+    assert done.returncode == 0, done.stderr
+    assert "FutureWarning" not in done.stderr and "Loading weights" not in done.stderr
+    assert done.stderr.strip().startswith("[tpc]")

@@ -14,7 +14,10 @@ __all__ = ["main", "build_parser"]
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``tpc`` argument parser."""
+    from tpc_core import __version__
+
     parser = argparse.ArgumentParser(prog="tpc", description="Task-agnostic Prompt Compression (TPC).")
+    parser.add_argument("--version", action="version", version=f"tpc-langchain {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     compress = commands.add_parser("compress", help="Compress a text file (or - for standard input).")
     compress.add_argument("file", help="Path of a UTF-8 text file, or - to read standard input.")
@@ -36,26 +39,56 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class InputError(ValueError):
+    """The command's input cannot be compressed (reported before any model loads)."""
+
+
 def _read_input(path: str) -> str:
     if path == "-":
-        return sys.stdin.read()
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
-    except FileNotFoundError:
-        raise SystemExit(f"tpc: no such file: {path}") from None
-    except UnicodeDecodeError:
-        raise SystemExit(f"tpc: {path} is not UTF-8 text") from None
+        text = sys.stdin.read()
+    else:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+        except FileNotFoundError:
+            raise InputError(f"no such file: {path}") from None
+        except IsADirectoryError:
+            raise InputError(f"{path} is a directory; give a text file or - for standard input") from None
+        except UnicodeDecodeError:
+            raise InputError(f"{path} is not UTF-8 text") from None
+    if not text.strip():
+        raise InputError(f"{'standard input' if path == '-' else path} is empty: nothing to compress")
+    return text
+
+
+def _quiet_loading() -> None:
+    """A CLI's stderr is for the user: no weight-loading bars, no library deprecation chatter."""
+    import warnings
+
+    from huggingface_hub.utils import disable_progress_bars
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()
+    transformers_logging.set_verbosity_error()
+    disable_progress_bars()
+    warnings.filterwarnings("ignore", category=FutureWarning, module="transformers")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``tpc`` command."""
+    """Entry point of the ``tpc`` command; exit code 2 for every usage or input error."""
     args = build_parser().parse_args(argv)
-    from transformers.utils import logging as transformers_logging
+    try:  # everything that needs no model is checked before the (slow) model load
+        text = None
+        if args.command == "compress":
+            from tpc_core.selection import validate_budget_args
 
+            validate_budget_args(args.target_tokens, args.rate)
+            text = _read_input(args.file)
+    except (ValueError, TypeError) as error:
+        print(f"tpc: error: {error}", file=sys.stderr)
+        return 2
+    _quiet_loading()
     from tpc_core.compressor import TPCCompressor
-
-    transformers_logging.disable_progress_bar()  # a CLI's stderr is for the user, not weight-loading bars
 
     try:
         compressor = TPCCompressor.from_pretrained(args.model, device=args.device,
@@ -63,7 +96,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "info":
             print(json.dumps(compressor.info(), indent=2))
             return 0
-        text = _read_input(args.file)
         result = compressor.compress(text, question=args.question, target_tokens=args.target_tokens, rate=args.rate,
                                      token_counter=args.token_counter)
     except (ValueError, TypeError, OSError, ImportError) as error:
