@@ -99,3 +99,19 @@ def test_long_question_is_encoded_whole(tiny):
         len(tiny.encoder.tokenize([base])[0])
     first, changed = tiny.encoder.encode_questions([base + " alpha", base + " omega"])
     assert not torch.allclose(first, changed)  # the tail past the first window counts
+
+
+@pytest.mark.parametrize("key", ["adapter_dir", "weights_dir", "extra_embeddings"])
+def test_checkpoint_part_paths_must_stay_inside_the_checkpoint(tiny_checkpoint, tmp_path, key):
+    from tpc_core import TPCCompressor
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    directory = tmp_path / "ckpt"
+    shutil.copytree(tiny_checkpoint, directory)
+    config = json.loads((directory / "tpc_config.json").read_text())
+    for bad in ("../outside", str(outside)):
+        config["cse"][key] = bad
+        (directory / "tpc_config.json").write_text(json.dumps(config))
+        with pytest.raises(ValueError, match=f"cse.{key}"):
+            TPCCompressor.from_pretrained(directory, device="cpu")

@@ -139,8 +139,8 @@ def _from_pretrained(loader: Any, source: str, kwargs: dict[str, Any], what: str
         raise OSError(_hub_offline_hint(source) + f" (while loading the {what}). Cause: {error}") from error
 
 
-def _checked_adapter_dir(checkpoint_dir: Path, adapter_dir: str) -> Path:
-    path = checkpoint_dir / adapter_dir
+def _checked_adapter_dir(checkpoint_dir: Path, adapter_dir: str, what: str) -> Path:
+    path = inside_checkpoint(checkpoint_dir, adapter_dir, what)
     if not (path / "adapter_model.safetensors").is_file():
         raise FileNotFoundError(f"Adapter {path} has no adapter_model.safetensors (pickle .bin adapters are refused).")
     return path
@@ -164,8 +164,8 @@ def load_cse_parts(config: CSEConfig, checkpoint_dir: Path, options: HubOptions,
     """
     from transformers import AutoConfig, AutoModel
 
-    source = str(checkpoint_dir / config.weights_dir) if config.weights_dir else resolve_base(config.base_model,
-                                                                                               checkpoint_dir)
+    source = str(inside_checkpoint(checkpoint_dir, config.weights_dir, "cse.weights_dir")) if config.weights_dir \
+        else resolve_base(config.base_model, checkpoint_dir)
     kwargs = options.for_base(None if config.weights_dir else config.base_revision)
     tokenizer = _load_tokenizer(source, kwargs, "CSE")
     model_config = _from_pretrained(AutoConfig, source, kwargs, "CSE config")
@@ -185,10 +185,12 @@ def load_cse_parts(config: CSEConfig, checkpoint_dir: Path, options: HubOptions,
     if config.adapter_dir:
         from peft import PeftModel
 
-        model = PeftModel.from_pretrained(model, str(_checked_adapter_dir(checkpoint_dir, config.adapter_dir)))
+        model = PeftModel.from_pretrained(model, str(_checked_adapter_dir(checkpoint_dir, config.adapter_dir,
+                                                                          "cse.adapter_dir")))
         model = model.merge_and_unload()
     if config.extra_embeddings:
-        _load_extra_embeddings(model, tokenizer, checkpoint_dir / config.extra_embeddings, config)
+        _load_extra_embeddings(model, tokenizer, inside_checkpoint(checkpoint_dir, config.extra_embeddings,
+                                                                   "cse.extra_embeddings"), config)
     model.to(device=device, dtype=dtype)
     model.eval()
     return model, tokenizer, architecture
@@ -249,8 +251,8 @@ def load_ctd_parts(config: CTDConfig, checkpoint_dir: Path, options: HubOptions,
     """Load the CTD causal LM (with its adapter merged) and its tokenizer (left padding, a pad token)."""
     from transformers import AutoModelForCausalLM
 
-    source = str(checkpoint_dir / config.weights_dir) if config.weights_dir else resolve_base(config.base_model,
-                                                                                               checkpoint_dir)
+    source = str(inside_checkpoint(checkpoint_dir, config.weights_dir, "ctd.weights_dir")) if config.weights_dir \
+        else resolve_base(config.base_model, checkpoint_dir)
     kwargs = options.for_base(None if config.weights_dir else config.base_revision)
     tokenizer = _load_tokenizer(source, kwargs, "CTD")
     tokenizer.padding_side = "left"
@@ -260,7 +262,8 @@ def load_ctd_parts(config: CTDConfig, checkpoint_dir: Path, options: HubOptions,
     if config.adapter_dir:
         from peft import PeftModel
 
-        model = PeftModel.from_pretrained(model, str(_checked_adapter_dir(checkpoint_dir, config.adapter_dir)))
+        model = PeftModel.from_pretrained(model, str(_checked_adapter_dir(checkpoint_dir, config.adapter_dir,
+                                                                          "ctd.adapter_dir")))
         model = model.merge_and_unload()
     model.to(device=device)
     model.eval()
