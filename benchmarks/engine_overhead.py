@@ -7,8 +7,11 @@ Usage:
 measured by the engine itself); everything else — splitting, tokenising, windowing, selection, budget
 re-counting, result building — is overhead. Three rows, one process: prompt-aware; prompt-agnostic on the
 same text inside LongBench's multi-document QA template (the question is written in the prompt, as users
-send it); prompt-agnostic on the bare text (no request written: the CTD generates one). Prints a markdown
-table with each row's time over the prompt-aware time; asserts nothing.
+send it); prompt-agnostic on the bare text (no request written: the CTD generates one). A fourth row, "MiniLM
+forward floor", is the median time of plain forward passes of the MiniLM backbone over the same prompt's tokens
+(510-token windows, batch 8; :mod:`benchmarks.forward_floor`), and a last line prints prompt-aware / floor
+against the speed floor's limit of 1.15×. Prints a markdown table with each row's time over the prompt-aware
+time; asserts nothing.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import time
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "qa_dev.jsonl"
+FLOOR_LIMIT = 1.15  # prompt-aware tpc-mini may take at most this many MiniLM forward floors
 
 
 def build_prompt(counter, tokens: int) -> tuple[str, str]:
@@ -67,6 +71,7 @@ def main() -> None:
 
     from tpc_core import TPCCompressor
 
+    from benchmarks.forward_floor import MiniLMForward
     from benchmarks.templates import QA_DEV_TEMPLATES, fill_template
 
     compressor = TPCCompressor.from_pretrained(args.model)
@@ -75,10 +80,13 @@ def main() -> None:
     # Prompt-agnostic input as users send it: the question written inside the prompt (LongBench's multi-document
     # QA template), and a bare document with no request at all (the CTD must write one).
     templated = fill_template(QA_DEV_TEMPLATES["multi_doc_qa"], text, question)
+    backbone = MiniLMForward(compressor.device, compressor.dtype)  # plain MiniLM: the compressor's device and dtype
     print(f"prompt: {counter(text)} tokens (MiniLM tokenizer; {counter(templated)} with the template); "
           f"torch threads: {torch.get_num_threads()}")
     print("| mode | s / prompt | model s | outside models | end-to-end / model | × prompt-aware | description from |")
     print("|---|---|---|---|---|---|---|")
+    # Same tokens, nothing but forward passes; timed just before prompt-aware, the row it is compared with.
+    floor = backbone.median_seconds(text, args.repeats)
     aware_seconds = None
     for mode, prompt, q in (("prompt-aware", text, question), ("prompt-agnostic, question in the prompt", templated,
                                                                 None),
@@ -88,6 +96,10 @@ def main() -> None:
         source = compressor.compress(prompt, question=q, rate=0.2).task_source
         print(f"| {mode} | {row['seconds']:.2f} | {row['model_seconds']:.2f} | {row['overhead_share']:.1%} | "
               f"{row['end_to_end_over_model']:.3f} | {row['seconds'] / aware_seconds:.2f} | {source} |")
+    print(f"| MiniLM forward floor | {floor:.2f} | {floor:.2f} | — | — | {floor / aware_seconds:.2f} | — |")
+    ratio = aware_seconds / floor
+    print(f"{args.model} prompt-aware / MiniLM forward floor: {ratio:.2f}× "
+          f"({'within' if ratio <= FLOOR_LIMIT else 'over'} the {FLOOR_LIMIT:.2f}× limit)")
     print(f"peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
 
 

@@ -7,6 +7,9 @@ baselines run the real LlamaIndex / LangChain components; their knobs (percentil
 largest value whose output fits the budget (see the classes). A method whose dependency is missing reports
 why in :meth:`Method.unavailable_reason` and is skipped, never crashing the run.
 
+:data:`METHOD_NAMES` are the default rows; :data:`OPT_IN_METHOD_NAMES` run only when named with ``--methods``
+(they cannot run offline: trimwise's tiktoken-based strategies). :data:`ALL_METHOD_NAMES` is both.
+
 Several TPC checkpoints can be compared in one run: :func:`method_specs` expands ``tpc-aware`` /
 ``tpc-agnostic`` into one row per model, labelled by :func:`tpc_model_labels`.
 """
@@ -15,14 +18,16 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import importlib.metadata
 import importlib.util
 import os
 import re
+import textwrap
 import zlib
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -31,16 +36,20 @@ import numpy as np
 from benchmarks.budget import MiniLMTokenCounter, join_spans, select_under_budget
 
 __all__ = [
+    "ALL_METHOD_NAMES",
     "Compressed",
     "Method",
     "MethodSpec",
     "METHOD_NAMES",
+    "OPT_IN_METHOD_NAMES",
     "TPC_METHOD_NAMES",
     "DEFAULT_TPC_MODEL",
     "build_method",
+    "drop_lowest_until_fits",
     "method_settings",
     "method_specs",
     "passage_starts",
+    "spans_within",
     "split_spans",
     "tpc_model_labels",
 ]
@@ -521,16 +530,188 @@ class LLMLinguaMethod(Method):
         return Compressed(output["compressed_prompt"])
 
 
+def spans_within(spans: Sequence[tuple[int, int]], ranges: Sequence[tuple[int, int]]) -> list[int]:
+    """Indices of ``spans`` lying wholly inside one of ``ranges`` (both ascending, ranges non-overlapping)."""
+    starts = [start for start, _ in ranges]
+    kept = []
+    for index, (start, end) in enumerate(spans):
+        position = bisect_right(starts, start) - 1
+        if position >= 0 and end <= ranges[position][1]:
+            kept.append(index)
+    return kept
+
+
+def drop_lowest_until_fits(text: str, spans: Sequence[tuple[int, int]], kept: Sequence[int], scores: Sequence[float],
+                           counter: Callable[[str], int], budget: int) -> list[int]:  # fmt: skip
+    """``kept`` less its lowest-scored sentences (``scores[i]`` for ``kept[i]``), dropped one at a time until the
+    joined text fits ``budget``; ties drop the later sentence first. Whole sentences only, order kept."""
+    remaining = list(kept)
+    for position in sorted(range(len(kept)), key=lambda p: (scores[p], -p)):
+        if counter(join_spans(text, spans, remaining)) <= budget:
+            break
+        remaining.remove(kept[position])
+    return remaining
+
+
+def _module_missing(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is None
+    except ModuleNotFoundError:  # a parent package is missing
+        return True
+
+
+def _tiktoken_reason(encoding: str) -> str | None:
+    """``None`` when tiktoken loads ``encoding`` here (bundled or cached), else why not; it is really tried."""
+    try:
+        import tiktoken  # noqa: PLC0415
+
+        tiktoken.get_encoding(encoding)
+    except Exception as error:  # noqa: BLE001 (no network, no cache, unknown name: all mean "cannot run")
+        detail = textwrap.shorten(str(error), 110, placeholder=" ...")
+        return f"tiktoken cannot load {encoding!r} here ({type(error).__name__}: {detail})"
+    return None
+
+
+class TrimwiseMethod(Method):
+    """trimwise through its LlamaIndex postprocessor (``TrimwiseNodePostprocessor``), the whole text as one node.
+
+    trimwise ranks Markdown blocks (paragraphs, list items, headings), not sentences, and keeps the best under
+    ``limit`` counted by our MiniLM counter (its ``token_counter``; it raises rather than return more). When no
+    block fits it keeps a prefix of the best one. It writes ``[…omitted…]`` into gaps when that still fits, so
+    its text is not verbatim; the output here is rebuilt from the source ranges it reports
+    (``metadata["trimwise"]["spans"]``): the shared splitter's sentences lying wholly inside a kept range, joined
+    by :func:`~benchmarks.budget.join_spans`. A sentence trimwise cut is dropped, never truncated. Should the
+    rebuilt text still exceed the budget (not expected: WordPiece counts add up over whitespace joins), its
+    sentences are dropped lowest MiniLM cosine first, to the question or, without one, to their centroid
+    (:func:`drop_lowest_until_fits`); trimwise exposes no per-block ranks.
+
+    The semantic and hybrid strategies embed with the shared MiniLM through trimwise's ``embedding_callback``.
+    The lexical, hybrid and structural strategies tokenise with tiktoken (``TrimConfig.token_encoding``) for
+    BM25 / TF-IDF even when a token counter is given; :meth:`unavailable_reason` tries to load that encoding.
+    """
+
+    strategy: str = ""
+    embeds: bool = False  # ranks with the embedding callback
+    uses_tiktoken: bool = True  # ranks with tiktoken ids (BM25 / TF-IDF)
+    settings = frozenset({AWARE})
+    needs_question = True
+
+    def __init__(self, counter: MiniLMTokenCounter, **kwargs: Any) -> None:
+        super().__init__(counter, **kwargs)
+        self._trimmer: Any = None
+
+    def unavailable_reason(self) -> str | None:
+        return self._unavailable
+
+    @cached_property
+    def _unavailable(self) -> str | None:
+        """Worked out once per instance: loading the tiktoken encoding may try the network."""
+        packages = {"trimwise": "trimwise", "llama_index.postprocessor.trimwise": "llama-index-postprocessor-trimwise"}
+        for module, package in packages.items():
+            if _module_missing(module):
+                return f"{package} not installed (pip install {package})"
+        if self.uses_tiktoken:
+            from trimwise import TrimConfig  # noqa: PLC0415
+
+            reason = _tiktoken_reason(TrimConfig().token_encoding)
+            if reason is not None:
+                return f"{reason}; trimwise's {self.strategy} ranking needs it even when given a token counter"
+        return _tpc_core_reason()
+
+    def identity(self) -> str:
+        versions = ":".join(f"{package}={importlib.metadata.version(package)}"
+                            for package in ("trimwise", "llama-index-postprocessor-trimwise"))  # fmt: skip
+        return f"{self.name}:{versions}:embed=minilm"
+
+    def compress(self, text: str, question: str | None, budget: int, *, sample_id: str = "") -> Compressed:
+        spans, sentences = split_text(text)
+        if not spans:
+            return Compressed("")
+        if self.embeds:
+            self.embedder.begin_call()
+        ranges, trimmed = self._trim(text, question if self.needs_question else None, budget)
+        kept = spans_within(spans, ranges)
+        if self.counter(join_spans(text, spans, kept)) > budget:
+            scores = self._cut_back_scores([sentences[index] for index in kept], question)
+            kept = drop_lowest_until_fits(text, spans, kept, scores, self.counter, budget)
+        info = {"kept_sentences": len(kept), "sentences": len(spans), "trimwise_ranges": len(ranges),
+                "trimwise_tokens": self.counter(trimmed)}  # fmt: skip
+        return Compressed(join_spans(text, spans, kept), info)
+
+    def _trim(self, text: str, question: str | None, budget: int) -> tuple[list[tuple[int, int]], str]:
+        """trimwise's kept source ranges and its own output text (with omission markers)."""
+        from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode  # noqa: PLC0415
+        from llama_index.postprocessor.trimwise import TrimwiseNodePostprocessor  # noqa: PLC0415
+        from trimwise import Trimmer  # noqa: PLC0415
+
+        if self._trimmer is None:
+            self._trimmer = Trimmer(embedding_callback=self._embed)
+        processor = TrimwiseNodePostprocessor(limit=budget, strategy=self.strategy, trimmer=self._trimmer,
+                                              token_counter=self.counter)  # fmt: skip
+        query = QueryBundle(query_str=question) if question else None
+        nodes = processor.postprocess_nodes([NodeWithScore(node=TextNode(text=text), score=1.0)], query_bundle=query)
+        if not nodes:
+            return [], ""
+        node = nodes[0].node
+        return [(span["start"], span["end"]) for span in node.metadata["trimwise"]["spans"]], node.get_content()
+
+    def _embed(self, query: str, passages: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """trimwise's ``embedding_callback``: the shared MiniLM vectors of the query and of each passage."""
+        vectors = self.embedder.embed([query, *passages])
+        return vectors[0], vectors[1:]
+
+    def _cut_back_scores(self, sentences: list[str], question: str | None) -> Sequence[float]:
+        """Rank for the budget guard: MiniLM cosine to the question, or to the sentences' centroid without one."""
+        ranker = MiniLMCosine if question else MiniLMCentroid
+        return ranker(self.counter, embedder_factory=self._embedder_factory).scores(sentences, question, "")
+
+
+class TrimwiseSemantic(TrimwiseMethod):
+    """trimwise ``semantic``: MiniLM cosine of each block (with its neighbours) to the question, MMR."""
+
+    name = "trimwise-semantic"
+    strategy = "semantic"
+    embeds, uses_tiktoken = True, False
+
+
+class TrimwiseLexical(TrimwiseMethod):
+    """trimwise ``lexical`` (what ``auto`` picks with a question): BM25 over tiktoken ids, MMR."""
+
+    name = "trimwise-lexical"
+    strategy = "lexical"
+
+
+class TrimwiseHybrid(TrimwiseMethod):
+    """trimwise ``hybrid``: equal blend of the lexical and semantic scores."""
+
+    name = "trimwise-hybrid"
+    strategy = "hybrid"
+    embeds = True
+
+
+class TrimwiseStructural(TrimwiseMethod):
+    """trimwise ``structural`` (what ``auto`` picks without a question): TF-IDF centrality, section shares."""
+
+    name = "trimwise-structural"
+    strategy = "structural"
+    settings = frozenset({AGNOSTIC})
+    needs_question = False
+
+
 METHOD_NAMES: tuple[str, ...] = (
     "tpc-aware", "tpc-agnostic", "random", "lead", "lead-per-passage", "bm25", "minilm-cosine", "minilm-centroid",
-    "llamaindex-seo", "langchain-filter", "full", "llmlingua", "llmlingua-2",
+    "llamaindex-seo", "langchain-filter", "trimwise-semantic", "full", "llmlingua", "llmlingua-2",
 )  # fmt: skip
+# Known, but run only when named with --methods: trimwise fetches their tiktoken encoding at run time.
+OPT_IN_METHOD_NAMES: tuple[str, ...] = ("trimwise-lexical", "trimwise-hybrid", "trimwise-structural")
+ALL_METHOD_NAMES: tuple[str, ...] = METHOD_NAMES + OPT_IN_METHOD_NAMES
 TPC_METHOD_NAMES: tuple[str, ...] = ("tpc-aware", "tpc-agnostic")
 
 _SIMPLE_METHODS: dict[str, type[Method]] = {
     "random": RandomSentences, "lead": LeadSentences, "lead-per-passage": LeadPerPassage, "bm25": BM25Sentences,
     "minilm-cosine": MiniLMCosine, "minilm-centroid": MiniLMCentroid, "llamaindex-seo": LlamaIndexOptimizer,
-    "langchain-filter": LangChainFilter, "full": FullPrompt,
+    "langchain-filter": LangChainFilter, "full": FullPrompt, "trimwise-semantic": TrimwiseSemantic,
+    "trimwise-lexical": TrimwiseLexical, "trimwise-hybrid": TrimwiseHybrid, "trimwise-structural": TrimwiseStructural,
 }  # fmt: skip
 
 
@@ -541,14 +722,14 @@ def method_settings(name: str) -> frozenset[str]:
     if name in ("llmlingua", "llmlingua-2"):
         return LLMLinguaMethod.settings
     if name not in _SIMPLE_METHODS:
-        raise ValueError(f"unknown method {name!r}; choose from {', '.join(METHOD_NAMES)}")
+        raise ValueError(f"unknown method {name!r}; choose from {', '.join(ALL_METHOD_NAMES)}")
     return _SIMPLE_METHODS[name].settings
 
 
 def build_method(name: str, counter: MiniLMTokenCounter, *, seed: int = 0, tpc_model: str = DEFAULT_TPC_MODEL,
                  device: str | None = None, embedder_factory: Callable[[], Any] | None = None,
                  label: str | None = None) -> Method:  # fmt: skip
-    """Instantiate a method by name (see :data:`METHOD_NAMES`); ``label`` renames a TPC row."""
+    """Instantiate a method by name (see :data:`ALL_METHOD_NAMES`); ``label`` renames a TPC row."""
     common: dict[str, Any] = {"embedder_factory": embedder_factory}
     if name in TPC_METHOD_NAMES:
         return TPCMethod(counter, aware=name == "tpc-aware", model=tpc_model, device=device, label=label, **common)
@@ -557,7 +738,7 @@ def build_method(name: str, counter: MiniLMTokenCounter, *, seed: int = 0, tpc_m
     if name == "random":
         return RandomSentences(counter, seed=seed, **common)
     if name not in _SIMPLE_METHODS:
-        raise ValueError(f"unknown method {name!r}; choose from {', '.join(METHOD_NAMES)}")
+        raise ValueError(f"unknown method {name!r}; choose from {', '.join(ALL_METHOD_NAMES)}")
     return _SIMPLE_METHODS[name](counter, **common)
 
 

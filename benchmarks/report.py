@@ -19,6 +19,7 @@ __all__ = [
     "dev_tables",
     "longbench_table",
     "zeroscrolls_table",
+    "speed_ratio_lines",
     "speed_table",
     "summ_summary",
     "summ_table",
@@ -228,6 +229,24 @@ def speed_table(results: Sequence[Mapping[str, Any]]) -> str:
             cells.append(_fmt(result.get("gpu_peak_mb"), 0))
         lines.append(f"| {result['method']} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def speed_ratio_lines(results: Sequence[Mapping[str, Any]], numerators: Sequence[str], denominator: str) -> list[str]:
+    """One line per timed row in ``numerators``: its median seconds over ``denominator``'s, per prompt length.
+
+    Empty when the denominator row was not timed (skipped, failed or not run).
+    """
+    timed = {result["method"]: {row["length"]: row["seconds_median"] for row in result["rows"]}
+             for result in results if "rows" in result}  # fmt: skip
+    if denominator not in timed:
+        return []
+    lines = []
+    for name in numerators:
+        if name in timed:
+            cells = [f"{length // 1024}k {seconds / timed[denominator][length]:.2f}×"
+                     for length, seconds in sorted(timed[name].items()) if timed[denominator].get(length)]  # fmt: skip
+            lines.append(f"{name} / {denominator}: {', '.join(cells)}")
+    return lines
 
 
 def plot_rate_curves(curves: Mapping[str, Any], path: Path, metric: str = "evidence_recall") -> Path:

@@ -26,6 +26,7 @@ from typing import Any
 from benchmarks.budget import minilm_token_counter
 from benchmarks.cache import JsonCache
 from benchmarks.evaluate import evaluate
+from benchmarks.forward_floor import FLOOR_METHOD
 from benchmarks.loaders import (
     DataNotFoundError,
     Sample,
@@ -38,8 +39,10 @@ from benchmarks.loaders import (
 )
 from benchmarks.methods import (
     AGNOSTIC,
+    ALL_METHOD_NAMES,
     DEFAULT_TPC_MODEL,
     METHOD_NAMES,
+    OPT_IN_METHOD_NAMES,
     Method,
     build_method,
     method_settings,
@@ -55,6 +58,7 @@ from benchmarks.report import (
     plot_latency,
     plot_rate_curves,
     plot_summ_rouge,
+    speed_ratio_lines,
     speed_table,
     summ_summary,
     summ_table,
@@ -69,7 +73,7 @@ __all__ = ["main", "parse_args", "stratified"]
 logger = logging.getLogger("benchmarks")
 
 SMOKE_METHODS = ("tpc-aware", "lead", "bm25", "full")
-SPEED_METHODS = tuple(name for name in METHOD_NAMES if name != "full")
+SPEED_METHODS = tuple(name for name in METHOD_NAMES if name != "full") + (FLOOR_METHOD,)
 SUMM_METHODS = tuple(name for name in METHOD_NAMES if AGNOSTIC in method_settings(name))
 SUMM_SMOKE_METHODS = ("lead", "lead-per-passage", "random", "minilm-centroid")
 
@@ -90,7 +94,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--suite", choices=("dev", "speed", "longbench", "zeroscrolls", "summ", "all"), default="dev")
     parser.add_argument("--out", type=Path, default=Path("results"))
     parser.add_argument("--smoke", action="store_true", help="few samples and methods, no curves or timing")
-    parser.add_argument("--methods", type=_csv, default=None, help=f"comma list from: {', '.join(METHOD_NAMES)}")
+    parser.add_argument("--methods", type=_csv, default=None,
+                        help=f"comma list from: {', '.join(ALL_METHOD_NAMES)} (default: all but "
+                             f"{', '.join(OPT_IN_METHOD_NAMES)}); --suite speed also {FLOOR_METHOD}")  # fmt: skip
     parser.add_argument("--rate", type=float, default=None, help="budget = rate x original tokens (default 0.2)")
     parser.add_argument("--target-tokens", type=int, default=None, help="fixed budget (LongBench protocol: 2000)")
     parser.add_argument("--limit", type=int, default=None, help="at most N samples (spread over sources)")
@@ -117,9 +123,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                              f"(default {DEFAULT_TPC_MODEL})")  # fmt: skip
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
-    unknown = [name for name in args.methods or () if name not in METHOD_NAMES]
+    known = ALL_METHOD_NAMES + ((FLOOR_METHOD,) if args.suite == "speed" else ())
+    unknown = [name for name in args.methods or () if name not in known]
     if unknown:
-        parser.error(f"unknown method(s) {', '.join(unknown)}; choose from {', '.join(METHOD_NAMES)}")
+        parser.error(f"unknown method(s) {', '.join(unknown)}; choose from {', '.join(known)}")
     if args.rate is not None and args.target_tokens is not None:
         parser.error("give --rate or --target-tokens, not both")
     if args.rate is None and args.target_tokens is None:
@@ -224,6 +231,8 @@ def run_speed(args: argparse.Namespace) -> dict[str, Any]:
                               device=args.device)  # fmt: skip
     plot_latency(results, args.out / "speed_latency.png")
     markdown = ["## Speed and memory (median seconds per prompt; tokens/s in brackets)", "", speed_table(results), ""]
+    ratios = speed_ratio_lines(results, [spec.label for spec in specs if spec.name == "tpc-aware"], FLOOR_METHOD)
+    markdown += [*ratios, ""] if ratios else []
     (args.out / "speed.md").write_text("\n".join(markdown))
     return {"suite": "speed", "lengths": lengths, "results": results}
 

@@ -5,6 +5,10 @@ get them inside LongBench's multi-document QA template with the question written
 fresh subprocess (``python -m benchmarks.timing --worker ...``) so its peak RSS is its own: the process loads
 the method, warms up once on the shortest prompt, then times ``repeats`` calls per length and reports the
 median. Embedding caches are cleared at every call, so each compression pays for its own embeddings.
+
+Besides the compressors, the row ``minilm-forward-floor`` (:mod:`benchmarks.forward_floor`, timing only) runs
+plain MiniLM forward passes over each prompt's tokens (510-token windows, batch 8): what reading every token
+once with that backbone costs, the reference TPC's prompt-aware time is held to.
 """
 
 from __future__ import annotations
@@ -19,16 +23,17 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from benchmarks.budget import MiniLMTokenCounter, budget_for, minilm_token_counter
+from benchmarks.forward_floor import FLOOR_METHOD, MiniLMForwardFloor
 from benchmarks.loaders import Sample
-from benchmarks.methods import AWARE, DEFAULT_TPC_MODEL, MethodSpec, build_method
+from benchmarks.methods import AWARE, DEFAULT_TPC_MODEL, Method, MethodSpec, build_method
 from benchmarks.templates import QA_DEV_TEMPLATES, fill_template
 
-__all__ = ["DEFAULT_LENGTHS", "build_length_prompts", "run_speed_suite"]
+__all__ = ["DEFAULT_LENGTHS", "build_timed_method", "build_length_prompts", "run_speed_suite"]
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +63,15 @@ def build_length_prompts(
     return prompts
 
 
+def build_timed_method(name: str, counter: MiniLMTokenCounter, *, device: str | None = None,
+                       tpc_model: str = DEFAULT_TPC_MODEL,
+                       embedder_factory: Callable[[], Any] | None = None) -> Method:  # fmt: skip
+    """A speed-suite row: the timing-only ``minilm-forward-floor``, or any benchmark method."""
+    if name == FLOOR_METHOD:
+        return MiniLMForwardFloor(counter, device=device)
+    return build_method(name, counter, device=device, tpc_model=tpc_model, embedder_factory=embedder_factory)
+
+
 def _worker(method_name: str, prompts_path: Path, repeats: Sequence[int], rate: float, device: str | None,
             tpc_model: str = DEFAULT_TPC_MODEL, label: str | None = None) -> dict:  # fmt: skip
     import psutil  # noqa: PLC0415
@@ -67,8 +81,8 @@ def _worker(method_name: str, prompts_path: Path, repeats: Sequence[int], rate: 
 
     prompts = {int(k): v for k, v in json.loads(prompts_path.read_text()).items()}
     counter = minilm_token_counter()
-    method = build_method(method_name, counter, device=device, embedder_factory=lambda: shared_embedder(False),
-                          tpc_model=tpc_model)  # fmt: skip
+    method = build_timed_method(method_name, counter, device=device, tpc_model=tpc_model,
+                                embedder_factory=lambda: shared_embedder(False))  # fmt: skip
     started = time.perf_counter()
     method.warm_up()
 
@@ -133,7 +147,7 @@ def _time_methods(methods: Sequence[MethodSpec], prompts_path: Path, counter: Mi
         if skipped and name in skipped:
             results.append({"method": name, "skipped": skipped[name]})
             continue
-        reason = build_method(spec.name, counter, tpc_model=spec.tpc_model).unavailable_reason()
+        reason = build_timed_method(spec.name, counter, tpc_model=spec.tpc_model).unavailable_reason()
         if reason is not None:
             results.append({"method": name, "skipped": reason})
             continue
