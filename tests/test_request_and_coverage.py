@@ -100,3 +100,15 @@ def test_select_diverse_skips_a_near_duplicate_and_respects_the_budget():
     assert select_diverse([], torch.zeros(0, 2), [], 10, redundancy=1.0) == []
     with pytest.raises(ValueError, match="3 scores, 2 token counts"):
         select_diverse(scores, embeddings, [1, 2], 10, redundancy=0.0)
+
+
+def test_request_head_with_a_hidden_layer_round_trips(tmp_path):
+    width = 4 + len(FEATURE_NAMES)
+    head = RequestHead(torch.randn(3), -0.5, torch.randn(3, width), torch.randn(3))
+    head.save(tmp_path / "mlp.safetensors")
+    loaded = RequestHead.load(tmp_path / "mlp.safetensors")
+    embeddings = torch.nn.functional.normalize(torch.randn(2, 4), dim=-1)
+    inputs = torch.cat([embeddings, layout_features(["A?", "B."])], dim=1)
+    expected = torch.sigmoid(torch.relu(inputs @ head.hidden_weight.T + head.hidden_bias) @ head.weight - 0.5)
+    assert loaded.input_width == width
+    assert torch.allclose(loaded.probabilities(embeddings, ["A?", "B."]), expected)

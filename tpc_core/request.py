@@ -24,12 +24,16 @@ __all__ = ["FEATURE_NAMES", "POSITION_CAP", "RequestHead", "layout_features", "p
 
 _LABEL = re.compile(r"^\W{0,3}(?:[A-Za-z]+(?: [A-Za-z]+)?)\s*:")
 _OPTION = re.compile(r"^\s*\(?[A-Ha-h][.):]\s")
+_ASKING = re.compile(r"^\W{0,3}(?:[A-Za-z]+\s*:\s*)?(?:what|who|whom|whose|when|where|which|why|how|is|are|was|were|do|does|"
+                     r"did|can|could|should|would|will|has|have|name|list|find|extract|give|tell|identify)\b",
+                     re.IGNORECASE)
 # Positions are counted from either end and capped, so a feature means the same in a short prompt and in a
 # 10k-token one (and in the head-and-tail views training uses).
 POSITION_CAP = 16
 FEATURE_NAMES: tuple[str, ...] = (
     "from_start", "from_end", "first_two", "last_two", "question_mark", "label_colon", "option_marker",
     "log_words", "previous_question_mark", "next_question_mark", "previous_option", "next_option",
+    "asking_start", "inner_question_mark", "previous_label_colon",
 )
 
 
@@ -42,6 +46,7 @@ def layout_features(sentences: Sequence[str]) -> torch.Tensor:
     count = len(sentences)
     question = [s.rstrip().endswith("?") for s in sentences]
     option = [_OPTION.match(s) is not None for s in sentences]
+    label = [_LABEL.match(s) is not None for s in sentences]
     rows = []
     for index, sentence in enumerate(sentences):
         rows.append([
@@ -50,28 +55,48 @@ def layout_features(sentences: Sequence[str]) -> torch.Tensor:
             float(index < 2),
             float(index >= count - 2),
             float(question[index]),
-            float(_LABEL.match(sentence) is not None),
+            float(label[index]),
             float(option[index]),
             math.log1p(len(sentence.split())) / 5.0,
             float(index > 0 and question[index - 1]),
             float(index + 1 < count and question[index + 1]),
             float(index > 0 and option[index - 1]),
             float(index + 1 < count and option[index + 1]),
+            float(_ASKING.match(sentence) is not None),
+            float("?" in sentence.rstrip()[:-1]),
+            float(index > 0 and label[index - 1]),
         ])
     return torch.tensor(rows, dtype=torch.float32).reshape(count, len(FEATURE_NAMES))
 
 
 @dataclass(frozen=True)
 class RequestHead:
-    """Logistic regression over ``[sentence embedding, layout features]``.
+    """A small classifier over ``[sentence embedding, layout features]``: logistic regression, or one ReLU
+    hidden layer before it when ``hidden_weight`` is set.
 
     Attributes:
-        weight: (d + F,) weights.
-        bias: Intercept.
+        weight: (d + F,) output weights (or (H,) after a hidden layer).
+        bias: Output intercept.
+        hidden_weight: Optional (H, d + F) hidden-layer weights.
+        hidden_bias: Optional (H,) hidden-layer biases.
     """
 
     weight: torch.Tensor
     bias: float
+    hidden_weight: torch.Tensor | None = None
+    hidden_bias: torch.Tensor | None = None
+
+    @property
+    def input_width(self) -> int:
+        """Width of the input ``[embedding, layout features]`` the head was trained on."""
+        return int(self.weight.shape[0] if self.hidden_weight is None else self.hidden_weight.shape[1])
+
+    def logits(self, inputs: torch.Tensor) -> torch.Tensor:
+        """Raw scores of (n, d + F) inputs."""
+        hidden = inputs.float()
+        if self.hidden_weight is not None:
+            hidden = torch.relu(hidden @ self.hidden_weight.float().T + self.hidden_bias.float())
+        return hidden @ self.weight.float() + self.bias
 
     def probabilities(self, embeddings: torch.Tensor, sentences: Sequence[str]) -> torch.Tensor:
         """Probability that each sentence states the request.
@@ -88,17 +113,20 @@ class RequestHead:
         if not len(sentences):
             return torch.zeros(0)
         inputs = torch.cat([embeddings.float(), layout_features(sentences)], dim=1)
-        if inputs.shape[1] != self.weight.shape[0]:
-            raise ValueError(f"The request head expects {self.weight.shape[0] - len(FEATURE_NAMES)}-d embeddings; "
+        if inputs.shape[1] != self.input_width:
+            raise ValueError(f"The request head expects {self.input_width - len(FEATURE_NAMES)}-d embeddings; "
                              f"the encoder gives {embeddings.shape[1]}-d. Train a head for this encoder.")
-        return torch.sigmoid(inputs @ self.weight.float() + self.bias)
+        return torch.sigmoid(self.logits(inputs))
 
     def save(self, path: str | Path) -> None:
         """Write the head as safetensors (``weight``, ``bias``)."""
         from safetensors.torch import save_file
 
-        save_file({"weight": self.weight.detach().float().contiguous(), "bias": torch.tensor([float(self.bias)])},
-                  str(path), metadata={"features": ",".join(FEATURE_NAMES)})
+        tensors = {"weight": self.weight.detach().float().contiguous(), "bias": torch.tensor([float(self.bias)])}
+        if self.hidden_weight is not None and self.hidden_bias is not None:
+            tensors.update(hidden_weight=self.hidden_weight.detach().float().contiguous(),
+                           hidden_bias=self.hidden_bias.detach().float().contiguous())
+        save_file(tensors, str(path), metadata={"features": ",".join(FEATURE_NAMES)})
 
     @classmethod
     def load(cls, path: str | Path) -> RequestHead:
@@ -117,9 +145,14 @@ class RequestHead:
             if features is not None and features != ",".join(FEATURE_NAMES):
                 raise ValueError(f"{path} was trained with other layout features ({features}); retrain it.")
             weight, bias = handle.get_tensor("weight"), handle.get_tensor("bias")
+            hidden = (handle.get_tensor("hidden_weight"), handle.get_tensor("hidden_bias")) \
+                if {"hidden_weight", "hidden_bias"} <= names else (None, None)
         if weight.ndim != 1 or bias.numel() != 1:
             raise ValueError(f"{path}: weight must be 1-D and bias a single number.")
-        return cls(weight.float(), float(bias.item()))
+        if hidden[0] is not None and (hidden[0].ndim != 2 or hidden[0].shape[0] != weight.shape[0]
+                                      or hidden[1].shape != (weight.shape[0],)):
+            raise ValueError(f"{path}: hidden_weight must be (H, d + F) and hidden_bias (H,) with H = len(weight).")
+        return cls(weight.float(), float(bias.item()), *hidden)
 
 
 def pick_request(probabilities: torch.Tensor, threshold: float, max_sentences: int) -> list[int]:

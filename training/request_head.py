@@ -52,8 +52,11 @@ class RequestHeadConfig:
         view_sentences: A prompt longer than this many sentences is seen as its first and last halves of it
             (the layout features count positions from either end, capped, so they mean the same there); the
             middle of a long prompt is context like the rest, and encoding it would only cost time.
-        l2: Weight decay of the logistic regression.
-        iterations: L-BFGS iterations.
+        hidden: Units of the head's ReLU hidden layer (0: a logistic regression).
+        l2: Weight decay.
+        iterations: Optimiser iterations (L-BFGS steps for a logistic regression, full-batch Adam steps for a
+            hidden layer).
+        seed: Initialisation seed of the hidden layer.
         local_files_only: Never contact the Hub for base models.
     """
 
@@ -65,8 +68,10 @@ class RequestHeadConfig:
     threshold_fraction: float = 0.2
     max_sentences: int = 8
     view_sentences: int = 64
-    l2: float = 1e-3
-    iterations: int = 200
+    hidden: int = 64
+    l2: float = 1e-4
+    iterations: int = 300
+    seed: int = 13
     local_files_only: bool = False
 
     def __post_init__(self) -> None:
@@ -126,6 +131,36 @@ def _encode(records: Sequence[dict[str, Any]], compressor: Any, view: int) -> li
     return encoded
 
 
+def _cached(stem: Path, records: Sequence[dict[str, Any]], compressor: Any, view: int) -> list[EncodedPrompt]:
+    """``_encode`` once per (records, CSE): embeddings in ``stem.safetensors``, the rest in ``stem.json``.
+
+    Re-running the stage with other head settings (hidden units, l2) then skips the encoding; a different
+    record list or CSE checkpoint makes a new cache key.
+    """
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    key = hashlib.sha256(json.dumps([[str(r["id"]) for r in records], str(compressor.checkpoint_dir), view])
+                         .encode("utf-8")).hexdigest()[:16]
+    tensors, meta = stem.with_suffix(f".{key}.safetensors"), stem.with_suffix(f".{key}.json")
+    if tensors.is_file() and meta.is_file():
+        rows = json.loads(meta.read_text(encoding="utf-8"))
+        matrix = load_file(str(tensors))["embeddings"]
+        encoded, start = [], 0
+        for row in rows:
+            count = len(row["sentences"])
+            encoded.append(EncodedPrompt(row["record_id"], row["family"], row["kind"], row["sentences"],
+                                         matrix[start: start + count], row["labels"]))
+            start += count
+        return encoded
+    encoded = _encode(records, compressor, view)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    save_file({"embeddings": torch.cat([p.embeddings for p in encoded]).contiguous()}, str(tensors))
+    meta.write_text(json.dumps([{"record_id": p.record_id, "family": p.family, "kind": p.kind,
+                                 "sentences": p.sentences, "labels": p.labels} for p in encoded]), encoding="utf-8")
+    return encoded
+
+
 def _fit(prompts: Sequence[EncodedPrompt], config: RequestHeadConfig) -> Any:
     import torch
 
@@ -136,21 +171,46 @@ def _fit(prompts: Sequence[EncodedPrompt], config: RequestHeadConfig) -> Any:
     positives = float(labels.sum())
     if positives == 0 or positives == len(labels):
         raise ValueError("The training prompts need both request and non-request sentences.")
-    weights = torch.where(labels > 0, (len(labels) - positives) / positives, 1.0)
-    weight = torch.zeros(inputs.shape[1], requires_grad=True)
-    bias = torch.zeros(1, requires_grad=True)
-    optimiser = torch.optim.LBFGS([weight, bias], max_iter=config.iterations, line_search_fn="strong_wolfe")
+    # Request sentences are rare (about 1 in 40): weigh them up, by the square root of the imbalance only, so
+    # probabilities stay usable for a threshold.
+    positive_weight = torch.tensor(((len(labels) - positives) / positives) ** 0.5)
+    torch.manual_seed(config.seed)
+    width = inputs.shape[1]
+    if config.hidden:
+        hidden_weight = torch.nn.Parameter(torch.randn(config.hidden, width) * (2.0 / width) ** 0.5)
+        hidden_bias = torch.nn.Parameter(torch.zeros(config.hidden))
+        weight = torch.nn.Parameter(torch.randn(config.hidden) * (1.0 / config.hidden) ** 0.5)
+    else:
+        hidden_weight = hidden_bias = None
+        weight = torch.nn.Parameter(torch.zeros(width))
+    bias = torch.nn.Parameter(torch.zeros(1))
+    parameters = [p for p in (hidden_weight, hidden_bias, weight, bias) if p is not None]
 
-    def closure() -> Any:
-        optimiser.zero_grad()
-        logits = inputs @ weight + bias
-        loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, labels, weight=weights)
-        loss = loss + config.l2 * weight.pow(2).sum()
-        loss.backward()
-        return loss
+    def loss() -> Any:
+        head = RequestHead(weight, bias, hidden_weight, hidden_bias)
+        value = torch.nn.functional.binary_cross_entropy_with_logits(head.logits(inputs), labels,
+                                                                     pos_weight=positive_weight)
+        return value + config.l2 * sum(p.pow(2).sum() for p in parameters if p.ndim > 1 or p is weight)
 
-    optimiser.step(closure)
-    return RequestHead(weight.detach(), float(bias.detach()))
+    if config.hidden:
+        optimiser = torch.optim.Adam(parameters, lr=1e-2)
+        for _ in range(config.iterations):
+            optimiser.zero_grad()
+            value = loss()
+            value.backward()
+            optimiser.step()
+    else:
+        lbfgs = torch.optim.LBFGS(parameters, max_iter=config.iterations, line_search_fn="strong_wolfe")
+
+        def closure() -> Any:
+            lbfgs.zero_grad()
+            value = loss()
+            value.backward()
+            return value
+
+        lbfgs.step(closure)
+    detach = (lambda t: None if t is None else t.detach())
+    return RequestHead(weight.detach(), float(bias.detach()), detach(hidden_weight), detach(hidden_bias))
 
 
 def prompt_scores(prompts: Sequence[EncodedPrompt], head: Any, threshold: float, max_sentences: int) -> dict[str, Any]:
@@ -209,12 +269,13 @@ def train_request_head(config: RequestHeadConfig) -> Path:
                                                local_files_only=config.local_files_only)
     fit_records = [r for r in train if not _held_for_threshold(str(r["id"]), config.threshold_fraction)]
     pick_records = [r for r in train if _held_for_threshold(str(r["id"]), config.threshold_fraction)]
-    encoded_fit = _encode(fit_records, compressor, config.view_sentences)
-    encoded_pick = _encode(pick_records, compressor, config.view_sentences)
-    encoded_validation = _encode(validation, compressor, config.view_sentences)
+    cache = Path(config.output_dir) / "encoded"
+    encoded_fit = _cached(cache / "fit", fit_records, compressor, config.view_sentences)
+    encoded_pick = _cached(cache / "threshold", pick_records, compressor, config.view_sentences)
+    encoded_validation = _cached(cache / "validation", validation, compressor, config.view_sentences)
     encode_seconds = time.perf_counter() - started
     head = _fit(encoded_fit, config)
-    candidates = [round(0.05 * step, 2) for step in range(2, 20)]
+    candidates = [round(0.05 * step, 2) for step in range(2, 20)] + [0.97, 0.98, 0.99]
     by_threshold = {t: prompt_scores(encoded_pick, head, t, config.max_sentences) for t in candidates}
     threshold = max(candidates, key=lambda t: (by_threshold[t]["score"], -abs(t - 0.5)))
     output = Path(config.output_dir)
