@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from tpc_core.coverage import coverage_scores, section_ranks, select_diverse
-from tpc_core.request import FEATURE_NAMES, POSITION_CAP, RequestHead, layout_features, pick_request, request_text
+from tpc_core.request import FEATURE_NAMES, POSITION_CAP, RequestHead, is_grounded, layout_features, pick_request, request_text
 
 
 def test_layout_features_mark_questions_options_and_ends():
@@ -112,3 +112,11 @@ def test_request_head_with_a_hidden_layer_round_trips(tmp_path):
     expected = torch.sigmoid(torch.relu(inputs @ head.hidden_weight.T + head.hidden_bias) @ head.weight - 0.5)
     assert loaded.input_width == width
     assert torch.allclose(loaded.probabilities(embeddings, ["A?", "B."]), expected)
+
+
+def test_a_generated_description_must_be_grounded_in_the_prompt():
+    prompt = "The Tiber flows through Rome. Extract the founding year and the river of the city."
+    assert is_grounded("The prompt asks: Extract the founding year and the river.", prompt)
+    assert not is_grounded("The prompt asks: What is this?", prompt)  # no content words at all
+    assert not is_grounded("The prompt asks: Who painted the Mona Lisa?", prompt)  # invented
+    assert not is_grounded("Rome", prompt)  # too little to go on

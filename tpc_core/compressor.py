@@ -28,7 +28,7 @@ from tpc_core.devices import resolve_device, resolve_dtype
 from tpc_core.coverage import coverage_scores, section_ranks, select_diverse
 from tpc_core.loading import HubOptions, load_cse_parts, load_ctd_parts, load_request_head, resolve_checkpoint_dir
 from tpc_core.registry import DEFAULT_MODEL
-from tpc_core.request import RequestHead, pick_request, request_text
+from tpc_core.request import RequestHead, is_grounded, pick_request, request_text
 from tpc_core.result import CompressionResult, SentenceRecord
 from tpc_core.segmentation import SentenceSplitter, get_splitter
 from tpc_core.selection import resolve_budget, select_sentences, validate_budget_args
@@ -375,7 +375,7 @@ class TPCCompressor:
         for row, (prompt, documents) in enumerate(zip(todo, per_prompt)):
             flat = torch.cat(list(documents)) if documents else torch.zeros(0)
             relevance = flat @ question_vectors[row] if len(flat) else torch.zeros(0)
-            if prompt.task_source in ("generated", "coverage") and settings.uses_coverage:
+            if prompt.task_source in ("generated", "fallback", "coverage") and settings.uses_coverage:
                 ranks = [r for doc, spans in zip(prompt.documents, prompt.spans) for r in section_ranks(doc, spans)]
                 relevance = coverage_scores(relevance, flat, ranks, relevance_weight=settings.relevance_weight if
                                             prompt.question else 0.0, centrality_weight=settings.centrality_weight,
@@ -410,9 +410,12 @@ class TPCCompressor:
             for prompt in to_generate:
                 prompt.task_source = "coverage"
             return
-        descriptions = self._generate([document_separator.join(p.documents) for p in to_generate])
-        for prompt, description in zip(to_generate, descriptions):
-            prompt.question = description
+        texts = [document_separator.join(p.documents) for p in to_generate]
+        for prompt, text, description in zip(to_generate, texts, self._generate(texts)):
+            if head is None or is_grounded(description, text):
+                prompt.question = description
+            else:  # the prompt writes no request and the CTD's text is not in it: never use invented text
+                prompt.question, prompt.task_source = settings.fallback_description, "fallback"
 
     def _request_head(self) -> RequestHead | None:
         if self._head is _UNLOADED:

@@ -141,6 +141,8 @@ class AgnosticConfig:
             section (a document, or a ``Passage k:`` / ``Document [k]`` / markdown-heading block).
         redundancy: The same prompts: MMR penalty on a candidate's highest cosine to a kept sentence.
         relevance_weight: The same prompts: weight of the cosine to the generated description.
+        fallback_description: Used instead of a generated description that the prompt does not ground
+            (``tpc_core.request.is_grounded``): the CTD must not invent a question the prompt never asks.
     """
 
     request_head: str | None = None
@@ -150,8 +152,11 @@ class AgnosticConfig:
     centrality_weight: float = 0.0
     position_weight: float = 0.0
     redundancy: float = 0.0
+    fallback_description: str = "Summarise the main points of the text."
 
     def __post_init__(self) -> None:
+        if not isinstance(self.fallback_description, str) or not self.fallback_description.strip():
+            raise ValueError("agnostic.fallback_description must be a non-empty string.")
         if not 0.0 < self.request_threshold <= 1.0:
             raise ValueError(f"agnostic.request_threshold must be in (0, 1], got {self.request_threshold}.")
         if self.max_request_sentences < 1:

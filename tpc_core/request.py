@@ -20,7 +20,7 @@ from pathlib import Path
 
 import torch
 
-__all__ = ["FEATURE_NAMES", "POSITION_CAP", "RequestHead", "layout_features", "pick_request", "request_text"]
+__all__ = ["FEATURE_NAMES", "POSITION_CAP", "RequestHead", "is_grounded", "layout_features", "pick_request", "request_text"]
 
 _LABEL = re.compile(r"^\W{0,3}(?:[A-Za-z]+(?: [A-Za-z]+)?)\s*:")
 _OPTION = re.compile(r"^\s*\(?[A-Ha-h][.):]\s")
@@ -174,3 +174,22 @@ def request_text(sentences: Sequence[str], picked: Sequence[int]) -> str:
         text = " ".join(sentences[index].split())
         seen.setdefault(text, None)
     return " ".join(seen)
+
+
+_STOP = frozenset("a an the of in on at to for from by with and or but is are was were be been this that these those it its "
+                  "what which who whom whose when where why how do does did can could should would will i you he she "
+                  "we they me my your our their prompt asks ask question answer text".split())
+
+
+def is_grounded(description: str, prompt: str, *, min_words: int = 2, share: float = 0.8) -> bool:
+    """Whether a generated description restates something the prompt writes.
+
+    At least ``min_words`` of its content words (stop words and the descriptor's own framing words left out),
+    and at least ``share`` of them, must occur in the prompt. "What is this?" or an invented question about
+    a bare document is not grounded; a restated question, key or field list is.
+    """
+    words = [w for w in re.findall(r"\w+", description.lower()) if w not in _STOP and len(w) > 1]
+    if len(words) < min_words:
+        return False
+    present = set(re.findall(r"\w+", prompt.lower()))
+    return sum(w in present for w in words) >= share * len(words)

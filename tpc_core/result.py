@@ -53,8 +53,10 @@ class CompressionResult:
             prompt, or the description the CTD wrote (``None`` when nothing was scored).
         task_source: Where ``task_description`` came from: ``"question"`` (the caller's), ``"extracted"`` (the
             prompt's own request sentences, no generation), ``"generated"`` (the CTD; such prompts are selected
-            with the checkpoint's coverage settings) or ``"coverage"`` (no request written and no CTD: coverage
-            alone selects); ``None`` when nothing was scored.
+            with the checkpoint's coverage settings), ``"fallback"`` (the CTD's text was not grounded in the
+            prompt, so the checkpoint's neutral ``agnostic.fallback_description`` is used, with coverage) or
+            ``"coverage"`` (no request written and no CTD: coverage alone selects); ``None`` when nothing was
+            scored.
         sentences: Every sentence of the input with its score and whether it was kept.
         document_origin_tokens: Token count of each input document.
         document_compressed_tokens: Token count of each compressed document.
