@@ -39,7 +39,6 @@ __all__ = ["TPCCompressor", "Context"]
 logger = logging.getLogger(__name__)
 Context = Union[str, Sequence[str]]
 BUDGET_SCOPES = ("global", "per_document")
-_UNLOADED = object()
 
 
 @dataclass
@@ -81,7 +80,8 @@ class TPCCompressor:
         self.device = device
         self.dtype = dtype
         self._descriptor = descriptor
-        self._head: RequestHead | None | object = _UNLOADED
+        # The request head is a few hundred kB: loaded here, so a bad path in the config fails at load time.
+        self._head: RequestHead | None = load_request_head(config.agnostic, self.checkpoint_dir)
         self._default_counter = resolve_token_counter(None, encoder.tokenizer)
         self._splitters: dict[str, SentenceSplitter] = {}
         # Calls are serialised: the CTD loads lazily and the models are shared; on CPU one call already uses
@@ -120,7 +120,6 @@ class TPCCompressor:
         encoder = ContextSentenceEncoder(model, tokenizer, config.cse, architecture, resolved_device)
         compressor = cls(config, encoder, checkpoint_dir=checkpoint_dir, hub_options=options,
                          device=resolved_device, dtype=resolved_dtype)
-        compressor._head = load_request_head(config.agnostic, checkpoint_dir)  # small; bad paths fail here
         if load_ctd:
             _ = compressor.task_descriptor
         return compressor
@@ -294,16 +293,14 @@ class TPCCompressor:
             if not isinstance(prompt, str):
                 raise TypeError(f"describe_task takes strings; prompt {position} is {type(prompt).__name__}.")
         with self._lock:
-            split = self._splitter(None)
-            prepared = [self._prepare([p], split, self._default_counter, True) for p in batch]
-            if self._request_head() is not None and prepared:
+            if self._head is None or not batch:  # no extractive path: the CTD describes every prompt
+                descriptions = self._generate(batch) if batch else []
+            else:
+                split = self._splitter(None)
+                prepared = [self._prepare([p], split, self._default_counter, True) for p in batch]
                 matrices = self.encoder.encode_contexts([p.sentence_ids[0] for p in prepared])
                 self._describe([(p, [m]) for p, m in zip(prepared, matrices)], "\n\n", require_ctd=True)
-            else:
-                descriptions = self._generate(batch) if batch else []
-                for prompt, description in zip(prepared, descriptions):
-                    prompt.question = description
-        descriptions = [p.question or "" for p in prepared]
+                descriptions = [p.question or "" for p in prepared]
         return descriptions[0] if single else descriptions
 
     def _generate(self, prompts: list[str]) -> list[str]:
@@ -390,7 +387,7 @@ class TPCCompressor:
                   require_ctd: bool = False) -> None:
         """Set each question-less prompt's task description: its written request where the request head finds
         one (no generation), otherwise the CTD's (and coverage-aware selection follows)."""
-        head = self._request_head()
+        head = self._head
         settings = self.config.agnostic
         to_generate = []
         for prompt, documents in agnostic:
@@ -416,11 +413,6 @@ class TPCCompressor:
                 prompt.question = description
             else:  # the prompt writes no request and the CTD's text is not in it: never use invented text
                 prompt.question, prompt.task_source = settings.fallback_description, "fallback"
-
-    def _request_head(self) -> RequestHead | None:
-        if self._head is _UNLOADED:
-            self._head = load_request_head(self.config.agnostic, self.checkpoint_dir)
-        return self._head  # type: ignore[return-value]
 
     def _assemble(self, prompt: _Prompt, counter: TokenCounter, budget_scope: str, patterns: list[re.Pattern[str]],
                   keep_first_sentence: bool, document_separator: str) -> CompressionResult:
