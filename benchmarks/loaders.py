@@ -138,16 +138,22 @@ def _require_fields(row: dict[str, Any], fields: Sequence[str], path: Path) -> N
         raise ValueError(f"{path}: row {row.get('id', row.get('_id', '?'))!r} lacks fields {missing}")
 
 
+def _data_file(path: str | os.PathLike[str] | None, default: Any, file_name: str, env: str) -> Path:
+    """``path`` (a file, or a directory holding ``file_name``; ``None``: ``default()``), which must exist."""
+    resolved = Path(path) if path is not None else default()
+    if resolved.is_dir():
+        resolved = resolved / file_name
+    if not resolved.is_file():
+        raise DataNotFoundError(
+            f"{file_name.removesuffix('.jsonl')} data not found at {resolved}. Put {file_name} there, or pass "
+            f"--data-dir DIR (containing {file_name}) or set {env}=/path/to/{file_name}."
+        )
+    return resolved
+
+
 def load_qa_dev(path: str | os.PathLike[str] | None = None, *, split: str | None = "dev") -> list[Sample]:
     """Load qa_dev (or any JSONL in its schema), keeping ``split`` (``None`` keeps all rows)."""
-    path = Path(path) if path is not None else default_qa_dev_path()
-    if path.is_dir():
-        path = path / "qa_dev.jsonl"
-    if not path.is_file():
-        raise DataNotFoundError(
-            f"qa_dev data not found at {path}. Put qa_dev.jsonl there, or pass --data-dir DIR "
-            f"(containing qa_dev.jsonl) or set {QA_DEV_ENV}=/path/to/qa_dev.jsonl."
-        )
+    path = _data_file(path, default_qa_dev_path, "qa_dev.jsonl", QA_DEV_ENV)
     samples = []
     for row in read_jsonl(path):
         _require_fields(row, ("id", "context", "question", "answers"), path)
@@ -184,14 +190,7 @@ def load_summ_dev(path: str | os.PathLike[str] | None = None) -> list[Sample]:
         DataNotFoundError: the file does not exist (the message says where to put it).
         ValueError: a row lacks ``id``, ``context`` or ``answers``, or has no reference summary.
     """
-    path = Path(path) if path is not None else default_summ_dev_path()
-    if path.is_dir():
-        path = path / "summ_dev.jsonl"
-    if not path.is_file():
-        raise DataNotFoundError(
-            f"summ_dev data not found at {path}. Put summ_dev.jsonl there, or pass --data-dir DIR "
-            f"(containing summ_dev.jsonl) or set {SUMM_DEV_ENV}=/path/to/summ_dev.jsonl."
-        )
+    path = _data_file(path, default_summ_dev_path, "summ_dev.jsonl", SUMM_DEV_ENV)
     samples = []
     for row in read_jsonl(path):
         _require_fields(row, ("id", "context", "answers"), path)
