@@ -444,9 +444,11 @@ class TPCMethod(Method):
     def unavailable_reason(self) -> str | None:
         try:
             from tpc_core import TPCCompressor  # noqa: F401, PLC0415
+            from tpc_core.hub_cse import cached_unavailable_reason  # noqa: PLC0415
         except Exception as error:  # noqa: BLE001
             return f"tpc_core not importable ({type(error).__name__}: {error})"
-        return None
+        # Encoders assembled from Hub parts (cpc-*) run only where their weights are cached, like LLMLingua.
+        return cached_unavailable_reason(self.model)
 
     def identity(self) -> str:
         # The version string does not change while the engine or its shipped checkpoint is being worked on:
