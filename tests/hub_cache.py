@@ -71,7 +71,8 @@ def _base_tokenizer() -> Any:
     backend.train_from_iterator([CORPUS] * 4, trainers.BpeTrainer(vocab_size=300, special_tokens=specials,
                                                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
     bos = backend.token_to_id(specials[0])
-    backend.post_processor = processors.TemplateProcessing(single=f"{specials[0]} $A", special_tokens=[(specials[0], bos)])
+    backend.post_processor = processors.TemplateProcessing(single=f"{specials[0]} $A",
+                                                           special_tokens=[(specials[0], bos)])
     return PreTrainedTokenizerFast(tokenizer_object=backend, bos_token=specials[0], eos_token=specials[1])
 
 

@@ -268,6 +268,17 @@ def test_mistral_decoder_is_run_bidirectionally():
     first, second = torch.tensor([[3, 4, 5, 6]]), torch.tensor([[3, 4, 5, 9]])
     mask = bidirectional_mask(torch.ones_like(first), model.dtype)
     with torch.no_grad():
-        causal = [model(input_ids=ids, attention_mask=torch.ones_like(ids)).last_hidden_state[0, 0] for ids in (first, second)]
+        causal = [model(input_ids=ids, attention_mask=torch.ones_like(ids)).last_hidden_state[0, 0]
+                  for ids in (first, second)]
         both = [model(input_ids=ids, attention_mask=mask).last_hidden_state[0, 0] for ids in (first, second)]
     assert torch.allclose(*causal) and not torch.allclose(*both)
+
+
+def test_cli_models_lists_what_the_registry_says(capsys):
+    from tpc_core.cli import main
+    from tpc_core.registry import REGISTRY, unpublished_message
+
+    assert main(["models"]) == 0
+    out = capsys.readouterr().out
+    assert unpublished_message(REGISTRY["tpc-huge"]) in out
+    assert REGISTRY["cpc-llama-1b"].hub_cse.adapter in out

@@ -184,8 +184,8 @@ class ContextSentenceEncoder:
         (a bare encoder input cannot be empty)."""
         if not frame_empty:
             return []
-        fallback = self.tokenizer.eos_token_id if self.tokenizer.eos_token_id is not None else self.tokenizer.pad_token_id
-        return [fallback or 0]
+        eos, pad = self.tokenizer.eos_token_id, self.tokenizer.pad_token_id
+        return [eos if eos is not None else (pad or 0)]
 
     def encode_questions(self, questions: Sequence[str]) -> torch.Tensor:
         """L2-normalised embeddings (n, d) of questions.

@@ -18,13 +18,16 @@ from typing import Any
 
 import torch
 
-__all__ = ["GatedRepoAccessError", "HubPart", "WEIGHT_PATTERNS", "cached_refs", "explain_hub_error",
+__all__ = ["GatedRepoAccessError", "HubPart", "IGNORE_PATTERNS", "WEIGHT_PATTERNS", "cached_refs", "explain_hub_error",
            "load_weights_file", "repo_cache_folder", "require_gated_access", "resolve_part",
            "token_available"]
 
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 # What a model part may bring: configs, tokenizers and safetensors; ``*.bin`` only where a loader allows it.
 WEIGHT_PATTERNS = ["*.json", "*.safetensors", "*.txt", "*.model", "*.jinja", "tokenizer*"]
+# Copies in other formats that some repos ship beside the transformers weights (Mistral's 14 GB
+# consolidated.safetensors, Meta's original/ checkpoints): never needed, never downloaded.
+IGNORE_PATTERNS = ["consolidated*", "original/*"]
 
 
 class GatedRepoAccessError(PermissionError):
@@ -147,7 +150,8 @@ def resolve_part(role: str, repo_id: str, revision: str | None, *, token: str | 
 
     try:
         snapshot = snapshot_download(repo_id, revision=revision, token=token, cache_dir=cache_dir,
-                                     local_files_only=local_files_only, allow_patterns=list(allow_patterns))
+                                     local_files_only=local_files_only, allow_patterns=list(allow_patterns),
+                                     ignore_patterns=IGNORE_PATTERNS)
     except Exception as error:  # every Hub failure gets the same treatment: a message that says what to do
         raise explain_hub_error(error, repo_id, revision, role, cache_dir) from error
     path = Path(snapshot)

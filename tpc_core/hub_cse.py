@@ -82,8 +82,9 @@ def materialise_checkpoint(model: RegisteredModel, ctd: str | Path | None, optio
     if ctd_config.ctd is None:
         raise ValueError(f"Checkpoint {ctd or DEFAULT_MODEL} has no task descriptor (ctd) to pair with {model.name}.")
     copied = [(relative, inside_checkpoint(ctd_dir, relative, "ctd part")) for relative in _ctd_dirs(ctd_config)]
-    if ctd_config.ctd.base_model and (ctd_dir / ctd_config.ctd.base_model).is_dir():
-        copied.append((ctd_config.ctd.base_model, inside_checkpoint(ctd_dir, ctd_config.ctd.base_model, "ctd.base_model")))
+    base = ctd_config.ctd.base_model
+    if base and (ctd_dir / base).is_dir():  # a base shipped inside the CTD checkpoint travels with it
+        copied.append((base, inside_checkpoint(ctd_dir, base, "ctd.base_model")))
     # The request head and coverage weights were fit to the CTD checkpoint's own CSE embeddings; a different
     # encoder's embeddings would be read by the wrong head, so only the fallback description is carried over.
     config = TPCConfig(cse=hub_cse_config(model, options.revision), ctd=ctd_config.ctd,
@@ -332,5 +333,6 @@ def cached_unavailable_reason(name: str, cache_dir: str | None = None) -> str | 
                if (revision or "main") not in cached_refs(repo, cache_dir) and not (
                    revision and len(revision) == 40 and revision in cached_refs(repo, cache_dir).values())]
     if missing:
-        return f"no local weights for {name}: {', '.join(missing)} not in the Hugging Face cache (the Hub is unreachable here)"
+        return (f"no local weights for {name}: {', '.join(missing)} not in the Hugging Face cache (download them "
+                f"once with TPCCompressor.from_pretrained({name!r}) where the Hub is reachable)")
     return None
