@@ -455,8 +455,11 @@ class TPCMethod(Method):
         # fingerprint the package files too, so cached results never mix engine states.
         import tpc_core  # noqa: PLC0415
 
+        from tpc_core.hub_cse import cached_commits  # noqa: PLC0415
+
         version, checkpoint = getattr(tpc_core, "__version__", "?"), _checkpoint_fingerprint(self.model)
-        return f"{self.kind}:{self.model}:tpc_core={version}:{_package_fingerprint()}{checkpoint}"
+        hub = cached_commits(self.model)  # cpc-*: the commits of the cached Hub parts
+        return f"{self.kind}:{self.model}:tpc_core={version}:{_package_fingerprint()}{checkpoint}{hub}"
 
     def compress(self, text: str, question: str | None, budget: int, *, sample_id: str = "") -> Compressed:
         compressor = _tpc_compressor(self.model, self.device)

@@ -253,6 +253,8 @@ def test_benchmark_row_runs_only_where_the_weights_are_cached(hub_cache, monkeyp
     assert "no local weights for cpc-llama-1b" in method.unavailable_reason()
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(hub_cache.root))
     assert method.unavailable_reason() is None
+    assert method.identity().endswith(":hub=" + ",".join(hub_cache.commits[(repo, "main")][:12]
+                                                         for repo in (BASE, ADAPTER, TOKENIZER)))
 
 
 def test_mistral_decoder_is_run_bidirectionally():
@@ -282,3 +284,9 @@ def test_cli_models_lists_what_the_registry_says(capsys):
     out = capsys.readouterr().out
     assert unpublished_message(REGISTRY["tpc-huge"]) in out
     assert REGISTRY["cpc-llama-1b"].hub_cse.adapter in out
+
+
+def test_marker_pooling_needs_the_markers_in_the_published_tokenizer(hub_cache, tmp_path):
+    path = _checkpoint(tmp_path, hub_cache, tokenizer_revision="plain", pooling="marker", use_special_tokens=True)
+    with pytest.raises(ValueError, match="lacks them"):
+        _load_dir(path, hub_cache)

@@ -30,7 +30,7 @@ from tpc_core.config import AgnosticConfig, CSEConfig, TPCConfig
 from tpc_core.hub import HubPart, load_weights_file, require_gated_access, resolve_part
 from tpc_core.registry import DEFAULT_MODEL, REGISTRY, RegisteredModel
 
-__all__ = ["ADAPTER_CONFIG", "adapter_weights_file", "cached_unavailable_reason", "check_vocabulary",
+__all__ = ["ADAPTER_CONFIG", "adapter_weights_file", "cached_commits", "cached_unavailable_reason", "check_vocabulary",
            "hub_cse_config", "load_hub_cse", "materialise_checkpoint", "pin_hub_revisions", "read_adapter_config",
            "split_embedding_rows"]
 
@@ -268,6 +268,9 @@ def load_hub_cse(config: CSEConfig, options: Any, device: torch.device,
                  dtype: torch.dtype) -> tuple[Any, Any, str]:
     """Build the CSE backbone from its Hub parts (see the module docstring); returns ``(model, tokenizer, arch)``.
 
+    Hub parts never run remote code (``trust_remote_code=False`` whatever the options say), and the base is
+    read from safetensors only.
+
     Raises:
         FileNotFoundError: A part, revision or file is missing.
         ValueError: A refused pickle, a tokenizer without the adapter's added tokens, an adapter that does not
@@ -285,6 +288,12 @@ def load_hub_cse(config: CSEConfig, options: Any, device: torch.device,
     tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_part.path), trust_remote_code=False)
     if not getattr(tokenizer, "is_fast", False):
         raise ValueError(f"Tokenizer {tokenizer_part.repo_id} has no fast (Rust) version; character offsets need one.")
+    if config.use_special_tokens:  # markers must come with the published tokenizer: new rows would be untrained
+        absent = [t for t in (config.end_of_sentence_token, config.end_of_question_token)
+                  if t not in tokenizer.get_vocab()]
+        if absent:
+            raise ValueError(f"cse.use_special_tokens needs {absent} in tokenizer {tokenizer_part.repo_id}, which "
+                             "lacks them; use pooling='cpc' (no markers) or a tokenizer trained with them.")
     model_config = AutoConfig.from_pretrained(str(base.path), trust_remote_code=False)
     architecture = _detect_architecture(model_config) if config.architecture == "auto" else config.architecture
     if not any(base.path.glob("*.safetensors")):
@@ -318,6 +327,21 @@ def _cached(config: CSEConfig, options: Any) -> bool:
     return all(repo is None or (revision is not None
                                 and (repo_cache_folder(repo, options.cache_dir) / "snapshots" / revision).is_dir())
                for repo, revision in pairs)
+
+
+def cached_commits(name: str, cache_dir: str | None = None) -> str:
+    """``":hub=<commit12>,..."`` of registered ``name``'s parts in the local cache (``""`` for other names), so
+    cached benchmark results of different published revisions never mix."""
+    from tpc_core.hub import cached_refs
+
+    model = REGISTRY.get(name)
+    if model is None or model.hub_cse is None:
+        return ""
+    spec = model.hub_cse
+    commits = [cached_refs(repo, cache_dir).get(revision or "main", revision or "?")[:12]
+               for repo, revision in ((spec.base, spec.base_revision), (spec.adapter, spec.adapter_revision),
+                                      (spec.tokenizer, spec.tokenizer_revision))]
+    return ":hub=" + ",".join(commits)
 
 
 def cached_unavailable_reason(name: str, cache_dir: str | None = None) -> str | None:
