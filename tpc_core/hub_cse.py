@@ -148,10 +148,13 @@ def pin_hub_revisions(config: TPCConfig, options: Any) -> TPCConfig:
         require_gated_access(cse.base_model, token=options.token, cache_dir=options.cache_dir,
                              local_files_only=options.local_files_only)
     parts = {part.role: part for part in _parts(cse, options)}
-    pinned = dataclasses.replace(
-        cse, base_revision=parts["base"].commit or cse.base_revision,
-        adapter_revision=parts["adapter"].commit or cse.adapter_revision if "adapter" in parts else None,
-        tokenizer_revision=parts["tokenizer"].commit or cse.tokenizer_revision if "tokenizer" in parts else None)
+
+    def pinned_revision(role: str, asked: str | None) -> str | None:
+        return (parts[role].commit or asked) if role in parts else asked
+
+    pinned = dataclasses.replace(cse, base_revision=pinned_revision("base", cse.base_revision),
+                                 adapter_revision=pinned_revision("adapter", cse.adapter_revision),
+                                 tokenizer_revision=pinned_revision("tokenizer", cse.tokenizer_revision))
     extra = {**config.extra, "hub_parts": {role: part.record() for role, part in parts.items()}}
     return dataclasses.replace(config, cse=pinned, extra=extra)
 
