@@ -290,3 +290,10 @@ def test_marker_pooling_needs_the_markers_in_the_published_tokenizer(hub_cache, 
     path = _checkpoint(tmp_path, hub_cache, tokenizer_revision="plain", pooling="marker", use_special_tokens=True)
     with pytest.raises(ValueError, match="lacks them"):
         _load_dir(path, hub_cache)
+
+
+def test_a_base_beside_hub_parts_is_a_hub_id_too():
+    from tpc_core.config import CSEConfig
+
+    with pytest.raises(ValueError, match="cse.base_model must be a Hub repo id"):
+        CSEConfig(base_model="../elsewhere/base", adapter_repo="org/adapter", pooling="cpc", use_special_tokens=False)

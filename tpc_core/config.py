@@ -100,7 +100,8 @@ class CSEConfig:
 
     def _check_hub_parts(self) -> None:
         """Hub parts are Hub ids (never paths: a checkpoint must not reach outside itself)."""
-        for key in ("adapter_repo", "tokenizer_repo"):
+        keys = ("adapter_repo", "tokenizer_repo") + (("base_model",) if self.from_hub_parts else ())
+        for key in keys:
             value = getattr(self, key)
             if value is not None and not (isinstance(value, str) and HUB_ID.match(value) and ".." not in value):
                 raise ValueError(f"cse.{key} must be a Hub repo id like 'org/name', got {value!r}.")
