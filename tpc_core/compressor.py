@@ -26,6 +26,7 @@ from tpc_core.cse import ContextSentenceEncoder
 from tpc_core.ctd import TaskDescriptor
 from tpc_core.devices import resolve_device, resolve_dtype
 from tpc_core.coverage import coverage_scores, section_ranks, select_diverse
+from tpc_core.hub_cse import pin_hub_revisions
 from tpc_core.loading import HubOptions, load_cse_parts, load_ctd_parts, load_request_head, resolve_checkpoint_dir
 from tpc_core.registry import DEFAULT_MODEL
 from tpc_core.request import RequestHead, is_grounded, pick_request, request_text
@@ -94,13 +95,14 @@ class TPCCompressor:
                         token: str | bool | None = None, cache_dir: str | None = None,
                         local_files_only: bool = False, device: str | torch.device | None = None,
                         dtype: str | torch.dtype | None = None, trust_remote_code: bool = False,
-                        load_ctd: bool = False) -> TPCCompressor:
+                        load_ctd: bool = False, ctd: str | Path | None = None) -> TPCCompressor:
         """Load a TPC checkpoint.
 
         Args:
-            name_or_path: ``"tpc-mini"`` (offline default), ``"tpc-base"``/``"tpc-large"``/``"tpc-huge"``,
-                a local checkpoint directory, or a Hub repo id.
-            revision: Hub revision of the checkpoint (registered names are pinned already).
+            name_or_path: ``"tpc-mini"`` (offline default), ``"cpc-llama-1b"``/``"cpc-mistral-7b"`` (the authors'
+                published CPC encoders, assembled from Hub parts), a local checkpoint directory, or a Hub repo
+                id. ``"tpc-base"``/``"tpc-large"``/``"tpc-huge"`` are not published and raise.
+            revision: Hub revision of the checkpoint (for ``cpc-*``: of the adapter repo).
             token: Hub token for private repos.
             cache_dir: Hub cache directory.
             local_files_only: Never touch the network; use cached files only.
@@ -108,11 +110,14 @@ class TPCCompressor:
             dtype: "fp32", "bf16", "fp16", a torch.dtype, or ``None`` (bf16 on CUDA, fp32 elsewhere).
             trust_remote_code: Allow model code from the Hub (off unless you ask).
             load_ctd: Load the task descriptor now instead of on first prompt-agnostic use.
+            ctd: For ``cpc-*``: the checkpoint (registered name or directory) whose CTD serves prompt-agnostic
+                mode; default ``"tpc-mini"``.
         """
         options = HubOptions(revision=revision, token=token, cache_dir=cache_dir,
                              local_files_only=local_files_only, trust_remote_code=trust_remote_code)
-        checkpoint_dir = resolve_checkpoint_dir(name_or_path, options)
-        config = TPCConfig.load(checkpoint_dir)
+        checkpoint_dir = resolve_checkpoint_dir(name_or_path, options, ctd=ctd)
+        # Hub parts (cpc-*) resolve to commits first: the loaded weights, info() and save_pretrained agree.
+        config = pin_hub_revisions(TPCConfig.load(checkpoint_dir), options)
         resolved_device = resolve_device(device)
         resolved_dtype = resolve_dtype(dtype, resolved_device)
         model, tokenizer, architecture = load_cse_parts(config.cse, checkpoint_dir, options, resolved_device,
@@ -318,7 +323,7 @@ class TPCCompressor:
                 "trained": self.config.trained, "device": str(self.device), "dtype": str(self.dtype).replace("torch.", ""),
                 "cse_base": self.config.cse.base_model, "cse_architecture": self.encoder.architecture,
                 "cse_pooling": self.config.cse.pooling, "ctd_base": self.config.ctd.base_model if self.config.ctd else None,
-                "splitter": self.config.splitter}
+                "splitter": self.config.splitter, "hub_parts": self.config.extra.get("hub_parts")}
 
     # ------------------------------------------------------------------ internals
     def _splitter(self, splitter: str | SentenceSplitter | None) -> SentenceSplitter:

@@ -101,8 +101,8 @@ class TPCSettings(BaseModel):
                               use_attribute_docstrings=True)
 
     model_name_or_path: str = DEFAULT_MODEL
-    """TPC checkpoint: "tpc-mini" (offline default), "tpc-base"/"tpc-large"/"tpc-huge", a local directory or a
-    Hub repo id. Ignored when a ready ``compressor`` is passed."""
+    """TPC checkpoint: "tpc-mini" (offline default), "cpc-llama-1b"/"cpc-mistral-7b" (the authors' published CPC
+    encoders, from the Hub), a local directory or a Hub repo id. Ignored when a ready ``compressor`` is passed."""
     revision: Optional[str] = None
     """Hub revision (tag, branch or commit) of the checkpoint; registered names are pinned already."""
     device: Optional[str] = None
@@ -110,7 +110,8 @@ class TPCSettings(BaseModel):
     dtype: Optional[str] = None
     """Weights dtype: "fp32", "bf16", "fp16", or None (bf16 on CUDA, fp32 elsewhere)."""
     model_kwargs: dict[str, Any] = Field(default_factory=dict, repr=False, exclude=True)
-    """Other ``TPCCompressor.from_pretrained`` options: token, cache_dir, local_files_only, trust_remote_code."""
+    """Other ``TPCCompressor.from_pretrained`` options: token, cache_dir, local_files_only, trust_remote_code, ctd
+    (the CTD checkpoint paired with a ``cpc-*`` encoder)."""
     target_tokens: Optional[int] = None
     """Token budget for the documents of one call (exclusive with ``rate``)."""
     rate: Optional[float] = None
