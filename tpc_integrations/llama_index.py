@@ -26,7 +26,7 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
 
 from pydantic import ConfigDict
 
-from tpc_integrations._common import METADATA_KEYS, TPCSettings, compress_texts, ensure_text
+from tpc_integrations._common import METADATA_KEYS, TPCSettings, compress_call, ensure_text
 
 __all__ = ["TPCNodePostprocessor"]
 
@@ -42,17 +42,24 @@ class TPCNodePostprocessor(TPCSettings, BaseNodePostprocessor):
           ``node_id``, relationships and metadata (deep-copied), compressed text (original sentences,
           verbatim, in order; read with ``MetadataMode.NONE`` so metadata is never compressed into the text)
           and ``score`` = the node's TPC relevance. The ``tpc_*`` metadata keys (score, origin/compressed
-          tokens, kept sentences, task description) are added and excluded from the LLM and embedding views,
-          so they never reach the prompt. The inputs are never modified.
-        * A text node that keeps no sentence (the budget went to better ones, or its text is empty) is dropped.
+          tokens, kept sentences, task description) and the rerankers' ``relevance_score`` are added and
+          excluded from the LLM and embedding views, so they never reach the prompt. The inputs are never
+          modified.
+        * A text node that keeps no sentence (the budget went to better ones, ``min_score`` removed them, or
+          its text is empty) is dropped.
         * Nodes that carry media (``ImageNode``, a ``Node`` with an image/audio/video resource) or are of
-          another kind pass through unchanged, keep their score and use none of the budget: TPC compresses text.
+          another kind pass through unchanged, keep their score and use none of the budget: TPC compresses text
+          (``top_n`` counts text nodes only).
         * ``target_tokens`` / ``rate`` is a real budget over all text nodes of the call; a budget that covers
           everything returns the text unchanged and keeps the retrieval score (``tpc_relevance_score`` None).
-        * ``query_bundle=None`` (or a blank query) switches to prompt-agnostic mode: the CTD writes a task
-          description from the nodes and sentences are scored against it.
+        * After the budget, and only removing: ``min_score``, ``top_n`` and ``sort_by_score`` (nodes by score,
+          best first, instead of input order).
+        * ``query_bundle=None`` (or a blank query) uses ``task_description`` when set; otherwise it switches to
+          prompt-agnostic mode: TPC reads the task from the nodes (slower; logged once at INFO).
         * Emits ``ReRankStartEvent`` / ``ReRankEndEvent`` instrumentation events inside the postprocessor's
           span, and a ``RERANKING`` callback event, like LlamaIndex's own rerankers.
+        * Settings are checked at construction (device, model, splitter, peer field names such as
+          ``instruction_str`` or ``target_token``); ``load_on_init=True`` also loads the model there.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", protected_namespaces=(),
@@ -68,7 +75,7 @@ class TPCNodePostprocessor(TPCSettings, BaseNodePostprocessor):
         if not nodes:
             return []
         query = query_bundle.query_str if query_bundle is not None else None
-        dispatcher.event(ReRankStartEvent(query=query_bundle, nodes=nodes, top_n=len(nodes),
+        dispatcher.event(ReRankStartEvent(query=query_bundle, nodes=nodes, top_n=self.top_n or len(nodes),
                                           model_name=self.model_name_or_path))
         positions = [position for position, item in enumerate(nodes) if _is_text(item.node)]
         texts = [ensure_text(nodes[p].node.get_content(metadata_mode=MetadataMode.NONE),
@@ -76,9 +83,9 @@ class TPCNodePostprocessor(TPCSettings, BaseNodePostprocessor):
         with self.callback_manager.event(
             CBEventType.RERANKING,
             payload={EventPayload.NODES: nodes, EventPayload.MODEL_NAME: self.model_name_or_path,
-                     EventPayload.QUERY_STR: query, EventPayload.TOP_K: len(nodes)},
+                     EventPayload.QUERY_STR: query, EventPayload.TOP_K: self.top_n or len(nodes)},
         ) as event:
-            outcomes = dict(zip(positions, compress_texts(self, texts, query)))
+            outcomes = dict(zip(positions, compress_call(self, texts, query).documents))
             results = []
             for position, item in enumerate(nodes):
                 outcome = outcomes.get(position)
@@ -88,6 +95,8 @@ class TPCNodePostprocessor(TPCSettings, BaseNodePostprocessor):
                     score = outcome.score if outcome.score is not None else item.score
                     results.append(NodeWithScore(node=_copy_node(item.node, outcome.text, outcome.metadata()),
                                                  score=score))
+            if self.sort_by_score:  # stable: ties and unscored nodes keep their input order
+                results.sort(key=lambda item: -item.score if item.score is not None else float("inf"))
             event.on_end(payload={EventPayload.NODES: results})
         dispatcher.event(ReRankEndEvent(nodes=results))
         return results
