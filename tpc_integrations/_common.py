@@ -206,10 +206,10 @@ class TPCEngineSettings(BaseModel):
             return self.task_description
         if not self._agnostic_logged:
             self._agnostic_logged = True
-            logger.info("%s got no query, so it compresses prompt-agnostically: TPC reads the task from the documents "
-                        "(a request they state, else a description its task descriptor generates, the slow path). "
-                        "Pass a query, or set task_description= for a fixed task. Logged once per adapter.",
-                        type(self).__name__)
+            logger.info("%s has no query and no task_description, so it compresses prompt-agnostically: TPC reads the "
+                        "task from the documents (a request they state, else a description its task descriptor "
+                        "generates: the slow path). Pass a query, or set task_description= for a fixed task. Logged "
+                        "once per adapter.", type(self).__name__)
         return None
 
 

@@ -8,6 +8,10 @@ Add it to an existing retriever in one line::
     retriever = ContextualCompressionRetriever(
         base_compressor=TPCDocumentCompressor(target_tokens=300), base_retriever=vector_store.as_retriever())
 
+At ingestion, :class:`TPCDocumentTransformer` compresses each document once, before it is embedded::
+
+    store.add_documents(TPCDocumentTransformer(rate=0.5).transform_documents(chunks))
+
 Needs ``pip install tpc-langchain[langchain]``.
 """
 
@@ -19,7 +23,7 @@ from typing import Any
 
 try:
     from langchain_core.callbacks import Callbacks
-    from langchain_core.documents import BaseDocumentCompressor, Document
+    from langchain_core.documents import BaseDocumentCompressor, BaseDocumentTransformer, Document
     from langchain_core.runnables.config import (
         ensure_config,
         get_async_callback_manager_for_config,
@@ -32,8 +36,9 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
 from pydantic import ConfigDict
 
 from tpc_integrations._common import CallOutcome, TPCSettings, compress_call, ensure_text
+from tpc_integrations._ingest import TPCIngestSettings, compress_each
 
-__all__ = ["COMPRESSION_EVENT", "TPCDocumentCompressor"]
+__all__ = ["COMPRESSION_EVENT", "TPCDocumentCompressor", "TPCDocumentTransformer"]
 
 COMPRESSION_EVENT = "tpc_compression"
 """Name of the custom event each call emits through LangChain callbacks (``on_custom_event``,
@@ -117,6 +122,56 @@ class TPCDocumentCompressor(TPCSettings, BaseDocumentCompressor):
         if self.sort_by_score:
             kept.sort(key=lambda pair: _descending(pair[1].score))
         return [_with_outcome(doc, outcome.text, outcome.metadata()) for doc, outcome in kept]
+
+
+class TPCDocumentTransformer(TPCIngestSettings, BaseDocumentTransformer):
+    """Index-time compression: each document is compressed once, before it is embedded and stored, so every
+    later prompt built from the store is smaller. No question is needed.
+
+    Behaviour:
+        * Each document is compressed on its own: ``rate`` keeps that fraction of its tokens (default 0.2),
+          ``target_tokens`` caps it. Sentences are scored against ``task_description`` when set (e.g. "Answer
+          customer questions about billing"), otherwise against the task TPC reads from the document itself
+          (prompt-agnostic: slower, the task descriptor may generate a description per document).
+        * Returns new ``Document`` objects in input order, one per input (nothing is dropped): same ``id``,
+          the compressed ``page_content`` (original sentences, verbatim, in order), a deep copy of the metadata
+          plus ``tpc_origin_tokens``, ``tpc_compressed_tokens``, ``tpc_task_description``, ``tpc_task_source``
+          and ``tpc_compression`` ("compressed", "unchanged", "kept_whole" or "empty"). Inputs are not modified.
+        * A document none of whose sentences fits its budget is kept whole (``"kept_whole"``, with a logged
+          warning): ingestion never loses text silently.
+
+    Example:
+        >>> transformer = TPCDocumentTransformer(rate=0.5, task_description="Answer questions about the report")
+        >>> store.add_documents(transformer.transform_documents(splitter.split_documents(docs)))
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", protected_namespaces=(),
+                              use_attribute_docstrings=True)
+
+    def transform_documents(self, documents: Sequence[Document], **kwargs: Any) -> Sequence[Document]:
+        """Compress each document for indexing.
+
+        Args:
+            documents: The documents to ingest; left unchanged.
+            **kwargs: Not used; present in LangChain's interface. Passing any raises ``TypeError``.
+
+        Returns:
+            One new document per input, in order.
+
+        Raises:
+            TypeError: A document whose ``page_content`` is not a str, or an unexpected keyword argument.
+        """
+        if kwargs:
+            raise TypeError(f"TPCDocumentTransformer.transform_documents got unexpected arguments {sorted(kwargs)}; "
+                            "set options as fields (rate, target_tokens, task_description, ...).")
+        documents = list(documents)
+        texts = [ensure_text(doc.page_content, _describe(position, doc)) for position, doc in enumerate(documents)]
+        return [_with_outcome(doc, outcome.text, outcome.metadata())
+                for doc, outcome in zip(documents, compress_each(self, texts))]
+
+    async def atransform_documents(self, documents: Sequence[Document], **kwargs: Any) -> Sequence[Document]:
+        """:meth:`transform_documents` in a worker thread, so the event loop keeps running."""
+        return await run_in_executor(None, self.transform_documents, documents, **kwargs)
 
 
 def _descending(score: float | None) -> float:

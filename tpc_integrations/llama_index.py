@@ -6,6 +6,10 @@ Add it to an existing query engine in one line::
 
     query_engine = index.as_query_engine(node_postprocessors=[TPCNodePostprocessor(target_tokens=300)])
 
+At ingestion, :class:`TPCTransform` compresses each node once, after the node parser and before the embedding::
+
+    IngestionPipeline(transformations=[SentenceSplitter(), TPCTransform(rate=0.5), embed_model]).run(documents=docs)
+
 Needs ``pip install tpc-langchain[llamaindex]``.
 """
 
@@ -13,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+from collections.abc import Sequence
 from typing import Any, Optional
 
 try:
@@ -20,15 +25,25 @@ try:
     from llama_index.core.callbacks import CBEventType, EventPayload
     from llama_index.core.instrumentation.events.rerank import ReRankEndEvent, ReRankStartEvent
     from llama_index.core.postprocessor.types import BaseNodePostprocessor
-    from llama_index.core.schema import BaseNode, ImageNode, MetadataMode, Node, NodeWithScore, QueryBundle, TextNode
+    from llama_index.core.schema import (
+        BaseNode,
+        ImageNode,
+        MetadataMode,
+        Node,
+        NodeWithScore,
+        QueryBundle,
+        TextNode,
+        TransformComponent,
+    )
 except ImportError as error:  # pragma: no cover - exercised only without the extra
     raise ImportError("TPCNodePostprocessor needs llama-index-core: pip install 'tpc-langchain[llamaindex]'") from error
 
 from pydantic import ConfigDict
 
-from tpc_integrations._common import METADATA_KEYS, TPCSettings, compress_call, ensure_text
+from tpc_integrations._common import TPCSettings, compress_call, ensure_text
+from tpc_integrations._ingest import TPCIngestSettings, compress_each
 
-__all__ = ["TPCNodePostprocessor"]
+__all__ = ["TPCNodePostprocessor", "TPCTransform"]
 
 dispatcher = instrument.get_dispatcher(__name__)
 
@@ -107,6 +122,54 @@ class TPCNodePostprocessor(TPCSettings, BaseNodePostprocessor):
         return await asyncio.to_thread(self._postprocess_nodes, nodes, query_bundle)
 
 
+class TPCTransform(TPCIngestSettings, TransformComponent):
+    """Index-time compression as a LlamaIndex ``TransformComponent``: put it in an ``IngestionPipeline`` after
+    the node parser and before the embedding model, and every node is stored (and embedded) compressed.
+
+    Behaviour:
+        * Each text node is compressed on its own: ``rate`` keeps that fraction of its tokens (default 0.2),
+          ``target_tokens`` caps it; sentences are scored against ``task_description`` when set, otherwise
+          against the task TPC reads from the node itself (prompt-agnostic: slower).
+        * Returns one new node per input, in order: same ``node_id``, relationships (SOURCE, PREVIOUS, NEXT...)
+          and metadata (deep-copied), the compressed text (read with ``MetadataMode.NONE``; original sentences,
+          verbatim, in order), and ``tpc_origin_tokens``, ``tpc_compressed_tokens``, ``tpc_task_description``,
+          ``tpc_task_source``, ``tpc_compression`` in the metadata, excluded from the LLM and embedding views. A
+          compressed node's stale ``embedding`` is cleared so the pipeline's embedding step recomputes it.
+        * Media nodes pass through unchanged; a node none of whose sentences fits its budget is kept whole
+          (``tpc_compression="kept_whole"``, logged): ingestion never loses text silently.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", protected_namespaces=(),
+                              use_attribute_docstrings=True)
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "TPCTransform"
+
+    def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> list[BaseNode]:
+        """Compress each text node for indexing (``kwargs``, e.g. ``show_progress``, are the pipeline's)."""
+        nodes = list(nodes)
+        positions = [position for position, node in enumerate(nodes) if _is_text(node)]
+        texts = [ensure_text(nodes[p].get_content(metadata_mode=MetadataMode.NONE),
+                             f"Node {p} (node_id={nodes[p].node_id!r})") for p in positions]
+        outcomes = dict(zip(positions, compress_each(self, texts)))
+        results: list[BaseNode] = []
+        for position, node in enumerate(nodes):
+            outcome = outcomes.get(position)
+            if outcome is None:
+                results.append(_copy_node(node))
+            else:
+                copied = _copy_node(node, outcome.text, outcome.metadata())
+                if outcome.changed:
+                    copied.embedding = None  # computed for the old text
+                results.append(copied)
+        return results
+
+    async def acall(self, nodes: Sequence[BaseNode], **kwargs: Any) -> list[BaseNode]:
+        """:meth:`__call__` in a worker thread, so the event loop keeps running."""
+        return await asyncio.to_thread(self.__call__, nodes, **kwargs)
+
+
 def _is_text(node: BaseNode) -> bool:
     if isinstance(node, ImageNode):
         return False
@@ -139,4 +202,5 @@ def _copy_node(node: BaseNode, text: str | None = None, tpc_metadata: dict[str, 
 
 
 def _excluding(keys: list[str], tpc_metadata: dict[str, Any] | None) -> list[str]:
-    return [*keys, *(key for key in METADATA_KEYS if key not in keys)] if tpc_metadata else list(keys)
+    """``keys`` plus the keys TPC adds, so its bookkeeping never reaches the LLM or the embedding."""
+    return [*keys, *(key for key in tpc_metadata if key not in keys)] if tpc_metadata else list(keys)
