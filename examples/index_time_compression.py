@@ -49,7 +49,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"task description: {indexed[0][1]['tpc_task_description']!r}" if not args.agnostic else
           "task description: read from each document (prompt-agnostic)")
     print(f"index before: {origin} tokens; index after: {kept} tokens (rate {args.rate}); statuses: {statuses}")
-    print(f"answer {sample.answers} still in the index: {answer_found(sample.answers, ' '.join(t for t, _ in indexed))}")
+    in_index = answer_found(sample.answers, " ".join(text for text, _ in indexed))
+    print(f"answer {sample.answers} still in the index: {in_index}")
     print(f"question: {sample.question}")
     for text, meta in hits:
         print(f"  - [{meta['tpc_origin_tokens']} -> {meta['tpc_compressed_tokens']} tokens] {shorten(text)}")

@@ -113,7 +113,8 @@ def assemble(document: str, records: Sequence[SentenceRecord], kept: Sequence[Se
     return "".join(pieces)
 
 
-def _top_documents(kept: list[list[SentenceRecord]], scores: list[float | None], top_n: int) -> list[list[SentenceRecord]]:
+def _top_documents(kept: list[list[SentenceRecord]], scores: list[float | None],
+                   top_n: int) -> list[list[SentenceRecord]]:
     candidates = [d for d, records in enumerate(kept) if records]
     if all(scores[d] is None for d in candidates):
         chosen = set(candidates[:top_n])

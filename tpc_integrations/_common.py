@@ -3,7 +3,8 @@
 The adapters hold no compression logic. Each one turns its framework's objects into a list of texts,
 calls :func:`compress_call` (one :meth:`tpc_core.TPCCompressor.compress` call over all of them, so a
 ``"global"`` budget spans the whole retrieved set, then the post-budget knobs of :mod:`tpc_core.refine`) and
-turns each :class:`DocumentOutcome` back into a new framework object. This module imports pydantic but neither framework.
+turns each :class:`DocumentOutcome` back into a new framework object. This module imports pydantic but neither
+framework.
 """
 
 from __future__ import annotations

@@ -110,7 +110,8 @@ PEER_HINTS: dict[str, tuple[str, str | None, str]] = {
     "model_config": (LLMLINGUA, "model_kwargs", "model_kwargs takes TPCCompressor.from_pretrained options "
                      "(token, cache_dir, local_files_only, trust_remote_code)"),
     "additional_compress_kwargs": (LLMLINGUA, None, "TPC's options are fields of their own: target_tokens, rate, "
-                                   "budget_scope, force_keep_patterns, keep_first_sentence, splitter, min_score, top_n"),
+                                   "budget_scope, force_keep_patterns, keep_first_sentence, splitter, min_score, "
+                                   "top_n"),
     "rank_method": (LLMLINGUA, None, "TPC always ranks sentences with its context-aware sentence encoder"),
     "use_llmlingua2": (LLMLINGUA, None, "there is one TPC method; choose the checkpoint with model_name_or_path"),
     "open_api_config": (LLMLINGUA, None, "TPC runs local models only"),
@@ -162,7 +163,8 @@ def translate_peer_names(owner: str, data: Mapping[str, Any], fields: Iterable[s
             translated[alias.ours] = alias.convert(value)
         elif name in PEER_HINTS:
             source, ours, why = PEER_HINTS[name]
-            suggestion = f"did you mean `{ours}`? " if ours is not None and ours in known else "TPC has no such option: "
+            suggestion = (f"did you mean `{ours}`? " if ours is not None and ours in known
+                          else "TPC has no such option: ")
             problems.append(f"`{name}` is {source}'s option: {suggestion}{why}.")
         else:
             close = difflib.get_close_matches(name, sorted(known), n=2, cutoff=0.6)

@@ -95,7 +95,8 @@ def test_langchain_transformer_never_drops_a_document(compressor, task, caplog):
     from tpc_integrations.langchain import TPCDocumentTransformer
 
     one_long_sentence = "This single sentence " + "goes on and on " * 30 + "before it finally ends."
-    documents = _lc_documents([one_long_sentence, "  \n ", "Bills are paid monthly. Refunds take a week. The office is closed on Sundays."])
+    three_sentences = "Bills are paid monthly. Refunds take a week. The office is closed on Sundays."
+    documents = _lc_documents([one_long_sentence, "  \n ", three_sentences])
     with caplog.at_level(logging.WARNING, logger="tpc_integrations"):
         out = TPCDocumentTransformer(compressor=compressor, target_tokens=10, task_description=task
                                      ).transform_documents(documents)
@@ -148,7 +149,8 @@ def test_llama_index_ingestion_pipeline_with_a_node_parser(compressor, sample, t
     for node, chunk, compressed in zip(nodes, chunks, expected):
         original = chunk.get_content(MetadataMode.NONE)
         assert node.get_content(MetadataMode.NONE) == compressed
-        assert node.relationships[NodeRelationship.SOURCE].node_id == chunk.relationships[NodeRelationship.SOURCE].node_id
+        source = chunk.relationships[NodeRelationship.SOURCE].node_id
+        assert node.relationships[NodeRelationship.SOURCE].node_id == source
         assert node.metadata["title"] == chunk.metadata["title"]
         assert node.metadata["tpc_origin_tokens"] == compressor.token_counter(original)
         assert node.metadata["tpc_compressed_tokens"] == compressor.token_counter(node.get_content(MetadataMode.NONE))
@@ -189,3 +191,18 @@ def test_llama_index_transform_keeps_ids_relationships_and_media(compressor, tas
     assert [n.model_dump() for n in asyncio.run(transform.acall(nodes))] == [n.model_dump() for n in out]
     restored = TPCTransform.from_dict(transform.to_dict())
     assert (restored.rate, restored.task_description) == (RATE, task)
+
+
+def test_transformers_take_peer_names_and_check_settings_at_construction():
+    from tpc_integrations.langchain import TPCDocumentTransformer
+    from tpc_integrations.llama_index import TPCTransform
+
+    for transformer_class in (TPCDocumentTransformer, TPCTransform):
+        transformer = transformer_class(target_token=50, model_name="tpc-mini", device_map="cpu")
+        assert (transformer.target_tokens, transformer.model_name_or_path, transformer.device) == (50, "tpc-mini", "cpu")
+        with pytest.raises(ValueError, match="`instruction_str` .* did you mean `task_description`"):
+            transformer_class(instruction_str="Answer the question")
+        with pytest.raises(ValueError, match="device='gpu' is not a device name"):
+            transformer_class(device="gpu")
+        with pytest.raises(ValueError, match="batch_size must be a positive int"):
+            transformer_class(batch_size=0)
