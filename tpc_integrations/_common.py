@@ -162,6 +162,23 @@ class TPCEngineSettings(BaseModel):
             if self.load_on_init:
                 _ = self.compressor
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Unpickle with pydantic's own restore, engine included.
+
+        LlamaIndex's ``BaseComponent`` would re-run ``__init__`` from the public fields and so swap a
+        ``compressor=`` passed in for the shared model of ``model_name_or_path``. Fields or private attributes
+        that a framework's ``__getstate__`` left out as unpicklable get their defaults back.
+        """
+        BaseModel.__setstate__(self, state)
+        for name, field in type(self).model_fields.items():
+            if name not in self.__dict__:
+                self.__dict__[name] = field.get_default(call_default_factory=True, validated_data=self.__dict__)
+        private = self.__pydantic_private__ if self.__pydantic_private__ is not None else {}
+        for name, attribute in self.__private_attributes__.items():
+            if name not in private:
+                private[name] = attribute.get_default()
+        object.__setattr__(self, "__pydantic_private__", private)
+
     @model_validator(mode="before")
     @classmethod
     def _peer_names(cls, data: Any) -> Any:

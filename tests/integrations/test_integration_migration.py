@@ -301,3 +301,14 @@ def test_astream_events_shows_the_compression_event(compressor, sample):
     out = end["data"]["output"]
     assert custom[0]["data"]["compressed_tokens"] == sum(d.metadata["tpc_compressed_tokens"] for d in out) <= 120
     assert custom[0]["data"]["documents_out"] == len(out)
+
+
+@pytest.mark.parametrize("adapter_class", ADAPTERS)
+def test_a_passed_engine_survives_pickling(adapter_class, tiny):
+    # tiny is not the model that model_name_or_path names: an unpickled adapter must keep it, not reload tpc-mini
+    adapter = adapter_class(compressor=tiny, target_tokens=15, task_description="Who ordered icebreakers?")
+    restored = pickle.loads(pickle.dumps(adapter))
+    assert restored.compressor.config.name == "tiny" and restored.compressor is not tiny
+    assert (restored.target_tokens, restored.task_description) == (15, "Who ordered icebreakers?")
+    texts = ["The harbour froze in January. Ships waited outside for weeks. The mayor ordered icebreakers."]
+    assert _run(restored, texts, None) == _run(adapter, texts, None)
