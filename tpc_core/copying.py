@@ -14,13 +14,13 @@ from typing import Any
 
 __all__ = ["picklable_state", "restore_state"]
 
-_LOCK_FACTORIES: dict[type, Callable[[], Any]] = {type(threading.Lock()): threading.Lock,
-                                                   type(threading.RLock()): threading.RLock}
 _RLOCK = type(threading.RLock())
+_LOCK_TYPES = (type(threading.Lock()), _RLOCK)
 _LOCKS_KEY = "__tpc_rebuilt_locks__"
 
 
-def picklable_state(state: Mapping[str, Any], caches: Mapping[str, Callable[[], Any]] | None = None) -> dict[str, Any]:
+def picklable_state(state: Mapping[str, Any],
+                    caches: Mapping[str, Callable[[], Any]] | None = None) -> dict[str, Any]:
     """``state`` (an object's ``__dict__``) without its locks and caches, for ``__getstate__``.
 
     Args:
@@ -34,7 +34,7 @@ def picklable_state(state: Mapping[str, Any], caches: Mapping[str, Callable[[], 
     kept: dict[str, Any] = {}
     locks: dict[str, type] = {}
     for name, value in state.items():
-        if type(value) in _LOCK_FACTORIES:
+        if type(value) in _LOCK_TYPES:
             locks[name] = type(value)
         elif name not in caches:
             kept[name] = value
@@ -42,7 +42,8 @@ def picklable_state(state: Mapping[str, Any], caches: Mapping[str, Callable[[], 
     return kept
 
 
-def restore_state(target: Any, state: Mapping[str, Any], caches: Mapping[str, Callable[[], Any]] | None = None) -> None:
+def restore_state(target: Any, state: Mapping[str, Any],
+                  caches: Mapping[str, Callable[[], Any]] | None = None) -> None:
     """Set ``target``'s attributes from a :func:`picklable_state` result, with new locks and empty caches."""
     values = dict(state)
     locks = values.pop(_LOCKS_KEY, [])
