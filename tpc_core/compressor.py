@@ -25,6 +25,7 @@ from tpc_core.config import CONFIG_NAME, TPCConfig
 from tpc_core.cse import ContextSentenceEncoder
 from tpc_core.ctd import TaskDescriptor
 from tpc_core.devices import resolve_device, resolve_dtype
+from tpc_core.copying import picklable_state, restore_state
 from tpc_core.coverage import coverage_scores, section_ranks, select_diverse
 from tpc_core.hub_cse import pin_hub_revisions
 from tpc_core.loading import HubOptions, load_cse_parts, load_ctd_parts, load_request_head, resolve_checkpoint_dir
@@ -88,6 +89,17 @@ class TPCCompressor:
         # Calls are serialised: the CTD loads lazily and the models are shared; on CPU one call already uses
         # every core. Callers may share one compressor across threads.
         self._lock = threading.RLock()
+
+    # ------------------------------------------------------------------ copying and pickling
+    # copy.deepcopy and pickle (Ray actors, multiprocessing) carry the models by value; locks are rebuilt and
+    # caches start empty (see tpc_core.copying).
+    _CACHES = {"_splitters": dict}
+
+    def __getstate__(self) -> dict[str, Any]:
+        return picklable_state(self.__dict__, self._CACHES)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        restore_state(self, state, self._CACHES)
 
     # ------------------------------------------------------------------ loading and saving
     @classmethod

