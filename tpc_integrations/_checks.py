@@ -22,7 +22,7 @@ from tpc_core.segmentation import SPLITTER_NAMES
 
 __all__ = ["check_device", "check_dtype", "check_model", "check_model_kwargs", "check_splitter"]
 
-_LOADER_OPTIONS = ("token", "cache_dir", "local_files_only", "trust_remote_code", "load_ctd")
+_LOADER_OPTIONS = ("token", "cache_dir", "local_files_only", "trust_remote_code", "load_ctd", "ctd")
 
 
 def check_device(device: str | None) -> None:

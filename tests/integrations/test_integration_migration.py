@@ -312,3 +312,13 @@ def test_a_passed_engine_survives_pickling(adapter_class, tiny):
     assert (restored.target_tokens, restored.task_description) == (15, "Who ordered icebreakers?")
     texts = ["The harbour froze in January. Ships waited outside for weeks. The mayor ordered icebreakers."]
     assert _run(restored, texts, None) == _run(adapter, texts, None)
+
+
+def test_every_loader_option_of_from_pretrained_is_accepted_in_model_kwargs():
+    """``ctd`` (the CTD paired with a ``cpc-*`` encoder) and the other loader options pass the construction check."""
+    from tpc_integrations._checks import check_model_kwargs
+
+    check_model_kwargs({"ctd": "tpc-mini", "load_ctd": False, "local_files_only": True, "token": None,
+                        "cache_dir": None, "trust_remote_code": False})
+    with pytest.raises(ValueError, match=r"model_kwargs\['ctdd'\]"):
+        check_model_kwargs({"ctdd": "tpc-mini"})
