@@ -63,6 +63,11 @@ class CTDRLConfig:
         train: Optimiser settings of the cross-entropy update (one epoch over the best candidates).
         lora: LoRA settings when starting without ``init_dir``.
         max_examples: Use a seeded random subset of N records.
+        kinds: Only records of these kinds (``None``: all). The shipped descriptor writes descriptions only
+            where the request head finds no written request, so RL there is about those kinds.
+        validation_prompts: Held-out-family records (``split == "validation"``, same kinds) on which the
+            greedy description's reward is measured before RL (the ``init_dir`` adapter) and after it, beside
+            the fixed fallback description's; ``0`` skips the measurement.
         local_files_only: Never contact the Hub.
     """
 
@@ -83,9 +88,13 @@ class CTDRLConfig:
     train: OptimSettings = field(default_factory=_rl_defaults)
     lora: LoraSettings = field(default_factory=LoraSettings)
     max_examples: int | None = None
+    kinds: list[str] | None = None
+    validation_prompts: int = 0
     local_files_only: bool = False
 
     def __post_init__(self) -> None:
+        if self.validation_prompts < 0:
+            raise ValueError(f"validation_prompts must be >= 0, got {self.validation_prompts}.")
         if self.init_dir is None and self.ctd is None:
             raise ValueError("give init_dir (a training.ctd_sft run) or a ctd section.")
         if self.iterations < 1 or self.candidates < 2:
@@ -189,7 +198,12 @@ def train_ctd_rl(config: CTDRLConfig) -> Path:
     started = time.perf_counter()
     output = Path(config.output_dir)
     output.mkdir(parents=True, exist_ok=True)
-    records = load_ctd_records(config.data_path, config.max_examples, config.train.seed)
+    records = _of_kinds(load_ctd_records(config.data_path, None, config.train.seed), config.kinds)
+    if not records:
+        raise ValueError(f"{config.data_path} has no train record of kinds {config.kinds}.")
+    if config.max_examples is not None and config.max_examples < len(records):
+        records = random.Random(config.train.seed).sample(records, config.max_examples)
+    held_out = _validation_records(config)
     accelerator = Accelerator(mixed_precision=config.train.mixed_precision)
     torch.manual_seed(config.train.seed)
     if config.init_dir is not None:
@@ -207,6 +221,12 @@ def train_ctd_rl(config: CTDRLConfig) -> Path:
                                                local_files_only=config.local_files_only)
     rng = random.Random(config.train.seed)
     responses: dict[str, list[int]] = {}
+    validation: dict[str, Any] = {}
+    if held_out:
+        validation["before"] = _greedy_rewards(held_out, model, descriptor, reference, compressor, config, responses)
+        validation["fallback"] = _fixed_rewards(held_out, model, reference, compressor, config, responses)
+        logger.info("held-out prompts before RL: %s; fallback description: %s", validation["before"]["summary"],
+                    validation["fallback"]["summary"])
     mean_rewards, best_rewards, losses = [], [], []
     log = JsonlAppender(output / "rewards.jsonl")
     for iteration in range(1, config.iterations + 1):
@@ -247,6 +267,10 @@ def train_ctd_rl(config: CTDRLConfig) -> Path:
         descriptor.model = model
         losses.extend(result.losses)
     log.close()
+    if held_out:
+        validation["after"] = _greedy_rewards(held_out, model, descriptor, reference, compressor, config, responses)
+        logger.info("held-out prompts after RL: %s", validation["after"]["summary"])
+        (output / "validation_rewards.json").write_text(json.dumps(validation, indent=2) + "\n", encoding="utf-8")
     if accelerator.is_main_process:
         save_ctd(model, descriptor.tokenizer, ctd, True, output)
         previous = []
@@ -258,11 +282,80 @@ def train_ctd_rl(config: CTDRLConfig) -> Path:
                    "mean_reward_by_iteration": mean_rewards, "mean_best_reward_by_iteration": best_rewards,
                    "first_loss": losses[0] if losses else None, "last_loss": losses[-1] if losses else None,
                    "total_seconds": round(time.perf_counter() - started, 1), "processes": accelerator.num_processes,
-                   "previous_summaries": previous,
+                   "previous_summaries": previous, "kinds": config.kinds,
+                   "validation": {k: v["summary"] for k, v in validation.items()},
                    "command": " ".join(["python", "-m", "training.ctd_rl", *sys.argv[1:]])}
         (output / "ctd_rl_summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     accelerator.wait_for_everyone()
     return output
+
+
+def _of_kinds(records: list[dict[str, Any]], kinds: Sequence[str] | None) -> list[dict[str, Any]]:
+    return records if kinds is None else [r for r in records if r.get("kind") in set(kinds)]
+
+
+def _validation_records(config: CTDRLConfig) -> list[dict[str, Any]]:
+    """``validation_prompts`` held-out-family records of the configured kinds (seeded, spread over kinds)."""
+    if not config.validation_prompts:
+        return []
+    import random
+
+    from training.common.jsonl import read_jsonl
+
+    pool = _of_kinds([r for r in read_jsonl(config.data_path) if r.get("split") == "validation"
+                      and str(r.get("prompt", "")).strip()], config.kinds)
+    if not pool:
+        raise ValueError(f"{config.data_path} has no validation record of kinds {config.kinds}.")
+    return random.Random(config.train.seed + 1).sample(pool, min(config.validation_prompts, len(pool)))
+
+
+def _reward_of(record: dict[str, Any], description: str, model: Any, reference: ReferenceScorer, compressor: Any,
+               config: CTDRLConfig, responses: dict[str, list[int]]) -> float:
+    prompt = record["prompt"]
+    with _adapter_off(model, config.reference_model is None):
+        if record["id"] not in responses:
+            responses[record["id"]] = reference.respond(prompt, config.response_max_new_tokens)
+        full = reference.response_logits(prompt, responses[record["id"]])
+        compressed = compressor.compress(prompt, question=description, rate=config.rate).compressed_prompt
+        return kl_reward(reference.response_logits(compressed, responses[record["id"]]), full)
+
+
+def _summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    rewards = [row["reward"] for row in rows]
+    grounded = [row["grounded"] for row in rows if "grounded" in row]
+    summary = {"prompts": len(rows), "mean_reward": round(sum(rewards) / max(len(rewards), 1), 5)}
+    if grounded:
+        summary["grounded_share"] = round(sum(grounded) / len(grounded), 4)
+    return summary
+
+
+def _greedy_rewards(records: list[dict[str, Any]], model: Any, descriptor: Any, reference: ReferenceScorer,
+                    compressor: Any, config: CTDRLConfig, responses: dict[str, list[int]]) -> dict[str, Any]:
+    """Reward of the policy's greedy description (what inference writes) on each held-out prompt."""
+    from tpc_core.request import is_grounded
+
+    model.eval()
+    descriptor.model = model
+    rows = []
+    for record in records:
+        description = descriptor.describe([record["prompt"]])[0]
+        rows.append({"id": record["id"], "kind": record.get("kind"), "description": description,
+                     "grounded": is_grounded(description, record["prompt"]),
+                     "reward": round(_reward_of(record, description, model, reference, compressor, config,
+                                                responses), 5)})
+    return {"summary": _summarise(rows), "rows": rows}
+
+
+def _fixed_rewards(records: list[dict[str, Any]], model: Any, reference: ReferenceScorer, compressor: Any,
+                   config: CTDRLConfig, responses: dict[str, list[int]]) -> dict[str, Any]:
+    """Reward of the checkpoint's fixed fallback description (what an ungrounded description becomes)."""
+    from tpc_core.config import AgnosticConfig
+
+    description = AgnosticConfig().fallback_description
+    rows = [{"id": r["id"], "kind": r.get("kind"), "description": description,
+             "reward": round(_reward_of(r, description, model, reference, compressor, config, responses), 5)}
+            for r in records]
+    return {"summary": _summarise(rows), "rows": rows}
 
 
 class _adapter_off:  # noqa: N801 (used as a context manager)

@@ -310,20 +310,22 @@ def test_every_stage_runs_and_the_export_loads_and_compresses(tiny_checkpoint, d
     from training.request_head import main as head_main
 
     runs = tmp_path / "runs"
+    formats = _request_records(tmp_path / "formats.jsonl")
     recipe = {
         "cse_train": _cse_section(tiny_checkpoint, data, runs / "cse"),
         "ctd_sft": {"data_path": str(data["ctd"]), "output_dir": str(runs / "sft"),
                     "ctd": _ctd_section(tiny_checkpoint),
                     "train": {"learning_rate": 1e-3, "epochs": 1, "batch_size": 2, "micro_batch_size": 1},
                     "lora": {"r": 4, "alpha": 8}, "max_examples": 4},
-        "ctd_rl": {"data_path": str(data["ctd"]), "output_dir": str(runs / "rl"), "cse_checkpoint": str(runs / "cse"),
+        "ctd_rl": {"data_path": str(formats), "output_dir": str(runs / "rl"), "cse_checkpoint": str(runs / "cse"),
                    "init_dir": str(runs / "sft"), "iterations": 2, "candidates": 2, "prompts_per_iteration": 2,
+                   "kinds": ["bare_document"], "validation_prompts": 1,
                    "response_max_new_tokens": 4, "train": {"learning_rate": 1e-3, "batch_size": 2,
                                                            "micro_batch_size": 1}},
         "export": {"output_dir": str(runs / "tpc-tiny"), "cse_dir": str(runs / "cse"), "ctd_dir": str(runs / "rl"),
                    "name": "tpc-tiny", "max_size_mb": 20},
     }
-    recipe["request_head"] = {"data_path": str(_request_records(tmp_path / "formats.jsonl")),
+    recipe["request_head"] = {"data_path": str(formats),
                               "cse_checkpoint": str(runs / "cse"), "output_dir": str(runs / "head"),
                               "iterations": 20}
     recipe["export"]["request_head_dir"] = str(runs / "head")
@@ -339,6 +341,15 @@ def test_every_stage_runs_and_the_export_loads_and_compresses(tiny_checkpoint, d
     assert all(r <= 1e-6 for r in rl_summary["mean_reward_by_iteration"])  # -KL is never positive
     rewards = [json.loads(line) for line in (runs / "rl" / "rewards.jsonl").read_text().splitlines()]
     assert len(rewards) == 4 and all(len(r["candidates"]) == 2 for r in rewards)
+    train_ids = {json.loads(line)["id"] for line in formats.read_text().splitlines()
+                 if json.loads(line)["split"] == "train" and json.loads(line)["kind"] == "bare_document"}
+    assert {r["id"] for r in rewards} <= train_ids  # only the configured kind, never a held-out family
+    assert rl_summary["kinds"] == ["bare_document"]
+    assert set(rl_summary["validation"]) == {"before", "fallback", "after"}
+    validation = json.loads((runs / "rl" / "validation_rewards.json").read_text())
+    for phase in ("before", "fallback", "after"):
+        assert rl_summary["validation"][phase]["prompts"] == 1 and rl_summary["validation"][phase]["mean_reward"] <= 1e-6
+        assert [row["id"] for row in validation[phase]["rows"]][0] in {"r0", "r6"}  # a held-out-family prompt
 
     exported = runs / "tpc-tiny"
     assert {"tpc_config.json", "README.md", "cse_adapter", "cse_extra_embeddings.safetensors",
