@@ -1,4 +1,4 @@
-"""Command line: ``tpc compress FILE|- [...]`` and ``tpc info``."""
+"""Command line: ``tpc compress FILE|- [...]``, ``tpc compress-corpus IN OUT``, ``tpc models`` and ``tpc info``."""
 
 from __future__ import annotations
 
@@ -34,6 +34,9 @@ def build_parser() -> argparse.ArgumentParser:
     compress.add_argument("--local-files-only", action="store_true", help="Never use the network.")
     compress.add_argument("--json", action="store_true", help="Print the whole result as JSON.")
     commands.add_parser("models", help="List the registered names: what each is and whether it is published.")
+    from tpc_core.corpus import add_corpus_parser
+
+    add_corpus_parser(commands)
     info = commands.add_parser("info", help="Show the model, device and versions.")
     info.add_argument("--model", "-m", default=DEFAULT_MODEL)
     info.add_argument("--device", default=None)
@@ -98,6 +101,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "models":
         print("\n".join(registry_lines()))
         return 0
+    if args.command == "compress-corpus":  # its own checks (before any model loads) and exit codes
+        from tpc_core.corpus import run_corpus_command
+
+        _quiet_loading()
+        return run_corpus_command(args)
     try:  # everything that needs no model is checked before the (slow) model load
         text = None
         if args.command == "compress":

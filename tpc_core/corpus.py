@@ -1,0 +1,265 @@
+"""Compress a whole corpus: ``tpc compress-corpus IN OUT`` and :func:`compress_corpus`.
+
+Two engines write the same OUT (a directory of Parquet files, see :mod:`tpc_core.corpus_io`):
+
+* ``local`` (default): this process, batches of rows through :meth:`TPCCompressor.compress_batch`, a progress
+  bar, one Parquet file per ``rows_per_file`` rows, each written atomically (a temporary name, then a rename),
+  so an interrupted run leaves only complete files.
+* ``ray`` (:mod:`tpc_core.corpus_ray`): Ray Data, one compressor per actor.
+
+Both skip the rows whose id is already in OUT, so a run can be interrupted and started again with the same
+command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tpc_core.corpus_io import (
+    CorpusInputError,
+    CorpusPlan,
+    CorpusSettings,
+    open_dataset,
+    output_schema,
+    pending_mask,
+    plan_corpus,
+    write_manifest,
+)
+from tpc_core.registry import DEFAULT_MODEL
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from tpc_core.compressor import TPCCompressor
+
+__all__ = ["CorpusReport", "compress_corpus", "compress_table", "load_compressor", "add_corpus_parser",
+           "run_corpus_command", "ENGINES"]
+
+ENGINES = ("local", "ray")
+
+
+@dataclass(frozen=True)
+class CorpusReport:
+    """What a run did.
+
+    Attributes:
+        total_rows: Rows in IN.
+        skipped_rows: Rows already in OUT, not compressed again.
+        compressed_rows: Rows compressed by this run.
+        origin_tokens: Tokens of the rows compressed by this run, before compression (``None`` for ``ray``,
+            which does not bring the rows back to the driver).
+        compressed_tokens: The same rows' tokens after compression (``None`` for ``ray``).
+        seconds: Wall time of the run, model loading included.
+    """
+
+    total_rows: int
+    skipped_rows: int
+    compressed_rows: int
+    origin_tokens: int | None
+    compressed_tokens: int | None
+    seconds: float
+
+
+def load_compressor(settings: CorpusSettings, device: str | None = None,
+                    local_files_only: bool = False) -> TPCCompressor:
+    """Build a compressor from the settings (what every Ray actor does in its ``__init__``)."""
+    from tpc_core.compressor import TPCCompressor
+
+    return TPCCompressor.from_pretrained(settings.model, device=device, local_files_only=local_files_only)
+
+
+def compress_table(compressor: TPCCompressor, table: pa.Table, settings: CorpusSettings,
+                   batch_size: int) -> pa.Table:
+    """``table`` with :data:`~tpc_core.corpus_io.OUTPUT_COLUMNS` appended, one compressed row per input row.
+
+    Args:
+        compressor: A loaded compressor.
+        table: Rows of IN (the text column holds strings).
+        settings: The compression settings (``task_description`` is given as the question when set).
+        batch_size: Rows per model batch.
+    """
+    import pyarrow as pa
+
+    texts = table.column(settings.text_column).to_pylist()
+    results = compressor.compress_batch(texts, question=settings.task_description, rate=settings.rate,
+                                        target_tokens=settings.target_tokens, token_counter=settings.token_counter,
+                                        batch_size=batch_size, show_progress=False)
+    columns = {"compressed_text": pa.array([r.compressed_prompt for r in results], pa.string()),
+               "origin_tokens": pa.array([r.origin_tokens for r in results], pa.int64()),
+               "compressed_tokens": pa.array([r.compressed_tokens for r in results], pa.int64()),
+               "task_description": pa.array([r.task_description for r in results], pa.string()),
+               "task_source": pa.array([r.task_source for r in results], pa.string())}
+    for name, values in columns.items():
+        table = table.append_column(name, values)
+    return table
+
+
+def _pending_batches(plan: CorpusPlan, rows: int) -> Any:
+    """Record batches of IN's rows still to do (with the ``row`` column when rows are numbered)."""
+    import pyarrow as pa
+
+    settings = plan.settings
+    numbered = settings.id_column is None
+    position = 0
+    for batch in open_dataset(plan.files, plan.format).to_batches(batch_size=rows):
+        table = pa.Table.from_batches([batch])
+        if numbered:
+            table = table.append_column("row", pa.array(range(position, position + table.num_rows), pa.int64()))
+        position += table.num_rows
+        if plan.done:
+            mask = pending_mask(table.column(settings.id_field).to_pylist(), plan.done)
+            table = table.filter(pa.array(mask))
+        if table.num_rows:
+            yield table
+
+
+def _write_part(table: pa.Table, out_dir: Path, name: str) -> Path:
+    """Write one Parquet file atomically: readers and resumes never see a half-written file."""
+    import pyarrow.parquet as pq
+
+    final = out_dir / name
+    temporary = out_dir / f".{name}.tmp"
+    pq.write_table(table, temporary)
+    os.replace(temporary, final)
+    return final
+
+
+def _run_local(plan: CorpusPlan, compressor: TPCCompressor, batch_size: int, rows_per_file: int,
+               show_progress: bool | None) -> tuple[int, int, int]:
+    import pyarrow as pa
+    from tqdm.auto import tqdm
+
+    schema = output_schema(plan.schema, plan.settings)
+    run = uuid.uuid4().hex[:8]
+    done = origin = compressed = parts = 0
+    buffered: list[pa.Table] = []
+    with tqdm(total=plan.pending_rows, unit="doc", desc="tpc compress-corpus",
+              disable=(not show_progress) if show_progress is not None else None) as progress:
+        for table in _pending_batches(plan, batch_size):
+            out = compress_table(compressor, table, plan.settings, batch_size)
+            buffered.append(out)
+            done += out.num_rows
+            origin += sum(out.column("origin_tokens").to_pylist())
+            compressed += sum(out.column("compressed_tokens").to_pylist())
+            progress.update(out.num_rows)
+            if sum(t.num_rows for t in buffered) >= rows_per_file:
+                _write_part(pa.concat_tables(buffered).cast(schema), plan.out_dir, f"part-{run}-{parts:05d}.parquet")
+                buffered, parts = [], parts + 1
+        if buffered:
+            _write_part(pa.concat_tables(buffered).cast(schema), plan.out_dir, f"part-{run}-{parts:05d}.parquet")
+    return done, origin, compressed
+
+
+def compress_corpus(source: str | Path, out: str | Path, settings: CorpusSettings, *, engine: str = "local",
+                    batch_size: int = 16, num_workers: int = 1, cpus_per_worker: float = 1.0,
+                    rows_per_file: int = 1000, address: str | None = None, device: str | None = None,
+                    local_files_only: bool = False, explicit_id: bool = True,
+                    show_progress: bool | None = None) -> CorpusReport:
+    """Compress every row of IN not yet in OUT, and write it to OUT.
+
+    Args:
+        source: IN: a JSONL (``.jsonl``, ``.jsonl.gz``, ``.json``) or Parquet file, or a directory of them.
+        out: OUT: a directory of Parquet files (created; a previous run's OUT is resumed).
+        settings: Model, budget, task description, text and id columns.
+        engine: ``"local"`` or ``"ray"``.
+        batch_size: Rows per ``compress_batch`` call (and per Ray batch).
+        num_workers: Ray actors, each with its own compressor (``ray`` only).
+        cpus_per_worker: CPUs reserved per Ray actor; also its torch thread count (``ray`` only).
+        rows_per_file: Rows per Parquet file (``local``; at most this many rows are redone after an interrupt).
+        address: An existing Ray cluster (``"auto"`` or ``"ray://host:10001"``); ``None`` starts a local one.
+        device: ``"cpu"``, ``"cuda"``, ... (``None``: the best available on each worker).
+        local_files_only: Never use the network to load the model.
+        explicit_id: Whether ``settings.id_column`` was named by the user (then it must exist in IN).
+        show_progress: Progress bar (``local``; default: on a terminal).
+
+    Raises:
+        CorpusInputError: Bad input or options, before any model loads.
+    """
+    started = time.perf_counter()
+    if engine not in ENGINES:
+        raise CorpusInputError(f"engine must be one of {ENGINES}, got {engine!r}")
+    for name, value in (("batch_size", batch_size), ("num_workers", num_workers), ("rows_per_file", rows_per_file)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise CorpusInputError(f"{name} must be a positive integer, got {value!r}")
+    if not cpus_per_worker > 0:
+        raise CorpusInputError(f"cpus_per_worker must be positive, got {cpus_per_worker!r}")
+    if engine == "ray":
+        from tpc_core.corpus_ray import require_ray
+
+        require_ray()
+    plan = plan_corpus(source, out, settings, explicit_id=explicit_id)
+    write_manifest(plan.out_dir, plan.settings)
+    skipped = len(plan.done)
+    if plan.pending_rows == 0:
+        return CorpusReport(plan.total_rows, skipped, 0, 0, 0, time.perf_counter() - started)
+    if engine == "ray":
+        from tpc_core.corpus_ray import run_ray
+
+        run_ray(plan, batch_size=batch_size, num_workers=num_workers, cpus_per_worker=cpus_per_worker,
+                address=address, device=device, local_files_only=local_files_only)
+        return CorpusReport(plan.total_rows, skipped, plan.pending_rows, None, None, time.perf_counter() - started)
+    compressor = load_compressor(plan.settings, device=device, local_files_only=local_files_only)
+    done, origin, compressed = _run_local(plan, compressor, batch_size, rows_per_file, show_progress)
+    return CorpusReport(plan.total_rows, skipped, done, origin, compressed, time.perf_counter() - started)
+
+
+# ---------------------------------------------------------------------------------------------------- command line
+def add_corpus_parser(commands: Any) -> argparse.ArgumentParser:
+    """Register ``tpc compress-corpus`` on the ``tpc`` subcommand parsers."""
+    parser = commands.add_parser(
+        "compress-corpus", help="Compress every row of a JSONL/Parquet corpus into a directory of Parquet files.",
+        description="Compress the text column of every row of IN and write the rows, with compressed_text, "
+                    "origin_tokens, compressed_tokens, task_description and task_source, to OUT (a directory of "
+                    "Parquet files). Rows already in OUT are skipped: run the same command again to resume.")
+    parser.add_argument("input", metavar="IN", help="A .jsonl/.jsonl.gz/.json or .parquet file, or a directory of them.")
+    parser.add_argument("output", metavar="OUT", help="Output directory of Parquet files (resumed if it exists).")
+    parser.add_argument("--model", "-m", default=DEFAULT_MODEL, help="Checkpoint name or path (default tpc-mini).")
+    budget = parser.add_mutually_exclusive_group()
+    budget.add_argument("--rate", type=float, default=None, help="Fraction of tokens to keep, in (0, 1]; default 0.2.")
+    budget.add_argument("--target-tokens", type=int, default=None, help="Budget in tokens per row.")
+    parser.add_argument("--task-description", default=None,
+                        help="One description of the task for every row (fast, and independent of batching); "
+                             "without it the compressor describes each row (prompt-agnostic mode).")
+    parser.add_argument("--text-column", default="text", help="Column holding the text (default: text).")
+    parser.add_argument("--id-column", default=None,
+                        help="Column identifying a row, used to resume (default: id; without one, the row's "
+                             "number in IN, written as a 'row' column).")
+    parser.add_argument("--token-counter", default=None, help="Count tokens with this tokenizer (default: the CSE's).")
+    parser.add_argument("--engine", choices=ENGINES, default="local", help="local (default) or ray (Ray Data).")
+    parser.add_argument("--batch-size", type=int, default=16, help="Rows per model batch (default 16).")
+    parser.add_argument("--num-workers", type=int, default=1, help="Ray actors, one compressor each (default 1).")
+    parser.add_argument("--cpus-per-worker", type=float, default=1.0,
+                        help="CPUs per Ray actor, also its torch threads (default 1).")
+    parser.add_argument("--rows-per-file", type=int, default=1000, help="Rows per Parquet file, local engine.")
+    parser.add_argument("--address", default=None,
+                        help="Connect to an existing Ray cluster ('auto', 'ray://host:10001'); default: start one.")
+    parser.add_argument("--device", default=None, help="cpu, cuda, mps (default: best available).")
+    parser.add_argument("--local-files-only", action="store_true", help="Never use the network.")
+    return parser
+
+
+def run_corpus_command(args: argparse.Namespace) -> int:
+    """Run ``tpc compress-corpus``; exit code 2 for bad input (checked before any model loads)."""
+    settings = CorpusSettings(model=args.model, rate=args.rate, target_tokens=args.target_tokens,
+                              task_description=args.task_description, text_column=args.text_column,
+                              id_column=args.id_column or "id", token_counter=args.token_counter)
+    try:
+        report = compress_corpus(args.input, args.output, settings, engine=args.engine, batch_size=args.batch_size,
+                                 num_workers=args.num_workers, cpus_per_worker=args.cpus_per_worker,
+                                 rows_per_file=args.rows_per_file, address=args.address, device=args.device,
+                                 local_files_only=args.local_files_only, explicit_id=args.id_column is not None)
+    except (ValueError, TypeError, OSError, ImportError) as error:  # CorpusInputError, a model that cannot load
+        print(f"tpc: error: {error}", file=sys.stderr)
+        return 2
+    tokens = (f"; {report.origin_tokens} -> {report.compressed_tokens} tokens"
+              if report.origin_tokens is not None and report.compressed_rows else "")
+    print(f"[tpc] {report.compressed_rows} rows compressed, {report.skipped_rows} already in {args.output} "
+          f"(of {report.total_rows}){tokens}; {report.seconds:.1f} s", file=sys.stderr)
+    return 0
