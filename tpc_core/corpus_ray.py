@@ -1,7 +1,7 @@
 """The ``ray`` engine of ``tpc compress-corpus``: Ray Data reads IN, an actor pool compresses, Parquet is written.
 
-``read_json`` / ``read_parquet`` → drop the rows already in OUT → ``map_batches`` over a fixed pool of
-:class:`CorpusWorker` actors → ``write_parquet(OUT)``. Each actor builds its own compressor in ``__init__``
+``read_json`` / ``read_parquet`` → drop the rows already in OUT → ``materialize`` → ``map_batches`` over a
+fixed pool of :class:`CorpusWorker` actors → ``write_parquet(OUT)``. Each actor builds its own compressor in ``__init__``
 from the model name and options: a loaded compressor is never pickled or shipped. Ray is imported lazily;
 ``pip install 'tpc-langchain[ray]'`` installs it.
 
@@ -111,6 +111,10 @@ def run_ray(plan: CorpusPlan, *, batch_size: int, num_workers: int, cpus_per_wor
         if plan.done:
             dataset = dataset.map_batches(_drop_done, batch_format="pyarrow", num_cpus=IO_CPUS,
                                           fn_kwargs={"id_field": settings.id_field, "done": sorted(plan.done)})
+        # Read (and drop the done rows) before any actor starts: an actor pool holding every CPU of the cluster
+        # would otherwise starve the read tasks, which need one (Ray Data's file listing asks for a CPU whatever
+        # the read's own num_cpus). The rows wait in Ray's object store, spilled to disk when large.
+        dataset = dataset.materialize()
         use_gpu = device is not None and str(device).startswith("cuda")
         dataset = dataset.map_batches(
             CorpusWorker, batch_size=batch_size, batch_format="pyarrow",

@@ -1,0 +1,234 @@
+"""Corpus throughput of ``tpc compress-corpus``: local engine vs Ray Data with 1 and 2 workers on this machine.
+
+Usage:
+    python -m benchmarks.corpus_throughput [--docs 64] [--rate 0.2] [--out benchmarks/results/corpus]
+
+The corpus: real Wikipedia passages (``Document [k] (Title: ...) text``) cut out of the NQ contexts of
+``/work/shared/data/nq_train.jsonl.gz`` (the bundled public-domain paragraphs, repeated, when that file is
+missing), one passage per row. Every configuration runs the command as a user runs it, in a fresh process
+(``python -m tpc_core compress-corpus``), with a fixed ``--task-description`` (no CTD generation), and is run
+twice: over all ``--docs`` documents and over 1 document. The difference removes the fixed cost (interpreter,
+Ray start, model load in every worker), so the table shows both the end-to-end rate and the marginal one,
+which is what a long run converges to. Peak memory is the peak RSS of each process doing the compression
+(the command itself for ``local``, each Ray actor for ``ray``), sampled every 0.2 s with psutil.
+
+Prints a markdown table, writes it with the raw figures (``corpus_throughput.{md,json}``) and a bar plot
+(``corpus_throughput.png``) to ``--out``. Asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+NQ = ROOT.parent / "shared" / "data" / "nq_train.jsonl.gz"
+BUNDLED = ROOT / "examples" / "data" / "declaration_of_independence.txt"
+TASK = "What facts does this passage state about its subject?"
+PASSAGE = re.compile(r"Document \[\d+\] \(Title: (?P<title>[^)]*)\) (?P<text>.*?)(?=\nDocument \[\d+\]|\Z)", re.S)
+#: (name, engine, workers, cpus per worker)
+CONFIGS: tuple[tuple[str, str, int, float], ...] = (("local", "local", 1, 2.0), ("ray, 1 worker", "ray", 1, 2.0),
+                                                    ("ray, 2 workers", "ray", 2, 1.0))
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One configuration's run over ``docs`` documents and over one."""
+
+    config: str
+    engine: str
+    workers: int
+    cpus_per_worker: float
+    docs: int
+    tokens: int
+    seconds: float
+    seconds_one_doc: float
+    peak_rss_mib: float  # per compressing process (the command for local, each actor for ray): the largest
+
+    @property
+    def docs_per_second(self) -> float:
+        return self.docs / self.seconds
+
+    @property
+    def tokens_per_second(self) -> float:
+        return self.tokens / self.seconds
+
+    @property
+    def marginal_docs_per_second(self) -> float:
+        return (self.docs - 1) / max(self.seconds - self.seconds_one_doc, 1e-9)
+
+    @property
+    def marginal_tokens_per_second(self) -> float:
+        return self.marginal_docs_per_second * self.tokens / self.docs
+
+
+def load_passages(count: int) -> list[dict]:
+    """``count`` real passages: NQ Wikipedia passages when the shared data is present, else bundled paragraphs."""
+    rows: list[dict] = []
+    if NQ.is_file():
+        seen: set[str] = set()
+        with gzip.open(NQ, "rt", encoding="utf-8") as handle:
+            for line in handle:
+                for match in PASSAGE.finditer(json.loads(line)["context"]):
+                    text = match.group("text").strip()
+                    if text in seen:
+                        continue
+                    seen.add(text)
+                    rows.append({"id": f"nq-{len(rows)}", "title": match.group("title"), "text": text})
+                    if len(rows) == count:
+                        return rows
+    paragraphs = [p for p in BUNDLED.read_text(encoding="utf-8").split("\n\n") if p.strip()]
+    while len(rows) < count:
+        rows.append({"id": f"bundled-{len(rows)}", "title": "Declaration of Independence",
+                     "text": paragraphs[len(rows) % len(paragraphs)]})
+    return rows
+
+
+class PeakRss:
+    """Samples the RSS of a process and its descendants; keeps each process's peak, by its name."""
+
+    def __init__(self, pid: int, interval: float = 0.2) -> None:
+        self.pid, self.interval = pid, interval
+        self.peaks: dict[int, tuple[str, int]] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> PeakRss:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        import psutil
+
+        while not self._stop.is_set():
+            try:
+                root = psutil.Process(self.pid)
+                processes = [root, *root.children(recursive=True)]
+            except psutil.Error:
+                processes = []
+            for process in processes:
+                try:
+                    name, rss = " ".join(process.cmdline())[:80], process.memory_info().rss
+                except psutil.Error:
+                    continue
+                if rss > self.peaks.get(process.pid, ("", 0))[1]:
+                    self.peaks[process.pid] = (name, rss)
+            self._stop.wait(self.interval)
+
+    def worker_peak(self, engine: str) -> float:
+        """MiB: the command's own peak (local) or the largest Ray actor's (ray)."""
+        if engine == "local":
+            return self.peaks.get(self.pid, ("", 0))[1] / 2 ** 20
+        actors = [rss for name, rss in self.peaks.values() if name.startswith("ray::MapWorker")]
+        return max(actors, default=0) / 2 ** 20
+
+
+def run_once(source: Path, out: Path, engine: str, workers: int, cpus: float, rate: float,
+             batch_size: int) -> tuple[float, float]:
+    """Wall seconds of one command run and the compressing processes' peak RSS (MiB)."""
+    command = [sys.executable, "-m", "tpc_core", "compress-corpus", str(source), str(out), "--engine", engine,
+               "--task-description", TASK, "--rate", str(rate), "--batch-size", str(batch_size),
+               "--num-workers", str(workers), "--cpus-per-worker", str(cpus)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    started = time.perf_counter()
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True)
+    with PeakRss(process.pid) as sampler:
+        _, stderr = process.communicate()
+    seconds = time.perf_counter() - started
+    if process.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed:\n{stderr[-3000:]}")
+    return seconds, sampler.worker_peak(engine)
+
+
+def measure(rows: list[dict], rate: float, batch_size: int, workdir: Path) -> list[Measurement]:
+    import pyarrow.parquet as pq
+
+    full, one = workdir / "corpus.jsonl", workdir / "one.jsonl"
+    full.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    one.write_text(json.dumps(rows[0]) + "\n", encoding="utf-8")
+    results = []
+    for config, engine, workers, cpus in CONFIGS:
+        slug = re.sub(r"\W+", "-", config)
+        seconds_one, _ = run_once(one, workdir / f"{slug}-one", engine, workers, cpus, rate, batch_size)
+        seconds, peak = run_once(full, workdir / f"{slug}-all", engine, workers, cpus, rate, batch_size)
+        tokens = sum(pq.read_table(workdir / f"{slug}-all", columns=["origin_tokens"]).column(0).to_pylist())
+        results.append(Measurement(config, engine, workers, cpus, len(rows), tokens, seconds, seconds_one, peak))
+        print(f"{config}: {seconds:.1f} s for {len(rows)} docs, {seconds_one:.1f} s for 1", file=sys.stderr)
+    return results
+
+
+def markdown(results: list[Measurement], rate: float, batch_size: int) -> str:
+    first = results[0]
+    lines = [f"{first.docs} documents, {first.tokens} tokens (MiniLM), rate {rate}, batch {batch_size}, fixed "
+             f"--task-description; {os.cpu_count()} CPUs",
+             "",
+             "| engine | workers × CPUs | s (all docs) | s (1 doc) | docs/s | tokens/s | marginal docs/s | "
+             "marginal tokens/s | peak RSS per worker (MiB) |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for m in results:
+        lines.append(f"| {m.config} | {m.workers} × {m.cpus_per_worker:g} | {m.seconds:.1f} | {m.seconds_one_doc:.1f} "
+                     f"| {m.docs_per_second:.2f} | {m.tokens_per_second:.0f} | {m.marginal_docs_per_second:.2f} | "
+                     f"{m.marginal_tokens_per_second:.0f} | {m.peak_rss_mib:.0f} |")
+    return "\n".join(lines) + "\n"
+
+
+def plot(results: list[Measurement], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(7, 3.5))
+    names = [m.config for m in results]
+    positions = range(len(results))
+    axis.bar([p - 0.2 for p in positions], [m.docs_per_second for m in results], width=0.4, label="end to end")
+    axis.bar([p + 0.2 for p in positions], [m.marginal_docs_per_second for m in results], width=0.4,
+             label="marginal (fixed costs removed)")
+    axis.set_xticks(list(positions), names)
+    axis.set_ylabel("documents / s")
+    axis.set_title("tpc compress-corpus throughput, tpc-mini on this machine's CPUs")
+    axis.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--docs", type=int, default=64, help="documents in the corpus (default 64)")
+    parser.add_argument("--rate", type=float, default=0.2)
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "corpus")
+    args = parser.parse_args(argv)
+    rows = load_passages(args.docs)
+    with tempfile.TemporaryDirectory() as workdir:
+        results = measure(rows, args.rate, args.batch_size, Path(workdir))
+    table = markdown(results, args.rate, args.batch_size)
+    print(table)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "corpus_throughput.md").write_text(table, encoding="utf-8")
+    (args.out / "corpus_throughput.json").write_text(json.dumps(
+        [{**asdict(m), "docs_per_second": m.docs_per_second, "tokens_per_second": m.tokens_per_second,
+          "marginal_docs_per_second": m.marginal_docs_per_second,
+          "marginal_tokens_per_second": m.marginal_tokens_per_second} for m in results], indent=2) + "\n",
+        encoding="utf-8")
+    plot(results, args.out / "corpus_throughput.png")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,72 @@
+"""tpc compress-corpus, local engine, with the real tpc-mini over a small real corpus (the bundled text)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from corpus_helpers import TASK, corpus_rows, read_out
+
+import tpc_core.corpus as corpus
+from tpc_core.corpus import compress_corpus
+from tpc_core.corpus_io import CorpusSettings
+
+pytestmark = pytest.mark.slow
+SETTINGS = CorpusSettings(model="tpc-mini", rate=0.4, task_description=TASK)
+
+
+def test_every_row_is_written_once_as_the_api_compresses_it(reference, tpc_mini):
+    rows, inputs = reference["rows"], corpus_rows()
+    assert [r["id"] for r in rows] == [r["id"] for r in inputs]
+    assert "6 rows compressed, 0 already" in reference["stderr"]
+    for row, original in zip(rows, inputs):
+        assert {k: row[k] for k in original} == original  # the input row, unchanged
+        expected = tpc_mini.compress(original["text"], question=TASK, rate=0.4)
+        assert row["compressed_text"] == expected.compressed_prompt
+        assert (row["origin_tokens"], row["compressed_tokens"]) == (expected.origin_tokens, expected.compressed_tokens)
+        assert (row["task_description"], row["task_source"]) == (TASK, "question")
+    assert sum(r["compressed_tokens"] for r in rows) < sum(r["origin_tokens"] for r in rows)
+
+
+def test_an_interrupted_run_resumes_without_redoing_or_losing_a_row(reference, tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    write_part = corpus._write_part
+    calls = []
+
+    def interrupt_on_second_part(table, out_dir, name):
+        calls.append(name)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # Ctrl-C after the first file was written
+        return write_part(table, out_dir, name)
+
+    monkeypatch.setattr(corpus, "_write_part", interrupt_on_second_part)
+    with pytest.raises(KeyboardInterrupt):
+        compress_corpus(reference["source"], out, SETTINGS, batch_size=2, rows_per_file=2)
+    first = sorted(out.glob("*.parquet"))
+    assert len(first) == 1 and pq.read_table(first[0]).num_rows == 2
+    kept_bytes = first[0].read_bytes()
+    monkeypatch.setattr(corpus, "_write_part", write_part)
+
+    report = compress_corpus(reference["source"], out, SETTINGS, batch_size=2, rows_per_file=2)
+    assert (report.total_rows, report.skipped_rows, report.compressed_rows) == (6, 2, 4)
+    assert first[0].read_bytes() == kept_bytes  # the rows done before the interrupt were not redone
+    assert read_out(out) == reference["rows"]  # every row once, as an uninterrupted run writes it
+    again = compress_corpus(reference["source"], out, SETTINGS)
+    assert (again.skipped_rows, again.compressed_rows) == (6, 0)
+
+
+def test_parquet_without_ids_and_the_compressors_own_task_description(tmp_path, tpc_mini):
+    """No --task-description: each row's description is the compressor's (here the request head extracts it
+    from the text, so nothing is generated); no id column: rows are numbered."""
+    text = corpus_rows()[0]["text"]
+    source = tmp_path / "in.parquet"
+    pq.write_table(pa.Table.from_pylist([{"body": text}]), source)
+    settings = CorpusSettings(model="tpc-mini", rate=0.5, text_column="body")
+    report = compress_corpus(source, tmp_path / "out", settings, explicit_id=False)
+    assert (report.compressed_rows, report.origin_tokens) == (1, tpc_mini.token_counter(text))
+    [row] = read_out(tmp_path / "out", key="row")
+    expected = tpc_mini.compress(text, rate=0.5)
+    assert row["row"] == 0 and row["body"] == text
+    assert row["compressed_text"] == expected.compressed_prompt
+    assert (row["task_description"], row["task_source"]) == (expected.task_description, expected.task_source)
+    assert row["task_source"] == "extracted"
