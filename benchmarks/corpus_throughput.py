@@ -1,16 +1,16 @@
 """Corpus throughput of ``tpc compress-corpus``: local engine vs Ray Data with 1 and 2 workers on this machine.
 
 Usage:
-    python -m benchmarks.corpus_throughput [--docs 64] [--rate 0.2] [--out benchmarks/results/corpus]
+    python -m benchmarks.corpus_throughput [--docs 256] [--small-docs 32] [--rate 0.2] [--out benchmarks/results/corpus]
 
 The corpus: real Wikipedia passages (``Document [k] (Title: ...) text``) cut out of the NQ contexts of
 ``/work/shared/data/nq_train.jsonl.gz`` (the bundled public-domain paragraphs, repeated, when that file is
 missing), one passage per row. Every configuration runs the command as a user runs it, in a fresh process
 (``python -m tpc_core compress-corpus``), with a fixed ``--task-description`` (no CTD generation), and is run
-twice: over all ``--docs`` documents and over 1 document. The difference removes the fixed cost (interpreter,
-Ray start, model load in every worker), so the table shows both the end-to-end rate and the marginal one,
-which is what a long run converges to. Peak memory is the peak RSS of each process doing the compression
-(the command itself for ``local``, each Ray actor for ``ray``), sampled every 0.2 s with psutil.
+twice: over the first ``--small-docs`` documents and over all ``--docs``. The difference of the two times removes
+the fixed cost (interpreter, Ray start, model load in every worker), so the table shows both the end-to-end rate
+and the marginal one, which is what a long run converges to. Peak memory is the peak RSS of each process doing
+the compression (the command itself for ``local``, each Ray actor for ``ray``), sampled every 0.2 s with psutil.
 
 Prints a markdown table, writes it with the raw figures (``corpus_throughput.{md,json}``) and a bar plot
 (``corpus_throughput.png``) to ``--out``. Asserts nothing.
@@ -43,7 +43,7 @@ CONFIGS: tuple[tuple[str, str, int, float], ...] = (("local", "local", 1, 2.0), 
 
 @dataclass(frozen=True)
 class Measurement:
-    """One configuration's run over ``docs`` documents and over one."""
+    """One configuration's runs over ``docs`` documents and over the first ``small_docs``."""
 
     config: str
     engine: str
@@ -52,7 +52,8 @@ class Measurement:
     docs: int
     tokens: int
     seconds: float
-    seconds_one_doc: float
+    small_docs: int
+    seconds_small: float
     peak_rss_mib: float  # per compressing process (the command for local, each actor for ray): the largest
 
     @property
@@ -65,7 +66,7 @@ class Measurement:
 
     @property
     def marginal_docs_per_second(self) -> float:
-        return (self.docs - 1) / max(self.seconds - self.seconds_one_doc, 1e-9)
+        return (self.docs - self.small_docs) / (self.seconds - self.seconds_small)
 
     @property
     def marginal_tokens_per_second(self) -> float:
@@ -155,20 +156,22 @@ def run_once(source: Path, out: Path, engine: str, workers: int, cpus: float, ra
     return seconds, sampler.worker_peak(engine)
 
 
-def measure(rows: list[dict], rate: float, batch_size: int, workdir: Path) -> list[Measurement]:
+def measure(rows: list[dict], small_docs: int, rate: float, batch_size: int, workdir: Path) -> list[Measurement]:
     import pyarrow.parquet as pq
 
-    full, one = workdir / "corpus.jsonl", workdir / "one.jsonl"
+    full, small = workdir / "corpus.jsonl", workdir / "small.jsonl"
     full.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    one.write_text(json.dumps(rows[0]) + "\n", encoding="utf-8")
+    small.write_text("".join(json.dumps(r) + "\n" for r in rows[:small_docs]), encoding="utf-8")
     results = []
     for config, engine, workers, cpus in CONFIGS:
         slug = re.sub(r"\W+", "-", config)
-        seconds_one, _ = run_once(one, workdir / f"{slug}-one", engine, workers, cpus, rate, batch_size)
+        seconds_small, _ = run_once(small, workdir / f"{slug}-small", engine, workers, cpus, rate, batch_size)
         seconds, peak = run_once(full, workdir / f"{slug}-all", engine, workers, cpus, rate, batch_size)
         tokens = sum(pq.read_table(workdir / f"{slug}-all", columns=["origin_tokens"]).column(0).to_pylist())
-        results.append(Measurement(config, engine, workers, cpus, len(rows), tokens, seconds, seconds_one, peak))
-        print(f"{config}: {seconds:.1f} s for {len(rows)} docs, {seconds_one:.1f} s for 1", file=sys.stderr)
+        results.append(Measurement(config, engine, workers, cpus, len(rows), tokens, seconds, small_docs,
+                                   seconds_small, peak))
+        print(f"{config}: {seconds:.1f} s for {len(rows)} docs, {seconds_small:.1f} s for {small_docs}",
+              file=sys.stderr)
     return results
 
 
@@ -177,11 +180,12 @@ def markdown(results: list[Measurement], rate: float, batch_size: int) -> str:
     lines = [f"{first.docs} documents, {first.tokens} tokens (MiniLM), rate {rate}, batch {batch_size}, fixed "
              f"--task-description; {os.cpu_count()} CPUs",
              "",
-             "| engine | workers × CPUs | s (all docs) | s (1 doc) | docs/s | tokens/s | marginal docs/s | "
+             f"| engine | workers × CPUs | s ({first.docs} docs) | s ({first.small_docs} docs) | docs/s | tokens/s | "
+             "marginal docs/s | "
              "marginal tokens/s | peak RSS per worker (MiB) |",
              "|---|---|---|---|---|---|---|---|---|"]
     for m in results:
-        lines.append(f"| {m.config} | {m.workers} × {m.cpus_per_worker:g} | {m.seconds:.1f} | {m.seconds_one_doc:.1f} "
+        lines.append(f"| {m.config} | {m.workers} × {m.cpus_per_worker:g} | {m.seconds:.1f} | {m.seconds_small:.1f} "
                      f"| {m.docs_per_second:.2f} | {m.tokens_per_second:.0f} | {m.marginal_docs_per_second:.2f} | "
                      f"{m.marginal_tokens_per_second:.0f} | {m.peak_rss_mib:.0f} |")
     return "\n".join(lines) + "\n"
@@ -210,14 +214,15 @@ def plot(results: list[Measurement], path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--docs", type=int, default=64, help="documents in the corpus (default 64)")
+    parser.add_argument("--docs", type=int, default=256, help="documents in the corpus (default 256)")
+    parser.add_argument("--small-docs", type=int, default=32, help="documents of the run that measures fixed costs")
     parser.add_argument("--rate", type=float, default=0.2)
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "corpus")
     args = parser.parse_args(argv)
     rows = load_passages(args.docs)
     with tempfile.TemporaryDirectory() as workdir:
-        results = measure(rows, args.rate, args.batch_size, Path(workdir))
+        results = measure(rows, args.small_docs, args.rate, args.batch_size, Path(workdir))
     table = markdown(results, args.rate, args.batch_size)
     print(table)
     args.out.mkdir(parents=True, exist_ok=True)

@@ -218,7 +218,8 @@ def add_corpus_parser(commands: Any) -> argparse.ArgumentParser:
         description="Compress the text column of every row of IN and write the rows, with compressed_text, "
                     "origin_tokens, compressed_tokens, task_description and task_source, to OUT (a directory of "
                     "Parquet files). Rows already in OUT are skipped: run the same command again to resume.")
-    parser.add_argument("input", metavar="IN", help="A .jsonl/.jsonl.gz/.json or .parquet file, or a directory of them.")
+    parser.add_argument("input", metavar="IN",
+                        help="A .jsonl/.jsonl.gz/.json or .parquet file, or a directory of them.")
     parser.add_argument("output", metavar="OUT", help="Output directory of Parquet files (resumed if it exists).")
     parser.add_argument("--model", "-m", default=DEFAULT_MODEL, help="Checkpoint name or path (default tpc-mini).")
     budget = parser.add_mutually_exclusive_group()

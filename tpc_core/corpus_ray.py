@@ -1,9 +1,9 @@
 """The ``ray`` engine of ``tpc compress-corpus``: Ray Data reads IN, an actor pool compresses, Parquet is written.
 
 ``read_json`` / ``read_parquet`` → drop the rows already in OUT → ``materialize`` → ``map_batches`` over a
-fixed pool of :class:`CorpusWorker` actors → ``write_parquet(OUT)``. Each actor builds its own compressor in ``__init__``
-from the model name and options: a loaded compressor is never pickled or shipped. Ray is imported lazily;
-``pip install 'tpc-langchain[ray]'`` installs it.
+fixed pool of :class:`CorpusWorker` actors → ``write_parquet(OUT)``. Each actor builds its own compressor in
+``__init__`` from the model name and options: a loaded compressor is never pickled or shipped. Ray is imported
+lazily; ``pip install 'tpc-langchain[ray]'`` installs it.
 
 When IN has no id column, rows are identified by their number in IN, which a distributed read cannot know:
 the driver then reads IN, numbers the rows and hands them to Ray (IN must fit in the driver's memory; give an
