@@ -138,12 +138,12 @@ class PeakRss:
         return max(actors, default=0) / 2 ** 20
 
 
-def run_once(source: Path, out: Path, engine: str, workers: int, cpus: float, rate: float,
-             batch_size: int) -> tuple[float, float]:
+def run_once(source: Path, out: Path, engine: str, workers: int, cpus: float, rate: float, batch_size: int,
+             device: str | None = None) -> tuple[float, float]:
     """Wall seconds of one command run and the compressing processes' peak RSS (MiB)."""
     command = [sys.executable, "-m", "tpc_core", "compress-corpus", str(source), str(out), "--engine", engine,
                "--task-description", TASK, "--rate", str(rate), "--batch-size", str(batch_size),
-               "--num-workers", str(workers), "--cpus-per-worker", str(cpus)]
+               "--num-workers", str(workers), "--cpus-per-worker", str(cpus)] + (["--device", device] if device else [])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     started = time.perf_counter()
     process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -156,7 +156,8 @@ def run_once(source: Path, out: Path, engine: str, workers: int, cpus: float, ra
     return seconds, sampler.worker_peak(engine)
 
 
-def measure(rows: list[dict], small_docs: int, rate: float, batch_size: int, workdir: Path) -> list[Measurement]:
+def measure(rows: list[dict], small_docs: int, rate: float, batch_size: int, workdir: Path,
+            device: str | None = None) -> list[Measurement]:
     import pyarrow.parquet as pq
 
     full, small = workdir / "corpus.jsonl", workdir / "small.jsonl"
@@ -165,8 +166,8 @@ def measure(rows: list[dict], small_docs: int, rate: float, batch_size: int, wor
     results = []
     for config, engine, workers, cpus in CONFIGS:
         slug = re.sub(r"\W+", "-", config)
-        seconds_small, _ = run_once(small, workdir / f"{slug}-small", engine, workers, cpus, rate, batch_size)
-        seconds, peak = run_once(full, workdir / f"{slug}-all", engine, workers, cpus, rate, batch_size)
+        seconds_small, _ = run_once(small, workdir / f"{slug}-small", engine, workers, cpus, rate, batch_size, device)
+        seconds, peak = run_once(full, workdir / f"{slug}-all", engine, workers, cpus, rate, batch_size, device)
         tokens = sum(pq.read_table(workdir / f"{slug}-all", columns=["origin_tokens"]).column(0).to_pylist())
         results.append(Measurement(config, engine, workers, cpus, len(rows), tokens, seconds, small_docs,
                                    seconds_small, peak))
@@ -218,11 +219,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--small-docs", type=int, default=32, help="documents of the run that measures fixed costs")
     parser.add_argument("--rate", type=float, default=0.2)
     parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--device", default=None, help="model device of every worker (default: best available)")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "corpus")
     args = parser.parse_args(argv)
     rows = load_passages(args.docs)
     with tempfile.TemporaryDirectory() as workdir:
-        results = measure(rows, args.small_docs, args.rate, args.batch_size, Path(workdir))
+        results = measure(rows, args.small_docs, args.rate, args.batch_size, Path(workdir), args.device)
     table = markdown(results, args.rate, args.batch_size)
     print(table)
     args.out.mkdir(parents=True, exist_ok=True)

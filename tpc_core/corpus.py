@@ -259,6 +259,13 @@ def run_corpus_command(args: argparse.Namespace) -> int:
     except (ValueError, TypeError, OSError, ImportError) as error:  # CorpusInputError, a model that cannot load
         print(f"tpc: error: {error}", file=sys.stderr)
         return 2
+    except RuntimeError as error:
+        from tpc_core.corpus_ray import CorpusWorkerError  # imports no Ray
+
+        if not isinstance(error, CorpusWorkerError):
+            raise
+        print(f"tpc: error: {error}", file=sys.stderr)
+        return 2
     tokens = (f"; {report.origin_tokens} -> {report.compressed_tokens} tokens"
               if report.origin_tokens is not None and report.compressed_rows else "")
     print(f"[tpc] {report.compressed_rows} rows compressed, {report.skipped_rows} already in {args.output} "

@@ -19,12 +19,16 @@ from tpc_core.corpus_io import ROW_COLUMN, CorpusInputError, CorpusPlan, CorpusS
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["require_ray", "run_ray", "CorpusWorker"]
+__all__ = ["require_ray", "run_ray", "CorpusWorker", "CorpusWorkerError"]
 
 BLOCKS_PER_WORKER = 4  # enough blocks that every actor gets work, few enough that each batch stays full
 # Reading, filtering and writing reserve no CPU: the actors may hold every CPU of a small cluster, and a read
 # task waiting for a CPU an actor holds would wait forever.
 IO_CPUS = 0
+
+
+class CorpusWorkerError(RuntimeError):
+    """A Ray actor could not build its compressor (the model or device cannot be loaded on the workers)."""
 
 
 def require_ray() -> None:
@@ -123,7 +127,11 @@ def run_ray(plan: CorpusPlan, *, batch_size: int, num_workers: int, cpus_per_wor
                                    "batch_size": batch_size, "threads": int(cpus_per_worker), "device": device,
                                    "local_files_only": local_files_only},
             num_cpus=cpus_per_worker, num_gpus=1 if use_gpu else None)
-        dataset.write_parquet(str(plan.out_dir), ray_remote_args={"num_cpus": IO_CPUS})
+        try:
+            dataset.write_parquet(str(plan.out_dir), ray_remote_args={"num_cpus": IO_CPUS})
+        except ray.exceptions.ActorDiedError as error:  # __init__ failed: a bad --model or --device, say which
+            reason = str(error).strip().splitlines()[-1]
+            raise CorpusWorkerError(f"a Ray worker could not build its compressor: {reason}") from error
     finally:
         if started_here:
             ray.shutdown()

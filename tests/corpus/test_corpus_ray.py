@@ -59,3 +59,12 @@ def test_rows_without_ids_are_numbered_as_in_the_input(ray_cluster, reference, t
     assert [r["row"] for r in written] == [0, 1, 2]
     for row, expected in zip(written, reference["rows"][:3]):
         assert {k: v for k, v in row.items() if k != "row"} == {k: v for k, v in expected.items() if k != "id"}
+
+
+def test_a_model_the_workers_cannot_load_is_reported_by_name(ray_cluster, reference, tmp_path):
+    from tpc_core.corpus_ray import CorpusWorkerError
+
+    missing = tmp_path / "no-such-checkpoint"
+    settings = CorpusSettings(model=str(missing), rate=0.4, task_description=TASK)
+    with pytest.raises(CorpusWorkerError, match="could not build its compressor: .*no-such-checkpoint"):
+        compress_corpus(reference["source"], tmp_path / "out", settings, engine="ray", num_workers=1)
