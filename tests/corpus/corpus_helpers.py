@@ -15,7 +15,7 @@ TASK = "Which rights does the text name, and which grievances against the King d
 
 def corpus_rows() -> list[dict]:
     """One row per paragraph of the bundled public-domain text, with an id and a metadata column."""
-    paragraphs = [p for p in BUNDLED_TEXT.read_text(encoding="utf-8").split("\n\n") if p.strip()]
+    paragraphs = [p.strip() for p in BUNDLED_TEXT.read_text(encoding="utf-8").split("\n\n") if p.strip()]
     return [{"id": f"para-{i}", "text": p, "source": "declaration_of_independence"} for i, p in enumerate(paragraphs)]
 
 

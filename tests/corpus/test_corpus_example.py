@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -12,8 +13,10 @@ pytestmark = pytest.mark.slow
 
 
 def test_corpus_example_compresses_then_resumes(tmp_path):
+    # this checkout's tpc_core, whichever copy is installed
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     done = subprocess.run([sys.executable, str(ROOT / "examples" / "compress_corpus.py"), "--data",
-                           str(tmp_path / "absent.jsonl"), "--workdir", str(tmp_path)], cwd=ROOT,
+                           str(tmp_path / "absent.jsonl"), "--workdir", str(tmp_path)], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     count = len(corpus_rows())
