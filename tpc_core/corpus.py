@@ -14,6 +14,7 @@ command.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 import time
@@ -38,11 +39,13 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from tpc_core.compressor import TPCCompressor
+    from tpc_core.result import CompressionResult
 
-__all__ = ["CorpusReport", "compress_corpus", "compress_table", "load_compressor", "add_corpus_parser",
+__all__ = ["CorpusReport", "compress_corpus", "compress_table", "row_outcome", "load_compressor", "add_corpus_parser",
            "run_corpus_command", "ENGINES"]
 
 ENGINES = ("local", "ray")
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,22 @@ def load_compressor(settings: CorpusSettings, device: str | None = None,
     return TPCCompressor.from_pretrained(settings.model, device=device, local_files_only=local_files_only)
 
 
+def row_outcome(text: str, result: CompressionResult) -> tuple[str, int, str]:
+    """The text written for a row, its token count and its ``compression`` status.
+
+    ``"compressed"``; ``"unchanged"`` (the budget covered the text); ``"kept_whole"`` (no sentence fits the
+    budget: TPC never truncates a sentence, and a corpus row is never emptied silently); ``"empty"`` (blank
+    text). The same rule as the index-time transformers of ``tpc_integrations``.
+    """
+    if not text.strip():
+        return text, 0, "empty"
+    if result.task_source is None or result.compressed_prompt == text:
+        return text, result.origin_tokens, "unchanged"
+    if not result.compressed_prompt:
+        return text, result.origin_tokens, "kept_whole"
+    return result.compressed_prompt, result.compressed_tokens, "compressed"
+
+
 def compress_table(compressor: TPCCompressor, table: pa.Table, settings: CorpusSettings,
                    batch_size: int) -> pa.Table:
     """``table`` with :data:`~tpc_core.corpus_io.OUTPUT_COLUMNS` appended, one compressed row per input row.
@@ -91,11 +110,17 @@ def compress_table(compressor: TPCCompressor, table: pa.Table, settings: CorpusS
     results = compressor.compress_batch(texts, question=settings.task_description, rate=settings.rate,
                                         target_tokens=settings.target_tokens, token_counter=settings.token_counter,
                                         batch_size=batch_size, show_progress=False)
-    columns = {"compressed_text": pa.array([r.compressed_prompt for r in results], pa.string()),
+    outcomes = [row_outcome(text, result) for text, result in zip(texts, results)]
+    whole = sum(status == "kept_whole" for _, _, status in outcomes)
+    if whole:
+        logger.warning("%d of %d rows kept whole (compression=kept_whole): each of their sentences is larger than "
+                       "the row's budget; raise --rate/--target-tokens or split the rows", whole, len(outcomes))
+    columns = {"compressed_text": pa.array([text for text, _, _ in outcomes], pa.string()),
                "origin_tokens": pa.array([r.origin_tokens for r in results], pa.int64()),
-               "compressed_tokens": pa.array([r.compressed_tokens for r in results], pa.int64()),
+               "compressed_tokens": pa.array([tokens for _, tokens, _ in outcomes], pa.int64()),
                "task_description": pa.array([r.task_description for r in results], pa.string()),
-               "task_source": pa.array([r.task_source for r in results], pa.string())}
+               "task_source": pa.array([r.task_source for r in results], pa.string()),
+               "compression": pa.array([status for _, _, status in outcomes], pa.string())}
     for name, values in columns.items():
         table = table.append_column(name, values)
     return table
@@ -216,8 +241,9 @@ def add_corpus_parser(commands: Any) -> argparse.ArgumentParser:
     parser = commands.add_parser(
         "compress-corpus", help="Compress every row of a JSONL/Parquet corpus into a directory of Parquet files.",
         description="Compress the text column of every row of IN and write the rows, with compressed_text, "
-                    "origin_tokens, compressed_tokens, task_description and task_source, to OUT (a directory of "
-                    "Parquet files). Rows already in OUT are skipped: run the same command again to resume.")
+                    "origin_tokens, compressed_tokens, task_description, task_source and compression, to OUT (a "
+                    "directory of Parquet files). Rows already in OUT are skipped: run the same command again to "
+                    "resume.")
     parser.add_argument("input", metavar="IN",
                         help="A .jsonl/.jsonl.gz/.json or .parquet file, or a directory of them.")
     parser.add_argument("output", metavar="OUT", help="Output directory of Parquet files (resumed if it exists).")

@@ -25,12 +25,13 @@ __all__ = ["CorpusInputError", "CorpusSettings", "CorpusPlan", "OUTPUT_COLUMNS",
 
 logger = logging.getLogger(__name__)
 
-#: Columns added to every row: the compressed text, token counts (the compressor's token counter) and the task
+#: Columns added to every row: the compressed text, token counts (the compressor's token counter), the task
 #: description each row was compressed for, with its source (``"question"`` for a fixed ``--task-description``;
 #: ``"extracted"``, ``"generated"``, ``"fallback"`` or ``"coverage"`` when the compressor found it; empty when
-#: nothing needed scoring).
+#: nothing needed scoring), and what happened (``compression``: ``"compressed"``, ``"unchanged"``,
+#: ``"kept_whole"`` when no sentence fits the budget, ``"empty"``).
 OUTPUT_COLUMNS: tuple[str, ...] = ("compressed_text", "origin_tokens", "compressed_tokens", "task_description",
-                                   "task_source")
+                                   "task_source", "compression")
 #: The id column written when IN has none: the row's 0-based number in IN.
 ROW_COLUMN = "row"
 MANIFEST_NAME = "_tpc_corpus.json"
@@ -159,7 +160,7 @@ def output_schema(input_schema: pa.Schema, settings: CorpusSettings) -> pa.Schem
         fields.append(pa.field(ROW_COLUMN, pa.int64()))
     fields += [pa.field("compressed_text", pa.string()), pa.field("origin_tokens", pa.int64()),
                pa.field("compressed_tokens", pa.int64()), pa.field("task_description", pa.string()),
-               pa.field("task_source", pa.string())]
+               pa.field("task_source", pa.string()), pa.field("compression", pa.string())]
     return pa.schema(fields)
 
 

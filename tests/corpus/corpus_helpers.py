@@ -8,6 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLED_TEXT = ROOT / "examples" / "data" / "declaration_of_independence.txt"
+BUNDLED_QUESTION = ROOT / "examples" / "data" / "declaration_of_independence.json"
 #: A fixed task description: rows are compressed as if it were their question, so no CTD generation runs and
 #: outputs do not depend on which rows share a batch (see README, "Compressing a corpus").
 TASK = "Which rights does the text name, and which grievances against the King does it list?"

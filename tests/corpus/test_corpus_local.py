@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from corpus_helpers import TASK, corpus_rows, read_out
+from corpus_helpers import BUNDLED_QUESTION, TASK, corpus_rows, read_out
 
 import tpc_core.corpus as corpus
 from tpc_core.corpus import compress_corpus
@@ -22,9 +24,15 @@ def test_every_row_is_written_once_as_the_api_compresses_it(reference, tpc_mini)
     for row, original in zip(rows, inputs):
         assert {k: row[k] for k in original} == original  # the input row, unchanged
         expected = tpc_mini.compress(original["text"], question=TASK, rate=0.4)
-        assert row["compressed_text"] == expected.compressed_prompt
-        assert (row["origin_tokens"], row["compressed_tokens"]) == (expected.origin_tokens, expected.compressed_tokens)
+        assert row["origin_tokens"] == expected.origin_tokens
         assert (row["task_description"], row["task_source"]) == (TASK, "question")
+        if expected.compressed_prompt:
+            assert row["compressed_text"] == expected.compressed_prompt
+            assert (row["compressed_tokens"], row["compression"]) == (expected.compressed_tokens, "compressed")
+        else:  # no sentence fits the budget: the row is kept whole, never emptied
+            assert row["compressed_text"] == original["text"]
+            assert (row["compressed_tokens"], row["compression"]) == (expected.origin_tokens, "kept_whole")
+    assert {r["compression"] for r in rows} == {"compressed", "kept_whole"}  # this corpus has both
     assert sum(r["compressed_tokens"] for r in rows) < sum(r["origin_tokens"] for r in rows)
 
 
@@ -56,9 +64,11 @@ def test_an_interrupted_run_resumes_without_redoing_or_losing_a_row(reference, t
 
 
 def test_parquet_without_ids_and_the_compressors_own_task_description(tmp_path, tpc_mini):
-    """No --task-description: each row's description is the compressor's (here the request head extracts it
-    from the text, so nothing is generated); no id column: rows are numbered."""
-    text = corpus_rows()[0]["text"]
+    """No --task-description: each row is compressed prompt-agnostically and carries the compressor's own
+    description (the row writes its request, a question, so the request head can take it from the text without
+    a CTD generation); no id column: rows are numbered."""
+    question = json.loads(BUNDLED_QUESTION.read_text(encoding="utf-8"))["question"]
+    text = f"{corpus_rows()[1]['text']}\n\nQuestion: {question}"
     source = tmp_path / "in.parquet"
     pq.write_table(pa.Table.from_pylist([{"body": text}]), source)
     settings = CorpusSettings(model="tpc-mini", rate=0.5, text_column="body")
@@ -68,5 +78,6 @@ def test_parquet_without_ids_and_the_compressors_own_task_description(tmp_path, 
     expected = tpc_mini.compress(text, rate=0.5)
     assert row["row"] == 0 and row["body"] == text
     assert row["compressed_text"] == expected.compressed_prompt
+    assert (row["compressed_tokens"], row["compression"]) == (expected.compressed_tokens, "compressed")
     assert (row["task_description"], row["task_source"]) == (expected.task_description, expected.task_source)
-    assert row["task_source"] == "extracted"
+    assert row["task_source"] != "question"
