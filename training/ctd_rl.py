@@ -290,7 +290,10 @@ def _reference(config: CTDRLConfig, policy: Any, descriptor: Any, device: Any) -
 
     from tpc_core.loading import resolve_base
 
-    source = resolve_base(config.reference_model, Path.cwd())
+    # A training config is the user's own: a local directory anywhere is fine here (checkpoints stay confined).
+    local = Path(config.reference_model).expanduser()
+    source = str(local) if local.is_dir() else resolve_base(config.reference_model, Path.cwd(),
+                                                            "ctd_rl.reference_model")
     tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=config.local_files_only)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
