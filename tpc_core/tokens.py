@@ -3,6 +3,12 @@
 A counter is anything that turns a string into a number of tokens. Users pass ``None`` (the CSE's own
 tokenizer), a Hugging Face tokenizer, a tokenizer name/path, a tiktoken encoding name ("cl100k_base",
 "o200k_base"), or any ``Callable[[str], int]``.
+
+Long words and the default counter: a WordPiece tokenizer (MiniLM's, BERT's) turns any word longer than
+``max_input_chars_per_word`` (100) into a single ``[UNK]``, so a 1M-character base64 blob would count as a
+few tokens and slip through any budget. The default counter (``token_counter=None``) therefore counts such a
+word by its length: as the sum of the counts of its consecutive 100-character pieces. A tokenizer you pass
+yourself counts exactly as that tokenizer does.
 """
 
 from __future__ import annotations
@@ -38,16 +44,39 @@ class TokenCounter:
         return [self(text) for text in texts]
 
 
-def _from_hf_tokenizer(tokenizer: Any) -> TokenCounter:
+def _long_word_limit(backend: Any, tokenizer: Any) -> tuple[int, int] | None:
+    """``(max_input_chars_per_word, unk id)`` for a WordPiece backend, else ``None``."""
+    limit = getattr(backend.model, "max_input_chars_per_word", None)
+    unk_id = getattr(tokenizer, "unk_token_id", None)
+    return (limit, unk_id) if isinstance(limit, int) and isinstance(unk_id, int) else None
+
+
+def _from_hf_tokenizer(tokenizer: Any, *, count_long_words: bool = False) -> TokenCounter:
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is not None:
         # A private copy without truncation/padding: MiniLM's tokenizer.json truncates at 128 tokens.
         backend = backend.__class__.from_str(backend.to_str())
         backend.no_truncation()
         backend.no_padding()
+        long_words = _long_word_limit(backend, tokenizer) if count_long_words else None
+
+        def count_one(text: str, encoding: Any) -> int:
+            if long_words is None or long_words[1] not in encoding.ids:
+                return len(encoding.ids)
+            limit, unk_id = long_words
+            total = 0
+            for token_id, (start, end) in zip(encoding.ids, encoding.offsets):
+                if token_id == unk_id and end - start > limit:  # a word WordPiece gave up on: count its pieces
+                    pieces = [text[at: min(at + limit, end)] for at in range(start, end, limit)]
+                    total += sum(len(e.ids) for e in backend.encode_batch(pieces, add_special_tokens=False))
+                else:
+                    total += 1
+            return total
 
         def count_many(texts: Sequence[str]) -> list[int]:
-            return [len(enc.ids) for enc in backend.encode_batch(list(texts), add_special_tokens=False)]
+            texts = list(texts)
+            return [count_one(text, enc) for text, enc in
+                    zip(texts, backend.encode_batch(texts, add_special_tokens=False))]
 
         return TokenCounter(lambda text: count_many([text])[0], count_many,
                             name=getattr(tokenizer, "name_or_path", "hf-tokenizer"))
@@ -98,7 +127,7 @@ def resolve_token_counter(spec: TokenCounterSpec, default_tokenizer: Any = None)
     if spec is None:
         if default_tokenizer is None:
             raise ValueError("No token_counter given and no default tokenizer is available.")
-        return _from_hf_tokenizer(default_tokenizer)
+        return _from_hf_tokenizer(default_tokenizer, count_long_words=True)
     if isinstance(spec, str):
         return _from_name(spec)
     if hasattr(spec, "encode") and (hasattr(spec, "backend_tokenizer") or hasattr(spec, "convert_ids_to_tokens")):

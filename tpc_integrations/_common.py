@@ -8,6 +8,7 @@ framework object. This module imports pydantic but neither framework.
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import threading
@@ -28,7 +29,9 @@ __all__ = [
     "TPCSettings",
     "clear_model_cache",
     "compress_texts",
+    "copy_metadata",
     "ensure_text",
+    "ensure_type",
     "load_shared_compressor",
 ]
 
@@ -199,6 +202,30 @@ def ensure_text(value: Any, label: str) -> str:
         raise TypeError(f"{label} has content of type {type(value).__name__}; TPC compresses text only. "
                         "Convert it to str or filter such documents out before the compressor.")
     return value
+
+
+def ensure_type(value: Any, expected: type, label: str, hint: str) -> None:
+    """A TypeError naming the item when an adapter is handed something other than its framework's object."""
+    if not isinstance(value, expected):
+        raise TypeError(f"{label} is a {type(value).__name__}, not a {hint}.")
+
+
+def copy_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+    """A deep copy of ``metadata``; a value ``copy.deepcopy`` refuses (a lock, a client) is shared by reference.
+
+    The adapters promise new objects that share nothing mutable with their inputs; values that cannot be
+    copied at all are the one documented exception (they are handles, not data).
+    """
+    try:
+        return copy.deepcopy(metadata)
+    except Exception:  # noqa: BLE001 - deepcopy raises TypeError, PicklingError, or the object's own error
+        copied: dict[str, Any] = {}
+        for key, value in metadata.items():
+            try:
+                copied[key] = copy.deepcopy(value)
+            except Exception:  # noqa: BLE001
+                copied[key] = value
+        return copied
 
 
 def compress_texts(settings: TPCSettings, texts: Sequence[str], query: str | None) -> list[DocumentOutcome]:

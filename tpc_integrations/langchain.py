@@ -13,7 +13,6 @@ Needs ``pip install tpc-langchain[langchain]``.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,7 +25,7 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
 
 from pydantic import ConfigDict
 
-from tpc_integrations._common import TPCSettings, compress_texts, ensure_text
+from tpc_integrations._common import TPCSettings, compress_texts, copy_metadata, ensure_text, ensure_type
 
 __all__ = ["TPCDocumentCompressor"]
 
@@ -48,8 +47,11 @@ class TPCDocumentCompressor(TPCSettings, BaseDocumentCompressor):
         * An empty or blank ``query`` switches to prompt-agnostic mode: the CTD writes a task description from
           the documents and sentences are scored against it (reported in ``tpc_task_description``); slower
           (a small LM generates ~48 tokens) but needs no question.
-        * A non-str ``page_content`` raises ``TypeError`` naming the document; an empty list returns ``[]``
-          without loading the model. Duplicate ids are fine: documents are matched by position.
+        * A non-str ``page_content``, or an item that is not a ``Document`` (a plain string), raises
+          ``TypeError`` naming the item; an empty list returns ``[]`` without loading the model. Duplicate ids
+          are fine: documents are matched by position.
+        * Metadata values that cannot be deep-copied (a lock, a client) are shared by reference; everything
+          else is copied.
 
     Example:
         >>> compressor = TPCDocumentCompressor(target_tokens=200)
@@ -74,9 +76,12 @@ class TPCDocumentCompressor(TPCSettings, BaseDocumentCompressor):
             New documents for those that kept at least one sentence, in input order.
 
         Raises:
-            TypeError: A document whose ``page_content`` is not a str.
+            TypeError: An item that is not a ``Document``, or a document whose ``page_content`` is not a str.
         """
         documents = list(documents)
+        for position, doc in enumerate(documents):
+            ensure_type(doc, Document, f"Document {position}",
+                        "langchain Document; wrap text as Document(page_content=text)")
         texts = [ensure_text(doc.page_content, _describe(position, doc)) for position, doc in enumerate(documents)]
         outcomes = compress_texts(self, texts, query)
         return [_with_outcome(doc, outcome.text, outcome.metadata())
@@ -98,4 +103,4 @@ def _with_outcome(document: Document, text: str, tpc_metadata: dict[str, Any]) -
     # model_copy keeps the class (Document subclasses), id and every other field; metadata is deep-copied so
     # later changes to either side never leak into the other.
     return document.model_copy(update={"page_content": text,
-                                       "metadata": {**copy.deepcopy(document.metadata), **tpc_metadata}})
+                                       "metadata": {**copy_metadata(document.metadata), **tpc_metadata}})

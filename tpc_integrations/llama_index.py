@@ -26,7 +26,7 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
 
 from pydantic import ConfigDict
 
-from tpc_integrations._common import METADATA_KEYS, TPCSettings, compress_texts, ensure_text
+from tpc_integrations._common import METADATA_KEYS, TPCSettings, compress_texts, copy_metadata, ensure_text, ensure_type
 
 __all__ = ["TPCNodePostprocessor"]
 
@@ -47,6 +47,8 @@ class TPCNodePostprocessor(TPCSettings, BaseNodePostprocessor):
         * A text node that keeps no sentence (the budget went to better ones, or its text is empty) is dropped.
         * Nodes that carry media (``ImageNode``, a ``Node`` with an image/audio/video resource) or are of
           another kind pass through unchanged, keep their score and use none of the budget: TPC compresses text.
+        * An item that is not a ``NodeWithScore`` (a plain string) raises ``TypeError`` naming it; metadata
+          values that cannot be deep-copied (a lock, a client) are shared by reference.
         * ``target_tokens`` / ``rate`` is a real budget over all text nodes of the call; a budget that covers
           everything returns the text unchanged and keeps the retrieval score (``tpc_relevance_score`` None).
         * ``query_bundle=None`` (or a blank query) switches to prompt-agnostic mode: the CTD writes a task
@@ -65,6 +67,9 @@ class TPCNodePostprocessor(TPCSettings, BaseNodePostprocessor):
     def _postprocess_nodes(self, nodes: list[NodeWithScore],
                            query_bundle: Optional[QueryBundle] = None) -> list[NodeWithScore]:
         nodes = list(nodes)
+        for position, item in enumerate(nodes):
+            ensure_type(item, NodeWithScore, f"Node {position}",
+                        "llama_index NodeWithScore; wrap text as NodeWithScore(node=TextNode(text=text))")
         if not nodes:
             return []
         query = query_bundle.query_str if query_bundle is not None else None
@@ -113,7 +118,7 @@ def _copy_node(node: BaseNode, text: str | None = None, tpc_metadata: dict[str, 
     # A shallow model_copy keeps the class and every field (IndexNode.obj may be an engine: never deep-copied);
     # the mutable containers are copied explicitly.
     update: dict[str, Any] = {
-        "metadata": {**copy.deepcopy(node.metadata), **(tpc_metadata or {})},
+        "metadata": {**copy_metadata(node.metadata), **(tpc_metadata or {})},
         "relationships": copy.deepcopy(node.relationships),
         "excluded_llm_metadata_keys": _excluding(node.excluded_llm_metadata_keys, tpc_metadata),
         "excluded_embed_metadata_keys": _excluding(node.excluded_embed_metadata_keys, tpc_metadata),
