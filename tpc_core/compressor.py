@@ -28,6 +28,7 @@ from tpc_core.ctd import TaskDescriptor
 from tpc_core.devices import resolve_device, resolve_dtype
 from tpc_core.loading import (
     HubOptions,
+    check_config_paths,
     load_cse_parts,
     load_ctd_parts,
     load_request_head,
@@ -112,6 +113,7 @@ class TPCCompressor:
                              confine_paths=not trust_config_paths)
         checkpoint_dir = resolve_checkpoint_dir(name_or_path, options)
         config = TPCConfig.load(checkpoint_dir)
+        check_config_paths(config, checkpoint_dir, options)  # the CTD's too, though it loads on first use
         resolved_device = resolve_device(device)
         resolved_dtype = resolve_dtype(dtype, resolved_device)
         model, tokenizer, architecture = load_cse_parts(config.cse, checkpoint_dir, options, resolved_device,

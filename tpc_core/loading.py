@@ -37,7 +37,7 @@ from tpc_core.offline import OFFLINE_PROVIDERS, OfflineModelMissing, local_copy
 from tpc_core.registry import lookup
 from tpc_core.request import RequestHead
 
-__all__ = ["HubOptions", "inside_checkpoint", "load_cse_parts", "load_ctd_parts", "load_request_head",
+__all__ = ["HubOptions", "check_config_paths", "inside_checkpoint", "load_cse_parts", "load_ctd_parts", "load_request_head",
            "push_checkpoint", "resolve_base", "resolve_checkpoint_dir", "save_checkpoint"]
 
 logger = logging.getLogger(__name__)
@@ -135,8 +135,7 @@ def resolve_base(reference: str, checkpoint_dir: Path, what: str = "base_model",
     """
     if not confine and Path(reference).expanduser().is_dir():
         return str(Path(reference).expanduser())
-    parts = Path(reference).parts
-    if reference.startswith("~") or Path(reference).is_absolute() or ".." in parts or reference.startswith("./"):
+    if _path_like(reference):
         if reference.startswith("~"):
             raise ValueError(f"{what} {reference!r} must be a relative path inside the checkpoint or a model id "
                              "('~' paths are not read).")
@@ -164,6 +163,34 @@ def resolve_base(reference: str, checkpoint_dir: Path, what: str = "base_model",
         logger.warning("%s %r is loaded from the Hub without a pinned base_revision: its weights may change.",
                        what, reference)
     return reference
+
+
+def _path_like(reference: str) -> bool:
+    """Whether a ``base_model`` is written as a path (absolute, ``~``, ``./``, ``..``) rather than a model id."""
+    return (reference.startswith(("~", "./")) or Path(reference).is_absolute() or ".." in Path(reference).parts)
+
+
+def check_config_paths(config: TPCConfig, checkpoint_dir: Path, options: HubOptions) -> None:
+    """Refuse, at load time, every config path that leaves the checkpoint, the lazily loaded CTD's included.
+
+    Raises:
+        ValueError: The first offending key, named (``ctd.adapter_dir``...).
+    """
+    sections: list[tuple[str, Any]] = [("cse", config.cse), ("ctd", config.ctd)]
+    for name, section in sections:
+        if section is None:
+            continue
+        for key in ("weights_dir", "adapter_dir", "extra_embeddings"):
+            value = getattr(section, key, None)
+            if value:
+                inside_checkpoint(checkpoint_dir, value, f"{name}.{key}")
+        if options.confine_paths and _path_like(section.base_model):
+            if section.base_model.startswith("~"):
+                raise ValueError(f"{name}.base_model {section.base_model!r} must be a relative path inside the "
+                                 "checkpoint or a model id ('~' paths are not read).")
+            inside_checkpoint(checkpoint_dir, section.base_model, f"{name}.base_model")
+    if config.agnostic.request_head:
+        inside_checkpoint(checkpoint_dir, config.agnostic.request_head, "agnostic.request_head")
 
 
 def inside_checkpoint(checkpoint_dir: Path, relative: str, what: str) -> Path:
