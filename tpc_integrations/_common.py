@@ -49,7 +49,7 @@ _CacheKey = tuple[str, Optional[str], str, str, tuple[tuple[str, str], ...]]
 _models: dict[_CacheKey, TPCCompressor] = {}
 _key_locks: dict[_CacheKey, threading.Lock] = {}
 _cache_lock = threading.Lock()
-# TPCCompressor serialises its own calls, so adapters can share one engine across threads.
+# TPCCompressor is thread-safe (only its lazily loaded CTD is guarded), so adapters share one engine.
 
 
 def _cache_key(model_name_or_path: str | os.PathLike[str], revision: str | None, device: str | None,

@@ -90,7 +90,7 @@ class TPCDocumentCompressor(TPCSettings, BaseDocumentCompressor):
     async def acompress_documents(self, documents: Sequence[Document], query: str,
                                   callbacks: Callbacks | None = None) -> Sequence[Document]:
         """:meth:`compress_documents` in a worker thread, so the event loop keeps running; concurrent calls
-        are serialised per engine and give the same results as sequential ones."""
+        on one shared engine give the same results as sequential ones."""
         return await run_in_executor(None, self.compress_documents, documents, query, callbacks)
 
 

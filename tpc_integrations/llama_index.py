@@ -99,7 +99,7 @@ class TPCNodePostprocessor(TPCSettings, BaseNodePostprocessor):
 
     async def _apostprocess_nodes(self, nodes: list[NodeWithScore],
                                   query_bundle: Optional[QueryBundle] = None) -> list[NodeWithScore]:
-        # A worker thread keeps the event loop free; the engine lock in _common serialises model calls.
+        # A worker thread keeps the event loop free; the engine is thread-safe (see TPCCompressor).
         return await asyncio.to_thread(self._postprocess_nodes, nodes, query_bundle)
 
 
