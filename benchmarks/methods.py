@@ -444,17 +444,22 @@ class TPCMethod(Method):
     def unavailable_reason(self) -> str | None:
         try:
             from tpc_core import TPCCompressor  # noqa: F401, PLC0415
+            from tpc_core.hub_cse import cached_unavailable_reason  # noqa: PLC0415
         except Exception as error:  # noqa: BLE001
             return f"tpc_core not importable ({type(error).__name__}: {error})"
-        return None
+        # Encoders assembled from Hub parts (cpc-*) run only where their weights are cached, like LLMLingua.
+        return cached_unavailable_reason(self.model)
 
     def identity(self) -> str:
         # The version string does not change while the engine or its shipped checkpoint is being worked on:
         # fingerprint the package files too, so cached results never mix engine states.
         import tpc_core  # noqa: PLC0415
 
+        from tpc_core.hub_cse import cached_commits  # noqa: PLC0415
+
         version, checkpoint = getattr(tpc_core, "__version__", "?"), _checkpoint_fingerprint(self.model)
-        return f"{self.kind}:{self.model}:tpc_core={version}:{_package_fingerprint()}{checkpoint}"
+        hub = cached_commits(self.model)  # cpc-*: the commits of the cached Hub parts
+        return f"{self.kind}:{self.model}:tpc_core={version}:{_package_fingerprint()}{checkpoint}{hub}"
 
     def compress(self, text: str, question: str | None, budget: int, *, sample_id: str = "") -> Compressed:
         compressor = _tpc_compressor(self.model, self.device)

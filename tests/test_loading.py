@@ -10,8 +10,10 @@ from tpc_core.registry import REGISTRY
 
 def test_registry_names():
     assert REGISTRY["tpc-mini"].local_dir is not None and (REGISTRY["tpc-mini"].local_dir / "tpc_config.json").is_file()
-    for name in ("tpc-base", "tpc-large", "tpc-huge"):
-        assert REGISTRY[name].repo_id and REGISTRY[name].revision
+    for name in ("tpc-base", "tpc-large", "tpc-huge"):  # not published: no Hub id that would not resolve
+        assert not REGISTRY[name].published and REGISTRY[name].repo_id is None
+    for name in ("cpc-llama-1b", "cpc-mistral-7b"):
+        assert REGISTRY[name].hub_cse is not None
 
 
 def test_missing_path_says_what_to_do(tmp_path):
@@ -25,7 +27,7 @@ def test_unreachable_hub_id_says_how_to_work_offline(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(OSError, match="offline default"):
         TPCCompressor.from_pretrained("some-org/not-a-real-tpc-model", local_files_only=True)
-    with pytest.raises(OSError, match="tpc-langchain/tpc-base"):
+    with pytest.raises(OSError, match="'tpc-base' .* is not published"):
         TPCCompressor.from_pretrained("tpc-base", local_files_only=True)
 
 

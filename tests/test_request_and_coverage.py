@@ -120,3 +120,38 @@ def test_a_generated_description_must_be_grounded_in_the_prompt():
     assert not is_grounded("The prompt asks: What is this?", prompt)  # no content words at all
     assert not is_grounded("The prompt asks: Who painted the Mona Lisa?", prompt)  # invented
     assert not is_grounded("Rome", prompt)  # too little to go on
+
+
+def test_sentence_core_peels_markup_and_one_label():
+    from tpc_core.request import sentence_core
+
+    assert sentence_core('",\n  "question": "who played daisy duke"') == ("question", 'who played daisy duke"')
+    assert sentence_core("<question>who wrote it</question>")[1] == "who wrote it</question>"
+    assert sentence_core("I have a question: when do the comics come out") == \
+        ("I have a question", "when do the comics come out")
+    assert sentence_core("### Question") == ("", "Question")
+    assert sentence_core("Plain sentence, no label.") == ("", "Plain sentence, no label.")
+
+
+def test_wrapper_independent_cues_fire_alike_in_xml_json_markdown_and_label_styles():
+    column = {name: i for i, name in enumerate(FEATURE_NAMES)}
+    wrappers = ["<question>who wrote the declaration</question>",
+                '",\n  "question": "who wrote the declaration"',
+                "Query: who wrote the declaration",
+                "My question is: who wrote the declaration"]
+    for wrapped in wrappers:
+        features = layout_features(["Some context sentence here.", wrapped, "Answer:"])
+        assert features[1, column["cue_label"]] == 1.0, wrapped
+        assert features[1, column["asking_core"]] == 1.0, wrapped
+        assert features[1, column["next_answer_cue"]] == 1.0, wrapped
+        assert features[0, column["cue_label"]] == 0.0
+    heading = layout_features(["### Question", "how many countries are in opec", "### Answer"])
+    assert heading[1, column["previous_cue_only"]] == 1.0 and heading[1, column["lower_start"]] == 1.0
+    assert heading[1, column["next_answer_cue"]] == 1.0 and heading[0, column["short_line"]] == 1.0
+
+
+def test_a_question_mark_counts_before_closing_markup():
+    column = FEATURE_NAMES.index("question_mark")
+    sentences = ["<question>Were they the same?</question>", '"question": "who is it?"', "Is it? [/INST]",
+                 "Not a question.</p>", "?" + '"' * 5000, "a" + " " * 5000 + "b"]
+    assert layout_features(sentences)[:, column].tolist() == [1.0, 1.0, 1.0, 0.0, 1.0, 0.0]

@@ -33,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     compress.add_argument("--device", default=None, help="cpu, cuda, mps (default: best available).")
     compress.add_argument("--local-files-only", action="store_true", help="Never use the network.")
     compress.add_argument("--json", action="store_true", help="Print the whole result as JSON.")
+    commands.add_parser("models", help="List the registered names: what each is and whether it is published.")
     info = commands.add_parser("info", help="Show the model, device and versions.")
     info.add_argument("--model", "-m", default=DEFAULT_MODEL)
     info.add_argument("--device", default=None)
@@ -74,9 +75,29 @@ def _quiet_loading() -> None:
     warnings.filterwarnings("ignore", category=FutureWarning, module="transformers")
 
 
+def registry_lines() -> list[str]:
+    """One line per registered name, with what the registry says about it (``tpc models``)."""
+    from tpc_core.registry import unpublished_message
+
+    lines = []
+    for model in REGISTRY.values():
+        if not model.published:
+            lines.append(f"{model.name}: unpublished. {unpublished_message(model)}")
+        elif model.hub_cse is not None:
+            parts = model.hub_cse
+            lines.append(f"{model.name}: {model.description} Hub parts: base {parts.base}, adapter {parts.adapter}, "
+                         f"tokenizer {parts.tokenizer}.")
+        else:
+            lines.append(f"{model.name}: {model.description}")
+    return lines
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``tpc`` command; exit code 2 for every usage or input error."""
     args = build_parser().parse_args(argv)
+    if args.command == "models":
+        print("\n".join(registry_lines()))
+        return 0
     try:  # everything that needs no model is checked before the (slow) model load
         text = None
         if args.command == "compress":

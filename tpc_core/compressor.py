@@ -26,6 +26,8 @@ from tpc_core.config import TPCConfig
 from tpc_core.cse import ContextSentenceEncoder
 from tpc_core.ctd import TaskDescriptor
 from tpc_core.devices import resolve_device, resolve_dtype
+from tpc_core.copying import picklable_state, restore_state
+from tpc_core.hub_cse import pin_hub_revisions
 from tpc_core.loading import (
     HubOptions,
     check_config_paths,
@@ -84,19 +86,32 @@ class TPCCompressor:
         # on every call). CSE forward passes and the Rust tokenizers' encode calls are safe to run concurrently.
         self._ctd_lock = threading.Lock()
 
+    # ------------------------------------------------------------------ copying and pickling
+    # copy.deepcopy and pickle (Ray actors, multiprocessing) carry the models by value; locks are rebuilt and
+    # caches start empty (see tpc_core.copying).
+    _CACHES = {"_splitters": dict}
+
+    def __getstate__(self) -> dict[str, Any]:
+        return picklable_state(self.__dict__, self._CACHES)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        restore_state(self, state, self._CACHES)
+
     # ------------------------------------------------------------------ loading and saving (see loading.py)
     @classmethod
     def from_pretrained(cls, name_or_path: str | Path = DEFAULT_MODEL, *, revision: str | None = None,
                         token: str | bool | None = None, cache_dir: str | None = None,
                         local_files_only: bool = False, device: str | torch.device | None = None,
                         dtype: str | torch.dtype | None = None, trust_remote_code: bool = False,
-                        load_ctd: bool = False, trust_config_paths: bool = False) -> TPCCompressor:
+                        load_ctd: bool = False, ctd: str | Path | None = None,
+                        trust_config_paths: bool = False) -> TPCCompressor:
         """Load a TPC checkpoint.
 
         Args:
-            name_or_path: ``"tpc-mini"`` (offline default), ``"tpc-base"``/``"tpc-large"``/``"tpc-huge"``,
-                a local checkpoint directory, or a Hub repo id.
-            revision: Hub revision of the checkpoint (registered names are pinned already).
+            name_or_path: ``"tpc-mini"`` (offline default), ``"cpc-llama-1b"``/``"cpc-mistral-7b"`` (the authors'
+                published CPC encoders, assembled from Hub parts), a local checkpoint directory, or a Hub repo
+                id. ``"tpc-base"``/``"tpc-large"``/``"tpc-huge"`` are not published and raise.
+            revision: Hub revision of the checkpoint (for ``cpc-*``: of the adapter repo).
             token: Hub token for private repos.
             cache_dir: Hub cache directory.
             local_files_only: Never touch the network; use cached files only.
@@ -104,6 +119,8 @@ class TPCCompressor:
             dtype: "fp32", "bf16", "fp16", a torch.dtype, or ``None`` (bf16 on CUDA, fp32 elsewhere).
             trust_remote_code: Allow model code from the Hub (off unless you ask).
             load_ctd: Load the task descriptor now instead of on first prompt-agnostic use.
+            ctd: For ``cpc-*``: the checkpoint (registered name or directory) whose CTD serves prompt-agnostic
+                mode; default ``"tpc-mini"``.
             trust_config_paths: Let the config's ``base_model`` name a local directory outside the checkpoint
                 (only for checkpoints you wrote yourself, e.g. ``training/``'s runs); off: every path in the
                 config stays inside the checkpoint (see ``tpc_core.loading``).
@@ -111,8 +128,9 @@ class TPCCompressor:
         options = HubOptions(revision=revision, token=token, cache_dir=cache_dir,
                              local_files_only=local_files_only, trust_remote_code=trust_remote_code,
                              confine_paths=not trust_config_paths)
-        checkpoint_dir = resolve_checkpoint_dir(name_or_path, options)
-        config = TPCConfig.load(checkpoint_dir)
+        checkpoint_dir = resolve_checkpoint_dir(name_or_path, options, ctd=ctd)
+        # Hub parts (cpc-*) resolve to commits first: the loaded weights, info() and save_pretrained agree.
+        config = pin_hub_revisions(TPCConfig.load(checkpoint_dir), options)
         check_config_paths(config, checkpoint_dir, options)  # the CTD's too, though it loads on first use
         resolved_device = resolve_device(device)
         resolved_dtype = resolve_dtype(dtype, resolved_device)
@@ -306,7 +324,7 @@ class TPCCompressor:
                 "trained": self.config.trained, "device": str(self.device), "dtype": str(self.dtype).replace("torch.", ""),
                 "cse_base": self.config.cse.base_model, "cse_architecture": self.encoder.architecture,
                 "cse_pooling": self.config.cse.pooling, "ctd_base": self.config.ctd.base_model if self.config.ctd else None,
-                "splitter": self.config.splitter}
+                "splitter": self.config.splitter, "hub_parts": self.config.extra.get("hub_parts")}
 
     def _splitter(self, splitter: str | SentenceSplitter | None) -> SentenceSplitter:
         if splitter is None:

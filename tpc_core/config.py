@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-__all__ = ["CONFIG_NAME", "DEFAULT_HEAD_FRACTION", "FORMAT_VERSION", "AgnosticConfig", "CSEConfig", "CTDConfig", "TPCConfig",
-           "check_field_types"]
+__all__ = ["CONFIG_NAME", "DEFAULT_HEAD_FRACTION", "FORMAT_VERSION", "HUB_ID", "AgnosticConfig", "CSEConfig", "CTDConfig",
+           "TPCConfig", "check_field_types"]
 
 CONFIG_NAME = "tpc_config.json"
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 FORMAT_VERSION = 1
 # Share of a long prompt's CTD input taken from its head (instructions and questions sit at either end).
 DEFAULT_HEAD_FRACTION = 0.25
@@ -73,8 +75,17 @@ class CSEConfig:
         weights_dir: Checkpoint sub-directory with full fine-tuned weights (replaces ``base_model``).
         adapter_dir: Checkpoint sub-directory with a PEFT (LoRA) adapter for the base model.
         extra_embeddings: Checkpoint file (safetensors) with trained rows of the added special tokens.
-        pooling: "marker" (hidden state at ``<end_of_sent>`` / ``<end_of_question>``) or "mean"
-            (mean over the sentence's own tokens, computed inside its context window).
+        adapter_repo: Hub repo of a PEFT (LoRA) adapter for the base model (instead of ``adapter_dir``);
+            see ``tpc_core.hub_cse``.
+        adapter_revision: Hub revision of ``adapter_repo`` (a commit hash pins it).
+        adapter_allow_bin: Accept an adapter published only as ``adapter_model.bin``, read with
+            ``torch.load(weights_only=True)`` (never a full unpickler). Off: safetensors only.
+        tokenizer_repo: Hub repo of the tokenizer (default: the base model's).
+        tokenizer_revision: Hub revision of ``tokenizer_repo``.
+        pooling: "marker" (hidden state at ``<end_of_sent>`` / ``<end_of_question>``), "mean"
+            (mean over the sentence's own tokens, computed inside its context window) or "cpc" (CPC's
+            representation: "mean" over windows without any special token, no BOS, and the question's
+            mean over its own tokens, encoded alone without special tokens).
         use_special_tokens: Insert the markers after every sentence and question.
         end_of_sentence_token: Marker appended to every sentence.
         end_of_question_token: Marker appended to the question.
@@ -89,6 +100,11 @@ class CSEConfig:
     weights_dir: str | None = None
     adapter_dir: str | None = None
     extra_embeddings: str | None = None
+    adapter_repo: str | None = None
+    adapter_revision: str | None = None
+    adapter_allow_bin: bool = False
+    tokenizer_repo: str | None = None
+    tokenizer_revision: str | None = None
     pooling: str = "marker"
     use_special_tokens: bool = True
     end_of_sentence_token: str = "<end_of_sent>"
@@ -101,16 +117,40 @@ class CSEConfig:
         check_field_types(self, "cse")
         if self.architecture not in {"auto", "encoder", "decoder"}:
             raise ValueError(f"cse.architecture must be 'auto', 'encoder' or 'decoder', got {self.architecture!r}.")
-        if self.pooling not in {"marker", "mean"}:
-            raise ValueError(f"cse.pooling must be 'marker' or 'mean', got {self.pooling!r}.")
+        if self.pooling not in {"marker", "mean", "cpc"}:
+            raise ValueError(f"cse.pooling must be 'marker', 'mean' or 'cpc', got {self.pooling!r}.")
         if self.pooling == "marker" and not self.use_special_tokens:
             raise ValueError("cse.pooling='marker' needs use_special_tokens=True.")
+        if self.pooling == "cpc" and self.use_special_tokens:
+            raise ValueError("cse.pooling='cpc' adds no markers: set use_special_tokens=False.")
+        self._check_hub_parts()
         if self.max_window_tokens < 16:
             raise ValueError(f"cse.max_window_tokens must be >= 16, got {self.max_window_tokens}.")
         if not 0 <= self.window_overlap_tokens < self.max_window_tokens // 2:
             raise ValueError("cse.window_overlap_tokens must be >= 0 and < max_window_tokens / 2.")
         if self.batch_size < 1:
             raise ValueError("cse.batch_size must be >= 1.")
+
+    def _check_hub_parts(self) -> None:
+        """Hub parts are Hub ids (never paths: a checkpoint must not reach outside itself)."""
+        keys = ("adapter_repo", "tokenizer_repo") + (("base_model",) if self.from_hub_parts else ())
+        for key in keys:
+            value = getattr(self, key)
+            if value is not None and not (isinstance(value, str) and HUB_ID.match(value) and ".." not in value):
+                raise ValueError(f"cse.{key} must be a Hub repo id like 'org/name', got {value!r}.")
+        if self.adapter_repo and (self.adapter_dir or self.weights_dir):
+            raise ValueError("cse.adapter_repo excludes cse.adapter_dir and cse.weights_dir: give one adapter source.")
+        if self.adapter_revision and not self.adapter_repo:
+            raise ValueError("cse.adapter_revision needs cse.adapter_repo.")
+        if self.tokenizer_revision and not self.tokenizer_repo:
+            raise ValueError("cse.tokenizer_revision needs cse.tokenizer_repo.")
+        if not isinstance(self.adapter_allow_bin, bool):
+            raise ValueError(f"cse.adapter_allow_bin must be true or false, got {self.adapter_allow_bin!r}.")
+
+    @property
+    def from_hub_parts(self) -> bool:
+        """Whether the CSE is assembled from Hub repos (base + adapter + tokenizer; ``tpc_core.hub_cse``)."""
+        return self.adapter_repo is not None or self.tokenizer_repo is not None
 
 
 @dataclass

@@ -1,6 +1,9 @@
 """Context-aware Sentence Encoder (CSE): embeddings of sentences seen inside their context.
 
-Every sentence is followed by ``<end_of_sent>`` and the question by ``<end_of_question>`` (paper §3.4).
+Every sentence is followed by ``<end_of_sent>`` and the question by ``<end_of_question>`` (paper §3.4), or,
+with ``pooling="cpc"``, nothing at all: CPC's representation (``Workday/cpc`` ``util/preprocessing.py``) is the
+mean of each sentence's own tokens in a window that holds no special token (no BOS), and the mean of the
+question's tokens, encoded alone, again without special tokens.
 A context is encoded in windows of ``max_window_tokens`` that overlap by ``window_overlap_tokens``; each
 sentence takes its embedding from the window where it has the most context on both sides. Decoder bases
 get bidirectional attention (LLM2Vec) through a 4-D attention mask; encoder bases work as they are.
@@ -161,7 +164,8 @@ class ContextSentenceEncoder:
         self.config = config
         self.architecture = architecture
         self.device = device
-        self.prefix, self.suffix = special_token_frame(tokenizer)
+        # CPC encodes bare token ids: no BOS/EOS/CLS frame around a window or a question.
+        self.prefix, self.suffix = ([], []) if config.pooling == "cpc" else special_token_frame(tokenizer)
         self.sentence_marker = tokenizer.convert_tokens_to_ids(config.end_of_sentence_token) \
             if config.use_special_tokens else None
         self.question_marker = tokenizer.convert_tokens_to_ids(config.end_of_question_token) \
@@ -201,8 +205,17 @@ class ContextSentenceEncoder:
         """
         room = self.config.max_window_tokens - len(self.prefix) - len(self.suffix) - 1
         marker = [] if self.question_marker is None else [self.question_marker]
-        return [[self.prefix + ids[start: start + room] + marker + self.suffix
+        frame_empty = not (self.prefix or self.suffix or marker)
+        return [[self.prefix + (ids[start: start + room] or self._empty_question(frame_empty)) + marker + self.suffix
                  for start in range(0, max(len(ids), 1), room)] for ids in self.tokenize(questions)]
+
+    def _empty_question(self, frame_empty: bool) -> list[int]:
+        """Tokens standing for an empty question: none when a frame or marker is there to encode, else one EOS
+        (a bare encoder input cannot be empty)."""
+        if not frame_empty:
+            return []
+        eos, pad = self.tokenizer.eos_token_id, self.tokenizer.pad_token_id
+        return [eos if eos is not None else (pad or 0)]
 
     def encode_questions(self, questions: Sequence[str]) -> torch.Tensor:
         """L2-normalised embeddings (n, d) of questions.

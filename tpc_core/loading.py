@@ -34,7 +34,7 @@ import torch
 
 from tpc_core.config import CONFIG_NAME, AgnosticConfig, CSEConfig, CTDConfig, TPCConfig
 from tpc_core.offline import OFFLINE_PROVIDERS, OfflineModelMissing, local_copy
-from tpc_core.registry import lookup
+from tpc_core.registry import UnpublishedModelError, lookup, unpublished_message
 from tpc_core.request import RequestHead
 
 __all__ = ["HubOptions", "check_config_paths", "inside_checkpoint", "load_cse_parts", "load_ctd_parts", "load_request_head",
@@ -73,13 +73,19 @@ def _hub_offline_hint(name: str) -> str:
             "copy already in the cache; or use the offline default TPCCompressor.from_pretrained('tpc-mini').")
 
 
-def resolve_checkpoint_dir(name_or_path: str | os.PathLike[str], options: HubOptions) -> Path:
+def resolve_checkpoint_dir(name_or_path: str | os.PathLike[str], options: HubOptions,
+                           ctd: str | os.PathLike[str] | None = None) -> Path:
     """Find the directory of a TPC checkpoint.
 
-    Order: a registered name (``tpc-mini`` ships in the package; ``tpc-base``… are pinned Hub repos),
-    an existing local directory, then a Hub repo id downloaded with ``snapshot_download``.
+    Order: a registered name (``tpc-mini`` ships in the package; ``cpc-*`` are assembled from published Hub
+    parts, see ``tpc_core.hub_cse``; ``tpc-base``… are not published and say so), an existing local directory,
+    then a Hub repo id downloaded with ``snapshot_download``.
+
+    Args:
+        ctd: For names assembled from Hub parts: the checkpoint whose CTD serves prompt-agnostic mode.
 
     Raises:
+        UnpublishedModelError: A registered name with no published weights (before any download).
         FileNotFoundError: A path that does not exist, or a directory without ``tpc_config.json``.
         OSError: A Hub id that cannot be fetched (the message says how to work offline).
     """
@@ -87,6 +93,15 @@ def resolve_checkpoint_dir(name_or_path: str | os.PathLike[str], options: HubOpt
     if not isinstance(name, str) or not name.strip():
         raise ValueError("name_or_path must be a non-empty string or path.")
     registered = lookup(name)
+    if registered is not None and not registered.published:
+        raise UnpublishedModelError(unpublished_message(registered))
+    if ctd is not None and (registered is None or registered.hub_cse is None):
+        raise ValueError("ctd= pairs a CTD with an encoder assembled from Hub parts (cpc-llama-1b, cpc-mistral-7b); "
+                         f"{name!r} brings its own.")
+    if registered is not None and registered.hub_cse is not None:
+        from tpc_core.hub_cse import materialise_checkpoint
+
+        return materialise_checkpoint(registered, ctd, options)
     if registered is not None and registered.local_dir is not None:
         return registered.local_dir
     repo_id, revision = name, options.revision
@@ -101,7 +116,7 @@ def resolve_checkpoint_dir(name_or_path: str | os.PathLike[str], options: HubOpt
             return path
         if not _HUB_ID.match(name):
             raise FileNotFoundError(f"No such checkpoint directory: {path}. Registered names: tpc-mini (offline), "
-                                    "tpc-base, tpc-large, tpc-huge; or a Hub repo id like 'org/name'.")
+                                    "cpc-llama-1b, cpc-mistral-7b (Hub); or a Hub repo id like 'org/name'.")
     from huggingface_hub import snapshot_download
 
     try:
@@ -272,6 +287,10 @@ def load_cse_parts(config: CSEConfig, checkpoint_dir: Path, options: HubOptions,
     """
     from transformers import AutoConfig, AutoModel
 
+    if config.from_hub_parts:  # base + adapter + tokenizer from their own Hub repos (tpc_core.hub_cse)
+        from tpc_core.hub_cse import load_hub_cse
+
+        return load_hub_cse(config, options, device, dtype)
     source = str(inside_checkpoint(checkpoint_dir, config.weights_dir, "cse.weights_dir")) if config.weights_dir \
         else resolve_base(config.base_model, checkpoint_dir, "cse.base_model", options,
                           base_revision=config.base_revision, confine=options.confine_paths)

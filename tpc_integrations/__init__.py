@@ -1,7 +1,9 @@
 """Thin framework adapters over :mod:`tpc_core`; each framework is imported only when its adapter is asked for.
 
-* ``tpc_integrations.langchain.TPCDocumentCompressor`` (``pip install tpc-langchain[langchain]``)
-* ``tpc_integrations.llama_index.TPCNodePostprocessor`` (``pip install tpc-langchain[llamaindex]``)
+* ``tpc_integrations.langchain.TPCDocumentCompressor`` (query time) and ``TPCDocumentTransformer`` (index time)
+  (``pip install tpc-langchain[langchain]``)
+* ``tpc_integrations.llama_index.TPCNodePostprocessor`` (query time) and ``TPCTransform`` (index time)
+  (``pip install tpc-langchain[llamaindex]``)
 * ``tpc_integrations.embeddings``: the PyPI-shipped MiniLM as an offline embedding for either framework.
 """
 
@@ -9,10 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["TPCDocumentCompressor", "TPCNodePostprocessor"]
+__all__ = ["TPCDocumentCompressor", "TPCDocumentTransformer", "TPCNodePostprocessor", "TPCTransform"]
 
 _LAZY = {"TPCDocumentCompressor": "tpc_integrations.langchain",
-         "TPCNodePostprocessor": "tpc_integrations.llama_index"}
+         "TPCDocumentTransformer": "tpc_integrations.langchain",
+         "TPCNodePostprocessor": "tpc_integrations.llama_index",
+         "TPCTransform": "tpc_integrations.llama_index"}
 
 
 def __getattr__(name: str) -> Any:

@@ -1,9 +1,10 @@
 """What the LangChain and LlamaIndex adapters share: settings, the model cache, and result mapping.
 
 The adapters hold no compression logic. Each one turns its framework's objects into a list of texts,
-calls :func:`compress_texts` (one :meth:`tpc_core.TPCCompressor.compress` call over all of them, so a
-``"global"`` budget spans the whole retrieved set) and turns each :class:`DocumentOutcome` back into a new
-framework object. This module imports pydantic but neither framework.
+calls :func:`compress_call` (one :meth:`tpc_core.TPCCompressor.compress` call over all of them, so a
+``"global"`` budget spans the whole retrieved set, then the post-budget knobs of :mod:`tpc_core.refine`) and
+turns each :class:`DocumentOutcome` back into a new framework object. This module imports pydantic but neither
+framework.
 """
 
 from __future__ import annotations
@@ -20,14 +21,20 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from tpc_core import DEFAULT_MODEL, TPCCompressor
 from tpc_core.devices import resolve_device, resolve_dtype
+from tpc_core.refine import refine_result, validate_refine_args
 from tpc_core.selection import validate_budget_args
 from tpc_core.tokens import TokenCounter, resolve_token_counter
+from tpc_integrations._checks import check_device, check_dtype, check_model, check_model_kwargs, check_splitter
+from tpc_integrations._peer_names import translate_peer_names
 
 __all__ = [
     "METADATA_KEYS",
+    "CallOutcome",
     "DocumentOutcome",
+    "TPCEngineSettings",
     "TPCSettings",
     "clear_model_cache",
+    "compress_call",
     "compress_texts",
     "copy_metadata",
     "ensure_text",
@@ -42,7 +49,9 @@ ORIGIN_TOKENS_KEY = "tpc_origin_tokens"
 COMPRESSED_TOKENS_KEY = "tpc_compressed_tokens"
 KEPT_SENTENCES_KEY = "tpc_kept_sentences"
 TASK_DESCRIPTION_KEY = "tpc_task_description"
-METADATA_KEYS = (SCORE_KEY, ORIGIN_TOKENS_KEY, COMPRESSED_TOKENS_KEY, KEPT_SENTENCES_KEY, TASK_DESCRIPTION_KEY)
+RELEVANCE_SCORE_KEY = "relevance_score"  # the rerankers' convention (Cohere, Jina, Flashrank, ...)
+METADATA_KEYS = (SCORE_KEY, RELEVANCE_SCORE_KEY, ORIGIN_TOKENS_KEY, COMPRESSED_TOKENS_KEY, KEPT_SENTENCES_KEY,
+                 TASK_DESCRIPTION_KEY)
 
 # ---------------------------------------------------------------------------------------------- model cache
 _CacheKey = tuple[str, Optional[str], str, str, tuple[tuple[str, str], ...]]
@@ -93,54 +102,104 @@ def clear_model_cache() -> None:
 
 
 # ---------------------------------------------------------------------------------------------- settings
-class TPCSettings(BaseModel):
-    """Configuration both adapters expose as pydantic fields (mixed into each adapter's framework base class).
+class TPCEngineSettings(BaseModel):
+    """What every adapter exposes as pydantic fields: the model, the budget, how text is split and counted,
+    and the task to compress for when there is no query. Mixed into each adapter's framework base class.
 
     Pass ``compressor=`` (a ready :class:`tpc_core.TPCCompressor`) to skip loading; otherwise the model named
-    by ``model_name_or_path`` is loaded on first use and shared by every adapter configured alike.
+    by ``model_name_or_path`` is checked at construction (it exists and is a TPC checkpoint, the device exists)
+    and loaded on first use, or at construction with ``load_on_init=True``, and shared by every adapter
+    configured alike. Field names of LLMLingua, EmbeddingsFilter, SentenceEmbeddingOptimizer and rerankers are
+    accepted where they mean the same (``target_token``, ``model_name``, ``model``, ``device_map``, ``k``) and
+    answered with our field's name where they do not (see :mod:`tpc_integrations._peer_names`).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", protected_namespaces=(),
                               use_attribute_docstrings=True)
 
     model_name_or_path: str = DEFAULT_MODEL
-    """TPC checkpoint: "tpc-mini" (offline default), "tpc-base"/"tpc-large"/"tpc-huge", a local directory or a
-    Hub repo id. Ignored when a ready ``compressor`` is passed."""
+    """TPC checkpoint: "tpc-mini" (offline default), "cpc-llama-1b"/"cpc-mistral-7b" (the authors' published CPC
+    encoders, from the Hub), a local directory or a Hub repo id. Ignored when a ready ``compressor`` is passed.
+    Peer names: ``model_name``, ``model``."""
     revision: Optional[str] = None
     """Hub revision (tag, branch or commit) of the checkpoint; registered names are pinned already."""
     device: Optional[str] = None
-    """Device: "cpu", "cuda", "cuda:1", "mps", or None for the best available one (no GPU is assumed)."""
+    """Device: "cpu", "cuda", "cuda:1", "mps", or None for the best available one (no GPU is assumed); checked
+    at construction. Peer name: ``device_map`` (a device string; "auto" is None)."""
     dtype: Optional[str] = None
     """Weights dtype: "fp32", "bf16", "fp16", or None (bf16 on CUDA, fp32 elsewhere)."""
     model_kwargs: dict[str, Any] = Field(default_factory=dict, repr=False, exclude=True)
-    """Other ``TPCCompressor.from_pretrained`` options: token, cache_dir, local_files_only, trust_remote_code."""
+    """Other ``TPCCompressor.from_pretrained`` options: token, cache_dir, local_files_only, trust_remote_code,
+    load_ctd, ctd (the CTD checkpoint paired with a ``cpc-*`` encoder)."""
+    load_on_init: bool = False
+    """Load the model when the adapter is built (default: on first use), so a pipeline pays the load up front."""
     target_tokens: Optional[int] = None
-    """Token budget for the documents of one call (exclusive with ``rate``)."""
+    """Token budget (exclusive with ``rate``). Peer name: ``target_token`` (-1 means None)."""
     rate: Optional[float] = None
     """Fraction of tokens to keep, in (0, 1]; the engine's default 0.2 when neither budget is given."""
     token_counter: Any = None
     """How budgets are counted: None (the CSE tokenizer), "cl100k_base", a tokenizer, a name/path or a
     ``Callable[[str], int]``; count with your LLM's tokenizer to budget its prompt exactly."""
-    budget_scope: Literal["global", "per_document"] = "global"
-    """Budget scope: "global" is one budget across the call's documents (the best sentences win wherever
-    they are); "per_document" gives each document the budget's share proportional to its size."""
     force_keep_patterns: tuple[str, ...] = ()
     """Regexes; sentences matching any are taken first (still within budget)."""
     keep_first_sentence: bool = False
     """Take each document's first sentence first (still within budget), e.g. titles."""
+    splitter: Any = None
+    """Sentence splitter: "nupunkt" (the checkpoint's default), "regex", "line", "nltk", or an object with a
+    ``spans(text)`` method returning (start, end) offsets."""
+    task_description: Optional[str] = None
+    """A fixed description of the task (e.g. "Answer questions about the company's products"), used instead of
+    the one TPC's task descriptor reads from the documents whenever there is no query: prompt-agnostic
+    compression without its cost. A query, when given, always wins."""
 
     _compressor: Optional[TPCCompressor] = PrivateAttr(default=None)
     _counter: Optional[tuple[Any, TokenCounter]] = PrivateAttr(default=None)
+    _agnostic_logged: bool = PrivateAttr(default=False)
 
     def __init__(self, compressor: TPCCompressor | None = None, **data: Any) -> None:
         super().__init__(**data)
         if compressor is not None and not isinstance(compressor, TPCCompressor):
             raise TypeError(f"compressor must be a tpc_core.TPCCompressor, got {type(compressor).__name__}.")
         self._compressor = compressor
+        if compressor is None:
+            check_model(self.model_name_or_path, self.revision, self.model_kwargs)
+            if self.load_on_init:
+                _ = self.compressor
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Unpickle with pydantic's own restore, engine included.
+
+        LlamaIndex's ``BaseComponent`` would re-run ``__init__`` from the public fields and so swap a
+        ``compressor=`` passed in for the shared model of ``model_name_or_path``. Fields or private attributes
+        that a framework's ``__getstate__`` left out as unpicklable get their defaults back.
+        """
+        BaseModel.__setstate__(self, state)
+        for name, field in type(self).model_fields.items():
+            if name not in self.__dict__:
+                self.__dict__[name] = field.get_default(call_default_factory=True, validated_data=self.__dict__)
+        private = self.__pydantic_private__ if self.__pydantic_private__ is not None else {}
+        for name, attribute in self.__private_attributes__.items():
+            if name not in private:
+                private[name] = attribute.get_default()
+        object.__setattr__(self, "__pydantic_private__", private)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _peer_names(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            return translate_peer_names(cls.__name__, data, cls.model_fields, extra_names=("compressor",))
+        return data
 
     @model_validator(mode="after")
-    def _check_budget(self) -> TPCSettings:
+    def _check_settings(self) -> TPCEngineSettings:
         validate_budget_args(self.target_tokens, self.rate)
+        check_device(self.device)
+        check_dtype(self.dtype, self.device)
+        check_model_kwargs(self.model_kwargs)
+        check_splitter(self.splitter)
+        if self.task_description is not None and not self.task_description.strip():
+            raise ValueError("task_description is blank: pass a description of the task, or None to let TPC read "
+                             "the task from the documents (prompt-agnostic).")
         return self
 
     @property
@@ -160,6 +219,49 @@ class TPCSettings(BaseModel):
             self._counter = (self.token_counter, resolve_token_counter(self.token_counter))
         return self._counter[1]
 
+    def _question(self, query: str | None) -> str | None:
+        """The question sentences are scored against: the query, else ``task_description``, else ``None``
+        (prompt-agnostic, noted once per adapter at INFO because it is the slow path)."""
+        if query is not None and query.strip():
+            return query
+        if self.task_description is not None:
+            return self.task_description
+        if not self._agnostic_logged:
+            self._agnostic_logged = True
+            logger.info("%s has no query and no task_description, so it compresses prompt-agnostically: TPC reads the "
+                        "task from the documents (a request they state, else a description its task descriptor "
+                        "generates: the slow path). Pass a query, or set task_description= for a fixed task. Logged "
+                        "once per adapter.", type(self).__name__)
+        return None
+
+
+class TPCSettings(TPCEngineSettings):
+    """:class:`TPCEngineSettings` plus what query-time adapters (compressors, postprocessors) add: one budget
+    across the retrieved documents and reranker-style knobs applied after it.
+
+    ``top_n``, ``min_score`` and ``sort_by_score`` act after the budget: they only remove sentences or documents,
+    so the budget stays a hard ceiling.
+    """
+
+    budget_scope: Literal["global", "per_document"] = "global"
+    """Budget scope: "global" is one budget across the call's documents (the best sentences win wherever
+    they are); "per_document" gives each document the budget's share proportional to its size."""
+    top_n: Optional[int] = None
+    """Keep at most this many documents (those with the highest TPC score), as a reranker does; None: all that
+    keep a sentence. Peer name: ``k``. When the budget covers everything nothing is scored and the first
+    ``top_n`` (the retriever's order) are kept."""
+    min_score: Optional[float] = None
+    """Relevance floor: kept sentences scoring below it are removed (a document left empty is dropped), so an
+    off-topic sentence is not kept just to fill the budget. Scores are cosines of TPC's sentence embeddings
+    (see ``tpc_relevance_score``); not applied when nothing was scored."""
+    sort_by_score: bool = False
+    """Return documents by TPC score, best first (reranker order); default: the input (retrieval) order."""
+
+    @model_validator(mode="after")
+    def _check_knobs(self) -> TPCSettings:
+        validate_refine_args(self.min_score, self.top_n)
+        return self
+
 
 # ---------------------------------------------------------------------------------------------- mapping
 @dataclass(frozen=True)
@@ -173,8 +275,12 @@ class DocumentOutcome:
         origin_tokens: Tokens of the input document.
         compressed_tokens: Tokens of ``text``.
         kept_sentences: The kept sentences, verbatim, in document order.
-        task_description: The question sentences were scored against: the user's query, or in
-            prompt-agnostic mode the task description the CTD wrote; ``None`` when nothing was scored.
+        task_description: The question sentences were scored against: the user's query, the fixed
+            ``task_description``, or in prompt-agnostic mode the one TPC read from the documents; ``None`` when
+            nothing was scored.
+        task_source: Where it came from: "question" (a query or the fixed description), "extracted",
+            "generated", "fallback" or "coverage" (see :class:`tpc_core.CompressionResult`); ``None`` when
+            nothing was scored.
     """
 
     text: str
@@ -183,6 +289,7 @@ class DocumentOutcome:
     compressed_tokens: int
     kept_sentences: tuple[str, ...]
     task_description: str | None
+    task_source: str | None = None
 
     @property
     def kept(self) -> bool:
@@ -190,10 +297,42 @@ class DocumentOutcome:
         return bool(self.text)
 
     def metadata(self) -> dict[str, Any]:
-        """The namespaced keys the adapters add to a document's metadata."""
-        return {SCORE_KEY: self.score, ORIGIN_TOKENS_KEY: self.origin_tokens,
+        """The keys the adapters add to a document's metadata (the score also under the rerankers'
+        ``relevance_score``)."""
+        return {SCORE_KEY: self.score, RELEVANCE_SCORE_KEY: self.score, ORIGIN_TOKENS_KEY: self.origin_tokens,
                 COMPRESSED_TOKENS_KEY: self.compressed_tokens, KEPT_SENTENCES_KEY: list(self.kept_sentences),
                 TASK_DESCRIPTION_KEY: self.task_description}
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    """One adapter call: each document's outcome, in input order, and the call's totals.
+
+    Attributes:
+        documents: One outcome per input text.
+        origin_tokens: Tokens of the input texts (sum over documents).
+        compressed_tokens: Tokens kept (sum over documents).
+        budget: The call's token budget (0 for no text).
+        task_description: See :class:`DocumentOutcome`.
+        task_source: See :class:`DocumentOutcome`.
+        mode: "query" (the call's query), "task_description" (the fixed one), "agnostic" (read from the
+            documents) or "unscored" (the budget covered everything; no model ran).
+    """
+
+    documents: list[DocumentOutcome]
+    origin_tokens: int
+    compressed_tokens: int
+    budget: int
+    task_description: str | None
+    task_source: str | None
+    mode: str
+
+    def event_data(self) -> dict[str, Any]:
+        """What the adapters report per call to framework callbacks (JSON-serialisable)."""
+        return {"origin_tokens": self.origin_tokens, "compressed_tokens": self.compressed_tokens,
+                "budget": self.budget, "documents_in": len(self.documents),
+                "documents_out": sum(outcome.kept for outcome in self.documents),
+                "task_description": self.task_description, "task_source": self.task_source, "mode": self.mode}
 
 
 def ensure_text(value: Any, label: str) -> str:
@@ -228,34 +367,46 @@ def copy_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
         return copied
 
 
-def compress_texts(settings: TPCSettings, texts: Sequence[str], query: str | None) -> list[DocumentOutcome]:
-    """Compress ``texts`` in one engine call; one outcome per text, in input order.
+def compress_call(settings: TPCSettings, texts: Sequence[str], query: str | None) -> CallOutcome:
+    """Compress ``texts`` in one engine call, then apply the post-budget knobs (``min_score``, ``top_n``).
 
     Args:
         settings: The adapter (its engine, budget and selection options).
         texts: Document texts (already checked to be str).
-        query: The user's question; ``None`` or blank means prompt-agnostic mode (the CTD describes the task).
+        query: The user's question; ``None`` or blank means the fixed ``task_description`` if set, else
+            prompt-agnostic mode (TPC reads the task from the documents).
 
     Returns:
-        ``[]`` for no texts, without loading any model.
+        The call's outcome; for no texts an empty one, without loading any model.
     """
     if not texts:
-        return []
+        return CallOutcome([], 0, 0, 0, None, None, "unscored")
+    question = settings._question(query)
+    mode = "query" if question is not None and question == query else (
+        "task_description" if question is not None else "agnostic")
     compressor = settings.compressor
     user_counter = settings._token_counter()
-    result = compressor.compress(list(texts), question=query, target_tokens=settings.target_tokens,
+    options: dict[str, Any] = {"splitter": settings.splitter} if settings.splitter is not None else {}
+    result = compressor.compress(list(texts), question=question, target_tokens=settings.target_tokens,
                                  rate=settings.rate, token_counter=user_counter,
                                  budget_scope=settings.budget_scope,
                                  force_keep_patterns=settings.force_keep_patterns,
-                                 keep_first_sentence=settings.keep_first_sentence)
-    origin, compressed = result.document_origin_tokens, result.document_compressed_tokens
-    outcomes = [DocumentOutcome(text=text, score=result.document_score(i), origin_tokens=origin[i],
-                                compressed_tokens=compressed[i] if text else 0,
-                                kept_sentences=tuple(s.text for s in result.kept_sentences(i)),
-                                task_description=result.task_description)
-                for i, text in enumerate(result.compressed_documents)]
+                                 keep_first_sentence=settings.keep_first_sentence, **options)
+    refined = refine_result(result, texts, user_counter or compressor.token_counter, min_score=settings.min_score,
+                            top_n=settings.top_n)
+    outcomes = [DocumentOutcome(text=doc.text, score=doc.score, origin_tokens=result.document_origin_tokens[i],
+                                compressed_tokens=doc.tokens, kept_sentences=tuple(s.text for s in doc.kept),
+                                task_description=result.task_description, task_source=result.task_source)
+                for i, doc in enumerate(refined)]
     dropped = sum(not outcome.kept for outcome in outcomes)
     if dropped:
-        logger.debug("TPC dropped %d of %d documents (no sentence kept under the budget, or no text).", dropped,
-                     len(outcomes))
-    return outcomes
+        logger.debug("TPC dropped %d of %d documents (no sentence kept under the budget, min_score or top_n, or no "
+                     "text).", dropped, len(outcomes))
+    return CallOutcome(outcomes, sum(result.document_origin_tokens), sum(doc.tokens for doc in refined),
+                       result.budget, result.task_description, result.task_source,
+                       mode if result.task_source is not None else "unscored")
+
+
+def compress_texts(settings: TPCSettings, texts: Sequence[str], query: str | None) -> list[DocumentOutcome]:
+    """:func:`compress_call`'s per-document outcomes, in input order (``[]`` for no texts)."""
+    return compress_call(settings, texts, query).documents

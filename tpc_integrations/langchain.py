@@ -8,6 +8,10 @@ Add it to an existing retriever in one line::
     retriever = ContextualCompressionRetriever(
         base_compressor=TPCDocumentCompressor(target_tokens=300), base_retriever=vector_store.as_retriever())
 
+At ingestion, :class:`TPCDocumentTransformer` compresses each document once, before it is embedded::
+
+    store.add_documents(TPCDocumentTransformer(rate=0.5).transform_documents(chunks))
+
 Needs ``pip install tpc-langchain[langchain]``.
 """
 
@@ -18,16 +22,27 @@ from typing import Any
 
 try:
     from langchain_core.callbacks import Callbacks
-    from langchain_core.documents import BaseDocumentCompressor, Document
-    from langchain_core.runnables.config import run_in_executor
+    from langchain_core.documents import BaseDocumentCompressor, BaseDocumentTransformer, Document
+    from langchain_core.runnables.config import (
+        ensure_config,
+        get_async_callback_manager_for_config,
+        get_callback_manager_for_config,
+        run_in_executor,
+    )
 except ImportError as error:  # pragma: no cover - exercised only without the extra
     raise ImportError("TPCDocumentCompressor needs langchain-core: pip install 'tpc-langchain[langchain]'") from error
 
 from pydantic import ConfigDict
 
-from tpc_integrations._common import TPCSettings, compress_texts, copy_metadata, ensure_text, ensure_type
+from tpc_integrations._common import CallOutcome, TPCSettings, compress_call, copy_metadata, ensure_text, ensure_type
+from tpc_integrations._ingest import TPCIngestSettings, compress_each
 
-__all__ = ["TPCDocumentCompressor"]
+__all__ = ["COMPRESSION_EVENT", "TPCDocumentCompressor", "TPCDocumentTransformer"]
+
+COMPRESSION_EVENT = "tpc_compression"
+"""Name of the custom event each call emits through LangChain callbacks (``on_custom_event``,
+``astream_events``); its data: origin_tokens, compressed_tokens, budget, documents_in, documents_out,
+task_description, task_source, mode."""
 
 
 class TPCDocumentCompressor(TPCSettings, BaseDocumentCompressor):
@@ -36,22 +51,28 @@ class TPCDocumentCompressor(TPCSettings, BaseDocumentCompressor):
 
     Behaviour:
         * Returns new ``Document`` objects, in input order: same ``id``, compressed ``page_content`` (original
-          sentences, verbatim, in order), a deep copy of the metadata plus ``tpc_relevance_score``,
-          ``tpc_origin_tokens``, ``tpc_compressed_tokens``, ``tpc_kept_sentences`` and
-          ``tpc_task_description``. The inputs are never modified.
-        * A document that keeps no sentence (the budget went to better ones, or its text is empty or
-          whitespace) is dropped, as a reranker drops documents below its cut.
+          sentences, verbatim, in order), a deep copy of the metadata plus ``tpc_relevance_score`` (also under
+          the rerankers' ``relevance_score``), ``tpc_origin_tokens``, ``tpc_compressed_tokens``,
+          ``tpc_kept_sentences`` and ``tpc_task_description``. The inputs are never modified.
+        * A document that keeps no sentence (the budget went to better ones, ``min_score`` removed them, or its
+          text is empty or whitespace) is dropped, as a reranker drops documents below its cut.
         * ``target_tokens`` / ``rate`` is a real budget over all documents of the call
           (``budget_scope="global"``) or split across them by size (``"per_document"``); a budget that covers
           everything returns the documents unchanged, with ``tpc_relevance_score`` ``None`` (nothing scored).
-        * An empty or blank ``query`` switches to prompt-agnostic mode: the CTD writes a task description from
-          the documents and sentences are scored against it (reported in ``tpc_task_description``); slower
-          (a small LM generates ~48 tokens) but needs no question.
+        * After the budget, and only removing: ``min_score`` (a sentence floor), ``top_n`` (documents kept,
+          best first) and ``sort_by_score`` (reranker order instead of input order).
+        * An empty or blank ``query`` uses ``task_description`` when set; otherwise it switches to
+          prompt-agnostic mode: TPC reads the task from the documents (a request they state, else one its CTD
+          writes, reported in ``tpc_task_description``); slower, logged once at INFO.
+        * Each call emits a ``tpc_compression`` custom event (token counts, task description) to the run's
+          LangChain callbacks; it shows in ``astream_events`` as ``on_custom_event``.
         * A non-str ``page_content``, or an item that is not a ``Document`` (a plain string), raises
           ``TypeError`` naming the item; an empty list returns ``[]`` without loading the model. Duplicate ids
           are fine: documents are matched by position.
         * Metadata values that cannot be deep-copied (a lock, a client) are shared by reference; everything
           else is copied.
+        * Settings are checked at construction (device, model, splitter, peer field names such as LLMLingua's
+          ``target_token``); ``load_on_init=True`` also loads the model there. Copyable and picklable.
 
     Example:
         >>> compressor = TPCDocumentCompressor(target_tokens=200)
@@ -64,34 +85,119 @@ class TPCDocumentCompressor(TPCSettings, BaseDocumentCompressor):
 
     def compress_documents(self, documents: Sequence[Document], query: str,
                            callbacks: Callbacks | None = None) -> Sequence[Document]:
-        """Compress ``documents`` for ``query`` (blank: prompt-agnostic).
+        """Compress ``documents`` for ``query`` (blank: ``task_description``, else prompt-agnostic).
 
         Args:
             documents: Retrieved documents; left unchanged.
-            query: The user's question; ``""`` lets the CTD describe the task instead.
-            callbacks: Accepted for the LangChain interface (the pipeline checks for this parameter); the
-                engine reports nothing through it.
+            query: The user's question; ``""`` lets TPC use ``task_description`` or read the task from the
+                documents instead.
+            callbacks: The run's callbacks (``ContextualCompressionRetriever`` passes its run's child manager,
+                or a list of handlers): each call emits one ``tpc_compression`` custom event to them.
 
         Returns:
-            New documents for those that kept at least one sentence, in input order.
+            New documents for those that kept at least one sentence, in input order (by score with
+            ``sort_by_score=True``), at most ``top_n``.
 
         Raises:
             TypeError: An item that is not a ``Document``, or a document whose ``page_content`` is not a str.
         """
+        documents, call = self._compress(documents, query)
+        _dispatch(call, callbacks)
+        return self._outputs(documents, call)
+
+    async def acompress_documents(self, documents: Sequence[Document], query: str,
+                                  callbacks: Callbacks | None = None) -> Sequence[Document]:
+        """:meth:`compress_documents` with the model work in a worker thread, so the event loop keeps running;
+        concurrent calls on one shared engine give the same results as sequential ones. The custom
+        event is dispatched on the event loop (async handlers, ``astream_events``)."""
+        documents, call = await run_in_executor(None, self._compress, documents, query)
+        await _adispatch(call, callbacks)
+        return self._outputs(documents, call)
+
+    def _compress(self, documents: Sequence[Document], query: str) -> tuple[list[Document], CallOutcome]:
         documents = list(documents)
         for position, doc in enumerate(documents):
             ensure_type(doc, Document, f"Document {position}",
                         "langchain Document; wrap text as Document(page_content=text)")
         texts = [ensure_text(doc.page_content, _describe(position, doc)) for position, doc in enumerate(documents)]
-        outcomes = compress_texts(self, texts, query)
-        return [_with_outcome(doc, outcome.text, outcome.metadata())
-                for doc, outcome in zip(documents, outcomes) if outcome.kept]
+        return documents, compress_call(self, texts, query)
 
-    async def acompress_documents(self, documents: Sequence[Document], query: str,
-                                  callbacks: Callbacks | None = None) -> Sequence[Document]:
-        """:meth:`compress_documents` in a worker thread, so the event loop keeps running; concurrent calls
-        on one shared engine give the same results as sequential ones."""
-        return await run_in_executor(None, self.compress_documents, documents, query, callbacks)
+    def _outputs(self, documents: list[Document], call: CallOutcome) -> list[Document]:
+        kept = [(doc, outcome) for doc, outcome in zip(documents, call.documents) if outcome.kept]
+        if self.sort_by_score:
+            kept.sort(key=lambda pair: _descending(pair[1].score))
+        return [_with_outcome(doc, outcome.text, outcome.metadata()) for doc, outcome in kept]
+
+
+class TPCDocumentTransformer(TPCIngestSettings, BaseDocumentTransformer):
+    """Index-time compression: each document is compressed once, before it is embedded and stored, so every
+    later prompt built from the store is smaller. No question is needed.
+
+    Behaviour:
+        * Each document is compressed on its own: ``rate`` keeps that fraction of its tokens (default 0.2),
+          ``target_tokens`` caps it. Sentences are scored against ``task_description`` when set (e.g. "Answer
+          customer questions about billing"), otherwise against the task TPC reads from the document itself
+          (prompt-agnostic: slower, the task descriptor may generate a description per document).
+        * Returns new ``Document`` objects in input order, one per input (nothing is dropped): same ``id``,
+          the compressed ``page_content`` (original sentences, verbatim, in order), a deep copy of the metadata
+          plus ``tpc_origin_tokens``, ``tpc_compressed_tokens``, ``tpc_task_description``, ``tpc_task_source``
+          and ``tpc_compression`` ("compressed", "unchanged", "kept_whole" or "empty"). Inputs are not modified.
+        * A document none of whose sentences fits its budget is kept whole (``"kept_whole"``, with a logged
+          warning): ingestion never loses text silently.
+
+    Example:
+        >>> transformer = TPCDocumentTransformer(rate=0.5, task_description="Answer questions about the report")
+        >>> store.add_documents(transformer.transform_documents(splitter.split_documents(docs)))
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", protected_namespaces=(),
+                              use_attribute_docstrings=True)
+
+    def transform_documents(self, documents: Sequence[Document], **kwargs: Any) -> Sequence[Document]:
+        """Compress each document for indexing.
+
+        Args:
+            documents: The documents to ingest; left unchanged.
+            **kwargs: Not used; present in LangChain's interface. Passing any raises ``TypeError``.
+
+        Returns:
+            One new document per input, in order.
+
+        Raises:
+            TypeError: A document whose ``page_content`` is not a str, or an unexpected keyword argument.
+        """
+        if kwargs:
+            raise TypeError(f"TPCDocumentTransformer.transform_documents got unexpected arguments {sorted(kwargs)}; "
+                            "set options as fields (rate, target_tokens, task_description, ...).")
+        documents = list(documents)
+        for position, doc in enumerate(documents):
+            ensure_type(doc, Document, f"Document {position}",
+                        "langchain Document; wrap text as Document(page_content=text)")
+        texts = [ensure_text(doc.page_content, _describe(position, doc)) for position, doc in enumerate(documents)]
+        return [_with_outcome(doc, outcome.text, outcome.metadata())
+                for doc, outcome in zip(documents, compress_each(self, texts))]
+
+    async def atransform_documents(self, documents: Sequence[Document], **kwargs: Any) -> Sequence[Document]:
+        """:meth:`transform_documents` in a worker thread, so the event loop keeps running."""
+        return await run_in_executor(None, self.transform_documents, documents, **kwargs)
+
+
+def _descending(score: float | None) -> float:
+    """Sort key: best score first, unscored last (``sort`` is stable, so ties keep input order)."""
+    return -score if score is not None else float("inf")
+
+
+def _dispatch(call: CallOutcome, callbacks: Callbacks | None) -> None:
+    """The call's ``tpc_compression`` event, to the given callbacks or, without them, to the enclosing run's."""
+    manager = get_callback_manager_for_config(ensure_config({"callbacks": callbacks} if callbacks else None))
+    if manager.handlers:  # the parent run's id when there is one, a new one for handlers passed directly
+        manager.on_custom_event(COMPRESSION_EVENT, call.event_data(), run_id=manager.parent_run_id)
+
+
+async def _adispatch(call: CallOutcome, callbacks: Callbacks | None) -> None:
+    manager = get_async_callback_manager_for_config(ensure_config({"callbacks": callbacks} if callbacks else None))
+    if manager.handlers:
+        await manager.on_custom_event(COMPRESSION_EVENT, call.event_data(), run_id=manager.parent_run_id)
 
 
 def _describe(position: int, document: Any) -> str:

@@ -6,6 +6,10 @@ Add it to an existing query engine in one line::
 
     query_engine = index.as_query_engine(node_postprocessors=[TPCNodePostprocessor(target_tokens=300)])
 
+At ingestion, :class:`TPCTransform` compresses each node once, after the node parser and before the embedding::
+
+    IngestionPipeline(transformations=[SentenceSplitter(), TPCTransform(rate=0.5), embed_model]).run(documents=docs)
+
 Needs ``pip install tpc-langchain[llamaindex]``.
 """
 
@@ -13,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+from collections.abc import Sequence
 from typing import Any, Optional
 
 try:
@@ -20,15 +25,25 @@ try:
     from llama_index.core.callbacks import CBEventType, EventPayload
     from llama_index.core.instrumentation.events.rerank import ReRankEndEvent, ReRankStartEvent
     from llama_index.core.postprocessor.types import BaseNodePostprocessor
-    from llama_index.core.schema import BaseNode, ImageNode, MetadataMode, Node, NodeWithScore, QueryBundle, TextNode
+    from llama_index.core.schema import (
+        BaseNode,
+        ImageNode,
+        MetadataMode,
+        Node,
+        NodeWithScore,
+        QueryBundle,
+        TextNode,
+        TransformComponent,
+    )
 except ImportError as error:  # pragma: no cover - exercised only without the extra
     raise ImportError("TPCNodePostprocessor needs llama-index-core: pip install 'tpc-langchain[llamaindex]'") from error
 
 from pydantic import ConfigDict
 
-from tpc_integrations._common import METADATA_KEYS, TPCSettings, compress_texts, copy_metadata, ensure_text, ensure_type
+from tpc_integrations._common import TPCSettings, compress_call, copy_metadata, ensure_text, ensure_type
+from tpc_integrations._ingest import TPCIngestSettings, compress_each
 
-__all__ = ["TPCNodePostprocessor"]
+__all__ = ["TPCNodePostprocessor", "TPCTransform"]
 
 dispatcher = instrument.get_dispatcher(__name__)
 
@@ -42,19 +57,26 @@ class TPCNodePostprocessor(TPCSettings, BaseNodePostprocessor):
           ``node_id``, relationships and metadata (deep-copied), compressed text (original sentences,
           verbatim, in order; read with ``MetadataMode.NONE`` so metadata is never compressed into the text)
           and ``score`` = the node's TPC relevance. The ``tpc_*`` metadata keys (score, origin/compressed
-          tokens, kept sentences, task description) are added and excluded from the LLM and embedding views,
-          so they never reach the prompt. The inputs are never modified.
-        * A text node that keeps no sentence (the budget went to better ones, or its text is empty) is dropped.
+          tokens, kept sentences, task description) and the rerankers' ``relevance_score`` are added and
+          excluded from the LLM and embedding views, so they never reach the prompt. The inputs are never
+          modified.
+        * A text node that keeps no sentence (the budget went to better ones, ``min_score`` removed them, or
+          its text is empty) is dropped.
         * Nodes that carry media (``ImageNode``, a ``Node`` with an image/audio/video resource) or are of
-          another kind pass through unchanged, keep their score and use none of the budget: TPC compresses text.
+          another kind pass through unchanged, keep their score and use none of the budget: TPC compresses text
+          (``top_n`` counts text nodes only).
         * An item that is not a ``NodeWithScore`` (a plain string) raises ``TypeError`` naming it; metadata
           values that cannot be deep-copied (a lock, a client) are shared by reference.
         * ``target_tokens`` / ``rate`` is a real budget over all text nodes of the call; a budget that covers
           everything returns the text unchanged and keeps the retrieval score (``tpc_relevance_score`` None).
-        * ``query_bundle=None`` (or a blank query) switches to prompt-agnostic mode: the CTD writes a task
-          description from the nodes and sentences are scored against it.
+        * After the budget, and only removing: ``min_score``, ``top_n`` and ``sort_by_score`` (nodes by score,
+          best first, instead of input order).
+        * ``query_bundle=None`` (or a blank query) uses ``task_description`` when set; otherwise it switches to
+          prompt-agnostic mode: TPC reads the task from the nodes (slower; logged once at INFO).
         * Emits ``ReRankStartEvent`` / ``ReRankEndEvent`` instrumentation events inside the postprocessor's
           span, and a ``RERANKING`` callback event, like LlamaIndex's own rerankers.
+        * Settings are checked at construction (device, model, splitter, peer field names such as
+          ``instruction_str`` or ``target_token``); ``load_on_init=True`` also loads the model there.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", protected_namespaces=(),
@@ -73,7 +95,7 @@ class TPCNodePostprocessor(TPCSettings, BaseNodePostprocessor):
         if not nodes:
             return []
         query = query_bundle.query_str if query_bundle is not None else None
-        dispatcher.event(ReRankStartEvent(query=query_bundle, nodes=nodes, top_n=len(nodes),
+        dispatcher.event(ReRankStartEvent(query=query_bundle, nodes=nodes, top_n=self.top_n or len(nodes),
                                           model_name=self.model_name_or_path))
         positions = [position for position, item in enumerate(nodes) if _is_text(item.node)]
         texts = [ensure_text(nodes[p].node.get_content(metadata_mode=MetadataMode.NONE),
@@ -81,9 +103,9 @@ class TPCNodePostprocessor(TPCSettings, BaseNodePostprocessor):
         with self.callback_manager.event(
             CBEventType.RERANKING,
             payload={EventPayload.NODES: nodes, EventPayload.MODEL_NAME: self.model_name_or_path,
-                     EventPayload.QUERY_STR: query, EventPayload.TOP_K: len(nodes)},
+                     EventPayload.QUERY_STR: query, EventPayload.TOP_K: self.top_n or len(nodes)},
         ) as event:
-            outcomes = dict(zip(positions, compress_texts(self, texts, query)))
+            outcomes = dict(zip(positions, compress_call(self, texts, query).documents))
             results = []
             for position, item in enumerate(nodes):
                 outcome = outcomes.get(position)
@@ -93,6 +115,8 @@ class TPCNodePostprocessor(TPCSettings, BaseNodePostprocessor):
                     score = outcome.score if outcome.score is not None else item.score
                     results.append(NodeWithScore(node=_copy_node(item.node, outcome.text, outcome.metadata()),
                                                  score=score))
+            if self.sort_by_score:  # stable: ties and unscored nodes keep their input order
+                results.sort(key=lambda item: -item.score if item.score is not None else float("inf"))
             event.on_end(payload={EventPayload.NODES: results})
         dispatcher.event(ReRankEndEvent(nodes=results))
         return results
@@ -101,6 +125,54 @@ class TPCNodePostprocessor(TPCSettings, BaseNodePostprocessor):
                                   query_bundle: Optional[QueryBundle] = None) -> list[NodeWithScore]:
         # A worker thread keeps the event loop free; the engine is thread-safe (see TPCCompressor).
         return await asyncio.to_thread(self._postprocess_nodes, nodes, query_bundle)
+
+
+class TPCTransform(TPCIngestSettings, TransformComponent):
+    """Index-time compression as a LlamaIndex ``TransformComponent``: put it in an ``IngestionPipeline`` after
+    the node parser and before the embedding model, and every node is stored (and embedded) compressed.
+
+    Behaviour:
+        * Each text node is compressed on its own: ``rate`` keeps that fraction of its tokens (default 0.2),
+          ``target_tokens`` caps it; sentences are scored against ``task_description`` when set, otherwise
+          against the task TPC reads from the node itself (prompt-agnostic: slower).
+        * Returns one new node per input, in order: same ``node_id``, relationships (SOURCE, PREVIOUS, NEXT...)
+          and metadata (deep-copied), the compressed text (read with ``MetadataMode.NONE``; original sentences,
+          verbatim, in order), and ``tpc_origin_tokens``, ``tpc_compressed_tokens``, ``tpc_task_description``,
+          ``tpc_task_source``, ``tpc_compression`` in the metadata, excluded from the LLM and embedding views. A
+          compressed node's stale ``embedding`` is cleared so the pipeline's embedding step recomputes it.
+        * Media nodes pass through unchanged; a node none of whose sentences fits its budget is kept whole
+          (``tpc_compression="kept_whole"``, logged): ingestion never loses text silently.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", protected_namespaces=(),
+                              use_attribute_docstrings=True)
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "TPCTransform"
+
+    def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> list[BaseNode]:
+        """Compress each text node for indexing (``kwargs``, e.g. ``show_progress``, are the pipeline's)."""
+        nodes = list(nodes)
+        positions = [position for position, node in enumerate(nodes) if _is_text(node)]
+        texts = [ensure_text(nodes[p].get_content(metadata_mode=MetadataMode.NONE),
+                             f"Node {p} (node_id={nodes[p].node_id!r})") for p in positions]
+        outcomes = dict(zip(positions, compress_each(self, texts)))
+        results: list[BaseNode] = []
+        for position, node in enumerate(nodes):
+            outcome = outcomes.get(position)
+            if outcome is None:
+                results.append(_copy_node(node))
+            else:
+                copied = _copy_node(node, outcome.text, outcome.metadata())
+                if outcome.changed:
+                    copied.embedding = None  # computed for the old text
+                results.append(copied)
+        return results
+
+    async def acall(self, nodes: Sequence[BaseNode], **kwargs: Any) -> list[BaseNode]:
+        """:meth:`__call__` in a worker thread, so the event loop keeps running."""
+        return await asyncio.to_thread(self.__call__, nodes, **kwargs)
 
 
 def _is_text(node: BaseNode) -> bool:
@@ -135,4 +207,5 @@ def _copy_node(node: BaseNode, text: str | None = None, tpc_metadata: dict[str, 
 
 
 def _excluding(keys: list[str], tpc_metadata: dict[str, Any] | None) -> list[str]:
-    return [*keys, *(key for key in METADATA_KEYS if key not in keys)] if tpc_metadata else list(keys)
+    """``keys`` plus the keys TPC adds, so its bookkeeping never reaches the LLM or the embedding."""
+    return [*keys, *(key for key in tpc_metadata if key not in keys)] if tpc_metadata else list(keys)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -13,8 +14,11 @@ pytestmark = pytest.mark.slow
 
 
 def _run_example(name: str, *args: str) -> str:
+    # The checkout under test comes first on the path (a script's own directory would otherwise shadow it with
+    # whatever copy of the package is installed).
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     result = subprocess.run([sys.executable, str(EXAMPLES / name), *args], cwd=REPO, capture_output=True, text=True,
-                            timeout=900)
+                            timeout=900, env=env)
     assert result.returncode == 0, result.stderr[-3000:]
     return result.stdout + result.stderr
 
@@ -55,3 +59,12 @@ def test_prompt_agnostic_example_with_llama_index():
     before, after = _sizes(output)
     assert after <= 200 < before
     assert any(line.startswith("Question:") for line in _kept_sentences(output))
+
+
+def test_index_time_compression_example_with_llama_index():
+    output = _run_example("index_time_compression.py", "--framework", "llamaindex", "--rate", "0.5")
+    before, after = (int(n) for n in re.search(r"index before: (\d+) tokens; index after: (\d+) tokens", output).groups())
+    assert after < before
+    assert "chunks ingested" in output
+    hits = _kept_sentences(output)
+    assert hits and all(re.match(r"\[\d+ -> \d+ tokens\] ", hit) for hit in hits)

@@ -136,7 +136,7 @@ def test_bad_input(compressor, short_texts):
         _nodes(short_texts), query_str=long_query)
     assert out and sum(n.node.metadata["tpc_compressed_tokens"] for n in out) <= 30
 
-    unloaded = TPCNodePostprocessor(model_name_or_path="/nonexistent/tpc-checkpoint")
+    unloaded = TPCNodePostprocessor()  # checked at construction, loaded on first use
     assert unloaded.postprocess_nodes([], query_str="q") == []
     assert asyncio.run(unloaded.apostprocess_nodes([], query_str="q")) == []
     assert unloaded._compressor is None

@@ -61,6 +61,7 @@ __all__ = [
     "FAMILIES",
     "FAMILIES_BY_KIND",
     "HELD_OUT_FAMILIES",
+    "PROBE_FAMILIES",
     "LONGBENCH_FAMILIES",
     "QA_FAMILIES",
     "Span",
@@ -343,6 +344,23 @@ _OTHER_FAMILIES = (
         "=== document.txt ===", "[Pasted text]", "Attachment: notes.txt")),
 )
 
+# Probe families: QA wrappers written after the request head's layout features were designed (those were
+# designed looking at the held-out families' failures), so they measure generalisation to formats nobody tuned
+# for. Never dealt into the data set; ``render`` fills them for evaluation only (``training.evaluate --family``).
+_PROBE_FAMILIES = (
+    _family("probe_yaml", _QA_KINDS, "task: {task} {style}\nquestion: {request}\ndocuments: |\n{context}\n",
+            request=_Q, task=_TASK, style=_STYLE),
+    _family("probe_inst", _QA_KINDS, "[INST] {task} {style}\n\n{context}\n\n{request} [/INST]", request=_Q,
+            task=_TASK, style=_STYLE),
+    _family("probe_html", _QA_KINDS, "<p><b>Question:</b> {request}</p>\n<div class=\"context\">\n{context}\n</div>\n"
+            "<p>{style}</p>", request=_Q, style=_STYLE),
+    _family("probe_brackets", _QA_KINDS, "[CONTEXT]\n{context}\n[/CONTEXT]\n[QUERY] {request}\n[RESPONSE]", request=_Q),
+    _family("probe_ticket", _QA_KINDS, "Support ticket #4821\nCustomer asks: {request}\n\nKnowledge base excerpts:\n"
+            "{context}\n\nDraft a short reply to the customer.", request=_Q),
+)
+PROBE_FAMILIES: tuple[str, ...] = tuple(t.name for t in _PROBE_FAMILIES)
+_RENDERABLE: Mapping[str, Template] = {t.name: t for t in (*_QA_FAMILIES, *_LONGBENCH_QA, *_PROBE_FAMILIES)}
+
 FAMILIES: Mapping[str, Template] = {t.name: t for t in (*_QA_FAMILIES, *_LONGBENCH_QA, *_OTHER_FAMILIES)}
 LONGBENCH_FAMILIES: tuple[str, ...] = (*(t.name for t in _LONGBENCH_QA), "lost_in_the_middle_kv",
                                        "longbench_gov_report", "longbench_multi_news", "longbench_trec",
@@ -371,7 +389,7 @@ def render(family: str, context: str, question: str | None, *, rng: random.Rando
     """Fill a QA family (any of :data:`QA_FAMILIES`) with a context and a question.
 
     Args:
-        family: A family name from :data:`QA_FAMILIES`.
+        family: A family name from :data:`QA_FAMILIES` or :data:`PROBE_FAMILIES` (evaluation only).
         context: Any text; inserted verbatim (braces are safe).
         question: The question, multiple-choice options included; inserted stripped of outer whitespace.
         rng: Picks the family's phrasing alternatives.
@@ -382,11 +400,11 @@ def render(family: str, context: str, question: str | None, *, rng: random.Rando
     Raises:
         ValueError: ``family`` is not a QA family, or ``question`` is empty.
     """
-    if family not in QA_FAMILIES:
-        raise ValueError(f"{family!r} is not a QA family; expected one of {QA_FAMILIES}")
+    if family not in QA_FAMILIES and family not in PROBE_FAMILIES:
+        raise ValueError(f"{family!r} is not a QA family; expected one of {QA_FAMILIES + PROBE_FAMILIES}")
     if question is None or not question.strip():
         raise ValueError("a QA family needs a non-empty question")
-    return FAMILIES[family].fill({"context": context, "question": question.strip()}, rng)
+    return _RENDERABLE[family].fill({"context": context, "question": question.strip()}, rng)
 
 
 # ------------------------------------------------------------------------------------------ the data set

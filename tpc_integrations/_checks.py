@@ -1,0 +1,97 @@
+"""Construction-time checks of the adapters' settings: cheap, and before any retrieval runs.
+
+Each check raises a ``ValueError`` (or ``TypeError``) that names the setting and says what to pass instead,
+so a wrong device or a misspelt model fails when the pipeline is built, not after the retriever has run.
+None of them loads model weights.
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import os
+from typing import Any
+
+import torch
+
+from tpc_core import TPCCompressor, TPCConfig
+from tpc_core.devices import resolve_device, resolve_dtype
+from tpc_core.loading import HubOptions, resolve_checkpoint_dir
+from tpc_core.registry import REGISTRY
+from tpc_core.segmentation import SPLITTER_NAMES
+
+__all__ = ["check_device", "check_dtype", "check_model", "check_model_kwargs", "check_splitter"]
+
+_LOADER_OPTIONS = ("token", "cache_dir", "local_files_only", "trust_remote_code", "load_ctd")
+
+
+def check_device(device: str | None) -> None:
+    """A device this machine has: ``None``/"auto", "cpu", "cuda[:n]" (with CUDA), "mps" (with MPS)."""
+    if device is None:
+        return
+    try:
+        resolved = resolve_device(device)
+    except RuntimeError as error:  # torch.device("gpu"): torch's own message lists every backend
+        raise ValueError(f"device={device!r} is not a device name; use 'cpu', 'cuda', 'cuda:1', 'mps' or None "
+                         "(best available).") from error
+    if resolved.type == "cuda" and resolved.index is not None and resolved.index >= torch.cuda.device_count():
+        raise ValueError(f"device={device!r}: this machine has {torch.cuda.device_count()} CUDA device(s).")
+    if resolved.type == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+        raise ValueError(f"device={device!r} was requested but Apple MPS is not available; use 'cpu' or None.")
+
+
+def check_dtype(dtype: str | None, device: str | None) -> None:
+    """A dtype name ``resolve_dtype`` knows ("fp32", "bf16", "fp16", ...), or None."""
+    resolve_dtype(dtype, resolve_device(device))
+
+
+def check_model_kwargs(model_kwargs: dict[str, Any]) -> None:
+    """Only :meth:`TPCCompressor.from_pretrained` options that the adapters do not set themselves."""
+    accepted = [name for name in inspect.signature(TPCCompressor.from_pretrained).parameters if name in _LOADER_OPTIONS]
+    own_fields = {"revision": "revision", "device": "device", "dtype": "dtype", "device_map": "device",
+                  "name_or_path": "model_name_or_path", "model_name": "model_name_or_path"}
+    for key in model_kwargs:
+        if key in accepted:
+            continue
+        close = difflib.get_close_matches(key, [*accepted, *own_fields], n=1, cutoff=0.6)
+        target = close[0] if close else None
+        if key in own_fields or target in own_fields:
+            hint = f"set the adapter's `{own_fields[key if key in own_fields else target]}` field instead"
+        else:
+            hint = f"accepted: {', '.join(accepted)}" + (f" (did you mean {target!r}?)" if target else "")
+        raise ValueError(f"model_kwargs[{key!r}] is not a TPCCompressor.from_pretrained option: {hint}.")
+
+
+def check_model(name_or_path: str, revision: str | None, model_kwargs: dict[str, Any]) -> None:
+    """The checkpoint exists and is a TPC checkpoint (its ``tpc_config.json`` parses); weights are not loaded.
+
+    Registered names and local directories are checked offline; a Hub repo id is resolved the way
+    ``from_pretrained`` resolves it (a snapshot of its config and small files, cached by ``huggingface_hub``).
+    """
+    options = HubOptions(revision=revision, token=model_kwargs.get("token"), cache_dir=model_kwargs.get("cache_dir"),
+                         local_files_only=bool(model_kwargs.get("local_files_only", False)),
+                         trust_remote_code=bool(model_kwargs.get("trust_remote_code", False)))
+    try:
+        TPCConfig.load(resolve_checkpoint_dir(name_or_path, options))
+    except (OSError, ValueError) as error:
+        raise ValueError(f"model_name_or_path={name_or_path!r} cannot be loaded: {error}"
+                         f"{_close(os.fspath(name_or_path), list(REGISTRY))}") from error
+
+
+def check_splitter(splitter: Any) -> None:
+    """A splitter name of :mod:`tpc_core.segmentation`, or an object with a ``spans(text)`` method."""
+    if splitter is None:
+        return
+    if isinstance(splitter, str):
+        if splitter not in SPLITTER_NAMES:
+            raise ValueError(f"splitter={splitter!r} is not a sentence splitter; use one of {SPLITTER_NAMES}"
+                             f"{_close(splitter, SPLITTER_NAMES)}, or an object with spans(text).")
+        return
+    if not callable(getattr(splitter, "spans", None)):
+        raise TypeError(f"splitter must be a name {SPLITTER_NAMES} or an object with a spans(text) method returning "
+                        f"(start, end) offsets, got {type(splitter).__name__}.")
+
+
+def _close(word: str, candidates: Any) -> str:
+    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""

@@ -1,0 +1,120 @@
+"""Index-time compression shared by the LangChain and LlamaIndex transformers (neither framework imported here).
+
+TPC needs no question, so a corpus can be compressed once, when it is ingested: every document (or chunk) is
+compressed on its own, with its own budget (``rate`` of its tokens, or at most ``target_tokens``), against a
+fixed ``task_description`` or, without one, the task TPC reads from the document itself (prompt-agnostic: a
+request the text states, else a description its task descriptor generates, the slow path).
+
+Ingestion never loses a document: one whose sentences are each larger than its budget (TPC never truncates a
+sentence) is kept whole, with ``tpc_compression="kept_whole"`` and a warning; a blank one passes through.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from pydantic import model_validator
+
+from tpc_integrations._common import COMPRESSED_TOKENS_KEY, ORIGIN_TOKENS_KEY, TASK_DESCRIPTION_KEY, TPCEngineSettings
+
+__all__ = ["INGEST_METADATA_KEYS", "IngestOutcome", "TPCIngestSettings", "compress_each"]
+
+logger = logging.getLogger("tpc_integrations")
+
+TASK_SOURCE_KEY = "tpc_task_source"
+STATUS_KEY = "tpc_compression"
+INGEST_METADATA_KEYS = (ORIGIN_TOKENS_KEY, COMPRESSED_TOKENS_KEY, TASK_DESCRIPTION_KEY, TASK_SOURCE_KEY, STATUS_KEY)
+
+
+class TPCIngestSettings(TPCEngineSettings):
+    """:class:`TPCEngineSettings` for index-time transformers: each document gets its own budget.
+
+    ``target_tokens`` caps each document; ``rate`` keeps that fraction of each document (default 0.2).
+    """
+
+    batch_size: int = 16
+    """Documents compressed together per model call (bounds memory)."""
+    show_progress: Optional[bool] = None
+    """Progress bar over batches: None shows it on a terminal for more than one batch."""
+
+    @model_validator(mode="after")
+    def _check_batch_size(self) -> TPCIngestSettings:
+        if isinstance(self.batch_size, bool) or self.batch_size < 1:
+            raise ValueError(f"batch_size must be a positive int, got {self.batch_size!r}.")
+        return self
+
+
+@dataclass(frozen=True)
+class IngestOutcome:
+    """What happened to one ingested document.
+
+    Attributes:
+        text: The text to index: the compressed text, or the original when nothing was removed, when it is
+            blank, or when it was kept whole.
+        origin_tokens: Tokens of the original text.
+        compressed_tokens: Tokens of ``text``.
+        task_description: What the document was compressed for (``None`` when no model ran).
+        task_source: "question" (the fixed ``task_description``), "extracted", "generated", "fallback",
+            "coverage", or ``None`` when no model ran.
+        status: "compressed", "unchanged" (the budget covered the document), "kept_whole" (no sentence fits
+            the budget) or "empty" (blank text).
+    """
+
+    text: str
+    origin_tokens: int
+    compressed_tokens: int
+    task_description: str | None
+    task_source: str | None
+    status: str
+
+    @property
+    def changed(self) -> bool:
+        """Whether ``text`` differs from the original."""
+        return self.status == "compressed"
+
+    def metadata(self) -> dict[str, Any]:
+        """The ``tpc_*`` keys the transformers add to each document's metadata."""
+        return {ORIGIN_TOKENS_KEY: self.origin_tokens, COMPRESSED_TOKENS_KEY: self.compressed_tokens,
+                TASK_DESCRIPTION_KEY: self.task_description, TASK_SOURCE_KEY: self.task_source,
+                STATUS_KEY: self.status}
+
+
+def compress_each(settings: TPCIngestSettings, texts: Sequence[str]) -> list[IngestOutcome]:
+    """Compress every text on its own (batched through the models); one outcome per text, in order.
+
+    Returns:
+        ``[]`` for no texts, without loading any model.
+    """
+    if not texts:
+        return []
+    question = settings._question(None)
+    compressor = settings.compressor
+    options: dict[str, Any] = {"splitter": settings.splitter} if settings.splitter is not None else {}
+    results = compressor.compress_batch(list(texts), question=question, target_tokens=settings.target_tokens,
+                                        rate=settings.rate, token_counter=settings._token_counter(),
+                                        force_keep_patterns=settings.force_keep_patterns,
+                                        keep_first_sentence=settings.keep_first_sentence,
+                                        batch_size=settings.batch_size, show_progress=settings.show_progress,
+                                        **options)
+    outcomes = []
+    for text, result in zip(texts, results):
+        if not text.strip():
+            outcomes.append(IngestOutcome(text, 0, 0, None, None, "empty"))
+        elif result.task_source is None or result.compressed_prompt == text:  # the budget covered it all
+            outcomes.append(IngestOutcome(text, result.origin_tokens, result.origin_tokens, result.task_description,
+                                          result.task_source, "unchanged"))
+        elif not result.compressed_prompt:
+            outcomes.append(IngestOutcome(text, result.origin_tokens, result.origin_tokens, result.task_description,
+                                          result.task_source, "kept_whole"))
+        else:
+            outcomes.append(IngestOutcome(result.compressed_prompt, result.origin_tokens, result.compressed_tokens,
+                                          result.task_description, result.task_source, "compressed"))
+    whole = sum(outcome.status == "kept_whole" for outcome in outcomes)
+    if whole:
+        logger.warning("%s kept %d of %d documents whole: each of their sentences is larger than the document's "
+                       "budget and TPC never truncates a sentence. Raise rate/target_tokens or split them into "
+                       "smaller chunks first.", type(settings).__name__, whole, len(outcomes))
+    return outcomes
