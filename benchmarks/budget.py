@@ -1,5 +1,9 @@
 """The one token counter, budget rule and sentence selection every method is held to.
 
+Selection and the budget arithmetic are the engine's own (``tpc_core.selection``), so baselines and TPC are
+held to exactly the rule the engine applies; only the benchmark's extra policy lives here (a budget is capped
+at the text's length and never zero for a non-empty text), plus :func:`join_spans`' uniform layout.
+
 All methods are measured with the MiniLM WordPiece tokenizer (no special tokens, no truncation). BERT's
 pre-tokenizer splits on whitespace and punctuation, so the count of sentences joined by whitespace equals
 the sum of their counts: a selection whose per-sentence counts fit the budget fits as joined text too.
@@ -7,9 +11,10 @@ the sum of their counts: a selection whose per-sentence counts fit the budget fi
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+
+from tpc_core.selection import resolve_budget, select_sentences
 
 __all__ = [
     "TokenCounter",
@@ -70,28 +75,26 @@ def budget_for(origin_tokens: int, *, rate: float | None = None, target_tokens: 
         return min(target_tokens, origin_tokens)
     if rate is None or not 0 < rate <= 1:
         raise ValueError(f"rate must be in (0, 1], got {rate}")
-    return min(origin_tokens, max(1 if origin_tokens else 0, math.floor(rate * origin_tokens)))
+    return min(origin_tokens, max(1 if origin_tokens else 0, resolve_budget(origin_tokens, rate=rate)))
 
 
 def select_under_budget(scores: Sequence[float], token_counts: Sequence[int], budget: int) -> list[int]:
     """Indices (ascending) of the best-scored sentences whose counts sum to at most ``budget``.
 
-    Greedy by descending score (ties: earlier sentence first); a sentence that no longer fits is skipped
-    and smaller, lower-scored ones may still be taken. Never exceeds the budget.
+    The engine's rule (:func:`tpc_core.selection.select_sentences`): greedy by descending score (ties: earlier
+    sentence first); a sentence that no longer fits is skipped and smaller, lower-scored ones may still be
+    taken. Never exceeds the budget.
     """
-    if len(scores) != len(token_counts):
-        raise ValueError("scores and token_counts differ in length")
-    order = sorted(range(len(scores)), key=lambda index: (-scores[index], index))
-    kept, used = [], 0
-    for index in order:
-        if used + token_counts[index] <= budget:
-            kept.append(index)
-            used += token_counts[index]
-    return sorted(kept)
+    return select_sentences(scores, token_counts, budget)
 
 
 def join_spans(text: str, spans: Sequence[tuple[int, int]], kept: Sequence[int]) -> str:
-    """Kept sentences in original order; a newline between two of them if the original gap had one."""
+    """Kept sentences in original order; a newline between two of them if the original gap had one.
+
+    Deliberately not the engine's ``tpc_core.selection.join_kept`` (which keeps each original gap verbatim):
+    the benchmark lays out every method's output alike, peers' included, so the reader sees the same shape.
+    Token counts are the same either way (WordPiece ignores whitespace).
+    """
     parts: list[str] = []
     previous_end: int | None = None
     for index in kept:

@@ -1,17 +1,18 @@
-"""One local MiniLM embedder, exposed to LlamaIndex and LangChain through their own base classes.
+"""One local MiniLM embedder (sentence-transformers, cached), exposed to LlamaIndex and LangChain.
 
 The official integration packages (``llama-index-embeddings-huggingface``, ``langchain-huggingface``) would
-load the same sentence-transformers model; subclassing the frameworks' base classes around one shared
-instance keeps them offline and guarantees the three MiniLM-based baselines see identical vectors.
+load the same sentence-transformers model; wrapping one shared instance in ``tpc_integrations.embeddings``'
+framework classes keeps them offline and guarantees the three MiniLM-based baselines see identical vectors.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any
 
 import numpy as np
+
+from tpc_integrations import embeddings as _shared_wrappers
 
 __all__ = ["MiniLMEmbedder", "shared_embedder", "llama_index_embedding", "langchain_embeddings"]
 
@@ -53,6 +54,10 @@ class MiniLMEmbedder:
             return np.zeros((0, 384), dtype=np.float32)
         return np.stack([self._cache[text] for text in texts])
 
+    def encode(self, texts: Sequence[str]) -> list[list[float]]:
+        """:meth:`embed` as lists: the ``tpc_integrations.embeddings.TextEncoder`` interface."""
+        return self.embed(list(texts)).tolist()
+
 
 @lru_cache(maxsize=2)
 def shared_embedder(persistent_cache: bool = True) -> MiniLMEmbedder:
@@ -60,49 +65,6 @@ def shared_embedder(persistent_cache: bool = True) -> MiniLMEmbedder:
     return MiniLMEmbedder(persistent_cache=persistent_cache)
 
 
-def llama_index_embedding(embedder: MiniLMEmbedder) -> Any:
-    """A ``llama_index.core.embeddings.BaseEmbedding`` backed by ``embedder``."""
-    from llama_index.core.base.embeddings.base import BaseEmbedding  # noqa: PLC0415
-    from pydantic import PrivateAttr  # noqa: PLC0415
-
-    class LocalMiniLMEmbedding(BaseEmbedding):
-        _embedder: Any = PrivateAttr()
-
-        def __init__(self, inner: MiniLMEmbedder) -> None:
-            super().__init__(model_name=inner.name, embed_batch_size=inner.batch_size)
-            self._embedder = inner
-
-        @classmethod
-        def class_name(cls) -> str:
-            return "LocalMiniLMEmbedding"
-
-        def _get_query_embedding(self, query: str) -> list[float]:
-            return self._embedder.embed([query])[0].tolist()
-
-        def _get_text_embedding(self, text: str) -> list[float]:
-            return self._embedder.embed([text])[0].tolist()
-
-        def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
-            return self._embedder.embed(texts).tolist()
-
-        async def _aget_query_embedding(self, query: str) -> list[float]:
-            return self._get_query_embedding(query)
-
-    return LocalMiniLMEmbedding(embedder)
-
-
-def langchain_embeddings(embedder: MiniLMEmbedder) -> Any:
-    """A ``langchain_core.embeddings.Embeddings`` backed by ``embedder``."""
-    from langchain_core.embeddings import Embeddings  # noqa: PLC0415
-
-    class LocalMiniLMEmbeddings(Embeddings):
-        def __init__(self, inner: MiniLMEmbedder) -> None:
-            self._embedder = inner
-
-        def embed_documents(self, texts: list[str]) -> list[list[float]]:
-            return self._embedder.embed(texts).tolist()
-
-        def embed_query(self, text: str) -> list[float]:
-            return self._embedder.embed([text])[0].tolist()
-
-    return LocalMiniLMEmbeddings(embedder)
+# The framework wrappers are tpc_integrations' own (one definition): they take any object with ``encode``.
+llama_index_embedding = _shared_wrappers.llama_index_embedding
+langchain_embeddings = _shared_wrappers.langchain_embeddings

@@ -10,16 +10,48 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-__all__ = ["CONFIG_NAME", "FORMAT_VERSION", "HUB_ID", "AgnosticConfig", "CSEConfig", "CTDConfig", "TPCConfig"]
+__all__ = ["CONFIG_NAME", "DEFAULT_HEAD_FRACTION", "FORMAT_VERSION", "HUB_ID", "AgnosticConfig", "CSEConfig", "CTDConfig",
+           "TPCConfig", "check_field_types"]
 
 CONFIG_NAME = "tpc_config.json"
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 FORMAT_VERSION = 1
+# Share of a long prompt's CTD input taken from its head (instructions and questions sit at either end).
+DEFAULT_HEAD_FRACTION = 0.25
 _T = TypeVar("_T")
+_UnionType = type(int | None)
+
+
+_KINDS: dict[Any, tuple[str, tuple[type, ...]]] = {
+    int: ("an int", (int,)), float: ("a number", (int, float)), bool: ("a bool", (bool,)), str: ("a str", (str,)),
+}
+
+
+def check_field_types(instance: Any, section: str) -> None:
+    """Raise a ``ValueError`` naming ``section.key`` for a value of the wrong JSON type (e.g. ``"512"`` for 512).
+
+    Only scalar fields are checked (int, float, bool, str, each optionally ``None``); a bool is not a number.
+    """
+    hints = typing.get_type_hints(type(instance))
+    for item in dataclasses.fields(instance):
+        hint = hints[item.name]
+        options = set(typing.get_args(hint)) if typing.get_origin(hint) in (typing.Union, _UnionType) else {hint}
+        nullable = type(None) in options
+        scalar = [option for option in options if option in _KINDS]
+        if len(scalar) != 1:
+            continue
+        label, accepted = _KINDS[scalar[0]]
+        value = getattr(instance, item.name)
+        if value is None and nullable:
+            continue
+        if not isinstance(value, accepted) or (scalar[0] is not bool and isinstance(value, bool)):
+            raise ValueError(f"{section}.{item.name} must be {label}{' or null' if nullable else ''}, got "
+                             f"{type(value).__name__} {value!r}.")
 
 
 def _from_dict(cls: type[_T], data: dict[str, Any], where: str) -> _T:
@@ -82,6 +114,7 @@ class CSEConfig:
     batch_size: int = 8
 
     def __post_init__(self) -> None:
+        check_field_types(self, "cse")
         if self.architecture not in {"auto", "encoder", "decoder"}:
             raise ValueError(f"cse.architecture must be 'auto', 'encoder' or 'decoder', got {self.architecture!r}.")
         if self.pooling not in {"marker", "mean", "cpc"}:
@@ -151,12 +184,13 @@ class CTDConfig:
     )
     response_prefix: str = "The prompt asks:"
     max_input_tokens: int = 1024
-    head_fraction: float = 0.25
+    head_fraction: float = DEFAULT_HEAD_FRACTION
     max_new_tokens: int = 48
     do_sample: bool = False
     batch_size: int = 4
 
     def __post_init__(self) -> None:
+        check_field_types(self, "ctd")
         if self.max_input_tokens < 32:
             raise ValueError(f"ctd.max_input_tokens must be >= 32, got {self.max_input_tokens}.")
         if not 0.0 <= self.head_fraction <= 1.0:
@@ -195,6 +229,7 @@ class AgnosticConfig:
     fallback_description: str = "Summarise the main points of the text."
 
     def __post_init__(self) -> None:
+        check_field_types(self, "agnostic")
         if not isinstance(self.fallback_description, str) or not self.fallback_description.strip():
             raise ValueError("agnostic.fallback_description must be a non-empty string.")
         if not 0.0 < self.request_threshold <= 1.0:
@@ -236,12 +271,17 @@ class TPCConfig:
     format_version: int = FORMAT_VERSION
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        check_field_types(self, "tpc_config")
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TPCConfig:
         """Build and validate a config from a parsed ``tpc_config.json``."""
         if not isinstance(data, dict) or "cse" not in data:
             raise ValueError(f"{CONFIG_NAME} must be an object with at least a 'cse' section.")
         version = data.get("format_version", FORMAT_VERSION)
+        if isinstance(version, bool) or not isinstance(version, int):
+            raise ValueError(f"tpc_config.format_version must be an int, got {type(version).__name__} {version!r}.")
         if version > FORMAT_VERSION:
             raise ValueError(f"{CONFIG_NAME} has format_version {version}; this tpc-langchain reads up to "
                              f"{FORMAT_VERSION}. Upgrade: pip install -U tpc-langchain.")

@@ -11,17 +11,34 @@ get bidirectional attention (LLM2Vec) through a 4-D attention mask; encoder base
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 import torch.nn.functional as F
 
 from tpc_core.config import CSEConfig
 
-__all__ = ["ContextSentenceEncoder", "Window", "plan_windows", "bidirectional_mask", "special_token_frame"]
+__all__ = ["ContextSentenceEncoder", "Slot", "Window", "bidirectional_mask", "pad_batch", "plan_windows",
+           "pool_question", "pool_sentence", "special_token_frame"]
+
+
+class Slot(NamedTuple):
+    """Where one sentence sits in a window (token positions within ``Window.input_ids``).
+
+    Attributes:
+        sentence: Index of the sentence in its context.
+        start: Its first token.
+        end: Its end token (exclusive; the marker excluded).
+        marker: Position of its ``<end_of_sent>`` marker, or -1 without markers.
+    """
+
+    sentence: int
+    start: int
+    end: int
+    marker: int
+
 
 @dataclass(frozen=True)
 class Window:
@@ -29,12 +46,34 @@ class Window:
 
     Attributes:
         input_ids: Token ids, special tokens included.
-        slots: For each sentence in the window: (sentence index, first token, end token, marker position
-            or -1). Token positions are within ``input_ids``; the end excludes the marker.
+        slots: The sentences in the window, in order.
     """
 
     input_ids: list[int]
-    slots: list[tuple[int, int, int, int]]
+    slots: list[Slot]
+
+
+def pad_batch(batch: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Right-padded ``(input_ids, attention_mask)`` of a batch of id lists (CPU tensors, ``long``)."""
+    width = max(len(ids) for ids in batch)
+    input_ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
+    attention = torch.zeros((len(batch), width), dtype=torch.long)
+    for row, ids in enumerate(batch):
+        input_ids[row, : len(ids)] = torch.tensor(list(ids), dtype=torch.long)
+        attention[row, : len(ids)] = 1
+    return input_ids, attention
+
+
+def pool_sentence(hidden: torch.Tensor, start: int, end: int, marker: int, pooling: str) -> torch.Tensor:
+    """A sentence's vector from one window's hidden states ``(L, d)``: its marker's state, or the mean of its
+    own tokens (``pooling="mean"``)."""
+    return hidden[marker] if pooling == "marker" else hidden[start: max(end, start + 1)].mean(dim=0)
+
+
+def pool_question(hidden: torch.Tensor, length: int, suffix_length: int, pooling: str) -> torch.Tensor:
+    """A question window's vector from its hidden states ``(L, d)``: the ``<end_of_question>`` state (just
+    before the frame suffix), or the mean over its ``length`` real tokens."""
+    return hidden[length - suffix_length - 1] if pooling == "marker" else hidden[:length].mean(dim=0)
 
 
 def plan_windows(sentence_ids: Sequence[Sequence[int]], *, max_window_tokens: int, overlap_tokens: int,
@@ -81,7 +120,7 @@ def plan_windows(sentence_ids: Sequence[Sequence[int]], *, max_window_tokens: in
             token_start = len(ids)
             ids.extend(pieces[index])
             marker_pos = len(ids) - 1 if marker else -1
-            slots.append((index, token_start, len(ids) - len(marker), marker_pos))
+            slots.append(Slot(index, token_start, len(ids) - len(marker), marker_pos))
         ids.extend(suffix)
         windows.append(Window(ids, slots))
         for index, token_start, token_end, _ in slots:
@@ -135,7 +174,6 @@ class ContextSentenceEncoder:
         self._backend = backend.__class__.from_str(backend.to_str())
         self._backend.no_truncation()
         self._backend.no_padding()
-        self.forward_seconds = 0.0  # time spent inside model forward passes (for overhead measurements)
 
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
         """Token ids of each text, without special tokens or truncation."""
@@ -144,21 +182,13 @@ class ContextSentenceEncoder:
         return [encoding.ids for encoding in self._backend.encode_batch(list(texts), add_special_tokens=False)]
 
     def _forward(self, batch: list[list[int]]) -> torch.Tensor:
-        width = max(len(ids) for ids in batch)
-        pad_id = self.tokenizer.pad_token_id or 0
-        input_ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
-        attention = torch.zeros((len(batch), width), dtype=torch.long)
-        for row, ids in enumerate(batch):
-            input_ids[row, : len(ids)] = torch.tensor(ids, dtype=torch.long)
-            attention[row, : len(ids)] = 1
+        input_ids, attention = pad_batch(batch, self.tokenizer.pad_token_id or 0)
         input_ids, attention = input_ids.to(self.device), attention.to(self.device)
         mask: torch.Tensor = attention
         if self.architecture == "decoder":
             mask = bidirectional_mask(attention, self.model.dtype)
-        started = time.perf_counter()
         with torch.inference_mode():
             hidden = self.model(input_ids=input_ids, attention_mask=mask).last_hidden_state
-        self.forward_seconds += time.perf_counter() - started
         return hidden.float()
 
     def question_inputs(self, questions: Sequence[str]) -> list[list[int]]:
@@ -200,10 +230,7 @@ class ContextSentenceEncoder:
             batch = [ids for _, ids in flat[first: first + self.config.batch_size]]
             hidden = self._forward(batch)
             for row, ids in enumerate(batch):
-                if self.config.pooling == "marker":
-                    pooled.append(hidden[row, len(ids) - len(self.suffix) - 1])
-                else:
-                    pooled.append(hidden[row, : len(ids)].mean(dim=0))
+                pooled.append(pool_question(hidden[row], len(ids), len(self.suffix), self.config.pooling))
         embeddings = []
         position = 0
         for question in windows:
@@ -228,7 +255,7 @@ class ContextSentenceEncoder:
                                           overlap_tokens=self.config.window_overlap_tokens, prefix=self.prefix,
                                           suffix=self.suffix, marker_id=self.sentence_marker)
             for window_index, window in enumerate(windows):
-                wanted = [slot[0] for slot in window.slots if owner[slot[0]] == window_index]
+                wanted = [slot.sentence for slot in window.slots if owner[slot.sentence] == window_index]
                 if wanted:
                     jobs.append((context_index, window, wanted))
         size = self.model.config.hidden_size
@@ -240,12 +267,8 @@ class ContextSentenceEncoder:
             hidden = self._forward([window.input_ids for _, window, _ in batch])
             for row, (context_index, window, wanted) in enumerate(batch):
                 wanted_set = set(wanted)
-                for index, token_start, token_end, marker_pos in window.slots:
-                    if index not in wanted_set:
-                        continue
-                    if self.config.pooling == "marker":
-                        vector = hidden[row, marker_pos]
-                    else:
-                        vector = hidden[row, token_start: max(token_end, token_start + 1)].mean(dim=0)
-                    outputs[context_index][index] = vector.cpu()
+                for slot in window.slots:
+                    if slot.sentence in wanted_set:
+                        outputs[context_index][slot.sentence] = pool_sentence(
+                            hidden[row], slot.start, slot.end, slot.marker, self.config.pooling).cpu()
         return [F.normalize(matrix, dim=-1) if len(matrix) else matrix for matrix in outputs]

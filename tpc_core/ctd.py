@@ -8,17 +8,30 @@ the task while the middle is mostly context.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import Any
 
 import torch
 
-from tpc_core.config import CTDConfig
+from tpc_core.config import DEFAULT_HEAD_FRACTION, CTDConfig
 
-__all__ = ["TaskDescriptor", "bound_prompt"]
+__all__ = ["DEFAULT_HEAD_FRACTION", "ELISION", "REPETITION_PENALTY", "TaskDescriptor", "bound_prompt",
+           "build_chat_text", "finish_description", "generation_options"]
 
 ELISION = "\n[...]\n"
+# Small instruct LMs loop on a phrase of the prompt without it; training's sampling uses the same value.
+REPETITION_PENALTY = 1.15
+
+
+def generation_options(config: CTDConfig, pad_token_id: int | None, *,
+                       max_new_tokens: int | None = None) -> dict[str, Any]:
+    """``generate`` keyword arguments of the CTD: the config's length and sampling, the shared penalty."""
+    options: dict[str, Any] = {"max_new_tokens": max_new_tokens or config.max_new_tokens,
+                               "do_sample": config.do_sample, "pad_token_id": pad_token_id,
+                               "repetition_penalty": REPETITION_PENALTY}
+    if not config.do_sample:
+        options.update(temperature=None, top_p=None, top_k=None)
+    return options
 
 
 def bound_prompt(prompt: str, tokenizer: Any, max_input_tokens: int, head_fraction: float) -> str:
@@ -49,7 +62,6 @@ class TaskDescriptor:
         self.tokenizer = tokenizer
         self.config = config
         self.device = device
-        self.forward_seconds = 0.0
 
     def build_chat_inputs(self, prompt: str) -> str:
         """The exact text the LM sees for ``prompt``; ``training/`` appends the target to this."""
@@ -66,14 +78,9 @@ class TaskDescriptor:
 
     def _generate(self, texts: list[str], max_new_tokens: int) -> list[str]:
         inputs = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
-        options: dict[str, Any] = {"max_new_tokens": max_new_tokens, "do_sample": self.config.do_sample,
-                                   "pad_token_id": self.tokenizer.pad_token_id, "repetition_penalty": 1.15}
-        if not self.config.do_sample:
-            options.update(temperature=None, top_p=None, top_k=None)
-        started = time.perf_counter()
+        options = generation_options(self.config, self.tokenizer.pad_token_id, max_new_tokens=max_new_tokens)
         with torch.inference_mode():
             output = self.model.generate(**inputs, **options)
-        self.forward_seconds += time.perf_counter() - started
         new_tokens = output[:, inputs["input_ids"].shape[1]:]
         return [finish_description(self.config.response_prefix, text)
                 for text in self.tokenizer.batch_decode(new_tokens, skip_special_tokens=True)]

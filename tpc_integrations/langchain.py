@@ -17,7 +17,6 @@ Needs ``pip install tpc-langchain[langchain]``.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -35,7 +34,7 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
 
 from pydantic import ConfigDict
 
-from tpc_integrations._common import CallOutcome, TPCSettings, compress_call, ensure_text
+from tpc_integrations._common import CallOutcome, TPCSettings, compress_call, copy_metadata, ensure_text, ensure_type
 from tpc_integrations._ingest import TPCIngestSettings, compress_each
 
 __all__ = ["COMPRESSION_EVENT", "TPCDocumentCompressor", "TPCDocumentTransformer"]
@@ -67,8 +66,11 @@ class TPCDocumentCompressor(TPCSettings, BaseDocumentCompressor):
           writes, reported in ``tpc_task_description``); slower, logged once at INFO.
         * Each call emits a ``tpc_compression`` custom event (token counts, task description) to the run's
           LangChain callbacks; it shows in ``astream_events`` as ``on_custom_event``.
-        * A non-str ``page_content`` raises ``TypeError`` naming the document; an empty list returns ``[]``
-          without loading the model. Duplicate ids are fine: documents are matched by position.
+        * A non-str ``page_content``, or an item that is not a ``Document`` (a plain string), raises
+          ``TypeError`` naming the item; an empty list returns ``[]`` without loading the model. Duplicate ids
+          are fine: documents are matched by position.
+        * Metadata values that cannot be deep-copied (a lock, a client) are shared by reference; everything
+          else is copied.
         * Settings are checked at construction (device, model, splitter, peer field names such as LLMLingua's
           ``target_token``); ``load_on_init=True`` also loads the model there. Copyable and picklable.
 
@@ -97,7 +99,7 @@ class TPCDocumentCompressor(TPCSettings, BaseDocumentCompressor):
             ``sort_by_score=True``), at most ``top_n``.
 
         Raises:
-            TypeError: A document whose ``page_content`` is not a str.
+            TypeError: An item that is not a ``Document``, or a document whose ``page_content`` is not a str.
         """
         documents, call = self._compress(documents, query)
         _dispatch(call, callbacks)
@@ -106,7 +108,7 @@ class TPCDocumentCompressor(TPCSettings, BaseDocumentCompressor):
     async def acompress_documents(self, documents: Sequence[Document], query: str,
                                   callbacks: Callbacks | None = None) -> Sequence[Document]:
         """:meth:`compress_documents` with the model work in a worker thread, so the event loop keeps running;
-        concurrent calls are serialised per engine and give the same results as sequential ones. The custom
+        concurrent calls on one shared engine give the same results as sequential ones. The custom
         event is dispatched on the event loop (async handlers, ``astream_events``)."""
         documents, call = await run_in_executor(None, self._compress, documents, query)
         await _adispatch(call, callbacks)
@@ -114,6 +116,9 @@ class TPCDocumentCompressor(TPCSettings, BaseDocumentCompressor):
 
     def _compress(self, documents: Sequence[Document], query: str) -> tuple[list[Document], CallOutcome]:
         documents = list(documents)
+        for position, doc in enumerate(documents):
+            ensure_type(doc, Document, f"Document {position}",
+                        "langchain Document; wrap text as Document(page_content=text)")
         texts = [ensure_text(doc.page_content, _describe(position, doc)) for position, doc in enumerate(documents)]
         return documents, compress_call(self, texts, query)
 
@@ -165,6 +170,9 @@ class TPCDocumentTransformer(TPCIngestSettings, BaseDocumentTransformer):
             raise TypeError(f"TPCDocumentTransformer.transform_documents got unexpected arguments {sorted(kwargs)}; "
                             "set options as fields (rate, target_tokens, task_description, ...).")
         documents = list(documents)
+        for position, doc in enumerate(documents):
+            ensure_type(doc, Document, f"Document {position}",
+                        "langchain Document; wrap text as Document(page_content=text)")
         texts = [ensure_text(doc.page_content, _describe(position, doc)) for position, doc in enumerate(documents)]
         return [_with_outcome(doc, outcome.text, outcome.metadata())
                 for doc, outcome in zip(documents, compress_each(self, texts))]
@@ -201,4 +209,4 @@ def _with_outcome(document: Document, text: str, tpc_metadata: dict[str, Any]) -
     # model_copy keeps the class (Document subclasses), id and every other field; metadata is deep-copied so
     # later changes to either side never leak into the other.
     return document.model_copy(update={"page_content": text,
-                                       "metadata": {**copy.deepcopy(document.metadata), **tpc_metadata}})
+                                       "metadata": {**copy_metadata(document.metadata), **tpc_metadata}})

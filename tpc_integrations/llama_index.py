@@ -40,7 +40,7 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
 
 from pydantic import ConfigDict
 
-from tpc_integrations._common import TPCSettings, compress_call, ensure_text
+from tpc_integrations._common import TPCSettings, compress_call, copy_metadata, ensure_text, ensure_type
 from tpc_integrations._ingest import TPCIngestSettings, compress_each
 
 __all__ = ["TPCNodePostprocessor", "TPCTransform"]
@@ -65,6 +65,8 @@ class TPCNodePostprocessor(TPCSettings, BaseNodePostprocessor):
         * Nodes that carry media (``ImageNode``, a ``Node`` with an image/audio/video resource) or are of
           another kind pass through unchanged, keep their score and use none of the budget: TPC compresses text
           (``top_n`` counts text nodes only).
+        * An item that is not a ``NodeWithScore`` (a plain string) raises ``TypeError`` naming it; metadata
+          values that cannot be deep-copied (a lock, a client) are shared by reference.
         * ``target_tokens`` / ``rate`` is a real budget over all text nodes of the call; a budget that covers
           everything returns the text unchanged and keeps the retrieval score (``tpc_relevance_score`` None).
         * After the budget, and only removing: ``min_score``, ``top_n`` and ``sort_by_score`` (nodes by score,
@@ -87,6 +89,9 @@ class TPCNodePostprocessor(TPCSettings, BaseNodePostprocessor):
     def _postprocess_nodes(self, nodes: list[NodeWithScore],
                            query_bundle: Optional[QueryBundle] = None) -> list[NodeWithScore]:
         nodes = list(nodes)
+        for position, item in enumerate(nodes):
+            ensure_type(item, NodeWithScore, f"Node {position}",
+                        "llama_index NodeWithScore; wrap text as NodeWithScore(node=TextNode(text=text))")
         if not nodes:
             return []
         query = query_bundle.query_str if query_bundle is not None else None
@@ -118,7 +123,7 @@ class TPCNodePostprocessor(TPCSettings, BaseNodePostprocessor):
 
     async def _apostprocess_nodes(self, nodes: list[NodeWithScore],
                                   query_bundle: Optional[QueryBundle] = None) -> list[NodeWithScore]:
-        # A worker thread keeps the event loop free; the engine lock in _common serialises model calls.
+        # A worker thread keeps the event loop free; the engine is thread-safe (see TPCCompressor).
         return await asyncio.to_thread(self._postprocess_nodes, nodes, query_bundle)
 
 
@@ -185,7 +190,7 @@ def _copy_node(node: BaseNode, text: str | None = None, tpc_metadata: dict[str, 
     # A shallow model_copy keeps the class and every field (IndexNode.obj may be an engine: never deep-copied);
     # the mutable containers are copied explicitly.
     update: dict[str, Any] = {
-        "metadata": {**copy.deepcopy(node.metadata), **(tpc_metadata or {})},
+        "metadata": {**copy_metadata(node.metadata), **(tpc_metadata or {})},
         "relationships": copy.deepcopy(node.relationships),
         "excluded_llm_metadata_keys": _excluding(node.excluded_llm_metadata_keys, tpc_metadata),
         "excluded_embed_metadata_keys": _excluding(node.excluded_embed_metadata_keys, tpc_metadata),

@@ -257,8 +257,8 @@ def build_example(record: dict[str, Any], encoder: Any, config: CSETrainConfig, 
     slots = []
     for sentence in [positive, *negatives]:
         window = windows[owner[sentence]]
-        slot = next(s for s in window.slots if s[0] == sentence)
-        slots.append((local[owner[sentence]], slot[1], slot[2], slot[3]))
+        slot = next(s for s in window.slots if s.sentence == sentence)
+        slots.append((local[owner[sentence]], slot.start, slot.end, slot.marker))
     return CSEExample(encoder.question_inputs([record["question"]])[0], [windows[w].input_ids for w in chosen], slots)
 
 
@@ -299,24 +299,26 @@ def _build_module(backbone: Any, marker_ids: list[int], architecture: str, train
 
 
 def _pad(batch: Sequence[Sequence[int]], pad_id: int, device: Any) -> tuple[Any, Any]:
-    import torch
+    """The engine's padding (``tpc_core.cse.pad_batch``), moved to the training device."""
+    from tpc_core.cse import pad_batch
 
-    width = max(len(ids) for ids in batch)
-    input_ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
-    attention = torch.zeros((len(batch), width), dtype=torch.long)
-    for row, ids in enumerate(batch):
-        input_ids[row, : len(ids)] = torch.tensor(ids, dtype=torch.long)
-        attention[row, : len(ids)] = 1
+    input_ids, attention = pad_batch(batch, pad_id)
     return input_ids.to(device), attention.to(device)
 
 
 def _pool_slot(hidden: Any, row: int, slot: tuple[int, int, int, int], pooling: str) -> Any:
-    _, start, end, marker_pos = slot
-    return hidden[row, marker_pos] if pooling == "marker" else hidden[row, start: max(end, start + 1)].mean(dim=0)
+    """The engine's sentence pooling (``tpc_core.cse.pool_sentence``) for a ``(window, start, end, marker)`` slot."""
+    from tpc_core.cse import pool_sentence
+
+    _, start, end, marker = slot
+    return pool_sentence(hidden[row], start, end, marker, pooling)
 
 
 def _pool_question(hidden: Any, row: int, length: int, suffix_len: int, pooling: str) -> Any:
-    return hidden[row, length - suffix_len - 1] if pooling == "marker" else hidden[row, :length].mean(dim=0)
+    """The engine's question pooling (``tpc_core.cse.pool_question``)."""
+    from tpc_core.cse import pool_question
+
+    return pool_question(hidden[row], length, suffix_len, pooling)
 
 
 class CSELoss:
@@ -430,7 +432,7 @@ def train_cse(config: CSETrainConfig) -> Path:
         logger.info("CSE: %d records held out for validation (%s/validation_ids.json)", len(held_out), output)
     accelerator = Accelerator(mixed_precision=config.train.mixed_precision)
     torch.manual_seed(config.train.seed)
-    options = HubOptions(local_files_only=config.local_files_only)
+    options = HubOptions(local_files_only=config.local_files_only, confine_paths=False)  # the user's own config
     dtype = weights_dtype(config.train) if config.lora.enabled else torch.float32
     backbone, tokenizer, architecture = load_cse_parts(config.cse, Path.cwd(), options, accelerator.device, dtype)
     encoder = ContextSentenceEncoder(backbone, tokenizer, config.cse, architecture, accelerator.device)

@@ -134,9 +134,9 @@ class ReferenceScorer:
         self.model, self.tokenizer, self.max_input_tokens, self.device = model, tokenizer, max_input_tokens, device
 
     def _chat(self, prompt: str) -> list[int]:
-        from tpc_core.ctd import bound_prompt
+        from tpc_core.ctd import DEFAULT_HEAD_FRACTION, bound_prompt
 
-        bounded = bound_prompt(prompt, self.tokenizer, self.max_input_tokens, 0.25)
+        bounded = bound_prompt(prompt, self.tokenizer, self.max_input_tokens, DEFAULT_HEAD_FRACTION)
         if getattr(self.tokenizer, "chat_template", None):
             text = self.tokenizer.apply_chat_template([{"role": "user", "content": bounded}], tokenize=False,
                                                       add_generation_prompt=True)
@@ -172,7 +172,7 @@ class ReferenceScorer:
 def _sample_candidates(model: Any, descriptor: Any, prompt: str, config: CTDRLConfig) -> list[str]:
     import torch
 
-    from tpc_core.ctd import finish_description
+    from tpc_core.ctd import REPETITION_PENALTY, finish_description
 
     tokenizer = descriptor.tokenizer
     inputs = tokenizer([descriptor.build_chat_inputs(prompt)], return_tensors="pt", add_special_tokens=False)
@@ -180,7 +180,8 @@ def _sample_candidates(model: Any, descriptor: Any, prompt: str, config: CTDRLCo
     with torch.inference_mode():
         output = model.generate(**inputs, do_sample=True, temperature=config.temperature, top_p=config.top_p,
                                 num_return_sequences=config.candidates, pad_token_id=tokenizer.pad_token_id,
-                                max_new_tokens=descriptor.config.max_new_tokens, repetition_penalty=1.15)
+                                max_new_tokens=descriptor.config.max_new_tokens,
+                                repetition_penalty=REPETITION_PENALTY)
     texts = tokenizer.batch_decode(output[:, inputs["input_ids"].shape[1]:], skip_special_tokens=True)
     return [finish_description(descriptor.config.response_prefix, text) for text in texts]
 
@@ -218,7 +219,7 @@ def train_ctd_rl(config: CTDRLConfig) -> Path:
                                         dtype=weights_dtype(config.train), local_files_only=config.local_files_only)
     reference = _reference(config, model, descriptor, accelerator.device)
     compressor = TPCCompressor.from_pretrained(config.cse_checkpoint, device=str(accelerator.device),
-                                               local_files_only=config.local_files_only)
+                                               local_files_only=config.local_files_only, trust_config_paths=True)
     rng = random.Random(config.train.seed)
     responses: dict[str, list[int]] = {}
     validation: dict[str, Any] = {}
@@ -383,7 +384,10 @@ def _reference(config: CTDRLConfig, policy: Any, descriptor: Any, device: Any) -
 
     from tpc_core.loading import resolve_base
 
-    source = resolve_base(config.reference_model, Path.cwd())
+    # A training config is the user's own: a local directory anywhere is fine here (checkpoints stay confined).
+    local = Path(config.reference_model).expanduser()
+    source = str(local) if local.is_dir() else resolve_base(config.reference_model, Path.cwd(),
+                                                            "ctd_rl.reference_model")
     tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=config.local_files_only)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token

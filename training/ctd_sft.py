@@ -154,8 +154,8 @@ def load_policy(ctd: CTDConfig, checkpoint_dir: Path, lora: LoraSettings, device
     from tpc_core.loading import HubOptions, load_ctd_parts
 
     base = replace(ctd, adapter_dir=None)
-    model, tokenizer = load_ctd_parts(base, checkpoint_dir, HubOptions(local_files_only=local_files_only), device,
-                                      dtype or torch.float32)
+    model, tokenizer = load_ctd_parts(base, checkpoint_dir, HubOptions(local_files_only=local_files_only, confine_paths=False),
+                                      device, dtype or torch.float32)
     if ctd.adapter_dir:
         from peft import PeftModel
 

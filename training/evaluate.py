@@ -122,7 +122,7 @@ def evaluate_checkpoints(checkpoints: dict[str, str], *, baselines: Sequence[str
     runs: list[tuple[str, str, Any, str]] = [(name, AWARE, build_method(name, counter), "longbench")
                                              for name in baselines]
     for label, checkpoint in checkpoints.items():
-        compressor = TPCCompressor.from_pretrained(checkpoint, device="cpu")
+        compressor = TPCCompressor.from_pretrained(checkpoint, device="cpu", trust_config_paths=True)
         for setting in settings:
             aware = setting == "aware"
             runs.append((label, AWARE if aware else AGNOSTIC, _tpc_method(counter, compressor, label, aware),

@@ -167,7 +167,7 @@ def verify_checkpoint(directory: Path, *, with_ctd: bool) -> None:
     """Load with tpc_core and compress a sample; raise if the result is not a proper compression."""
     from tpc_core import TPCCompressor
 
-    compressor = TPCCompressor.from_pretrained(str(directory), device="cpu")
+    compressor = TPCCompressor.from_pretrained(str(directory), device="cpu", trust_config_paths=True)
     result = compressor.compress(_SMOKE_TEXT, question="How tall is the Eiffel Tower?", rate=0.4)
     if not result.compressed_prompt or result.compressed_tokens > result.budget:
         raise RuntimeError(f"exported checkpoint compressed badly: {result}")
@@ -281,7 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.push_to_hub:
             from tpc_core import TPCCompressor
 
-            url = TPCCompressor.from_pretrained(str(directory), device="cpu").push_to_hub(
+            url = TPCCompressor.from_pretrained(str(directory), device="cpu", trust_config_paths=True).push_to_hub(
                 args.push_to_hub, private=config.hub_private)
             logger.info("pushed to %s", url)
 

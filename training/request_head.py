@@ -265,7 +265,7 @@ def train_request_head(config: RequestHeadConfig) -> Path:
     validation = _spread([r for r in records if r.get("split") == "validation"], config.max_validation_records)
     if not train or not validation:
         raise ValueError(f"{config.data_path} needs records of both splits (train and validation families).")
-    compressor = TPCCompressor.from_pretrained(config.cse_checkpoint, device="cpu",
+    compressor = TPCCompressor.from_pretrained(config.cse_checkpoint, device="cpu", trust_config_paths=True,
                                                local_files_only=config.local_files_only)
     fit_records = [r for r in train if not _held_for_threshold(str(r["id"]), config.threshold_fraction)]
     pick_records = [r for r in train if _held_for_threshold(str(r["id"]), config.threshold_fraction)]

@@ -456,6 +456,17 @@ class _FakeLLM:
         self.server.server_close()
 
 
+# These tests talk to a local fake LLM server over HTTP: the one place the suite needs a socket (pytest-socket
+# disables them everywhere else), and only to this machine.
+LOCAL_SERVER = (pytest.mark.enable_socket, pytest.mark.allow_hosts(["127.0.0.1"]))
+
+
+def _local_server(test):
+    for mark in LOCAL_SERVER:
+        test = mark(test)
+    return test
+
+
 @pytest.fixture
 def fake_llm():
     servers: list[_FakeLLM] = []
@@ -474,6 +485,7 @@ def _client(base_url: str, **kwargs) -> OpenAICompatibleGenerator:
     return OpenAICompatibleGenerator(base_url=base_url, **{**settings, **kwargs})
 
 
+@_local_server
 def test_openai_client_retries_429_and_cache_skips_second_run(fake_llm, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("TPC_TEST_KEY", "sk-test")
     server = fake_llm(failures=[429])
@@ -492,6 +504,7 @@ def test_openai_client_retries_429_and_cache_skips_second_run(fake_llm, tmp_path
     assert len(server.requests) == 4  # different sampling parameters are a different cache entry
 
 
+@_local_server
 def test_openai_client_gives_up_and_keeps_partial_answers(fake_llm, tmp_path: Path) -> None:
     server = fake_llm(failures=[400])
     cached = CachedGenerator(_client(server.base_url, concurrency=1), tmp_path / "c.sqlite")
@@ -505,6 +518,7 @@ def test_openai_client_gives_up_and_keeps_partial_answers(fake_llm, tmp_path: Pa
     assert len(busy.requests) == 3
 
 
+@_local_server
 def test_openai_rate_limit_spaces_requests(fake_llm) -> None:
     import time
 
@@ -515,6 +529,7 @@ def test_openai_rate_limit_spaces_requests(fake_llm) -> None:
     assert time.monotonic() - started >= 0.29
 
 
+@_local_server
 def test_llm_pipeline_end_to_end_and_resume_without_requests(fake_llm, tmp_path: Path) -> None:
     server = fake_llm()
     texts = tmp_path / "texts.jsonl"

@@ -99,8 +99,8 @@ def _cse_parts(tiny_checkpoint: Path, data: dict[str, Path], tmp_path: Path):
 
     config = load_stage_config(_write(tmp_path / "cse.yaml", _cse_section(tiny_checkpoint, data, tmp_path / "run")),
                                CSETrainConfig, "cse_train")
-    backbone, tokenizer, architecture = load_cse_parts(config.cse, Path.cwd(), HubOptions(), torch.device("cpu"),
-                                                       torch.float32)
+    backbone, tokenizer, architecture = load_cse_parts(config.cse, Path.cwd(), HubOptions(confine_paths=False),
+                                                       torch.device("cpu"), torch.float32)
     encoder = ContextSentenceEncoder(backbone, tokenizer, config.cse, architecture, torch.device("cpu"))
     return config, backbone, encoder, architecture
 
@@ -356,7 +356,7 @@ def test_every_stage_runs_and_the_export_loads_and_compresses(tiny_checkpoint, d
             "ctd_adapter"} <= {p.name for p in exported.iterdir()}
     card = (exported / "README.md").read_text()
     assert "python -m training.cse_train" in card and "lr 0.001" in card and str(data["mcqr"]) in card
-    compressor = TPCCompressor.from_pretrained(str(exported), device="cpu")
+    compressor = TPCCompressor.from_pretrained(str(exported), device="cpu", trust_config_paths=True)  # bases: tmp dirs
     assert compressor.config.trained and compressor.config.ctd.adapter_dir == "ctd_adapter"
     assert compressor.config.agnostic.request_head == "request_head.safetensors"
     assert compressor.config.agnostic.request_threshold == head_summary["threshold"]
