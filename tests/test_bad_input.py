@@ -4,28 +4,17 @@ behaviours that are not errors)."""
 
 from __future__ import annotations
 
-import json
-import shutil
-from pathlib import Path
-
 import pytest
 
+from tests.checkpoint_helpers import edited_checkpoint
+
 DOCS = ["Alice went to Paris. Bob stayed home.", "Carol flew to Rome. Rome is in Italy."]
-
-
-def _checkpoint(tiny_checkpoint: Path, tmp_path: Path, section: str, **values) -> Path:
-    root = tmp_path / "ckpt"
-    shutil.copytree(tiny_checkpoint, root)
-    config = json.loads((root / "tpc_config.json").read_text())
-    config[section].update(values)
-    (root / "tpc_config.json").write_text(json.dumps(config))
-    return root
 
 
 def _load(tiny_checkpoint, tmp_path, section, **values):
     from tpc_core import TPCCompressor
 
-    return TPCCompressor.from_pretrained(_checkpoint(tiny_checkpoint, tmp_path, section, **values), device="cpu")
+    return TPCCompressor.from_pretrained(edited_checkpoint(tiny_checkpoint, tmp_path, section, **values), device="cpu")
 
 
 def _langchain(tiny, items):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.checkpoint_helpers import edited_checkpoint
+
 DOCS = ["Alice went to Paris. Bob stayed home.", "Carol flew to Rome. Rome is in Italy."]
 
 
@@ -78,18 +80,6 @@ def test_metadata_that_cannot_be_deep_copied_is_shared_not_a_crash(tiny):
 
 
 # ---------------------------------------------------------------------------------------------- item 5: config
-def _edited_copy(tiny_checkpoint, tmp_path, section: str, **values):
-    import json
-    import shutil
-
-    root = tmp_path / "ckpt"
-    shutil.copytree(tiny_checkpoint, root)
-    config = json.loads((root / "tpc_config.json").read_text())
-    config[section].update(values)
-    (root / "tpc_config.json").write_text(json.dumps(config))
-    return root
-
-
 @pytest.mark.parametrize(("section", "key", "value", "match"), [
     ("cse", "max_window_tokens", "512", r"cse\.max_window_tokens must be an int, got str '512'"),
     ("cse", "batch_size", 2.5, r"cse\.batch_size must be an int"),
@@ -100,7 +90,7 @@ def _edited_copy(tiny_checkpoint, tmp_path, section: str, **values):
 def test_config_values_of_the_wrong_type_name_their_key(tiny_checkpoint, tmp_path, section, key, value, match):
     from tpc_core import TPCConfig
 
-    root = _edited_copy(tiny_checkpoint, tmp_path, section, **{key: value})
+    root = edited_checkpoint(tiny_checkpoint, tmp_path, section, **{key: value})
     with pytest.raises(ValueError, match=match):
         TPCConfig.load(root)
 
@@ -108,7 +98,7 @@ def test_config_values_of_the_wrong_type_name_their_key(tiny_checkpoint, tmp_pat
 def test_max_window_tokens_beyond_the_base_positions_is_refused_at_load(tiny_checkpoint, tmp_path):
     from tpc_core import TPCCompressor
 
-    root = _edited_copy(tiny_checkpoint, tmp_path, "cse", max_window_tokens=1_000_000_000)
+    root = edited_checkpoint(tiny_checkpoint, tmp_path, "cse", max_window_tokens=1_000_000_000)
     with pytest.raises(ValueError, match=r"cse\.max_window_tokens 1000000000 .* 128 positions"):
         TPCCompressor.from_pretrained(root, device="cpu")
 
@@ -118,7 +108,7 @@ def test_base_model_paths_are_confined_to_the_checkpoint(tiny_checkpoint, tmp_pa
     from tpc_core import TPCCompressor
 
     (tmp_path / "outside").mkdir()
-    root = _edited_copy(tiny_checkpoint, tmp_path, "cse", base_model=reference)
+    root = edited_checkpoint(tiny_checkpoint, tmp_path, "cse", base_model=reference)
     with pytest.raises(ValueError, match=r"cse\.base_model .*(outside the checkpoint|relative path inside)"):
         TPCCompressor.from_pretrained(root, device="cpu")
 
