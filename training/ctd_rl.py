@@ -223,9 +223,10 @@ def train_ctd_rl(config: CTDRLConfig) -> Path:
     rng = random.Random(config.train.seed)
     responses: dict[str, list[int]] = {}
     validation: dict[str, Any] = {}
+    answers = {r["id"]: _reference_answer(r, model, reference, config, responses) for r in held_out}
     if held_out:
-        validation["before"] = _greedy_rewards(held_out, model, descriptor, reference, compressor, config, responses)
-        validation["fallback"] = _fixed_rewards(held_out, model, reference, compressor, config, responses)
+        validation["before"] = _greedy_rewards(held_out, model, descriptor, reference, compressor, config, answers)
+        validation["fallback"] = _fixed_rewards(held_out, model, reference, compressor, config, answers)
         logger.info("held-out prompts before RL: %s; fallback description: %s", validation["before"]["summary"],
                     validation["fallback"]["summary"])
     mean_rewards, best_rewards, losses = [], [], []
@@ -235,11 +236,7 @@ def train_ctd_rl(config: CTDRLConfig) -> Path:
         targets, rewards_all, rewards_best = [], [], []
         for record in chosen:
             prompt = record["prompt"]
-            with _adapter_off(model, config.reference_model is None):
-                if record["id"] not in responses:
-                    responses[record["id"]] = reference.respond(prompt, config.response_max_new_tokens)
-                response = responses[record["id"]]
-                full = reference.response_logits(prompt, response)
+            response, full = _reference_answer(record, model, reference, config, responses)
             model.eval()
             candidates = _sample_candidates(model, descriptor, prompt, config)
             scored = []
@@ -269,7 +266,7 @@ def train_ctd_rl(config: CTDRLConfig) -> Path:
         losses.extend(result.losses)
     log.close()
     if held_out:
-        validation["after"] = _greedy_rewards(held_out, model, descriptor, reference, compressor, config, responses)
+        validation["after"] = _greedy_rewards(held_out, model, descriptor, reference, compressor, config, answers)
         logger.info("held-out prompts after RL: %s", validation["after"]["summary"])
         (output / "validation_rewards.json").write_text(json.dumps(validation, indent=2) + "\n", encoding="utf-8")
     if accelerator.is_main_process:
@@ -310,15 +307,23 @@ def _validation_records(config: CTDRLConfig) -> list[dict[str, Any]]:
     return random.Random(config.train.seed + 1).sample(pool, min(config.validation_prompts, len(pool)))
 
 
-def _reward_of(record: dict[str, Any], description: str, model: Any, reference: ReferenceScorer, compressor: Any,
-               config: CTDRLConfig, responses: dict[str, list[int]]) -> float:
-    prompt = record["prompt"]
+def _reference_answer(record: dict[str, Any], model: Any, reference: ReferenceScorer, config: CTDRLConfig,
+                      responses: dict[str, list[int]]) -> tuple[list[int], Any]:
+    """The reference LLM's response ``r`` to the whole prompt (cached by record id) and its logits given it."""
     with _adapter_off(model, config.reference_model is None):
         if record["id"] not in responses:
-            responses[record["id"]] = reference.respond(prompt, config.response_max_new_tokens)
-        full = reference.response_logits(prompt, responses[record["id"]])
-        compressed = compressor.compress(prompt, question=description, rate=config.rate).compressed_prompt
-        return kl_reward(reference.response_logits(compressed, responses[record["id"]]), full)
+            responses[record["id"]] = reference.respond(record["prompt"], config.response_max_new_tokens)
+        response = responses[record["id"]]
+        return response, reference.response_logits(record["prompt"], response)
+
+
+def _reward_of(record: dict[str, Any], description: str, answer: tuple[list[int], Any], model: Any,
+               reference: ReferenceScorer, compressor: Any, config: CTDRLConfig) -> float:
+    """``-KL`` of the reference answer given the prompt compressed for ``description`` vs given the whole prompt."""
+    response, full = answer
+    compressed = compressor.compress(record["prompt"], question=description, rate=config.rate).compressed_prompt
+    with _adapter_off(model, config.reference_model is None):
+        return kl_reward(reference.response_logits(compressed, response), full)
 
 
 def _summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -331,7 +336,7 @@ def _summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _greedy_rewards(records: list[dict[str, Any]], model: Any, descriptor: Any, reference: ReferenceScorer,
-                    compressor: Any, config: CTDRLConfig, responses: dict[str, list[int]]) -> dict[str, Any]:
+                    compressor: Any, config: CTDRLConfig, answers: dict[str, tuple[list[int], Any]]) -> dict[str, Any]:
     """Reward of the policy's greedy description (what inference writes) on each held-out prompt."""
     from tpc_core.request import is_grounded
 
@@ -342,19 +347,19 @@ def _greedy_rewards(records: list[dict[str, Any]], model: Any, descriptor: Any, 
         description = descriptor.describe([record["prompt"]])[0]
         rows.append({"id": record["id"], "kind": record.get("kind"), "description": description,
                      "grounded": is_grounded(description, record["prompt"]),
-                     "reward": round(_reward_of(record, description, model, reference, compressor, config,
-                                                responses), 5)})
+                     "reward": round(_reward_of(record, description, answers[record["id"]], model, reference,
+                                                compressor, config), 5)})
     return {"summary": _summarise(rows), "rows": rows}
 
 
 def _fixed_rewards(records: list[dict[str, Any]], model: Any, reference: ReferenceScorer, compressor: Any,
-                   config: CTDRLConfig, responses: dict[str, list[int]]) -> dict[str, Any]:
+                   config: CTDRLConfig, answers: dict[str, tuple[list[int], Any]]) -> dict[str, Any]:
     """Reward of the checkpoint's fixed fallback description (what an ungrounded description becomes)."""
     from tpc_core.config import AgnosticConfig
 
     description = AgnosticConfig().fallback_description
     rows = [{"id": r["id"], "kind": r.get("kind"), "description": description,
-             "reward": round(_reward_of(r, description, model, reference, compressor, config, responses), 5)}
+             "reward": round(_reward_of(r, description, answers[r["id"]], model, reference, compressor, config), 5)}
             for r in records]
     return {"summary": _summarise(rows), "rows": rows}
 
