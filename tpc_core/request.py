@@ -25,9 +25,10 @@ __all__ = ["FEATURE_NAMES", "POSITION_CAP", "RequestHead", "is_grounded", "layou
 
 _LABEL = re.compile(r"^\W{0,3}(?:[A-Za-z]+(?: [A-Za-z]+)?)\s*:")
 _OPTION = re.compile(r"^\s*\(?[A-Ha-h][.):]\s")
-_ASKING = re.compile(r"^\W{0,3}(?:[A-Za-z]+\s*:\s*)?(?:what|who|whom|whose|when|where|which|why|how|is|are|was|were|do|does|"
-                     r"did|can|could|should|would|will|has|have|name|list|find|extract|give|tell|identify)\b",
-                     re.IGNORECASE)
+# Words a written request starts with (after a label such as "Question:").
+_ASK_WORDS = ("what|who|whom|whose|when|where|which|why|how|is|are|was|were|do|does|did|can|could|should|would|will|"
+              "has|have|name|list|find|extract|give|tell|identify")
+_ASKING = re.compile(rf"^\W{{0,3}}(?:[A-Za-z]+\s*:\s*)?(?:{_ASK_WORDS})\b", re.IGNORECASE)
 # Wrapper-independent cues: the same request reads alike as "Question: ...", "<question>...</question>",
 # '"question": "..."', "### Question" + a line, or "My question is: ...". Leading markup (tags, quotes, braces,
 # heading and list marks) and one short leading label are peeled off before the request cues are looked for.
@@ -38,9 +39,7 @@ _CUE = re.compile(r"\b(?:question|questions|query|queries|task|instruction|instr
                   r"problem|prompt|q)\b", re.IGNORECASE)
 _ANSWER_CUE = re.compile(r"^\W{0,4}(?:answer|response|output|assistant|a|your (?:answer|choice|reply)|result|summary|"
                          r"label)\b[\w ]{0,20}\W*$", re.IGNORECASE)
-_ASKING_CORE = re.compile(r"^(?:what|who|whom|whose|when|where|which|why|how|is|are|was|were|do|does|did|can|could|"
-                          r"should|would|will|has|have|name|list|find|extract|give|tell|identify|in which|"
-                          r"according to)\b", re.IGNORECASE)
+_ASKING_CORE = re.compile(rf"^(?:{_ASK_WORDS}|in which|according to)\b", re.IGNORECASE)
 _MARKUP_START = frozenset("<{[\"'#*|`-")
 _TRAIL_MARKUP = re.compile(r"(?:[\"'`{}\[\],]|</?[A-Za-z/][\w./-]*>|\[/?[A-Z]+\])$")
 # Positions are counted from either end and capped, so a feature means the same in a short prompt and in a
