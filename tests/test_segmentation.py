@@ -160,6 +160,11 @@ def test_joining_can_be_turned_off() -> None:
         # A line ending a sentence keeps its boundary.
         ("First line ends here with a period.\nSecond line starts anew.",
          ["First line ends here with a period.", "Second line starts anew."]),
+        # A line far wider than anyone wraps at was not wrapped: its end is the writer's, e.g. a one-line
+        # context closed inside a JSON wrapper.
+        ("Table text without a full stop " * 20 + '",\n  "question": "when was it made"',
+         ["Table text without a full stop " * 19 + 'Table text without a full stop ",',
+          '"question": "when was it made"']),
         # A lowercase start continues the sentence.
         ("The three colors are:\nred, green and blue.", ["The three colors are:\nred, green and blue."]),
     ],

@@ -22,7 +22,8 @@ How text is split, in order:
    ``"et al.\\nin"``), or the line has no sentence-final punctuation, has at least
    4 words and was visibly *full*: the next line's first word would not have fitted within the widest
    line of the paragraph (how greedy wrapping breaks), and that width is at least 40 characters (narrower
-   blocks are lists, verse or addresses). A title above a paragraph
+   blocks are lists, verse or addresses) and at most 300 (a longer line was never wrapped: a document or a
+   JSON payload on one line). A title above a paragraph
    (``"Ed Wood (film)\\nEd Wood is ..."``, HotpotQA's layout) is therefore not joined. Joined lines are
    handed to the backend with the line breaks replaced by spaces in a same-length copy, so offsets stay
    exact.
@@ -139,6 +140,9 @@ _TERMINAL_END = re.compile(r"[.!?…:。！？][\"'”’)\]»」』]*\s*$")
 _MIN_WRAPPED_WORDS = 4
 # Narrower "paragraphs" are lists, poems or addresses, whose lines end early on purpose.
 _MIN_WRAP_WIDTH = 40
+# Nobody hard-wraps at a wider width: a paragraph whose widest line is longer was not wrapped at all (a whole
+# document on one line, a JSON or HTML payload), so its line ends are the writer's own.
+_MAX_WRAP_WIDTH = 300
 
 # Every backend ends sentences only at one of these followed by whitespace and more text; most lines
 # hold one sentence, so units without one skip the backend's per-call cost.
@@ -167,7 +171,8 @@ def _continues(line: str, next_line: str, width: Callable[[], int]) -> bool:
         # Greedy wrapping breaks a line only when the next word does not fit; a title or a short line
         # that ends early was broken on purpose.
         wrap_width = width()
-        if wrap_width < _MIN_WRAP_WIDTH or len(body) + 1 + len(following.split(None, 1)[0]) <= wrap_width:
+        if not _MIN_WRAP_WIDTH <= wrap_width <= _MAX_WRAP_WIDTH or \
+                len(body) + 1 + len(following.split(None, 1)[0]) <= wrap_width:
             return False
     # Checked last: the cheap tests above settle most line pairs.
     return not (_STRUCTURAL_LINE.search(line) or _STRUCTURAL_LINE.search(next_line))
