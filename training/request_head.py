@@ -29,6 +29,7 @@ from typing import Any
 
 from training.common.jsonl import read_jsonl
 from training.common.loop import run_stage_cli
+from training.curation.layouts import records_digest
 
 __all__ = ["RequestHeadConfig", "EncodedPrompt", "head_and_tail", "label_sentences", "prompt_scores", "train_request_head", "main"]
 
@@ -58,6 +59,14 @@ class RequestHeadConfig:
             hidden layer).
         seed: Initialisation seed of the hidden layer.
         local_files_only: Never contact the Hub for base models.
+        layout_records: Extra train prompts in the layout families (``training.curation.layouts``: requests
+            under a heading, as a quoted value, alone in prose), filled with the questions of the CTD set's
+            train rows; 0 for none.
+        layout_without_request: Extra train prompts with no written request (summaries, bare documents) in
+            the same shells, so a line's place in a shell is not taken for a request by itself.
+        layout_key_lookups: Extra train key lookups (synthetic JSON) in the layout shells.
+        nq_path: NQ rows the layout records are drawn from (those of the CTD set's train records only).
+        qa_path: ``qa_dev.jsonl`` (its train rows, as the CTD set uses them).
     """
 
     data_path: str
@@ -73,18 +82,28 @@ class RequestHeadConfig:
     iterations: int = 300
     seed: int = 13
     local_files_only: bool = False
+    layout_records: int = 0
+    layout_without_request: int = 0
+    layout_key_lookups: int = 0
+    nq_path: str = "../shared/data/nq_train.jsonl.gz"
+    qa_path: str = "../shared/data/qa_dev.jsonl"
 
     def __post_init__(self) -> None:
         if not 0 < self.threshold_fraction < 1:
             raise ValueError(f"threshold_fraction must be in (0, 1), got {self.threshold_fraction}.")
         if self.max_sentences < 1 or self.iterations < 1 or self.l2 < 0 or self.view_sentences < 2:
             raise ValueError("max_sentences and iterations must be >= 1, view_sentences >= 2 and l2 >= 0.")
+        if min(self.layout_records, self.layout_without_request, self.layout_key_lookups) < 0:
+            raise ValueError("layout_records, layout_without_request and layout_key_lookups must be >= 0.")
 
     def check_paths(self) -> None:
         """Fail before any model loads when the data is missing."""
         if not Path(self.data_path).is_file():
             raise FileNotFoundError(f"data_path {self.data_path} not found; run python -m training.curation.formats "
                                     "--out runs/curation/ctd_formats first.")
+        for path in (self.nq_path, self.qa_path) if self.layout_records or self.layout_without_request else ():
+            if not Path(path).is_file():
+                raise FileNotFoundError(f"{path} not found (needed for layout_records > 0).")
 
 
 @dataclass
@@ -111,53 +130,63 @@ def head_and_tail(count: int, view: int) -> list[int]:
     return [*range(view // 2), *range(count - (view - view // 2), count)]
 
 
-def _encode(records: Sequence[dict[str, Any]], compressor: Any, view: int) -> list[EncodedPrompt]:
-    from tpc_core.segmentation import get_splitter
+def _view(record: dict[str, Any], splitter: Any, view: int) -> list[tuple[int, int]]:
+    """The sentence spans of a record's prompt that a training view keeps."""
+    spans = splitter.spans(record["prompt"])
+    return [spans[i] for i in head_and_tail(len(spans), view)]
 
-    splitter = get_splitter(compressor.config.splitter)
-    encoded = []
-    for number, record in enumerate(records, 1):
-        prompt = record["prompt"]
-        spans = splitter.spans(prompt)
-        spans = [spans[i] for i in head_and_tail(len(spans), view)]
-        if not spans:
-            continue
-        sentences = [prompt[s:e] for s, e in spans]
-        matrix = compressor.encoder.encode_contexts([compressor.encoder.tokenize(sentences)])[0]
-        encoded.append(EncodedPrompt(str(record["id"]), str(record["family"]), str(record["kind"]), sentences,
-                                     matrix, label_sentences(spans, record.get("request_spans") or [])))
-        if number % 250 == 0:
-            logger.info("encoded %d/%d prompts", number, len(records))
-    return encoded
+
+def _encode_one(record: dict[str, Any], spans: list[tuple[int, int]], compressor: Any) -> EncodedPrompt:
+    sentences = [record["prompt"][s:e] for s, e in spans]
+    matrix = compressor.encoder.encode_contexts([compressor.encoder.tokenize(sentences)])[0]
+    return EncodedPrompt(str(record["id"]), str(record["family"]), str(record["kind"]), sentences, matrix,
+                         label_sentences(spans, record.get("request_spans") or []))
 
 
 def _cached(stem: Path, records: Sequence[dict[str, Any]], compressor: Any, view: int) -> list[EncodedPrompt]:
-    """``_encode`` once per (records, CSE): embeddings in ``stem.safetensors``, the rest in ``stem.json``.
+    """The records encoded by the CSE, cached in ``stem.<key>.safetensors`` (embeddings) and ``.json`` (the rest).
 
-    Re-running the stage with other head settings (hidden units, l2) then skips the encoding; a different
-    record list or CSE checkpoint makes a new cache key.
+    The key is the record ids, the CSE checkpoint and the view. A cached prompt is reused only when the
+    checkpoint's splitter still gives the same sentences (the splitter may have changed since); the others
+    are encoded again and the cache rewritten. Re-running the stage with other head settings (hidden units,
+    l2) then skips the encoding.
     """
     import torch
     from safetensors.torch import load_file, save_file
 
+    from tpc_core.segmentation import get_splitter
+
+    splitter = get_splitter(compressor.config.splitter)
     key = hashlib.sha256(json.dumps([[str(r["id"]) for r in records], str(compressor.checkpoint_dir), view])
                          .encode("utf-8")).hexdigest()[:16]
     tensors, meta = stem.with_suffix(f".{key}.safetensors"), stem.with_suffix(f".{key}.json")
+    cached: dict[str, EncodedPrompt] = {}
     if tensors.is_file() and meta.is_file():
-        rows = json.loads(meta.read_text(encoding="utf-8"))
-        matrix = load_file(str(tensors))["embeddings"]
-        encoded, start = [], 0
-        for row in rows:
+        matrix, start = load_file(str(tensors))["embeddings"], 0
+        for row in json.loads(meta.read_text(encoding="utf-8")):
             count = len(row["sentences"])
-            encoded.append(EncodedPrompt(row["record_id"], row["family"], row["kind"], row["sentences"],
-                                         matrix[start: start + count], row["labels"]))
+            cached[row["record_id"]] = EncodedPrompt(row["record_id"], row["family"], row["kind"], row["sentences"],
+                                                     matrix[start: start + count], row["labels"])
             start += count
-        return encoded
-    encoded = _encode(records, compressor, view)
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    save_file({"embeddings": torch.cat([p.embeddings for p in encoded]).contiguous()}, str(tensors))
-    meta.write_text(json.dumps([{"record_id": p.record_id, "family": p.family, "kind": p.kind,
-                                 "sentences": p.sentences, "labels": p.labels} for p in encoded]), encoding="utf-8")
+    encoded, fresh = [], 0
+    for record in records:
+        spans = _view(record, splitter, view)
+        if not spans:
+            continue
+        hit = cached.get(str(record["id"]))
+        if hit is None or hit.sentences != [record["prompt"][s:e] for s, e in spans]:
+            hit, fresh = _encode_one(record, spans, compressor), fresh + 1
+            if fresh % 250 == 0:
+                logger.info("%s: encoded %d prompts", stem.name, fresh)
+        encoded.append(hit)
+    if fresh or not tensors.is_file():
+        logger.info("%s: %d of %d prompts encoded, %d from the cache", stem.name, fresh, len(encoded),
+                    len(encoded) - fresh)
+        stem.parent.mkdir(parents=True, exist_ok=True)
+        save_file({"embeddings": torch.cat([p.embeddings for p in encoded]).contiguous()}, str(tensors))
+        meta.write_text(json.dumps([{"record_id": p.record_id, "family": p.family, "kind": p.kind,
+                                     "sentences": p.sentences, "labels": p.labels} for p in encoded]),
+                        encoding="utf-8")
     return encoded
 
 
@@ -254,6 +283,23 @@ def _held_for_threshold(record_id: str, fraction: float) -> bool:
     return int(digest[:8], 16) / 0x1_0000_0000 < fraction
 
 
+def _layout_records(config: RequestHeadConfig, records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The extra layout-family train records (``[]`` when ``layout_records`` is 0)."""
+    if not (config.layout_records or config.layout_without_request or config.layout_key_lookups):
+        return []
+    import sysconfig
+
+    from training.curation.format_tasks import load_format_inputs, text_pools
+    from training.curation.layouts import layout_records
+
+    train_ids = {str(r.get("source_id")) for r in records if r.get("split") == "train"}
+    validation_ids = {str(r.get("source_id")) for r in records if r.get("split") == "validation"}
+    inputs = load_format_inputs(config.nq_path, config.qa_path)
+    pools = text_pools(inputs, sysconfig.get_paths()["stdlib"]) if config.layout_without_request else None
+    return layout_records(inputs, train_ids - validation_ids, config.layout_records, seed=config.seed, pools=pools,
+                          without_request=config.layout_without_request, key_lookups=config.layout_key_lookups)
+
+
 def train_request_head(config: RequestHeadConfig) -> Path:
     """Fit, choose the threshold, measure the held-out families, and write the head; returns ``output_dir``."""
     from tpc_core import TPCCompressor
@@ -267,11 +313,15 @@ def train_request_head(config: RequestHeadConfig) -> Path:
         raise ValueError(f"{config.data_path} needs records of both splits (train and validation families).")
     compressor = TPCCompressor.from_pretrained(config.cse_checkpoint, device="cpu", trust_config_paths=True,
                                                local_files_only=config.local_files_only)
-    fit_records = [r for r in train if not _held_for_threshold(str(r["id"]), config.threshold_fraction)]
-    pick_records = [r for r in train if _held_for_threshold(str(r["id"]), config.threshold_fraction)]
+    layouts = _layout_records(config, records)
     cache = Path(config.output_dir) / "encoded"
-    encoded_fit = _cached(cache / "fit", fit_records, compressor, config.view_sentences)
-    encoded_pick = _cached(cache / "threshold", pick_records, compressor, config.view_sentences)
+    encoded_fit, encoded_pick = [], []
+    for name, rows in (("", train), ("layout_", layouts)):
+        fit_rows = [r for r in rows if not _held_for_threshold(str(r["id"]), config.threshold_fraction)]
+        pick_rows = [r for r in rows if _held_for_threshold(str(r["id"]), config.threshold_fraction)]
+        encoded_fit += _cached(cache / f"{name}fit", fit_rows, compressor, config.view_sentences) if fit_rows else []
+        encoded_pick += (_cached(cache / f"{name}threshold", pick_rows, compressor, config.view_sentences)
+                         if pick_rows else [])
     encoded_validation = _cached(cache / "validation", validation, compressor, config.view_sentences)
     encode_seconds = time.perf_counter() - started
     head = _fit(encoded_fit, config)
@@ -289,6 +339,8 @@ def train_request_head(config: RequestHeadConfig) -> Path:
         "stage": "request_head", "config": asdict(config),
         "data": {"path": config.data_path, "sha256_16": hashlib.sha256(Path(config.data_path).read_bytes())
                  .hexdigest()[:16], "records": len(records)},
+        "layouts": {"records": len(layouts), "sha256_16": records_digest(layouts),
+                    "families": dict(Counter(r["family"] for r in layouts))},
         "records": {"fit": len(encoded_fit), "threshold": len(encoded_pick), "validation": len(encoded_validation)},
         "kinds": dict(Counter(r.get("kind") for r in train)),
         "threshold": threshold, "threshold_choice": by_threshold[threshold],

@@ -243,3 +243,56 @@ def test_cli_writes_records_and_stats(small_inputs: tuple[Path, Path], tmp_path:
     assert stats["sha256_16"] == hashlib.sha256(data).hexdigest()[:16]
     assert stats["records"] == len(data.splitlines()) == sum(sum(v.values()) for v in stats["by_kind"].values())
     assert stats["seed"] == 13 and set(stats["by_kind"]) == set(KINDS)
+
+
+# ------------------------------------------------------------------------------------------ head layouts
+
+
+def test_layout_families_are_new_wrappers_not_held_out_or_probe_ones() -> None:
+    from training.curation.formats import PROBE_FAMILIES
+    from training.curation.layouts import LAYOUT_FAMILIES
+
+    assert len(LAYOUT_FAMILIES) >= 5
+    assert not set(LAYOUT_FAMILIES) & (set(FAMILIES) | set(PROBE_FAMILIES))
+    for template in LAYOUT_FAMILIES.values():
+        prompt, spans = template.fill(_TOY_VALUES, random.Random(1))
+        if "kv_lookup" in template.kinds:
+            assert spans and all(_TOY_VALUES["key"] in prompt[s:e] for s, e in spans), template.name
+        else:
+            asks = template.kinds <= REQUEST_KINDS
+            assert [prompt[s:e] for s, e in spans] == ([_TOY_VALUES["question"]] if asks else []), template.name
+        assert _TOY_VALUES["context"] in prompt
+        for name in HELD_OUT_FAMILIES:  # no held-out family's fixed wording (e.g. "### Question") is reused
+            fixed = [part for part in re.split(r"\{[a-z_]+\}", FAMILIES[name].pattern) if len(part.strip()) > 8]
+            assert not any(part in prompt for part in fixed), (template.name, name)
+
+
+@needs_data
+def test_layout_records_use_only_train_rows_and_span_the_question(small_inputs: tuple[Path, Path],
+                                                                  records: list[dict[str, Any]]) -> None:
+    from training.curation.layouts import LAYOUT_FAMILIES, layout_records, records_digest
+
+    inputs = load_format_inputs(*small_inputs)
+    train_ids = {r["source_id"] for r in records if r["split"] == "train"}
+    pools = text_pools(inputs, STDLIB)
+    made = layout_records(inputs, train_ids, 40, seed=3, pools=pools, without_request=10, key_lookups=4)
+    assert len(made) == 54 and {r["family"] for r in made} == set(LAYOUT_FAMILIES)
+    assert {r["split"] for r in made} == {"train"} and len({r["id"] for r in made}) == 54
+    for record in made:
+        if record["kind"] in ("summarise_one", "bare_document"):
+            assert record["request_spans"] == []
+            continue
+        if record["kind"] == "kv_lookup":
+            (start, end), = record["request_spans"]
+            assert record["source_id"] == "kv:" + re.search(r'"([^"]+)"', record["prompt"][start:end]).group(1)
+            continue
+        assert record["source_id"] in train_ids
+        (start, end), = record["request_spans"]
+        assert " ".join(record["prompt"][start:end].split()) == record["task_description"]
+    again = layout_records(inputs, train_ids, 40, seed=3, pools=pools, without_request=10, key_lookups=4)
+    assert records_digest(again) == records_digest(made)
+    assert layout_records(inputs, set(), 10) == []
+    with pytest.raises(ValueError, match="must be >= 0"):
+        layout_records(inputs, train_ids, -1)
+    with pytest.raises(ValueError, match="text pools"):
+        layout_records(inputs, train_ids, 1, without_request=1)

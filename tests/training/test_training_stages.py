@@ -300,6 +300,18 @@ def test_request_head_labels_and_views() -> None:
     assert head_and_tail(5, 4) == [0, 1, 3, 4] and head_and_tail(3, 4) == [0, 1, 2]
 
 
+def test_request_head_layout_settings_are_checked(tmp_path) -> None:
+    from training.request_head import RequestHeadConfig
+
+    data = _request_records(tmp_path / "formats.jsonl")
+    with pytest.raises(ValueError, match="layout_records"):
+        RequestHeadConfig(str(data), "cse", str(tmp_path), layout_without_request=-1)
+    config = RequestHeadConfig(str(data), "cse", str(tmp_path), layout_records=10, nq_path=str(tmp_path / "no.gz"))
+    with pytest.raises(FileNotFoundError, match="no.gz"):
+        config.check_paths()
+    RequestHeadConfig(str(data), "cse", str(tmp_path), nq_path=str(tmp_path / "no.gz")).check_paths()  # unused
+
+
 def test_every_stage_runs_and_the_export_loads_and_compresses(tiny_checkpoint, data, tmp_path) -> None:
     from tpc_core import TPCCompressor
     from training.cse_train import main as cse_main
