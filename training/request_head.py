@@ -96,14 +96,19 @@ class RequestHeadConfig:
         if min(self.layout_records, self.layout_without_request, self.layout_key_lookups) < 0:
             raise ValueError("layout_records, layout_without_request and layout_key_lookups must be >= 0.")
 
+    @property
+    def uses_layouts(self) -> bool:
+        """Whether any layout-shell prompts are asked for (they need ``nq_path`` and ``qa_path``)."""
+        return bool(self.layout_records or self.layout_without_request or self.layout_key_lookups)
+
     def check_paths(self) -> None:
         """Fail before any model loads when the data is missing."""
         if not Path(self.data_path).is_file():
             raise FileNotFoundError(f"data_path {self.data_path} not found; run python -m training.curation.formats "
                                     "--out runs/curation/ctd_formats first.")
-        for path in (self.nq_path, self.qa_path) if self.layout_records or self.layout_without_request else ():
+        for path in (self.nq_path, self.qa_path) if self.uses_layouts else ():
             if not Path(path).is_file():
-                raise FileNotFoundError(f"{path} not found (needed for layout_records > 0).")
+                raise FileNotFoundError(f"{path} not found (needed for the layout_* prompts).")
 
 
 @dataclass
@@ -151,6 +156,8 @@ def _cached(stem: Path, records: Sequence[dict[str, Any]], compressor: Any, view
     are encoded again and the cache rewritten. Re-running the stage with other head settings (hidden units,
     l2) then skips the encoding.
     """
+    if not records:
+        return []
     import torch
     from safetensors.torch import load_file, save_file
 
@@ -174,7 +181,7 @@ def _cached(stem: Path, records: Sequence[dict[str, Any]], compressor: Any, view
         if not spans:
             continue
         hit = cached.get(str(record["id"]))
-        if hit is None or hit.sentences != [record["prompt"][s:e] for s, e in spans]:
+        if hit is None or hit.sentences != [record["prompt"][s:e] for s, e in spans]:  # the splitter changed
             hit, fresh = _encode_one(record, spans, compressor), fresh + 1
             if fresh % 250 == 0:
                 logger.info("%s: encoded %d prompts", stem.name, fresh)
@@ -284,8 +291,8 @@ def _held_for_threshold(record_id: str, fraction: float) -> bool:
 
 
 def _layout_records(config: RequestHeadConfig, records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The extra layout-family train records (``[]`` when ``layout_records`` is 0)."""
-    if not (config.layout_records or config.layout_without_request or config.layout_key_lookups):
+    """The extra layout-shell train records (``[]`` when none are asked for)."""
+    if not config.uses_layouts:
         return []
     import sysconfig
 
@@ -317,11 +324,11 @@ def train_request_head(config: RequestHeadConfig) -> Path:
     cache = Path(config.output_dir) / "encoded"
     encoded_fit, encoded_pick = [], []
     for name, rows in (("", train), ("layout_", layouts)):
-        fit_rows = [r for r in rows if not _held_for_threshold(str(r["id"]), config.threshold_fraction)]
-        pick_rows = [r for r in rows if _held_for_threshold(str(r["id"]), config.threshold_fraction)]
-        encoded_fit += _cached(cache / f"{name}fit", fit_rows, compressor, config.view_sentences) if fit_rows else []
-        encoded_pick += (_cached(cache / f"{name}threshold", pick_rows, compressor, config.view_sentences)
-                         if pick_rows else [])
+        held = [_held_for_threshold(str(r["id"]), config.threshold_fraction) for r in rows]
+        encoded_fit += _cached(cache / f"{name}fit", [r for r, h in zip(rows, held) if not h], compressor,
+                               config.view_sentences)
+        encoded_pick += _cached(cache / f"{name}threshold", [r for r, h in zip(rows, held) if h], compressor,
+                                config.view_sentences)
     encoded_validation = _cached(cache / "validation", validation, compressor, config.view_sentences)
     encode_seconds = time.perf_counter() - started
     head = _fit(encoded_fit, config)

@@ -68,6 +68,7 @@ __all__ = [
     "Template",
     "build_records",
     "dataset_stats",
+    "make_record",
     "main",
     "render",
     "split_of",
@@ -502,15 +503,21 @@ def _shuffled_cycle(rows: Sequence[dict[str, Any]], rng: random.Random) -> Itera
 
 
 def _record(record_id: str, item: TaskItem, family: str, rng: random.Random) -> dict[str, Any]:
-    prompt, spans = FAMILIES[family].fill(item.values, rng, item.shots)
+    return make_record(record_id, item, FAMILIES[family], split_of(family), rng)
+
+
+def make_record(record_id: str, item: TaskItem, template: Template, split: str,
+                rng: random.Random) -> dict[str, Any]:
+    """One CTD record: ``item`` filled into ``template`` (phrasings drawn with ``rng``), with its request spans."""
+    prompt, spans = template.fill(item.values, rng, item.shots)
     return {
         "id": record_id,
         "prompt": prompt,
         "task_description": item.task_description,
         "source": item.source,
-        "family": family,
+        "family": template.name,
         "kind": item.kind,
-        "split": split_of(family),
+        "split": split,
         "request_spans": [list(span) for span in spans],
         "source_id": item.source_id,
     }

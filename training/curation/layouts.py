@@ -26,7 +26,7 @@ from training.curation.format_tasks import (
     summarise_one_item,
     synthetic_kv_item,
 )
-from training.curation.formats import Template
+from training.curation.formats import Template, make_record
 
 __all__ = ["LAYOUT_FAMILIES", "layout_records", "records_digest"]
 
@@ -35,8 +35,6 @@ _Q = ("{question}",)
 _ASK = ("Respond using only the sources provided.", "Work from the material in this file.",
         "Reply with what the sources say.", "Base the reply on these notes alone.")
 _BRIEF = ("Keep it to one line.", "A few words are enough.", "No explanation needed.", "State just the fact.")
-
-
 _HEAD_TASK = ("INSTRUCTIONS", "Instructions\n------------", "== Instructions ==", "**Instructions**")
 _HEAD_SOURCES = ("SOURCES", "Sources\n-------", "== Sources ==", "**Sources**", "REFERENCE TEXT")
 _SUBJECT = ("Quick question", "Need your help", "About the attached notes", "Fact check", "For tomorrow")
@@ -160,14 +158,9 @@ def layout_records(inputs: FormatInputs, train_source_ids: Collection[str], coun
         make = summarise_one_item if kind == "summarise_one" else bare_item
         names = _NO_REQUEST_NAMES[kind]
         placed.append((make(pools, rng), names[(number // 2) % len(names)]))  # type: ignore[arg-type]
-    records: list[dict[str, Any]] = []
-    for number, (item, family) in enumerate(placed, 1):
-        record_id = f"layout-{item.kind}-{number:05d}"
-        prompt, spans = LAYOUT_FAMILIES[family].fill(item.values, random.Random(f"{seed}:render:{record_id}"))
-        records.append({"id": record_id, "prompt": prompt, "task_description": item.task_description,
-                        "source": item.source, "family": family, "kind": item.kind, "split": "train",
-                        "request_spans": [list(span) for span in spans], "source_id": item.source_id})
-    return records
+    ids = [f"layout-{item.kind}-{number:05d}" for number, (item, _) in enumerate(placed, 1)]
+    return [make_record(record_id, item, LAYOUT_FAMILIES[family], "train", random.Random(f"{seed}:render:{record_id}"))
+            for record_id, (item, family) in zip(ids, placed)]
 
 
 def records_digest(records: Sequence[Mapping[str, Any]]) -> str:
