@@ -118,3 +118,30 @@ def test_checkpoint_part_paths_must_stay_inside_the_checkpoint(tiny_checkpoint, 
         (directory / "tpc_config.json").write_text(json.dumps(config))
         with pytest.raises(ValueError, match=f"cse.{key}"):
             TPCCompressor.from_pretrained(directory, device="cpu")
+
+
+NO_MARK = ("Paris is the capital of France. Rome is the capital of Italy. The Tiber flows through Rome. "
+           "Bread is made from flour. I have a question: which river flows through rome")
+
+
+@pytest.mark.parametrize(("share", "source", "description"), [
+    (0.8, "matched", "which river flows through rome"),  # the request as written, its label dropped
+    (0.0, "generated", "The prompt asks: Which river flows?"),  # matching off: the paraphrase is used
+])
+def test_a_description_that_restates_a_sentence_is_replaced_by_it(tiny_checkpoint, tmp_path, monkeypatch, share,
+                                                                   source, description):
+    # The head fires on "?" only and this prompt has none, so the CTD is asked; its text is fixed here so the
+    # wiring is tested, not the random tiny CTD.
+    compressor = _with_head(tiny_checkpoint, tmp_path, match_share=share)
+    monkeypatch.setattr(compressor, "_generate", lambda prompts: ["The prompt asks: Which river flows?"] * len(prompts))
+    result = compressor.compress(NO_MARK, target_tokens=20, token_counter=lambda t: len(t.split()))
+    assert (result.task_source, result.task_description) == (source, description)
+    _assert_verbatim_in_order(result, NO_MARK)
+
+
+@pytest.mark.parametrize("share", [-0.1, 1.5])
+def test_match_share_outside_zero_one_is_rejected(share):
+    from tpc_core.config import AgnosticConfig
+
+    with pytest.raises(ValueError, match="match_share"):
+        AgnosticConfig(match_share=share)

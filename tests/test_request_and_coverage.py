@@ -35,8 +35,26 @@ def test_pick_request_thresholds_caps_and_keeps_order():
 
 def test_request_text_states_a_repeated_question_once():
     sentences = ["Q: Who won?", "Some text.", "Q:  Who won?"]
-    assert request_text(sentences, [0, 2]) == "Q: Who won?"
-    assert request_text(sentences, [0, 1]) == "Q: Who won? Some text."
+    assert request_text(sentences, [0, 2]) == "Who won?"
+    assert request_text(sentences, [0, 1]) == "Who won? Some text."
+
+
+@pytest.mark.parametrize(("sentence", "description"), [
+    ('  "question": "Were they of the same nationality?"', "Were they of the same nationality?"),
+    ("<question>when did they stop using 1000 dollar bills</question>", "when did they stop using 1000 dollar bills"),
+    ("I have a question: who wrote yakkity yak", "who wrote yakkity yak"),
+    ("**Question:** Who won?", "Who won?"),
+    ('Key: "9993c962-d242"', 'Key: "9993c962-d242"'),  # the key's own quotes and its label stay
+    ('"question": "Key: "9993c962-d242"",', 'Key: "9993c962-d242"'),
+    ("Summarise the report in three bullet points.", "Summarise the report in three bullet points."),
+])
+def test_request_text_drops_the_wrapper_around_the_request(sentence, description):
+    assert request_text([sentence], [0]) == description
+
+
+def test_request_text_keeps_a_label_only_sentence_when_nothing_else_is_picked():
+    assert request_text(["Question:", "What is X?"], [0, 1]) == "What is X?"
+    assert request_text(["Question:"], [0]) == "Question:"
 
 
 def test_request_head_round_trip_and_width_check(tmp_path):
@@ -155,3 +173,16 @@ def test_a_question_mark_counts_before_closing_markup():
     sentences = ["<question>Were they the same?</question>", '"question": "who is it?"', "Is it? [/INST]",
                  "Not a question.</p>", "?" + '"' * 5000, "a" + " " * 5000 + "b"]
     assert layout_features(sentences)[:, column].tolist() == [1.0, 1.0, 1.0, 0.0, 1.0, 0.0]
+
+
+def test_match_sentence_finds_the_sentence_a_description_restates():
+    from tpc_core.request import match_sentence
+
+    sentences = ["Document [1] (Title: The Bold and the Beautiful) Sheila Carter is a character.",
+                 "I have a question: who plays sheila carter on the bold and the beautiful",
+                 "Here are the search results I found:"]
+    assert match_sentence("The prompt asks: Who plays Sheila Carter?", sentences, share=0.8) == 1
+    # too few of its words anywhere, or too few content words at all: no match
+    assert match_sentence("The prompt asks: Who directed Titanic in 1997?", sentences, share=0.8) is None
+    assert match_sentence("What is it?", sentences, share=0.8) is None
+    assert match_sentence("Sheila Carter", [], share=0.8) is None

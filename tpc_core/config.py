@@ -215,6 +215,10 @@ class AgnosticConfig:
             section (a document, or a ``Passage k:`` / ``Document [k]`` / markdown-heading block).
         redundancy: The same prompts: MMR penalty on a candidate's highest cosine to a kept sentence.
         relevance_weight: The same prompts: weight of the cosine to the generated description.
+        match_share: A generated description that restates one sentence of the prompt (at least this share of
+            its content words in that sentence, ``tpc_core.request.match_sentence``) is replaced by that
+            sentence as written, and the prompt is scored by relevance like an extracted request
+            (``"matched"``); ``0``: off.
         fallback_description: Used instead of a generated description that the prompt does not ground
             (``tpc_core.request.is_grounded``): the CTD must not invent a question the prompt never asks.
     """
@@ -226,6 +230,7 @@ class AgnosticConfig:
     centrality_weight: float = 0.0
     position_weight: float = 0.0
     redundancy: float = 0.0
+    match_share: float = 0.0
     fallback_description: str = "Summarise the main points of the text."
 
     def __post_init__(self) -> None:
@@ -240,6 +245,8 @@ class AgnosticConfig:
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
                 raise ValueError(f"agnostic.{key} must be a number >= 0, got {value!r}.")
+        if not 0.0 <= self.match_share <= 1.0:
+            raise ValueError(f"agnostic.match_share must be in [0, 1], got {self.match_share}.")
 
     @property
     def uses_coverage(self) -> bool:

@@ -27,8 +27,8 @@ logger = logging.getLogger(__name__)
 
 #: Columns added to every row: the compressed text, token counts (the compressor's token counter), the task
 #: description each row was compressed for, with its source (``"question"`` for a fixed ``--task-description``;
-#: ``"extracted"``, ``"generated"``, ``"fallback"`` or ``"coverage"`` when the compressor found it; empty when
-#: nothing needed scoring), and what happened (``compression``: ``"compressed"``, ``"unchanged"``,
+#: ``"extracted"``, ``"matched"``, ``"generated"``, ``"fallback"`` or ``"coverage"`` when the compressor found it;
+#: empty when nothing needed scoring), and what happened (``compression``: ``"compressed"``, ``"unchanged"``,
 #: ``"kept_whole"`` when no sentence fits the budget, ``"empty"``).
 OUTPUT_COLUMNS: tuple[str, ...] = ("compressed_text", "origin_tokens", "compressed_tokens", "task_description",
                                    "task_source", "compression")

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import torch
 
-__all__ = ["FEATURE_NAMES", "POSITION_CAP", "RequestHead", "is_grounded", "layout_features", "pick_request", "request_text",
-           "sentence_core"]
+__all__ = ["FEATURE_NAMES", "POSITION_CAP", "RequestHead", "is_grounded", "layout_features", "match_sentence", "pick_request",
+           "request_text", "sentence_core"]
 
 _LABEL = re.compile(r"^\W{0,3}(?:[A-Za-z]+(?: [A-Za-z]+)?)\s*:")
 _OPTION = re.compile(r"^\s*\(?[A-Ha-h][.):]\s")
@@ -73,14 +73,21 @@ def sentence_core(sentence: str) -> tuple[str, str]:
     return f"{label} {tags}".strip(), rest
 
 
-def _without_trailing_markup(sentence: str) -> str:
+def _without_trailing_markup(sentence: str, *, keep_paired_quotes: bool = False) -> str:
     """The sentence without the closing tags, quotes, braces and ``[/INST]``-style marks at its end, peeled one
-    piece at a time (linear in the sentence, never a backtracking regex over all of it)."""
+    piece at a time (linear in the sentence, never a backtracking regex over all of it).
+
+    With ``keep_paired_quotes`` a closing quote stays where the text has an even number of that quote, so it
+    closes a quotation of the text's own (``Key: "a1b2"``) rather than a wrapper's string.
+    """
     text = sentence.rstrip()
     while text:
         tail = text[-40:]
         match = _TRAIL_MARKUP.search(tail)
         if match is None:
+            break
+        piece = match.group(0)
+        if keep_paired_quotes and piece in ("\"", "'") and text.count(piece) % 2 == 0:
             break
         text = text[: len(text) - len(tail) + match.start()].rstrip()
     return text
@@ -231,17 +238,66 @@ def pick_request(probabilities: torch.Tensor, threshold: float, max_sentences: i
 
 
 def request_text(sentences: Sequence[str], picked: Sequence[int]) -> str:
-    """The picked sentences joined by spaces, each distinct text once (a repeated question is stated once)."""
+    """The picked sentences as a task description: each without the wrapper around it, joined by spaces, each
+    distinct text once (a repeated question is stated once).
+
+    The wrapper is the leading and trailing markup (tags, quotes, braces, heading marks) and a leading label that
+    names the request ("Question:", ``"question":``, "My question is:"); the CSE compares the request itself,
+    not the prompt format around it. A label that is part of the request ("Key: ...") is kept. A picked sentence
+    that is only a label contributes nothing; if every one is, the sentences are used as written.
+
+    >>> request_text(['  "question": "Who wrote it?"'], [0])
+    'Who wrote it?'
+    >>> request_text(['Key: "a1b2"'], [0])
+    'Key: "a1b2"'
+    """
     seen: dict[str, None] = {}
     for index in picked:
-        text = " ".join(sentences[index].split())
-        seen.setdefault(text, None)
+        label, rest = sentence_core(sentences[index])
+        if not (label and _CUE.search(label)):
+            rest = _LEAD_MARKUP.sub("", sentences[index].strip())
+        text = " ".join(_without_trailing_markup(rest, keep_paired_quotes=True).split())
+        if text:
+            seen.setdefault(text, None)
+    if not seen:
+        return " ".join(dict.fromkeys(" ".join(sentences[index].split()) for index in picked))
     return " ".join(seen)
 
 
 _STOP = frozenset("a an the of in on at to for from by with and or but is are was were be been this that these those it its "
                   "what which who whom whose when where why how do does did can could should would will i you he she "
                   "we they me my your our their prompt asks ask question answer text".split())
+
+
+def _content_words(text: str) -> list[str]:
+    return [w for w in re.findall(r"\w+", text.lower()) if w not in _STOP and len(w) > 1]
+
+
+def match_sentence(description: str, sentences: Sequence[str], *, share: float, min_words: int = 2) -> int | None:
+    """The sentence of the prompt that a generated description restates, if one does.
+
+    The CTD often paraphrases a written request it found ("The prompt asks: Who plays Sheila Carter?" for
+    "I have a question: who plays sheila carter on the bold and the beautiful") and a paraphrase loses words
+    the request had. The sentence that holds the largest share of the description's content words (at least
+    ``share`` of them and ``min_words``) is returned, so the request can be used as written; the first such
+    sentence wins ties. ``None`` when no sentence holds enough of them.
+
+    >>> match_sentence("The prompt asks: Who plays Sheila Carter?",
+    ...                ["Some text.", "I have a question: who plays sheila carter on the show"], share=0.8)
+    1
+    """
+    words = set(_content_words(description))
+    if len(words) < min_words:
+        return None
+    best, best_share = None, 0.0
+    for index, sentence in enumerate(sentences):
+        present = words & set(_content_words(sentence))
+        if len(present) < min_words:
+            continue
+        covered = len(present) / len(words)
+        if covered > best_share:
+            best, best_share = index, covered
+    return best if best is not None and best_share >= share else None
 
 
 def is_grounded(description: str, prompt: str, *, min_words: int = 2, share: float = 0.8) -> bool:
@@ -251,7 +307,7 @@ def is_grounded(description: str, prompt: str, *, min_words: int = 2, share: flo
     and at least ``share`` of them, must occur in the prompt. "What is this?" or an invented question about
     a bare document is not grounded; a restated question, key or field list is.
     """
-    words = [w for w in re.findall(r"\w+", description.lower()) if w not in _STOP and len(w) > 1]
+    words = _content_words(description)
     if len(words) < min_words:
         return False
     present = set(re.findall(r"\w+", prompt.lower()))

@@ -15,7 +15,7 @@ import torch
 from tpc_core.config import AgnosticConfig
 from tpc_core.coverage import coverage_scores, section_ranks
 from tpc_core.cse import ContextSentenceEncoder
-from tpc_core.request import RequestHead, is_grounded, pick_request, request_text
+from tpc_core.request import RequestHead, is_grounded, match_sentence, pick_request, request_text
 from tpc_core.stages import Scored, Segmented
 
 __all__ = ["Task", "find_tasks", "score_prompts"]
@@ -46,7 +46,8 @@ def find_tasks(prompts: Sequence[Segmented], embeddings: Sequence[Sequence[torch
     """The task description of each question-less prompt and where it came from.
 
     Its written request where the request head finds one (nothing generated, ``"extracted"``); otherwise the
-    CTD's description (``"generated"``) if the prompt grounds it, else the checkpoint's fallback
+    prompt sentence the CTD's description restates (``"matched"``, when ``settings.match_share`` is set), else
+    the CTD's description (``"generated"``) if the prompt grounds it, else the checkpoint's fallback
     (``"fallback"``); with a head but no CTD, no description and coverage alone (``"coverage"``).
     """
     tasks: list[Task | None] = []
@@ -65,8 +66,14 @@ def find_tasks(prompts: Sequence[Segmented], embeddings: Sequence[Sequence[torch
         texts = [separator.join(prompts[k].documents) for k in missing]
         for k, text, description in zip(missing, texts, generate(texts)):
             grounded = head is None or is_grounded(description, text)
-            # Never use invented text: an ungrounded description is replaced by the neutral fallback.
-            tasks[k] = (description, "generated") if grounded else (settings.fallback_description, "fallback")
+            matched = (match_sentence(description, prompts[k].sentences, share=settings.match_share)
+                       if grounded and settings.match_share else None)
+            if matched is not None:  # the request as written, not the CTD's paraphrase of it
+                tasks[k] = (request_text(prompts[k].sentences, [matched]), "matched")
+            elif grounded:
+                tasks[k] = (description, "generated")
+            else:  # never use invented text: the neutral fallback replaces it
+                tasks[k] = (settings.fallback_description, "fallback")
     return [task for task in tasks if task is not None]
 
 

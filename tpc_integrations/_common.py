@@ -279,7 +279,7 @@ class DocumentOutcome:
             ``task_description``, or in prompt-agnostic mode the one TPC read from the documents; ``None`` when
             nothing was scored.
         task_source: Where it came from: "question" (a query or the fixed description), "extracted",
-            "generated", "fallback" or "coverage" (see :class:`tpc_core.CompressionResult`); ``None`` when
+            "matched", "generated", "fallback" or "coverage" (see :class:`tpc_core.CompressionResult`); ``None`` when
             nothing was scored.
     """
 

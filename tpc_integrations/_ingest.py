@@ -57,7 +57,7 @@ class IngestOutcome:
         origin_tokens: Tokens of the original text.
         compressed_tokens: Tokens of ``text``.
         task_description: What the document was compressed for (``None`` when no model ran).
-        task_source: "question" (the fixed ``task_description``), "extracted", "generated", "fallback",
+        task_source: "question" (the fixed ``task_description``), "extracted", "matched", "generated", "fallback",
             "coverage", or ``None`` when no model ran.
         status: "compressed", "unchanged" (the budget covered the document), "kept_whole" (no sentence fits
             the budget) or "empty" (blank text).

@@ -227,9 +227,12 @@ def render_model_card(config: TPCConfig, summaries: dict[str, dict[str, Any]], m
         lines.append(f"- **Request head** (`{agnostic.request_head}`): finds the sentences that state the prompt's "
                      f"request; at probability ≥ {agnostic.request_threshold} (at most "
                      f"{agnostic.max_request_sentences} sentences) they are the task description and nothing is "
-                     "generated; otherwise the CTD writes one and sentences are chosen with relevance "
-                     f"{agnostic.relevance_weight}, centrality {agnostic.centrality_weight}, section lead "
-                     f"{agnostic.position_weight} and redundancy penalty {agnostic.redundancy}.")
+                     "generated; otherwise the CTD writes one"
+                     + (f" (a description that restates one prompt sentence, ≥ {agnostic.match_share} of its content "
+                        "words, is replaced by that sentence)" if agnostic.match_share else "")
+                     + f" and sentences are chosen with relevance {agnostic.relevance_weight}, centrality "
+                     f"{agnostic.centrality_weight}, section lead {agnostic.position_weight} and redundancy penalty "
+                     f"{agnostic.redundancy}.")
     lines += ["", "## Training", ""]
     for stage, summary in summaries.items():
         if not summary:
