@@ -19,6 +19,7 @@ __all__ = [
     "dev_tables",
     "longbench_table",
     "zeroscrolls_table",
+    "length_label",
     "speed_ratio_lines",
     "speed_table",
     "summ_summary",
@@ -206,10 +207,22 @@ def summ_table(summary: Mapping[str, Mapping[str, Any]], skipped: Mapping[str, s
     return "\n".join(lines)
 
 
+def length_label(tokens: int) -> str:
+    """A prompt length for a table header: ``4k`` for 4,096 or 4,000 tokens, the exact count otherwise.
+
+    >>> [length_label(n) for n in (1024, 1000, 10000, 65536, 1500)]
+    ['1k', '1k', '10k', '64k', '1,500']
+    """
+    for unit in (1024, 1000):
+        if tokens >= unit and tokens % unit == 0:
+            return f"{tokens // unit}k"
+    return f"{tokens:,}"
+
+
 def speed_table(results: Sequence[Mapping[str, Any]]) -> str:
     """Median seconds per prompt (tokens/s) per length, load+warm-up time, RSS."""
     lengths = sorted({row["length"] for result in results for row in result.get("rows", [])})
-    header = "| Method | " + " | ".join(f"{length // 1024}k tok: s (tok/s)" for length in lengths)
+    header = "| Method | " + " | ".join(f"{length_label(length)} tok: s (tok/s)" for length in lengths)
     header += " | load+warm-up s | RSS after load MB | peak RSS MB |"
     gpu = any("gpu_peak_mb" in result for result in results)
     header += " GPU peak MB |" if gpu else ""
@@ -243,7 +256,7 @@ def speed_ratio_lines(results: Sequence[Mapping[str, Any]], numerators: Sequence
     lines = []
     for name in numerators:
         if name in timed:
-            cells = [f"{length // 1024}k {seconds / timed[denominator][length]:.2f}×"
+            cells = [f"{length_label(length)} {seconds / timed[denominator][length]:.2f}×"
                      for length, seconds in sorted(timed[name].items()) if timed[denominator].get(length)]  # fmt: skip
             lines.append(f"{name} / {denominator}: {', '.join(cells)}")
     return lines

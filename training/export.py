@@ -190,14 +190,17 @@ def _rounded(value: Any) -> Any:
 
 def _hyper_parameters(summary: dict[str, Any]) -> str:
     config = summary.get("config", {})
-    train, lora = config.get("train", {}), config.get("lora", {})
-    parts = [f"lr {train.get('learning_rate')}", f"epochs {train.get('epochs')}",
-             f"batch {train.get('batch_size')} (micro {train.get('micro_batch_size')})"]
-    parts.append(f"LoRA r={lora.get('r')} alpha={lora.get('alpha')}" if lora.get("enabled") else "full fine-tuning")
-    for key in ("temperature", "hard_negatives", "mntp_weight", "candidates", "iterations", "max_input_tokens"):
+    train, lora = config.get("train"), config.get("lora", {})
+    parts = []
+    if train:  # a stage that fine-tunes a model (the request head is fitted on frozen embeddings instead)
+        parts += [f"lr {train.get('learning_rate')}", f"epochs {train.get('epochs')}",
+                  f"batch {train.get('batch_size')} (micro {train.get('micro_batch_size')})",
+                  f"LoRA r={lora.get('r')} alpha={lora.get('alpha')}" if lora.get("enabled") else "full fine-tuning"]
+    for key in ("temperature", "hard_negatives", "mntp_weight", "candidates", "iterations", "max_input_tokens",
+                "hidden", "l2", "view_sentences", "layout_records", "layout_without_request", "layout_key_lookups"):
         if key in config:
             parts.append(f"{key} {config[key]}")
-    return ", ".join(parts)
+    return ", ".join(parts) or "none recorded"
 
 
 def render_model_card(config: TPCConfig, summaries: dict[str, dict[str, Any]], metrics: Sequence[dict[str, Any]],

@@ -52,3 +52,6 @@ def test_speed_ratio_lines() -> None:
         f"tpc-aware / {FLOOR_METHOD}: 1k 1.20×, 4k 1.10×"
     ]
     assert speed_ratio_lines(results[:1], ["tpc-aware"], FLOOR_METHOD) == []
+    lengths = [{"method": "a", "rows": [{"length": n, "seconds_median": 1.0} for n in (1000, 4000, 10000)]},
+               {"method": "b", "rows": [{"length": n, "seconds_median": 2.0} for n in (1000, 4000, 10000)]}]
+    assert speed_ratio_lines(lengths, ["b"], "a") == ["b / a: 1k 2.00×, 4k 2.00×, 10k 2.00×"]
