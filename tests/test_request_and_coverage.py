@@ -175,14 +175,26 @@ def test_a_question_mark_counts_before_closing_markup():
     assert layout_features(sentences)[:, column].tolist() == [1.0, 1.0, 1.0, 0.0, 1.0, 0.0]
 
 
-def test_match_sentence_finds_the_sentence_a_description_restates():
-    from tpc_core.request import match_sentence
+def test_match_sentences_finds_the_sentences_a_description_restates():
+    from tpc_core.request import match_sentences
 
     sentences = ["Document [1] (Title: The Bold and the Beautiful) Sheila Carter is a character.",
                  "I have a question: who plays sheila carter on the bold and the beautiful",
                  "Here are the search results I found:"]
-    assert match_sentence("The prompt asks: Who plays Sheila Carter?", sentences, share=0.8) == 1
+    assert match_sentences("The prompt asks: Who plays Sheila Carter?", sentences, share=0.8) == [1]
     # too few of its words anywhere, or too few content words at all: no match
-    assert match_sentence("The prompt asks: Who directed Titanic in 1997?", sentences, share=0.8) is None
-    assert match_sentence("What is it?", sentences, share=0.8) is None
-    assert match_sentence("Sheila Carter", [], share=0.8) is None
+    assert match_sentences("The prompt asks: Who directed Titanic in 1997?", sentences, share=0.8) == []
+    assert match_sentences("What is it?", sentences, share=0.8) == []
+    assert match_sentences("Sheila Carter", [], share=0.8) == []
+
+
+def test_match_sentences_takes_the_neighbours_that_hold_the_rest_of_the_request():
+    from tpc_core.request import match_sentences
+
+    sentences = ["The paper studies retrieval.", "Which is the approach's contribution?",
+                 "A. Manually constructed identifiers.", "B. Multi-task pre-training.", "It was published in 2023."]
+    options = "The prompt asks: Which is the approach's contribution? A. Manually constructed identifiers. B. Multi-task"
+    assert match_sentences(options, sentences, share=0.8) == [1, 2, 3]
+    # two sentences hold 5 of its 7 content words: under the share, no match
+    assert match_sentences(options, sentences, share=0.8, max_sentences=2) == []
+    assert match_sentences("The prompt asks: Which is the approach's contribution?", sentences, share=0.8) == [1]

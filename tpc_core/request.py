@@ -20,7 +20,7 @@ from pathlib import Path
 
 import torch
 
-__all__ = ["FEATURE_NAMES", "POSITION_CAP", "RequestHead", "is_grounded", "layout_features", "match_sentence", "pick_request",
+__all__ = ["FEATURE_NAMES", "POSITION_CAP", "RequestHead", "is_grounded", "layout_features", "match_sentences", "pick_request",
            "request_text", "sentence_core"]
 
 _LABEL = re.compile(r"^\W{0,3}(?:[A-Za-z]+(?: [A-Za-z]+)?)\s*:")
@@ -273,31 +273,40 @@ def _content_words(text: str) -> list[str]:
     return [w for w in re.findall(r"\w+", text.lower()) if w not in _STOP and len(w) > 1]
 
 
-def match_sentence(description: str, sentences: Sequence[str], *, share: float, min_words: int = 2) -> int | None:
-    """The sentence of the prompt that a generated description restates, if one does.
+def match_sentences(description: str, sentences: Sequence[str], *, share: float, min_words: int = 2,
+                    max_sentences: int = 8) -> list[int]:
+    """The sentences of the prompt that a generated description restates, if it restates some.
 
     The CTD often paraphrases a written request it found ("The prompt asks: Who plays Sheila Carter?" for
     "I have a question: who plays sheila carter on the bold and the beautiful") and a paraphrase loses words
-    the request had. The sentence that holds the largest share of the description's content words (at least
-    ``share`` of them and ``min_words``) is returned, so the request can be used as written; the first such
-    sentence wins ties. ``None`` when no sentence holds enough of them.
+    the request had. The sentence holding the most of the description's content words (at least
+    ``min_words``; the first wins ties) is taken, then its neighbours while each adds ``min_words`` more of
+    them (a question's options, a request written over two sentences), at most ``max_sentences`` in all.
 
-    >>> match_sentence("The prompt asks: Who plays Sheila Carter?",
-    ...                ["Some text.", "I have a question: who plays sheila carter on the show"], share=0.8)
-    1
+    Returns:
+        Their indices, ascending, when they hold at least ``share`` of the description's content words;
+        otherwise ``[]``.
+
+    >>> match_sentences("The prompt asks: Who plays Sheila Carter?",
+    ...                 ["Some text.", "I have a question: who plays sheila carter on the show"], share=0.8)
+    [1]
     """
     words = set(_content_words(description))
-    if len(words) < min_words:
-        return None
-    best, best_share = None, 0.0
-    for index, sentence in enumerate(sentences):
-        present = words & set(_content_words(sentence))
-        if len(present) < min_words:
-            continue
-        covered = len(present) / len(words)
-        if covered > best_share:
-            best, best_share = index, covered
-    return best if best is not None and best_share >= share else None
+    if len(words) < min_words or not sentences:
+        return []
+    present = [words & set(_content_words(sentence)) for sentence in sentences]
+    best = max(range(len(sentences)), key=lambda i: (len(present[i]), -i))
+    if len(present[best]) < min_words:
+        return []
+    low, high, covered = best, best, set(present[best])
+    while high - low + 1 < max_sentences:
+        gains = [(len(present[i] - covered), i) for i in (low - 1, high + 1) if 0 <= i < len(sentences)]
+        gain, index = max(gains, default=(0, -1))
+        if gain < min_words:
+            break
+        covered |= present[index]
+        low, high = min(low, index), max(high, index)
+    return list(range(low, high + 1)) if len(covered) >= share * len(words) else []
 
 
 def is_grounded(description: str, prompt: str, *, min_words: int = 2, share: float = 0.8) -> bool:

@@ -15,7 +15,7 @@ import torch
 from tpc_core.config import AgnosticConfig
 from tpc_core.coverage import coverage_scores, section_ranks
 from tpc_core.cse import ContextSentenceEncoder
-from tpc_core.request import RequestHead, is_grounded, match_sentence, pick_request, request_text
+from tpc_core.request import RequestHead, is_grounded, match_sentences, pick_request, request_text
 from tpc_core.stages import Scored, Segmented
 
 __all__ = ["Task", "find_tasks", "score_prompts"]
@@ -66,10 +66,11 @@ def find_tasks(prompts: Sequence[Segmented], embeddings: Sequence[Sequence[torch
         texts = [separator.join(prompts[k].documents) for k in missing]
         for k, text, description in zip(missing, texts, generate(texts)):
             grounded = head is None or is_grounded(description, text)
-            matched = (match_sentence(description, prompts[k].sentences, share=settings.match_share)
-                       if grounded and settings.match_share else None)
-            if matched is not None:  # the request as written, not the CTD's paraphrase of it
-                tasks[k] = (request_text(prompts[k].sentences, [matched]), "matched")
+            matched = (match_sentences(description, prompts[k].sentences, share=settings.match_share,
+                                       max_sentences=settings.max_request_sentences)
+                       if grounded and settings.match_share else [])
+            if matched:  # the request as written, not the CTD's paraphrase of it
+                tasks[k] = (request_text(prompts[k].sentences, matched), "matched")
             elif grounded:
                 tasks[k] = (description, "generated")
             else:  # never use invented text: the neutral fallback replaces it
