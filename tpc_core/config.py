@@ -218,7 +218,7 @@ class AgnosticConfig:
         match_share: A generated description that restates one sentence of the prompt (at least this share of
             its content words in that sentence, ``tpc_core.request.match_sentences``) is replaced by those
             sentences as written, and the prompt is scored by relevance like an extracted request
-            (``"matched"``); ``0``: off.
+            (``"matched"``; a request for a summary keeps the coverage settings); ``0``: off.
         fallback_description: Used instead of a generated description that the prompt does not ground
             (``tpc_core.request.is_grounded``): the CTD must not invent a question the prompt never asks.
     """

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import torch
 
-__all__ = ["FEATURE_NAMES", "POSITION_CAP", "RequestHead", "is_grounded", "layout_features", "match_sentences", "pick_request",
-           "request_text", "sentence_core"]
+__all__ = ["FEATURE_NAMES", "POSITION_CAP", "RequestHead", "asks_for_summary", "is_grounded", "layout_features",
+           "match_sentences", "pick_request", "request_text", "sentence_core"]
 
 _LABEL = re.compile(r"^\W{0,3}(?:[A-Za-z]+(?: [A-Za-z]+)?)\s*:")
 _OPTION = re.compile(r"^\s*\(?[A-Ha-h][.):]\s")
@@ -307,6 +307,25 @@ def match_sentences(description: str, sentences: Sequence[str], *, share: float,
         covered |= present[index]
         low, high = min(low, index), max(high, index)
     return list(range(low, high + 1)) if len(covered) >= share * len(words) else []
+
+
+_SUMMARY_WORDS = re.compile(r"\b(?:summar\w*|overview|gist|main points|key points|tl;?dr|digest|recap|outline)\b",
+                            re.IGNORECASE)
+
+
+def asks_for_summary(request: str) -> bool:
+    """Whether a written request asks for a summary of the whole text ("Summarise …", "the gist", "main points").
+
+    A matched request of that kind keeps the coverage selection that prompts with no question get (cosine to
+    "summarise" does not rank sentences); any other matched request (a question, a key to look up) is scored
+    by relevance, like an extracted one.
+
+    >>> asks_for_summary("Summarise the report in five bullet points."), asks_for_summary("What are the main points?")
+    (True, True)
+    >>> asks_for_summary("who plays sheila carter"), asks_for_summary('Key: "3180d3d4"')
+    (False, False)
+    """
+    return bool(_SUMMARY_WORDS.search(request))
 
 
 def is_grounded(description: str, prompt: str, *, min_words: int = 2, share: float = 0.8) -> bool:

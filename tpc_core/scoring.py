@@ -15,7 +15,7 @@ import torch
 from tpc_core.config import AgnosticConfig
 from tpc_core.coverage import coverage_scores, section_ranks
 from tpc_core.cse import ContextSentenceEncoder
-from tpc_core.request import RequestHead, is_grounded, match_sentences, pick_request, request_text
+from tpc_core.request import RequestHead, asks_for_summary, is_grounded, match_sentences, pick_request, request_text
 from tpc_core.stages import Scored, Segmented
 
 __all__ = ["Task", "find_tasks", "score_prompts"]
@@ -99,7 +99,9 @@ def score_prompts(encoder: ContextSentenceEncoder, prompts: Sequence[Segmented],
         flat = torch.cat(list(documents)) if documents else torch.zeros(0)
         relevance = flat @ question_vectors[row] if len(flat) else torch.zeros(0)
         selection_embeddings = None
-        if source in ("generated", "fallback", "coverage") and settings.uses_coverage:
+        whole_text = source in ("generated", "fallback", "coverage") or (
+            source == "matched" and asks_for_summary(description or ""))  # a written "Summarise ..." request
+        if whole_text and settings.uses_coverage:
             ranks = [r for doc, spans in zip(prompt.documents, prompt.spans) for r in section_ranks(doc, spans)]
             relevance = coverage_scores(relevance, flat, ranks,
                                         relevance_weight=settings.relevance_weight if description else 0.0,
