@@ -215,9 +215,9 @@ class AgnosticConfig:
             section (a document, or a ``Passage k:`` / ``Document [k]`` / markdown-heading block).
         redundancy: The same prompts: MMR penalty on a candidate's highest cosine to a kept sentence.
         relevance_weight: The same prompts: weight of the cosine to the generated description.
-        match_share: A generated description that restates one sentence of the prompt (at least this share of
-            its content words in that sentence, ``tpc_core.request.match_sentences``) is replaced by those
-            sentences as written, and the prompt is scored by relevance like an extracted request
+        match_share: A generated description that restates sentences of the prompt (at least this share of
+            its content words in one sentence and its neighbours, ``tpc_core.request.match_sentences``) is
+            replaced by those sentences as written, and the prompt is scored by relevance like an extracted request
             (``"matched"``; a request for a summary keeps the coverage settings); ``0``: off.
         fallback_description: Used instead of a generated description that the prompt does not ground
             (``tpc_core.request.is_grounded``): the CTD must not invent a question the prompt never asks.

@@ -46,7 +46,7 @@ def find_tasks(prompts: Sequence[Segmented], embeddings: Sequence[Sequence[torch
     """The task description of each question-less prompt and where it came from.
 
     Its written request where the request head finds one (nothing generated, ``"extracted"``); otherwise the
-    prompt sentence the CTD's description restates (``"matched"``, when ``settings.match_share`` is set), else
+    prompt sentences the CTD's description restates (``"matched"``, when ``settings.match_share`` is set), else
     the CTD's description (``"generated"``) if the prompt grounds it, else the checkpoint's fallback
     (``"fallback"``); with a head but no CTD, no description and coverage alone (``"coverage"``).
     """

@@ -231,8 +231,8 @@ def render_model_card(config: TPCConfig, summaries: dict[str, dict[str, Any]], m
                      f"request; at probability ≥ {agnostic.request_threshold} (at most "
                      f"{agnostic.max_request_sentences} sentences) they are the task description and nothing is "
                      "generated; otherwise the CTD writes one"
-                     + (f" (a description that restates one prompt sentence, ≥ {agnostic.match_share} of its content "
-                        "words, is replaced by that sentence; a summary request keeps coverage)" if agnostic.match_share else "")
+                     + (f" (a description that restates prompt sentences, ≥ {agnostic.match_share} of its content "
+                        "words, is replaced by those sentences; a summary request keeps coverage)" if agnostic.match_share else "")
                      + f" and sentences are chosen with relevance {agnostic.relevance_weight}, centrality "
                      f"{agnostic.centrality_weight}, section lead {agnostic.position_weight} and redundancy penalty "
                      f"{agnostic.redundancy}.")
