@@ -20,6 +20,9 @@ _EXPORTS = {
     "CTDConfig": "tpc_core.config",
     "DEFAULT_MODEL": "tpc_core.registry",
     "REGISTRY": "tpc_core.registry",
+    "Task": "tpc_core.task",
+    "TaskSource": "tpc_core.task",
+    "Selection": "tpc_core.task",
 }
 
 __all__ = [*_EXPORTS, "__version__"]
@@ -29,6 +32,7 @@ if TYPE_CHECKING:
     from tpc_core.config import CSEConfig, CTDConfig, TPCConfig
     from tpc_core.registry import DEFAULT_MODEL, REGISTRY
     from tpc_core.result import CompressionResult, SentenceRecord
+    from tpc_core.task import Selection, Task, TaskSource
 
 
 def __getattr__(name: str) -> Any:

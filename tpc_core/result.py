@@ -51,7 +51,8 @@ class CompressionResult:
         budget: The token budget the selection had to respect.
         task_description: The question used for scoring: the user's, the request sentences found in the
             prompt, or the description the CTD wrote (``None`` when nothing was scored).
-        task_source: Where ``task_description`` came from: ``"question"`` (the caller's), ``"extracted"`` (the
+        task_source: Where ``task_description`` came from, a :class:`tpc_core.task.TaskSource` (it compares equal
+            to its string): ``"question"`` (the caller's), ``"extracted"`` (the
             prompt's own request sentences, no generation), ``"matched"`` (the prompt sentences that the CTD's
             description restates, used as written, ``agnostic.match_share``; a written summary request keeps
             the coverage settings), ``"generated"`` (the CTD; such prompts are selected
@@ -64,6 +65,10 @@ class CompressionResult:
         document_compressed_tokens: Token count of each compressed document.
         oversized_sentences: Sentences larger than the whole budget, skipped (never truncated); the engine
             also warns about them.
+        scored: Whether the sentences were scored. ``False`` when no model ran: the input was blank, or the
+            budget covered all of it (then every sentence is kept and ``task_description``/``task_source`` are
+            ``None``).
+        documents: The input documents, as given (what :meth:`to_html` shows around the sentences).
     """
 
     compressed_prompt: str
@@ -77,6 +82,8 @@ class CompressionResult:
     document_origin_tokens: list[int] = field(default_factory=list)
     document_compressed_tokens: list[int] = field(default_factory=list)
     oversized_sentences: int = 0
+    scored: bool = False
+    documents: list[str] = field(default_factory=list, repr=False)
 
     @property
     def ratio(self) -> float:

@@ -190,4 +190,5 @@ def to_result(assembled: Assembled, separator: str) -> CompressionResult:
         budget=prompt.budget, task_description=scored.task_description if scored.scores is not None else None,
         task_source=scored.task_source if scored.scores is not None else None, sentences=records,
         document_origin_tokens=list(prompt.document_tokens), document_compressed_tokens=list(joined.tokens),
-        oversized_sentences=selected.oversized)
+        oversized_sentences=selected.oversized, scored=scored.scores is not None,
+        documents=list(prompt.documents))
