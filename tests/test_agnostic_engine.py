@@ -59,7 +59,7 @@ def test_written_request_is_extracted_without_generation(tiny_checkpoint, tmp_pa
 def test_no_written_request_falls_back_to_the_ctd_with_coverage(tiny_checkpoint, tmp_path):
     compressor = _with_head(tiny_checkpoint, tmp_path, position_weight=1.0, redundancy=1.0, relevance_weight=0.0)
     result = compressor.compress(DOCUMENT, target_tokens=12, token_counter=lambda t: len(t.split()))
-    written = compressor._generate([DOCUMENT])[0]  # what the (random) CTD writes for this prompt
+    written = compressor.task_descriptor.describe([DOCUMENT])[0]  # what the (random) CTD writes for this prompt
     if is_grounded(written, DOCUMENT):
         assert (result.task_source, result.task_description) == ("generated", written)
     else:  # invented text is never used
@@ -133,7 +133,7 @@ def test_a_description_that_restates_a_sentence_is_replaced_by_it(tiny_checkpoin
     # The head fires on "?" only and this prompt has none, so the CTD is asked; its text is fixed here so the
     # wiring is tested, not the random tiny CTD.
     compressor = _with_head(tiny_checkpoint, tmp_path, match_share=share)
-    monkeypatch.setattr(compressor, "_generate", lambda prompts: ["The prompt asks: Which river flows?"] * len(prompts))
+    monkeypatch.setattr(compressor.task_finder, "describe", lambda prompts: ["The prompt asks: Which river flows?"] * len(prompts))
     result = compressor.compress(NO_MARK, target_tokens=20, token_counter=lambda t: len(t.split()))
     assert (result.task_source, result.task_description) == (source, description)
     _assert_verbatim_in_order(result, NO_MARK)
@@ -153,7 +153,7 @@ def test_a_matched_summary_request_keeps_coverage_selection(tiny_checkpoint, tmp
     prompt = "Summarise the council report in bullet points.\n\n" + DOCUMENT
     compressor = _with_head(tiny_checkpoint, tmp_path, match_share=0.8, position_weight=1.0, redundancy=1.0,
                             relevance_weight=0.0)
-    monkeypatch.setattr(compressor, "_generate",
+    monkeypatch.setattr(compressor.task_finder, "describe",
                         lambda prompts: ["The prompt asks: Summarise the council report in bullet points."] * len(prompts))
     result = compressor.compress(prompt, target_tokens=20, token_counter=lambda t: len(t.split()))
     assert (result.task_source, result.task_description) == ("matched", "Summarise the council report in bullet points.")

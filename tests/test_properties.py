@@ -16,6 +16,7 @@ from tpc_core.options import CompressionOptions
 from tpc_core.result import CompressionResult
 from tpc_core.segmentation import get_splitter
 from tpc_core.stages import Scored, assemble, segment, select, to_result
+from tpc_core.task import Task
 from tpc_core.tokens import TokenCounter, resolve_token_counter
 
 PURE_CASES = 2000
@@ -105,7 +106,7 @@ def test_pure_pipeline_keeps_every_guarantee(counters, docs, data):
     if segmented.needs_scoring:
         scores = data.draw(st.lists(st.floats(-1, 1), min_size=len(segmented.flat), max_size=len(segmented.flat)),
                            label="scores")
-        scored = Scored(segmented, tuple(scores), "q", "question")
+        scored = Scored(segmented, tuple(scores), Task.from_question("q"))
     result = to_result(assemble(select(scored, options), counter, separator), separator)
     check_guarantees(result, docs, counter, separator)
     assert result.oversized_sentences == sum(1 for s in result.sentences if s.tokens > result.budget) \
@@ -133,5 +134,5 @@ def test_end_to_end_with_tpc_mini_keeps_every_guarantee(tpc_mini, counters, docs
                                    token_counter=None if name == "default" else counter, budget_scope=scope,
                                    document_separator=separator)
     check_guarantees(result, docs, counter, separator)
-    if result.task_source is not None:
+    if result.scored:
         assert result.task_source == "question" and all(s.score is not None for s in result.sentences)

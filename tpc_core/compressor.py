@@ -1,12 +1,17 @@
 """TPCCompressor: the public entry point (paper Algorithm 1). It orchestrates; the stages do the work.
 
-Route of one prompt (``compress`` → ``compress_batch``):
+Route of one prompt (``compress`` → ``compress_batch`` → ``_run``):
 
 1. ``options.CompressionOptions.build`` checks every argument before a model runs;
-2. ``stages.segment``: sentences (``segmentation``), counts (``tokens``) and budget (``selection``);
-3. ``scoring.score_prompts``: the task (the question, or ``request``/``ctd``) and CSE scores (``cse``);
-4. ``stages.select``: TopK within the budget (``selection``; MMR from ``coverage`` when agnostic);
-5. ``stages.assemble`` then ``stages.to_result``: the kept sentences verbatim, recounted to fit the budget.
+2. ``stages.segment``: sentences (``segmentation``, every splitter's spans checked), counts (``tokens``) and
+   budget (``selection``);
+3. ``scoring.encode_sentences``: each sentence's embedding in its document (the CSE, ``cse``);
+4. ``task.TaskFinder.find``: the task: the caller's question, or for a prompt with none the cascade (request
+   head, CTD, matched / grounded / fallback) and how to select for it;
+5. ``scoring.score_prompts``: each sentence's score against the task;
+6. ``stages.select``: TopK within the budget (``selection``; MMR from ``coverage`` when the task selects by
+   coverage), then the filters ``min_score`` / ``top_n``;
+7. ``stages.assemble`` then ``stages.to_result``: the kept sentences verbatim, recounted to fit the budget.
 
 Loading and saving live in ``loading``.
 """
@@ -41,10 +46,11 @@ from tpc_core.loading import (
 from tpc_core.options import CompressionOptions, as_documents, as_questions
 from tpc_core.registry import DEFAULT_MODEL
 from tpc_core.result import CompressionResult
-from tpc_core.scoring import encode_sentences, find_tasks, score_prompts
+from tpc_core.scoring import encode_sentences, score_prompts
 from tpc_core.segmentation import SentenceSplitter, get_splitter
 from tpc_core.selection import BUDGET_SCOPES
-from tpc_core.stages import assemble, segment, select, to_result
+from tpc_core.stages import Scored, Segmented, assemble, segment, select, to_result
+from tpc_core.task import TaskFinder, TaskSource
 from tpc_core.tokens import TokenCounter, TokenCounterSpec, resolve_token_counter
 
 __all__ = ["TPCCompressor", "Context", "BUDGET_SCOPES"]
@@ -78,7 +84,8 @@ class TPCCompressor:
         self.dtype = dtype
         self._descriptor = descriptor
         # The request head is a few hundred kB: loaded here, so a bad path in the config fails at load time.
-        self._head = load_request_head(config.agnostic, self.checkpoint_dir)
+        self._request_head = load_request_head(config.agnostic, self.checkpoint_dir)
+        self.task_finder = self._new_task_finder()
         self._default_counter = resolve_token_counter(None, encoder.tokenizer)
         self._splitters: dict[str, SentenceSplitter] = {}
         self._splitters_lock = threading.Lock()
@@ -89,13 +96,20 @@ class TPCCompressor:
     # ------------------------------------------------------------------ copying and pickling
     # copy.deepcopy and pickle (Ray actors, multiprocessing) carry the models by value; locks are rebuilt and
     # caches start empty (see tpc_core.copying).
-    _CACHES = {"_splitters": dict}
+    # The task finder holds this compressor's CTD call, so a copy builds its own.
+    _CACHES = {"_splitters": dict, "task_finder": lambda: None}
 
     def __getstate__(self) -> dict[str, Any]:
         return picklable_state(self.__dict__, self._CACHES)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         restore_state(self, state, self._CACHES)
+        self.task_finder = self._new_task_finder()
+
+    def _new_task_finder(self) -> TaskFinder:
+        """The prompt-agnostic task finder: the checkpoint's settings, request head and CTD."""
+        return TaskFinder(self.config.agnostic, self._request_head,
+                          self._generate if self.config.ctd is not None else None)
 
     # ------------------------------------------------------------------ loading and saving (see loading.py)
     @classmethod
@@ -160,6 +174,11 @@ class TPCCompressor:
         return self._default_counter
 
     @property
+    def task_descriptor_loaded(self) -> bool:
+        """Whether the CTD is loaded (it loads on the first prompt-agnostic call that needs a description)."""
+        return self._descriptor is not None
+
+    @property
     def task_descriptor(self) -> TaskDescriptor:
         """The CTD, loaded on first access (thread-safe)."""
         with self._ctd_lock:
@@ -193,7 +212,7 @@ class TPCCompressor:
             token_counter: How budgets are counted: ``None`` (the CSE tokenizer), a tokenizer, a name/path or
                 a ``Callable[[str], int]``.
             **options: See :meth:`compress_batch` (``budget_scope``, ``force_keep_patterns``,
-                ``keep_first_sentence``, ``document_separator``, ``splitter``).
+                ``keep_first_sentence``, ``document_separator``, ``splitter``, ``min_score``, ``top_n``).
 
         Returns:
             A :class:`CompressionResult`; its text is made only of original sentences, verbatim, in order, and
@@ -209,6 +228,7 @@ class TPCCompressor:
                        token_counter: TokenCounterSpec = None, *, budget_scope: str = "global",
                        force_keep_patterns: str | Iterable[str] = (), keep_first_sentence: bool = False,
                        document_separator: str = "\n\n", splitter: str | SentenceSplitter | None = None,
+                       min_score: float | None = None, top_n: int | None = None,
                        batch_size: int = 16, show_progress: bool | None = None) -> list[CompressionResult]:
         """Compress many prompts, batching the model calls across them. Thread-safe.
 
@@ -223,7 +243,14 @@ class TPCCompressor:
             force_keep_patterns: Regexes; sentences matching any are taken first (still within budget).
             keep_first_sentence: Take each document's first sentence first (still within budget).
             document_separator: Joins compressed documents in ``compressed_prompt`` (counted in the budget).
-            splitter: Sentence splitter name or object (default: the checkpoint's, "nupunkt").
+            splitter: Sentence splitter name or object (default: the checkpoint's, "nupunkt"). An object's
+                ``spans(text)`` is checked against the segmentation contract (sorted, non-overlapping spans
+                without surrounding whitespace that cover every non-blank character); a ``ValueError`` names
+                the first bad span.
+            min_score: After the budget, kept sentences scoring below this are removed (ignored when nothing
+                was scored: the budget covered the prompt).
+            top_n: After the budget, at most this many documents keep text: those whose best sentence scores
+                highest (when nothing was scored, the first ``top_n``).
             batch_size: Prompts processed together (bounds memory).
             show_progress: Show a progress bar (default: only for more than one batch on a terminal).
 
@@ -239,7 +266,8 @@ class TPCCompressor:
         options = CompressionOptions.build(target_tokens=target_tokens, rate=rate, budget_scope=budget_scope,
                                            force_keep_patterns=force_keep_patterns,
                                            keep_first_sentence=keep_first_sentence,
-                                           document_separator=document_separator, batch_size=batch_size)
+                                           document_separator=document_separator, batch_size=batch_size,
+                                           min_score=min_score, top_n=top_n)
         if isinstance(contexts, str) or not isinstance(contexts, Sequence):
             raise TypeError("compress_batch takes a list of prompts; use compress() for a single string.")
         documents = [as_documents(context, position) for position, context in enumerate(contexts)]
@@ -267,13 +295,23 @@ class TPCCompressor:
         for first in progress:
             batch = slice(first, first + options.batch_size)
             segmented = [segment(docs, split, counter, options) for docs in documents[batch]]
-            scored = score_prompts(self.encoder, segmented, questions[batch], head=self._head,
-                                   settings=self.config.agnostic, generate=self._generate,
-                                   has_ctd=self.config.ctd is not None, separator=separator)
-            for prompt in scored:
+            for prompt in self._score(segmented, questions[batch], separator):
                 selected = select(prompt, options, self.config.agnostic.redundancy)
                 results.append(to_result(assemble(selected, counter, separator), separator))
         return results
+
+    def _score(self, prompts: list[Segmented], questions: list[str | None], separator: str) -> list[Scored]:
+        """Embeddings, tasks and scores of the prompts that are over budget; the others pass through unscored."""
+        todo = [k for k, prompt in enumerate(prompts) if prompt.needs_scoring]
+        scored = [Scored(prompt) for prompt in prompts]
+        if not todo:
+            return scored
+        needing = [prompts[k] for k in todo]
+        embeddings = encode_sentences(self.encoder, needing)
+        tasks = self.task_finder.find(needing, embeddings, [questions[k] for k in todo], separator=separator)
+        for k, prompt in zip(todo, score_prompts(self.encoder, needing, embeddings, tasks, self.config.agnostic)):
+            scored[k] = prompt
+        return scored
 
     @overload
     def describe_task(self, prompts: str) -> str: ...
@@ -302,15 +340,17 @@ class TPCCompressor:
         for position, prompt in enumerate(batch):
             if not isinstance(prompt, str):
                 raise TypeError(f"describe_task takes strings; prompt {position} is {type(prompt).__name__}.")
-        if self._head is None or not batch:  # no extractive path: the CTD describes every prompt
+        if self._request_head is None or not batch:  # no extractive path: the CTD describes every prompt
             descriptions = self._generate(batch) if batch else []
         else:
             options = CompressionOptions()
             segmented = [segment((p,), self._splitter(None), self._default_counter, options) for p in batch]
-            tasks = find_tasks(segmented, encode_sentences(self.encoder, segmented), head=self._head,
-                               settings=self.config.agnostic, generate=self._generate,
-                               has_ctd=self.config.ctd is not None, separator="\n\n", require_ctd=True)
-            descriptions = [description or "" for description, _ in tasks]
+            tasks = self.task_finder.find(segmented, encode_sentences(self.encoder, segmented), [None] * len(batch),
+                                          separator=options.document_separator)
+            if any(task.source is TaskSource.COVERAGE for task in tasks):  # a head but no CTD to describe the rest
+                raise ValueError(f"Checkpoint {self.config.name!r} has no task descriptor (ctd) to describe a prompt "
+                                 f"with no written request.")
+            descriptions = [task.description or "" for task in tasks]
         return descriptions[0] if single else descriptions
 
     def info(self) -> dict[str, Any]:

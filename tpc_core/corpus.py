@@ -81,17 +81,16 @@ def load_compressor(settings: CorpusSettings, device: str | None = None,
 def row_outcome(text: str, result: CompressionResult) -> tuple[str, int, str]:
     """The text written for a row, its token count and its ``compression`` status.
 
-    ``"compressed"``; ``"unchanged"`` (the budget covered the text); ``"kept_whole"`` (no sentence fits the
-    budget: TPC never truncates a sentence, and a corpus row is never emptied silently); ``"empty"`` (blank
-    text). The same rule as the index-time transformers of ``tpc_integrations``.
+    The status is :attr:`tpc_core.CompressionResult.status`: ``"compressed"``; ``"unchanged"`` (nothing was
+    removed); ``"kept_whole"`` (no sentence fits the budget: TPC never truncates a sentence, and a corpus row is
+    never emptied silently, so the row's text is written as it is); ``"empty"`` (blank text).
     """
-    if not text.strip():
-        return text, 0, "empty"
-    if result.task_source is None or result.compressed_prompt == text:
-        return text, result.origin_tokens, "unchanged"
-    if not result.compressed_prompt:
-        return text, result.origin_tokens, "kept_whole"
-    return result.compressed_prompt, result.compressed_tokens, "compressed"
+    status = result.status  # the one rule (tpc_core.result), shared with tpc_integrations
+    if status == "empty":
+        return text, 0, status
+    if status == "compressed":
+        return result.compressed_prompt, result.compressed_tokens, status
+    return text, result.origin_tokens, status
 
 
 def compress_table(compressor: TPCCompressor, table: pa.Table, settings: CorpusSettings,

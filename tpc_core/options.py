@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tpc_core.selection import BUDGET_SCOPES, validate_budget_args
+from tpc_core.selection import BUDGET_SCOPES, validate_budget_args, validate_filter_args
 
 __all__ = ["CompressionOptions", "as_documents", "as_questions", "compile_patterns"]
 
@@ -26,9 +26,12 @@ class CompressionOptions:
     keep_first_sentence: bool = False
     document_separator: str = "\n\n"
     batch_size: int = 16
+    min_score: float | None = None
+    top_n: int | None = None
 
     def __post_init__(self) -> None:
         validate_budget_args(self.target_tokens, self.rate)
+        validate_filter_args(self.min_score, self.top_n)
         if self.budget_scope not in BUDGET_SCOPES:
             raise ValueError(f"budget_scope must be one of {BUDGET_SCOPES}, got {self.budget_scope!r}.")
         if not isinstance(self.document_separator, str):

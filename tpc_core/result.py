@@ -9,7 +9,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["SentenceRecord", "CompressionResult"]
+__all__ = ["COMPRESSION_STATUSES", "SentenceRecord", "CompressionResult"]
+
+#: What an index-time job does with a result (:attr:`CompressionResult.status`).
+COMPRESSION_STATUSES = ("compressed", "unchanged", "kept_whole", "empty")
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,22 @@ class CompressionResult:
         """Kept fraction of tokens ``compressed_tokens / origin_tokens`` (1.0 for empty input)."""
         return self.compressed_tokens / self.origin_tokens if self.origin_tokens else 1.0
 
+    @property
+    def status(self) -> str:
+        """What an index-time job (``tpc compress-corpus``, the document transformers) does with this result.
+
+        ``"empty"``: the input is blank; ``"unchanged"``: nothing was removed (the budget covered the input, or
+        every sentence was kept); ``"kept_whole"``: no sentence fits the budget, so the input is kept as it is
+        (TPC never truncates a sentence, and an index never loses a row silently); ``"compressed"``.
+        """
+        if not self.sentences:
+            return "empty"
+        if not self.scored or self.compressed_documents == self.documents:
+            return "unchanged"
+        if not self.compressed_prompt:
+            return "kept_whole"
+        return "compressed"
+
     def kept_sentences(self, doc_index: int | None = None) -> list[SentenceRecord]:
         """The kept sentences, optionally of one document, in original order."""
         return [s for s in self.sentences if s.kept and (doc_index is None or s.doc_index == doc_index)]
@@ -107,8 +126,11 @@ class CompressionResult:
         return max(scores) if scores else None
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-serialisable dict, with ``ratio`` and ``rate`` included."""
+        """A JSON-serialisable dict, with ``ratio`` and ``rate`` included; ``documents`` (the caller's own input,
+        often large) is left out, and ``task_source`` is its string."""
         data = asdict(self)
+        data.pop("documents", None)
+        data["task_source"] = str(self.task_source) if self.task_source is not None else None
         data["ratio"] = self.ratio if self.compressed_tokens else None
         data["rate"] = self.rate
         return data

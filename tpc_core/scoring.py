@@ -1,31 +1,29 @@
-"""Scoring: the one stage that runs models. ``Segmented`` prompts in, ``Scored`` prompts out.
+"""Scoring: sentence embeddings in context, and each sentence's score against its prompt's task.
 
-Prompt-aware: each sentence's context-aware embedding (CSE) against the question's. Prompt-agnostic: the
-task is found first (:func:`find_tasks`): the prompt's own request sentences where the request head finds
-them, otherwise the CTD's description (grounded in the prompt, else the checkpoint's neutral fallback), or
-coverage alone when the checkpoint has a head but no CTD; such prompts are scored with coverage weights.
+Two model calls, no policy: :func:`encode_sentences` reads every sentence inside its document (the CSE), and
+:func:`score_prompts` scores the sentences against the :class:`~tpc_core.task.Task` found for each prompt
+(:mod:`tpc_core.task` decides what that task is and how to select for it). Relevance is the cosine of each
+sentence's embedding to the task description's; a task selected by coverage mixes in centrality and section
+leads (:mod:`tpc_core.coverage`) and hands the embeddings on for redundancy-aware selection.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import torch
 
 from tpc_core.config import AgnosticConfig
 from tpc_core.coverage import coverage_scores, section_ranks
 from tpc_core.cse import ContextSentenceEncoder
-from tpc_core.request import RequestHead, asks_for_summary, is_grounded, match_sentences, pick_request, request_text
 from tpc_core.stages import Scored, Segmented
+from tpc_core.task import Selection, Task
 
-__all__ = ["Task", "find_tasks", "score_prompts"]
-
-Task = tuple[str | None, str]  # (task description, task source)
-Generate = Callable[[list[str]], list[str]]
+__all__ = ["encode_sentences", "score_prompts"]
 
 
-def encode_sentences(encoder: ContextSentenceEncoder, prompts: Sequence[Segmented]) -> list[list[torch.Tensor]]:
-    """Each prompt's per-document sentence embeddings, every sentence read inside its document."""
+def encode_sentences(encoder: ContextSentenceEncoder, prompts: Sequence[Segmented]) -> list[torch.Tensor]:
+    """Each prompt's sentence embeddings, flat (n_sentences, d) in sentence order, each read inside its document."""
     ids = encoder.tokenize([sentence for prompt in prompts for sentence in prompt.sentences])
     contexts, position = [], 0
     for prompt in prompts:
@@ -35,78 +33,34 @@ def encode_sentences(encoder: ContextSentenceEncoder, prompts: Sequence[Segmente
     matrices = encoder.encode_contexts(contexts)
     per_prompt, position = [], 0
     for prompt in prompts:
-        per_prompt.append(matrices[position: position + len(prompt.documents)])
+        documents = matrices[position: position + len(prompt.documents)]
+        per_prompt.append(torch.cat(list(documents)) if documents else torch.zeros(0))
         position += len(prompt.documents)
     return per_prompt
 
 
-def find_tasks(prompts: Sequence[Segmented], embeddings: Sequence[Sequence[torch.Tensor]], *,
-               head: RequestHead | None, settings: AgnosticConfig, generate: Generate, has_ctd: bool,
-               separator: str, require_ctd: bool = False) -> list[Task]:
-    """The task description of each question-less prompt and where it came from.
+def score_prompts(encoder: ContextSentenceEncoder, prompts: Sequence[Segmented], embeddings: Sequence[torch.Tensor],
+                  tasks: Sequence[Task], coverage: AgnosticConfig) -> list[Scored]:
+    """Score each prompt's sentences against its task.
 
-    Its written request where the request head finds one (nothing generated, ``"extracted"``); otherwise the
-    prompt sentences the CTD's description restates (``"matched"``, when ``settings.match_share`` is set), else
-    the CTD's description (``"generated"``) if the prompt grounds it, else the checkpoint's fallback
-    (``"fallback"``); with a head but no CTD, no description and coverage alone (``"coverage"``).
+    Args:
+        encoder: The CSE (encodes the task descriptions).
+        prompts: Prompts that need scoring.
+        embeddings: Their sentence embeddings (:func:`encode_sentences`).
+        tasks: Their tasks (:class:`tpc_core.task.TaskFinder`).
+        coverage: The checkpoint's coverage weights, for tasks selected by coverage.
     """
-    tasks: list[Task | None] = []
-    for prompt, documents in zip(prompts, embeddings):
-        texts = prompt.sentences
-        picked: list[int] = []
-        if head is not None and texts:
-            probabilities = head.probabilities(torch.cat(list(documents)), texts)
-            picked = pick_request(probabilities, settings.request_threshold, settings.max_request_sentences)
-        tasks.append((request_text(texts, picked), "extracted") if picked else None)
-    missing = [k for k, task in enumerate(tasks) if task is None]
-    if missing and not has_ctd and head is not None and not require_ctd:
-        for k in missing:
-            tasks[k] = (None, "coverage")
-    elif missing:
-        texts = [separator.join(prompts[k].documents) for k in missing]
-        for k, text, description in zip(missing, texts, generate(texts)):
-            grounded = head is None or is_grounded(description, text)
-            matched = (match_sentences(description, prompts[k].sentences, share=settings.match_share,
-                                       max_sentences=settings.max_request_sentences)
-                       if grounded and settings.match_share else [])
-            if matched:  # the request as written, not the CTD's paraphrase of it
-                tasks[k] = (request_text(prompts[k].sentences, matched), "matched")
-            elif grounded:
-                tasks[k] = (description, "generated")
-            else:  # never use invented text: the neutral fallback replaces it
-                tasks[k] = (settings.fallback_description, "fallback")
-    return [task for task in tasks if task is not None]
-
-
-def score_prompts(encoder: ContextSentenceEncoder, prompts: Sequence[Segmented], questions: Sequence[str | None],
-                  *, head: RequestHead | None, settings: AgnosticConfig, generate: Generate, has_ctd: bool,
-                  separator: str) -> list[Scored]:
-    """Score every prompt that is over budget; the others pass through unscored."""
-    todo = [k for k, prompt in enumerate(prompts) if prompt.needs_scoring]
-    scored = [Scored(prompt) for prompt in prompts]
-    if not todo:
-        return scored
-    embeddings = encode_sentences(encoder, [prompts[k] for k in todo])
-    tasks: dict[int, Task] = {k: (questions[k], "question") for k in todo if questions[k] is not None}
-    agnostic = [(k, e) for k, e in zip(todo, embeddings) if questions[k] is None]
-    if agnostic:
-        found = find_tasks([prompts[k] for k, _ in agnostic], [e for _, e in agnostic], head=head, settings=settings,
-                           generate=generate, has_ctd=has_ctd, separator=separator)
-        tasks.update(zip([k for k, _ in agnostic], found))
-    question_vectors = encoder.encode_questions([tasks[k][0] or "" for k in todo])
-    for row, (k, documents) in enumerate(zip(todo, embeddings)):
-        prompt, (description, source) = prompts[k], tasks[k]
-        flat = torch.cat(list(documents)) if documents else torch.zeros(0)
-        relevance = flat @ question_vectors[row] if len(flat) else torch.zeros(0)
+    question_vectors = encoder.encode_questions([task.description or "" for task in tasks])
+    scored = []
+    for prompt, flat, task, question in zip(prompts, embeddings, tasks, question_vectors):
+        relevance = flat @ question if len(flat) else torch.zeros(0)
         selection_embeddings = None
-        whole_text = source in ("generated", "fallback", "coverage") or (
-            source == "matched" and asks_for_summary(description or ""))  # a written "Summarise ..." request
-        if whole_text and settings.uses_coverage:
+        if task.selection is Selection.COVERAGE:
             ranks = [r for doc, spans in zip(prompt.documents, prompt.spans) for r in section_ranks(doc, spans)]
             relevance = coverage_scores(relevance, flat, ranks,
-                                        relevance_weight=settings.relevance_weight if description else 0.0,
-                                        centrality_weight=settings.centrality_weight,
-                                        position_weight=settings.position_weight)
-            selection_embeddings = flat if settings.redundancy else None
-        scored[k] = Scored(prompt, tuple(relevance.tolist()), description, source, selection_embeddings)
+                                        relevance_weight=coverage.relevance_weight if task.description else 0.0,
+                                        centrality_weight=coverage.centrality_weight,
+                                        position_weight=coverage.position_weight)
+            selection_embeddings = flat if coverage.redundancy else None
+        scored.append(Scored(prompt, tuple(relevance.tolist()), task, selection_embeddings))
     return scored

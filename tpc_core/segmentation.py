@@ -484,16 +484,29 @@ def split_sentences(text: str, splitter: str | SentenceSplitter = "nupunkt") -> 
         raise TypeError(
             f"splitter must be a name or have a spans(text) method, got {type(splitter).__name__}."
         )
-    spans = list(splitter.spans(text))
-    if not isinstance(splitter, LineAwareSplitter):
-        _check_contract(text, spans, splitter)
+    spans = splitter.spans(text)
+    if isinstance(splitter, LineAwareSplitter):  # the built-in backends: correct by construction
+        return list(spans)
+    if isinstance(spans, (str, bytes)) or not isinstance(spans, Iterable):
+        raise ValueError(f"{type(splitter).__name__}.spans(text) returned a {type(spans).__name__}, not a list of "
+                         f"(start, end) pairs.")
+    spans = [tuple(span) if isinstance(span, list) else span for span in spans]
+    _check_contract(text, spans, splitter)
     return spans
 
 
 def _check_contract(text: str, spans: list[Span], splitter: object) -> None:
-    """Raise ValueError if ``spans`` are not sorted, tight, non-overlapping and covering."""
+    """Raise ValueError if ``spans`` are not pairs of ints that are sorted, tight, non-overlapping and covering."""
+    name = type(splitter).__name__
+    contract = ("A custom splitter's spans(text) must return (start, end) int pairs, sorted and non-overlapping, "
+                "each without leading or trailing whitespace, that together cover every non-blank character "
+                "(see tpc_core.segmentation).")
     position = 0
-    for start, end in spans:
+    for span in spans:
+        if (not isinstance(span, (tuple, list)) or len(span) != 2
+                or not all(isinstance(v, int) and not isinstance(v, bool) for v in span)):
+            raise ValueError(f"{name} returned {span!r}, which is not a pair of ints. {contract}")
+        start, end = span
         problem = None
         if not (position <= start < end <= len(text)):
             problem = "out of order, overlapping, empty or out of range"
@@ -502,7 +515,7 @@ def _check_contract(text: str, spans: list[Span], splitter: object) -> None:
         elif text[position:start].strip():
             problem = f"leaves {text[position:start].strip()[:40]!r} uncovered"
         if problem:
-            raise ValueError(f"{type(splitter).__name__} returned span {(start, end)} that is {problem}.")
+            raise ValueError(f"{name} returned span {(start, end)} that is {problem}. {contract}")
         position = end
     if text[position:].strip():
-        raise ValueError(f"{type(splitter).__name__} left {text[position:].strip()[:40]!r} uncovered.")
+        raise ValueError(f"{name} left {text[position:].strip()[:40]!r} uncovered. {contract}")

@@ -12,7 +12,9 @@ The budget policy, in the order the engine applies it:
    proportional to its size (``"per_document"``).
 3. A picker (:func:`select_sentences`, or ``coverage.select_diverse``) chooses within each budget;
    :func:`allocate` runs it per group.
-4. :func:`fit_to_budget` joins the kept sentences verbatim (:func:`join_kept`), the documents with the
+4. :func:`filter_kept` applies the caller's filters, which only remove: a score floor (``min_score``) and a
+   cap on the documents that keep text (``top_n``).
+5. :func:`fit_to_budget` joins the kept sentences verbatim (:func:`join_kept`), the documents with the
    separator, re-counts the whole text with the real counter and drops the weakest sentence until it fits:
    joins can change counts at boundaries and a separator may cost tokens of its own.
 """
@@ -24,9 +26,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-__all__ = ["BUDGET_SCOPES", "DEFAULT_RATE", "Counter", "Joined", "allocate", "document_budgets", "fit_to_budget",
-           "join_documents", "join_kept", "joined_count", "resolve_budget", "select_sentences",
-           "validate_budget_args"]
+__all__ = ["BUDGET_SCOPES", "DEFAULT_RATE", "Counter", "Joined", "allocate", "document_budgets", "filter_kept",
+           "fit_to_budget", "join_documents", "join_kept", "joined_count", "resolve_budget", "select_sentences",
+           "validate_budget_args", "validate_filter_args"]
 
 BUDGET_SCOPES = ("global", "per_document")
 
@@ -76,6 +78,50 @@ def validate_budget_args(target_tokens: int | None, rate: float | None) -> None:
             raise TypeError(f"rate must be a float in (0, 1], got {type(rate).__name__}.")
         if not (0.0 < float(rate) <= 1.0) or math.isnan(float(rate)):
             raise ValueError(f"rate must be in (0, 1] (the fraction of tokens to keep), got {rate}.")
+
+
+def validate_filter_args(min_score: float | None, top_n: int | None) -> None:
+    """Raise a ``TypeError``/``ValueError`` naming the problem with ``min_score`` or ``top_n``."""
+    if min_score is not None and (isinstance(min_score, bool) or not isinstance(min_score, (int, float))
+                                  or math.isnan(min_score)):
+        raise TypeError(f"min_score must be a number (a cosine score, usually in [-1, 1]) or None, got {min_score!r}.")
+    if top_n is not None and (isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 1):
+        raise ValueError(f"top_n must be a positive int (documents kept) or None, got {top_n!r}.")
+
+
+def filter_kept(chosen: frozenset[int], documents: Sequence[int], scores: Sequence[float] | None, *,
+                min_score: float | None = None, top_n: int | None = None) -> frozenset[int]:
+    """Apply the filters to sentences chosen under the budget; they only remove, so the budget still holds.
+
+    Args:
+        chosen: Chosen sentences (flat indices).
+        documents: The document of each flat sentence.
+        scores: Each sentence's score, or ``None`` when nothing was scored (the budget covered everything).
+        min_score: Chosen sentences scoring below this are removed (ignored when nothing was scored).
+        top_n: At most this many documents keep sentences: those whose best sentence (chosen or not) scores
+            highest, ties to the earlier; when nothing was scored, the first ``top_n`` in input order (a
+            retriever's ranking).
+
+    Returns:
+        The chosen sentences that remain.
+
+    >>> sorted(filter_kept(frozenset({0, 1, 2, 3}), [0, 0, 1, 2], [0.9, 0.1, 0.5, 0.7], min_score=0.2, top_n=2))
+    [0, 3]
+    """
+    validate_filter_args(min_score, top_n)
+    kept = set(chosen)
+    if min_score is not None and scores is not None:
+        kept = {k for k in kept if scores[k] >= min_score}
+    if top_n is not None:
+        candidates = sorted({documents[k] for k in kept})
+        if scores is not None:
+            best: dict[int, float] = {}
+            for k, d in enumerate(documents):
+                best[d] = max(best.get(d, float("-inf")), scores[k])
+            candidates.sort(key=lambda d: (-best[d], d))
+        allowed = set(candidates[:top_n])
+        kept = {k for k in kept if documents[k] in allowed}
+    return frozenset(kept)
 
 
 def select_sentences(

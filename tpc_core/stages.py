@@ -1,13 +1,16 @@
 """Compression as a pipeline of immutable values: ``Segmented → Scored → Selected → Assembled → result``.
 
-One prompt goes through four functions (``scoring.score`` is the only one that runs a model)::
+One prompt goes through these functions (:meth:`tpc_core.TPCCompressor.compress_batch` runs them on batches)::
 
     segmented = segment(documents, splitter, counter, options)          # sentences, counts, budget
-    scored = score_prompts(encoder, [segmented], [question], ...)[0]    # tpc_core.scoring
-    selected = select(scored, options, redundancy)                      # who is kept, within budget
-    assembled = assemble(selected, counter, options.document_separator) # verbatim text, recounted
+    embeddings = encode_sentences(encoder, [segmented])                 # tpc_core.scoring (the CSE)
+    task = finder.find([segmented], embeddings, [question], ...)        # tpc_core.task (question or cascade)
+    scored = score_prompts(encoder, [segmented], embeddings, [task], coverage)[0]   # tpc_core.scoring
+    selected = select(scored, options, redundancy)                      # who is kept: budget, then filters
+    assembled = assemble(selected, counter, options.document_separator) # verbatim text, recounted: fits
     result = to_result(assembled, options.document_separator)           # CompressionResult
 
+A prompt that needs no scoring (blank, or within its budget) skips the model calls: ``Scored(segmented)``.
 Every stage is a frozen dataclass holding the one before it, so a value can be inspected (or tested) at
 any point and nothing is changed after it is made.
 """
@@ -21,17 +24,19 @@ from typing import Any
 from tpc_core.coverage import select_diverse
 from tpc_core.options import CompressionOptions
 from tpc_core.result import CompressionResult, SentenceRecord
-from tpc_core.segmentation import SentenceSplitter
+from tpc_core.segmentation import SentenceSplitter, split_sentences
 from tpc_core.selection import (
     Counter,
     Joined,
     allocate,
     document_budgets,
+    filter_kept,
     fit_to_budget,
     joined_count,
     resolve_budget,
     select_sentences,
 )
+from tpc_core.task import Task
 
 __all__ = ["Assembled", "Scored", "Segmented", "Selected", "assemble", "segment", "select", "to_result"]
 
@@ -81,15 +86,13 @@ class Scored:
     Attributes:
         segmented: The prompt.
         scores: One score per sentence, flat order.
-        task_description: The question scores were computed against.
-        task_source: Where it came from (see :class:`tpc_core.CompressionResult`).
+        task: What the scores were computed against (``None`` when nothing was scored).
         embeddings: Sentence embeddings (flat order) when selection must avoid redundancy, else ``None``.
     """
 
     segmented: Segmented
     scores: tuple[float, ...] | None = None
-    task_description: str | None = None
-    task_source: str | None = None
+    task: Task | None = None
     embeddings: Any = None
 
 
@@ -120,8 +123,14 @@ class Assembled:
 
 def segment(documents: tuple[str, ...], splitter: SentenceSplitter, counter: Counter,
             options: CompressionOptions) -> Segmented:
-    """Split documents into sentence spans, count sentences and documents, and resolve the budget."""
-    spans = tuple(tuple(splitter.spans(doc)) if doc.strip() else () for doc in documents)
+    """Split documents into sentence spans, count sentences and documents, and resolve the budget.
+
+    Raises:
+        ValueError: A custom splitter returned spans that break the contract (unsorted, overlapping, padded
+            with whitespace, out of range, or leaving text uncovered): checked here, where every splitter's
+            spans enter the pipeline, so they can never reach selection or the output.
+    """
+    spans = tuple(tuple(split_sentences(doc, splitter)) if doc.strip() else () for doc in documents)
     sentences = [doc[s:e] for doc, doc_spans in zip(documents, spans) for s, e in doc_spans]
     flat_counts = counter.count_many(sentences) if sentences else []
     counts, position = [], 0
@@ -135,10 +144,14 @@ def segment(documents: tuple[str, ...], splitter: SentenceSplitter, counter: Cou
 
 
 def select(scored: Scored, options: CompressionOptions, redundancy: float = 0.0) -> Selected:
-    """Choose sentences within the budget: forced ones first, then by score (MMR when embeddings are given)."""
+    """Choose sentences within the budget: forced ones first, then by score (MMR when embeddings are given);
+    then the filters (``min_score``, ``top_n``) only remove (:func:`tpc_core.selection.filter_kept`)."""
     prompt = scored.segmented
+    documents = [d for d, _ in prompt.flat]
     if scored.scores is None:
-        return Selected(scored, frozenset(range(len(prompt.flat))), tuple(False for _ in prompt.flat), 0)
+        chosen = filter_kept(frozenset(range(len(prompt.flat))), documents, None, min_score=options.min_score,
+                             top_n=options.top_n)
+        return Selected(scored, chosen, tuple(False for _ in prompt.flat), 0)
     counts = [prompt.counts[d][i] for d, i in prompt.flat]
     forced = tuple((options.keep_first_sentence and i == 0) or any(
         pattern.search(text) for pattern in options.force_keep_patterns)
@@ -155,18 +168,22 @@ def select(scored: Scored, options: CompressionOptions, redundancy: float = 0.0)
 
     budgets = document_budgets(prompt.budget, prompt.document_tokens, prompt.origin_tokens, options.budget_scope)
     groups = [0 if options.budget_scope == "global" else d for d, _ in prompt.flat]
-    chosen = allocate(groups, budgets, pick)
+    chosen = filter_kept(allocate(groups, budgets, pick), documents, scores, min_score=options.min_score,
+                         top_n=options.top_n)
     return Selected(scored, chosen, forced, sum(1 for count in counts if count > prompt.budget))
 
 
 def assemble(selected: Selected, counter: Counter, separator: str) -> Assembled:
-    """Join the chosen sentences verbatim and recount; drop the weakest until the whole prompt fits."""
+    """Join the chosen sentences verbatim and recount; drop the weakest until the whole prompt fits (the one
+    budget loop: :func:`tpc_core.selection.fit_to_budget`)."""
     prompt, scored = selected.scored.segmented, selected.scored
     if scored.scores is None:  # empty input, or the budget covers everything: the documents as they are
-        texts = tuple(doc if spans else "" for doc, spans in zip(prompt.documents, prompt.spans))
-        tokens = tuple(count if spans else 0 for count, spans in zip(prompt.document_tokens, prompt.spans))
+        chosen_documents = {prompt.flat[k][0] for k in selected.chosen}
+        texts = tuple(doc if spans and d in chosen_documents else ""
+                      for d, (doc, spans) in enumerate(zip(prompt.documents, prompt.spans)))
+        tokens = tuple(count if text else 0 for count, text in zip(prompt.document_tokens, texts))
         total = joined_count(counter, [t for t in texts if t], [n for n, t in zip(tokens, texts) if t], separator)
-        kept = tuple(tuple(range(len(spans))) for spans in prompt.spans)
+        kept = tuple(tuple(range(len(spans))) if texts[d] else () for d, spans in enumerate(prompt.spans))
         return Assembled(selected, Joined(kept, texts, tokens, total))
     priority = [(forced, score) for forced, score in zip(selected.forced, scored.scores)]
     joined = fit_to_budget(prompt.documents, prompt.spans, selected.chosen, priority, prompt.budget, counter,
@@ -187,8 +204,8 @@ def to_result(assembled: Assembled, separator: str) -> CompressionResult:
     return CompressionResult(
         compressed_prompt=joined.prompt(separator), compressed_documents=list(joined.texts),
         origin_tokens=prompt.origin_tokens if any(prompt.spans) else 0, compressed_tokens=joined.total,
-        budget=prompt.budget, task_description=scored.task_description if scored.scores is not None else None,
-        task_source=scored.task_source if scored.scores is not None else None, sentences=records,
+        budget=prompt.budget, task_description=scored.task.description if scored.task is not None else None,
+        task_source=scored.task.source if scored.task is not None else None, sentences=records,
         document_origin_tokens=list(prompt.document_tokens), document_compressed_tokens=list(joined.tokens),
         oversized_sentences=selected.oversized, scored=scored.scores is not None,
         documents=list(prompt.documents))

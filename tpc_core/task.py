@@ -1,16 +1,28 @@
 """The task a prompt is compressed for: what it is, where it came from, and how sentences are then chosen.
 
 A :class:`Task` is a value. The caller's question makes one directly (:meth:`Task.from_question`); for a prompt
-with no question, :class:`tpc_core.task_finder.TaskFinder` finds one (the prompt's written request, the CTD's
-description, or the checkpoint's fallback).
+with no question, :class:`TaskFinder` finds one (the prompt's written request, the CTD's description matched
+back to the prompt or checked against it, or the checkpoint's fallback). Scoring then only computes scores for
+the task it is given (:mod:`tpc_core.scoring`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from typing import TYPE_CHECKING
 
-__all__ = ["Selection", "Task", "TaskSource"]
+from tpc_core.request import asks_for_summary, is_grounded, match_sentences, pick_request, request_text
+
+if TYPE_CHECKING:
+    import torch
+
+    from tpc_core.config import AgnosticConfig
+    from tpc_core.request import RequestHead
+    from tpc_core.stages import Segmented
+
+__all__ = ["Describe", "Selection", "Task", "TaskFinder", "TaskSource"]
 
 
 class TaskSource(str, Enum):
@@ -71,3 +83,91 @@ class Task:
     def from_question(cls, question: str) -> Task:
         """The caller's question: scored by relevance."""
         return cls(question, TaskSource.QUESTION, Selection.RELEVANCE)
+
+
+Describe = Callable[[list[str]], list[str]]
+"""Writes a description of each whole prompt (the CTD's ``describe``)."""
+
+
+class TaskFinder:
+    """Finds the task of prompts that come with no question: the one home of prompt-agnostic policy.
+
+    Built once when a checkpoint loads, from its ``agnostic`` settings, its request head and its CTD. For each
+    prompt, in order:
+
+    1. **extracted**: the request head scores every sentence (on the context embeddings compression computes
+       anyway); where the best reaches ``request_threshold``, the request sentences, without their wrapper, are
+       the description. Nothing is generated.
+    2. **coverage**: no request found, a head but no CTD: no description; coverage alone selects.
+    3. Otherwise the CTD describes the whole prompt. Its description is
+       **matched** when it restates prompt sentences (``match_share``): those sentences, as written, replace it;
+       **generated** when the prompt grounds its content words; else **fallback**: the checkpoint's neutral
+       description replaces invented text.
+
+    Selection: by relevance for a question, an extracted request and a matched one; by coverage (when the
+    checkpoint sets coverage weights) for a generated or fallback description, for no description, and for a
+    matched request that asks for a summary ("Summarise …": cosine to "summarise" ranks nothing).
+
+    Args:
+        settings: The checkpoint's ``agnostic`` settings.
+        head: Its request head, or ``None`` (then every question-less prompt is described by the CTD).
+        describe: Its CTD's ``describe`` (loaded on first call), or ``None`` when the checkpoint has no CTD.
+    """
+
+    def __init__(self, settings: AgnosticConfig, head: RequestHead | None, describe: Describe | None) -> None:
+        self.settings = settings
+        self.head = head
+        self.describe = describe
+
+    def find(self, prompts: Sequence[Segmented], embeddings: Sequence[torch.Tensor],
+             questions: Sequence[str | None], *, separator: str) -> list[Task]:
+        """The task of each prompt: its question where the caller gave one, else the cascade above.
+
+        Args:
+            prompts: Segmented prompts.
+            embeddings: Each prompt's sentence embeddings, flat (n_sentences, d), in sentence order.
+            questions: The caller's question for each prompt, or ``None``.
+            separator: Joins a prompt's documents into the text the CTD reads.
+
+        Raises:
+            ValueError: A prompt needs a generated description and the checkpoint has neither a CTD nor a head.
+        """
+        tasks: list[Task | None] = [Task.from_question(q) if q is not None else self._extract(p, e)
+                                    for p, e, q in zip(prompts, embeddings, questions)]
+        missing = [k for k, task in enumerate(tasks) if task is None]
+        if missing and self.describe is None and self.head is not None:
+            for k in missing:
+                tasks[k] = Task(None, TaskSource.COVERAGE, self._whole_text())
+        elif missing:
+            if self.describe is None:
+                raise ValueError("This checkpoint has no task descriptor (ctd) and no request head: pass a question.")
+            texts = [separator.join(prompts[k].documents) for k in missing]
+            for k, text, description in zip(missing, texts, self.describe(texts)):
+                tasks[k] = self._judge(description, text, prompts[k].sentences)
+        return [task for task in tasks if task is not None]
+
+    def _extract(self, prompt: Segmented, embeddings: torch.Tensor) -> Task | None:
+        """The prompt's written request, when the head finds one."""
+        sentences = prompt.sentences
+        if self.head is None or not sentences:
+            return None
+        picked = pick_request(self.head.probabilities(embeddings, sentences), self.settings.request_threshold,
+                              self.settings.max_request_sentences)
+        return Task(request_text(sentences, picked), TaskSource.EXTRACTED) if picked else None
+
+    def _judge(self, description: str, text: str, sentences: Sequence[str]) -> Task:
+        """A generated description: matched, generated or fallback."""
+        settings = self.settings
+        if self.head is not None and not is_grounded(description, text):
+            return Task(settings.fallback_description, TaskSource.FALLBACK, self._whole_text())
+        matched = (match_sentences(description, sentences, share=settings.match_share,
+                                   max_sentences=settings.max_request_sentences) if settings.match_share else [])
+        if matched:  # the request as written, not the CTD's paraphrase of it
+            request = request_text(sentences, matched)
+            return Task(request, TaskSource.MATCHED,
+                        self._whole_text() if asks_for_summary(request) else Selection.RELEVANCE)
+        return Task(description, TaskSource.GENERATED, self._whole_text())
+
+    def _whole_text(self) -> Selection:
+        """How a prompt that asks for no specific fact is selected: coverage, where the checkpoint sets it."""
+        return Selection.COVERAGE if self.settings.uses_coverage else Selection.RELEVANCE

@@ -2,7 +2,7 @@
 
 The adapters hold no compression logic. Each one turns its framework's objects into a list of texts,
 calls :func:`compress_call` (one :meth:`tpc_core.TPCCompressor.compress` call over all of them, so a
-``"global"`` budget spans the whole retrieved set, then the post-budget knobs of :mod:`tpc_core.refine`) and
+``"global"`` budget spans the whole retrieved set, with the post-budget filters ``min_score`` / ``top_n``) and
 turns each :class:`DocumentOutcome` back into a new framework object. This module imports pydantic but neither
 framework.
 """
@@ -21,8 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from tpc_core import DEFAULT_MODEL, TPCCompressor
 from tpc_core.devices import resolve_device, resolve_dtype
-from tpc_core.refine import refine_result, validate_refine_args
-from tpc_core.selection import validate_budget_args
+from tpc_core.selection import validate_budget_args, validate_filter_args
 from tpc_core.tokens import TokenCounter, resolve_token_counter
 from tpc_integrations._checks import check_device, check_dtype, check_model, check_model_kwargs, check_splitter
 from tpc_integrations._peer_names import translate_peer_names
@@ -211,7 +210,7 @@ class TPCEngineSettings(BaseModel):
                                                       model_kwargs=self.model_kwargs)
         return self._compressor
 
-    def _token_counter(self) -> TokenCounter | None:
+    def resolved_token_counter(self) -> TokenCounter | None:
         """The user's counter, resolved once (a tokenizer name would otherwise be loaded on every call)."""
         if self.token_counter is None:
             return None
@@ -219,7 +218,7 @@ class TPCEngineSettings(BaseModel):
             self._counter = (self.token_counter, resolve_token_counter(self.token_counter))
         return self._counter[1]
 
-    def _question(self, query: str | None) -> str | None:
+    def question_for(self, query: str | None) -> str | None:
         """The question sentences are scored against: the query, else ``task_description``, else ``None``
         (prompt-agnostic, noted once per adapter at INFO because it is the slow path)."""
         if query is not None and query.strip():
@@ -259,7 +258,7 @@ class TPCSettings(TPCEngineSettings):
 
     @model_validator(mode="after")
     def _check_knobs(self) -> TPCSettings:
-        validate_refine_args(self.min_score, self.top_n)
+        validate_filter_args(self.min_score, self.top_n)
         return self
 
 
@@ -381,30 +380,30 @@ def compress_call(settings: TPCSettings, texts: Sequence[str], query: str | None
     """
     if not texts:
         return CallOutcome([], 0, 0, 0, None, None, "unscored")
-    question = settings._question(query)
+    question = settings.question_for(query)
     mode = "query" if question is not None and question == query else (
         "task_description" if question is not None else "agnostic")
     compressor = settings.compressor
-    user_counter = settings._token_counter()
     options: dict[str, Any] = {"splitter": settings.splitter} if settings.splitter is not None else {}
     result = compressor.compress(list(texts), question=question, target_tokens=settings.target_tokens,
-                                 rate=settings.rate, token_counter=user_counter,
+                                 rate=settings.rate, token_counter=settings.resolved_token_counter(),
                                  budget_scope=settings.budget_scope,
                                  force_keep_patterns=settings.force_keep_patterns,
-                                 keep_first_sentence=settings.keep_first_sentence, **options)
-    refined = refine_result(result, texts, user_counter or compressor.token_counter, min_score=settings.min_score,
-                            top_n=settings.top_n)
-    outcomes = [DocumentOutcome(text=doc.text, score=doc.score, origin_tokens=result.document_origin_tokens[i],
-                                compressed_tokens=doc.tokens, kept_sentences=tuple(s.text for s in doc.kept),
-                                task_description=result.task_description, task_source=result.task_source)
-                for i, doc in enumerate(refined)]
+                                 keep_first_sentence=settings.keep_first_sentence, min_score=settings.min_score,
+                                 top_n=settings.top_n, **options)
+    source = str(result.task_source) if result.task_source is not None else None
+    outcomes = [DocumentOutcome(text=result.compressed_documents[i], score=result.document_score(i),
+                                origin_tokens=result.document_origin_tokens[i],
+                                compressed_tokens=result.document_compressed_tokens[i],
+                                kept_sentences=tuple(s.text for s in result.kept_sentences(i)),
+                                task_description=result.task_description, task_source=source)
+                for i in range(len(texts))]
     dropped = sum(not outcome.kept for outcome in outcomes)
     if dropped:
         logger.debug("TPC dropped %d of %d documents (no sentence kept under the budget, min_score or top_n, or no "
                      "text).", dropped, len(outcomes))
-    return CallOutcome(outcomes, sum(result.document_origin_tokens), sum(doc.tokens for doc in refined),
-                       result.budget, result.task_description, result.task_source,
-                       mode if result.task_source is not None else "unscored")
+    return CallOutcome(outcomes, sum(result.document_origin_tokens), sum(result.document_compressed_tokens),
+                       result.budget, result.task_description, source, mode if result.scored else "unscored")
 
 
 def compress_texts(settings: TPCSettings, texts: Sequence[str], query: str | None) -> list[DocumentOutcome]:

@@ -82,6 +82,18 @@ class IngestOutcome:
                 STATUS_KEY: self.status}
 
 
+def _outcome(text: str, result: Any) -> IngestOutcome:
+    """One document's outcome, by the engine's status rule (:attr:`tpc_core.CompressionResult.status`)."""
+    status = result.status
+    if status == "empty":
+        return IngestOutcome(text, 0, 0, None, None, status)
+    source = str(result.task_source) if result.task_source is not None else None
+    if status == "compressed":
+        return IngestOutcome(result.compressed_prompt, result.origin_tokens, result.compressed_tokens,
+                             result.task_description, source, status)
+    return IngestOutcome(text, result.origin_tokens, result.origin_tokens, result.task_description, source, status)
+
+
 def compress_each(settings: TPCIngestSettings, texts: Sequence[str]) -> list[IngestOutcome]:
     """Compress every text on its own (batched through the models); one outcome per text, in order.
 
@@ -90,28 +102,16 @@ def compress_each(settings: TPCIngestSettings, texts: Sequence[str]) -> list[Ing
     """
     if not texts:
         return []
-    question = settings._question(None)
+    question = settings.question_for(None)
     compressor = settings.compressor
     options: dict[str, Any] = {"splitter": settings.splitter} if settings.splitter is not None else {}
     results = compressor.compress_batch(list(texts), question=question, target_tokens=settings.target_tokens,
-                                        rate=settings.rate, token_counter=settings._token_counter(),
+                                        rate=settings.rate, token_counter=settings.resolved_token_counter(),
                                         force_keep_patterns=settings.force_keep_patterns,
                                         keep_first_sentence=settings.keep_first_sentence,
                                         batch_size=settings.batch_size, show_progress=settings.show_progress,
                                         **options)
-    outcomes = []
-    for text, result in zip(texts, results):
-        if not text.strip():
-            outcomes.append(IngestOutcome(text, 0, 0, None, None, "empty"))
-        elif result.task_source is None or result.compressed_prompt == text:  # the budget covered it all
-            outcomes.append(IngestOutcome(text, result.origin_tokens, result.origin_tokens, result.task_description,
-                                          result.task_source, "unchanged"))
-        elif not result.compressed_prompt:
-            outcomes.append(IngestOutcome(text, result.origin_tokens, result.origin_tokens, result.task_description,
-                                          result.task_source, "kept_whole"))
-        else:
-            outcomes.append(IngestOutcome(result.compressed_prompt, result.origin_tokens, result.compressed_tokens,
-                                          result.task_description, result.task_source, "compressed"))
+    outcomes = [_outcome(text, result) for text, result in zip(texts, results)]
     whole = sum(outcome.status == "kept_whole" for outcome in outcomes)
     if whole:
         logger.warning("%s kept %d of %d documents whole: each of their sentences is larger than the document's "
