@@ -1,7 +1,8 @@
 """The HTML view of a result (tpc_core.render), parsed back with the standard library's html.parser.
 
 Most tests build CompressionResult values by hand: the renderer is a pure function of the result, so its
-structure is tested without a model; one test renders a real compression of the shipped MiniLM.
+structure is tested without a model; one test renders a real compression of the shipped MiniLM, and the CLI's
+``--html`` runs the real command.
 """
 
 from __future__ import annotations
@@ -275,3 +276,43 @@ def test_a_real_compression_renders(tpc_mini):
     kept_text = "".join(s.content for s in spans if s.attrs["data-kept"] == "true")
     assert "Life, Liberty and the pursuit of Happiness" in kept_text
 
+
+def run_cli(*args, stdin=None):
+    return subprocess.run([sys.executable, "-m", "tpc_core", *args], input=stdin, capture_output=True, text=True,
+                          timeout=300, cwd=ROOT)
+
+
+@pytest.mark.slow
+def test_cli_html_writes_the_page_beside_the_normal_output(tmp_path):
+    path, page = tmp_path / "doc.txt", tmp_path / "view.html"
+    text = "The Eiffel Tower is in Paris. It was finished in 1889. Bananas are <yellow>. The Wall is in China."
+    path.write_text(text, encoding="utf-8")
+    done = run_cli("compress", str(path), "--question", "When was the Eiffel Tower finished?",
+                   "--target-tokens", "16", "--html", str(page))
+    assert done.returncode == 0, done.stderr
+    assert "It was finished in 1889." in done.stdout and f"written to {page}" in done.stderr
+    markup = page.read_text(encoding="utf-8")
+    assert markup.startswith("<!doctype html>") and "&lt;yellow&gt;" in markup
+    elements = parse(markup)
+    assert [t.content for t in with_class(elements, "tpc-text")] == [text]
+    kept = [s.content for s in with_class(elements, "tpc-kept")]
+    assert "It was finished in 1889." in kept and "Bananas are <yellow>." not in kept
+
+
+def test_cli_html_path_errors_before_any_model_loads(tmp_path, monkeypatch, capsys):
+    from tpc_core import cli
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("the model was loaded before the --html path was checked")
+
+    monkeypatch.setattr("tpc_core.compressor.TPCCompressor.from_pretrained", no_model)
+    path = tmp_path / "doc.txt"
+    path.write_text("Some text. More text.", encoding="utf-8")
+    missing = tmp_path / "no_such_dir" / "out.html"
+    assert cli.main(["compress", str(path), "--html", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert f"the directory {missing.parent} does not exist" in err
+    assert cli.main(["compress", str(path), "--html", str(tmp_path)]) == 2
+    assert "is a directory" in capsys.readouterr().err
+    usage = run_cli("compress", "--help")
+    assert "--html OUT.html" in usage.stdout and "standalone HTML page" in usage.stdout
