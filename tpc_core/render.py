@@ -207,11 +207,10 @@ def _legend_html(scores: _ScoreRange) -> str:
         swatches.append(f'<span><span class="tpc-swatch tpc-{label}" style="background: {fill}">{label}</span> '
                         f"{note}</span>")
     if shaded:
-        swatches.append(f"<span>shade = score, light {scores.low:.3f} → strong {scores.high:.3f} "
-                        "(this result's range)</span>")
+        swatches.append(f"<span>shade = score, from {scores.low:.3f} (light) to {scores.high:.3f} (strong)</span>")
     else:
         swatches.append("<span>not scored: no shading</span>")
-    swatches.append("<span>hover a sentence for its score and tokens</span>")
+    swatches.append("<span>hover a sentence for its score</span>")
     return f'<div class="tpc-legend">{"".join(swatches)}</div>'
 
 
