@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from tpc_core.registry import DEFAULT_MODEL, REGISTRY
 
@@ -33,6 +34,10 @@ def build_parser() -> argparse.ArgumentParser:
     compress.add_argument("--device", default=None, help="cpu, cuda, mps (default: best available).")
     compress.add_argument("--local-files-only", action="store_true", help="Never use the network.")
     compress.add_argument("--json", action="store_true", help="Print the whole result as JSON.")
+    compress.add_argument("--html", metavar="OUT.html", default=None,
+                          help="Also write a standalone HTML page of the result: the prompt as sent, kept sentences "
+                               "highlighted, dropped ones dimmed, each shaded by its score (UTF-8; the normal "
+                               "output is printed as well).")
     commands.add_parser("models", help="List the registered names: what each is and whether it is published.")
     from tpc_core.corpus import add_corpus_parser
 
@@ -63,6 +68,18 @@ def _read_input(path: str) -> str:
     if not text.strip():
         raise InputError(f"{'standard input' if path == '-' else path} is empty: nothing to compress")
     return text
+
+
+def _check_html_path(path: str | None) -> None:
+    """Fail before the model loads if the HTML page could not be written where asked."""
+    if path is None:
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise InputError(f"--html {path} is a directory; give a file name such as {target / 'result.html'}")
+    folder = target.parent
+    if not folder.is_dir():
+        raise InputError(f"--html {path}: the directory {folder} does not exist; create it first")
 
 
 def _quiet_loading() -> None:
@@ -113,6 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             validate_budget_args(args.target_tokens, args.rate)
             text = _read_input(args.file)
+            _check_html_path(args.html)
     except (ValueError, TypeError) as error:
         print(f"tpc: error: {error}", file=sys.stderr)
         return 2
@@ -137,6 +155,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         ratio = f"{result.ratio:.1f}x" if result.compressed_tokens else "all removed"
         print(f"\n[tpc] {result.origin_tokens} -> {result.compressed_tokens} tokens ({ratio}); "
               f"task: {result.task_description}", file=sys.stderr)
+    if args.html is not None:  # after the normal output, so a failed write does not lose the compression
+        try:
+            Path(args.html).write_text(result.to_html(standalone=True), encoding="utf-8")
+        except OSError as error:
+            print(f"tpc: error: cannot write {args.html}: {error}", file=sys.stderr)
+            return 2
+        print(f"[tpc] HTML view written to {args.html}", file=sys.stderr)
     return 0
 
 

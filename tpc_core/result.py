@@ -134,3 +134,19 @@ class CompressionResult:
         data["ratio"] = self.ratio if self.compressed_tokens else None
         data["rate"] = self.rate
         return data
+
+    def to_html(self, *, standalone: bool = False) -> str:
+        """This result as HTML: the prompt as sent, kept sentences highlighted, dropped ones dimmed.
+
+        See :func:`tpc_core.render.render_html`.
+
+        Args:
+            standalone: A complete ``<!doctype html>`` page (for a file) instead of a fragment.
+        """
+        from tpc_core.render import render_html  # lazily: most results are never shown
+
+        return render_html(self, standalone=standalone)
+
+    def _repr_html_(self) -> str:
+        """Jupyter's rich display: a result shown in a notebook renders itself."""
+        return self.to_html()
