@@ -67,8 +67,10 @@ class ModelClock:
 
     def watch_ctd(self) -> None:
         """Time the CTD's generate calls too (once the CTD is loaded)."""
-        descriptor = self._compressor._descriptor
-        if descriptor is None or id(descriptor.model) in self._wrapped:
+        if not self._compressor.task_descriptor_loaded:
+            return
+        descriptor = self._compressor.task_descriptor
+        if id(descriptor.model) in self._wrapped:
             return
         generate = descriptor.model.generate
 

@@ -40,7 +40,8 @@ def test_copy_with_a_loaded_task_descriptor_and_a_held_lock(tiny_checkpoint):
     before = compressor.compress(TEXT, target_tokens=20)  # prompt-agnostic: uses the CTD
     with compressor._ctd_lock:  # copying while the CTD is in use must not copy the held lock
         copied = pickle.loads(pickle.dumps(compressor))
-    assert copied._descriptor is not None
+    assert copied.task_descriptor_loaded
+    assert copied.task_finder.describe.__self__ is copied  # the copy's finder asks the copy's CTD, not the original's
     assert copied._ctd_lock.acquire(blocking=False)  # a fresh, unheld lock
     copied._ctd_lock.release()
     _same_result(before, copied.compress(TEXT, target_tokens=20))
