@@ -31,6 +31,7 @@ def test_loaded_tpc_mini_survives_deepcopy_and_pickle(tpc_mini, clone):
     assert isinstance(copied, TPCCompressor) and copied is not tpc_mini
     assert copied._ctd_lock is not tpc_mini._ctd_lock
     assert copied.encoder.model is not tpc_mini.encoder.model  # an independent set of weights
+    assert copied.scorer.encoder is copied.encoder
     _same_result(before, copied.compress(TEXT, question=QUESTION, target_tokens=25))
     _same_result(before, tpc_mini.compress(TEXT, question=QUESTION, target_tokens=25))  # the original still works
 

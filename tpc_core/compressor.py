@@ -5,10 +5,11 @@ Route of one prompt (``compress`` → ``compress_batch`` → ``_run``):
 1. ``options.CompressionOptions.build`` checks every argument before a model runs;
 2. ``stages.segment``: sentences (``segmentation``, every splitter's spans checked), counts (``tokens``) and
    budget (``selection``);
-3. ``scoring.encode_sentences``: each sentence's embedding in its document (the CSE, ``cse``);
+3. ``scoring.PooledCosine.embed`` (the checkpoint's ``Scorer``): each sentence's embedding in its document (the
+   CSE, ``cse``);
 4. ``task.TaskFinder.find``: the task: the caller's question, or for a prompt with none the cascade (request
    head, CTD, matched / grounded / fallback) and how to select for it;
-5. ``scoring.score_prompts``: each sentence's score against the task;
+5. ``scoring.score_prompts``: each sentence's score against the task (``Scorer.relevance``);
 6. ``stages.select``: TopK within the budget (``selection``; MMR from ``coverage`` when the task selects by
    coverage), then the filters ``min_score`` / ``top_n``;
 7. ``stages.assemble`` then ``stages.to_result``: the kept sentences verbatim, recounted to fit the budget.
@@ -46,7 +47,7 @@ from tpc_core.loading import (
 from tpc_core.options import CompressionOptions, as_documents, as_questions
 from tpc_core.registry import DEFAULT_MODEL
 from tpc_core.result import CompressionResult
-from tpc_core.scoring import encode_sentences, score_prompts
+from tpc_core.scoring import PooledCosine, Scorer, score_prompts
 from tpc_core.segmentation import SentenceSplitter, get_splitter
 from tpc_core.selection import BUDGET_SCOPES
 from tpc_core.stages import Scored, Segmented, assemble, segment, select, to_result
@@ -84,6 +85,7 @@ class TPCCompressor:
         self.dtype = dtype
         self._descriptor = descriptor
         # The request head is a few hundred kB: loaded here, so a bad path in the config fails at load time.
+        self.scorer: Scorer = PooledCosine(encoder)
         self._request_head = load_request_head(config.agnostic, self.checkpoint_dir)
         self.task_finder = self._new_task_finder()
         self._default_counter = resolve_token_counter(None, encoder.tokenizer)
@@ -307,9 +309,9 @@ class TPCCompressor:
         if not todo:
             return scored
         needing = [prompts[k] for k in todo]
-        embeddings = encode_sentences(self.encoder, needing)
+        embeddings = self.scorer.embed(needing)
         tasks = self.task_finder.find(needing, embeddings, [questions[k] for k in todo], separator=separator)
-        for k, prompt in zip(todo, score_prompts(self.encoder, needing, embeddings, tasks, self.config.agnostic)):
+        for k, prompt in zip(todo, score_prompts(self.scorer, needing, embeddings, tasks, self.config.agnostic)):
             scored[k] = prompt
         return scored
 
@@ -345,7 +347,7 @@ class TPCCompressor:
         else:
             options = CompressionOptions()
             segmented = [segment((p,), self._splitter(None), self._default_counter, options) for p in batch]
-            tasks = self.task_finder.find(segmented, encode_sentences(self.encoder, segmented), [None] * len(batch),
+            tasks = self.task_finder.find(segmented, self.scorer.embed(segmented), [None] * len(batch),
                                           separator=options.document_separator)
             if any(task.source is TaskSource.COVERAGE for task in tasks):  # a head but no CTD to describe the rest
                 raise ValueError(f"Checkpoint {self.config.name!r} has no task descriptor (ctd) to describe a prompt "

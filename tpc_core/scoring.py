@@ -1,15 +1,21 @@
 """Scoring: sentence embeddings in context, and each sentence's score against its prompt's task.
 
-Two model calls, no policy: :func:`encode_sentences` reads every sentence inside its document (the CSE), and
-:func:`score_prompts` scores the sentences against the :class:`~tpc_core.task.Task` found for each prompt
-(:mod:`tpc_core.task` decides what that task is and how to select for it). Relevance is the cosine of each
-sentence's embedding to the task description's; a task selected by coverage mixes in centrality and section
-leads (:mod:`tpc_core.coverage`) and hands the embeddings on for redundancy-aware selection.
+Model calls, no policy. A :class:`Scorer` does two things: ``embed`` reads every sentence inside its document
+(the sentence embeddings the request head and coverage use too), and ``relevance`` scores those sentences
+against a task description. :class:`PooledCosine` is the paper's R (Eq. 1): the cosine of each sentence's
+pooled CSE embedding to the description's. Another scorer (late interaction, a question-conditioned pass) is
+one more class behind the same two methods.
+
+:func:`score_prompts` scores each prompt against the :class:`~tpc_core.task.Task` found for it
+(:mod:`tpc_core.task` decides what that task is and how to select for it); a task selected by coverage mixes in
+centrality and section leads (:mod:`tpc_core.coverage`) and hands the embeddings on for redundancy-aware
+selection.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 import torch
 
@@ -19,7 +25,7 @@ from tpc_core.cse import ContextSentenceEncoder
 from tpc_core.stages import Scored, Segmented
 from tpc_core.task import Selection, Task
 
-__all__ = ["encode_sentences", "score_prompts"]
+__all__ = ["PooledCosine", "Scorer", "encode_sentences", "score_prompts"]
 
 
 def encode_sentences(encoder: ContextSentenceEncoder, prompts: Sequence[Segmented]) -> list[torch.Tensor]:
@@ -39,21 +45,54 @@ def encode_sentences(encoder: ContextSentenceEncoder, prompts: Sequence[Segmente
     return per_prompt
 
 
-def score_prompts(encoder: ContextSentenceEncoder, prompts: Sequence[Segmented], embeddings: Sequence[torch.Tensor],
+class Scorer(Protocol):
+    """How sentences are scored against a task description."""
+
+    def embed(self, prompts: Sequence[Segmented]) -> list[torch.Tensor]:
+        """Each prompt's sentence embeddings, flat (n_sentences, d), each sentence read inside its document."""
+        ...
+
+    def relevance(self, prompts: Sequence[Segmented], embeddings: Sequence[torch.Tensor],
+                  descriptions: Sequence[str]) -> list[torch.Tensor]:
+        """Each prompt's sentence scores (n_sentences,) against its description."""
+        ...
+
+
+class PooledCosine:
+    """The paper's R: cosine of each sentence's pooled CSE embedding to the description's (both L2-normalised).
+
+    Args:
+        encoder: The checkpoint's CSE.
+    """
+
+    def __init__(self, encoder: ContextSentenceEncoder) -> None:
+        self.encoder = encoder
+
+    def embed(self, prompts: Sequence[Segmented]) -> list[torch.Tensor]:
+        """See :func:`encode_sentences`."""
+        return encode_sentences(self.encoder, prompts)
+
+    def relevance(self, prompts: Sequence[Segmented], embeddings: Sequence[torch.Tensor],
+                  descriptions: Sequence[str]) -> list[torch.Tensor]:
+        """Sentence embeddings times the description's embedding."""
+        questions = self.encoder.encode_questions(list(descriptions))
+        return [flat @ question if len(flat) else torch.zeros(0) for flat, question in zip(embeddings, questions)]
+
+
+def score_prompts(scorer: Scorer, prompts: Sequence[Segmented], embeddings: Sequence[torch.Tensor],
                   tasks: Sequence[Task], coverage: AgnosticConfig) -> list[Scored]:
     """Score each prompt's sentences against its task.
 
     Args:
-        encoder: The CSE (encodes the task descriptions).
+        scorer: The checkpoint's scorer.
         prompts: Prompts that need scoring.
-        embeddings: Their sentence embeddings (:func:`encode_sentences`).
+        embeddings: Their sentence embeddings (``scorer.embed``).
         tasks: Their tasks (:class:`tpc_core.task.TaskFinder`).
         coverage: The checkpoint's coverage weights, for tasks selected by coverage.
     """
-    question_vectors = encoder.encode_questions([task.description or "" for task in tasks])
+    relevances = scorer.relevance(prompts, embeddings, [task.description or "" for task in tasks])
     scored = []
-    for prompt, flat, task, question in zip(prompts, embeddings, tasks, question_vectors):
-        relevance = flat @ question if len(flat) else torch.zeros(0)
+    for prompt, flat, task, relevance in zip(prompts, embeddings, tasks, relevances):
         selection_embeddings = None
         if task.selection is Selection.COVERAGE:
             ranks = [r for doc, spans in zip(prompt.documents, prompt.spans) for r in section_ranks(doc, spans)]

@@ -3,9 +3,9 @@
 One prompt goes through these functions (:meth:`tpc_core.TPCCompressor.compress_batch` runs them on batches)::
 
     segmented = segment(documents, splitter, counter, options)          # sentences, counts, budget
-    embeddings = encode_sentences(encoder, [segmented])                 # tpc_core.scoring (the CSE)
+    embeddings = scorer.embed([segmented])                              # tpc_core.scoring (the CSE)
     task = finder.find([segmented], embeddings, [question], ...)        # tpc_core.task (question or cascade)
-    scored = score_prompts(encoder, [segmented], embeddings, [task], coverage)[0]   # tpc_core.scoring
+    scored = score_prompts(scorer, [segmented], embeddings, [task], coverage)[0]    # tpc_core.scoring
     selected = select(scored, options, redundancy)                      # who is kept: budget, then filters
     assembled = assemble(selected, counter, options.document_separator) # verbatim text, recounted: fits
     result = to_result(assembled, options.document_separator)           # CompressionResult
