@@ -120,13 +120,17 @@ def evaluate_index(
 def index_summary(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """:func:`benchmarks.report.aggregate` of one rate's records: method -> source | ``overall`` -> figures.
 
-    Each figure also holds ``contexts``: the distinct contexts compressed (``samples`` counts questions).
+    Each figure also holds ``contexts``, the distinct contexts compressed (``samples`` counts questions), and
+    its ``seconds_mean`` is per distinct context (a context asked about twice was compressed once).
     """
     summary = aggregate(records).get(INDEX_SETTING, {})
     for method, groups in summary.items():
         for group, row in groups.items():
-            row["contexts"] = len({r["context_id"] for r in records
-                                   if r["method"] == method and group in ("overall", r["source"])})  # fmt: skip
+            seconds = {r["context_id"]: r.get("seconds") for r in records
+                       if r["method"] == method and group in ("overall", r["source"])}  # fmt: skip
+            row["contexts"] = len(seconds)
+            timed = [value for value in seconds.values() if value is not None]
+            row["seconds_mean"] = sum(timed) / len(timed) if timed else None
     return summary
 
 

@@ -165,3 +165,13 @@ def test_minilm_centroid_drops_the_off_topic_sentence() -> None:
     centroid = build_method("minilm-centroid", counter)
     records, _ = evaluate_index([sample], {"minilm-centroid": centroid}, counter, rate=(total - off + 0.5) / total)
     assert records[0]["evidence_recall"] == 1.0 and records[0]["over_budget"] is False
+
+
+def test_index_summary_times_each_context_once() -> None:
+    base = {"method": "lead", "setting": "index", "origin_tokens": 10, "budget": 5, "compressed_tokens": 5,
+            "over_budget": False, "evidence_recall": 1.0, "answer_retention": None}  # fmt: skip
+    records = [{**base, "sample_id": "q1", "context_id": "ctx-a", "source": "s", "seconds": 1.0},
+               {**base, "sample_id": "q2", "context_id": "ctx-a", "source": "s", "seconds": 1.0},
+               {**base, "sample_id": "q3", "context_id": "ctx-b", "source": "t", "seconds": 4.0}]  # fmt: skip
+    overall = index_summary(records)["lead"]["overall"]
+    assert overall["samples"] == 3 and overall["contexts"] == 2 and overall["seconds_mean"] == 2.5  # not 2.0
