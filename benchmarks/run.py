@@ -8,6 +8,9 @@ Suites:
   zeroscrolls  ZeroSCROLLS tasks from --data-dir (Table 2 layout; needs --reader for task scores).
   summ         summ_dev (LongBench multi_news): the whole filled prompt compressed with no question;
                ROUGE-1/2 recall of the reference summary by the compressed text (--max-samples N).
+  index        index-time compression: each qa_dev dev context compressed on its own, no question, no
+               template, at --index-rates (default 0.5,0.3; --rate R for one rate); evidence recall and
+               answer retention of the questions asked later, per source (--limit N questions).
   all          dev + speed.
 ``--smoke``: a few dev samples, a few methods, no curves, no timing; for CI (< 2 min on 2 cores).
 ``--tpc-model`` may be repeated or take a comma list: one TPC row per model in every suite.
@@ -27,6 +30,15 @@ from benchmarks.budget import minilm_token_counter
 from benchmarks.cache import JsonCache
 from benchmarks.evaluate import evaluate
 from benchmarks.forward_floor import FLOOR_METHOD
+from benchmarks.index import (
+    INDEX_METHODS,
+    INDEX_RATES,
+    INDEX_SMOKE_METHODS,
+    evaluate_index,
+    index_summary,
+    index_table,
+    plot_index_recall,
+)
 from benchmarks.loaders import (
     DataNotFoundError,
     Sample,
@@ -91,7 +103,7 @@ def _tpc_models(values: Sequence[Sequence[str]] | None) -> list[str]:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    parser.add_argument("--suite", choices=("dev", "speed", "longbench", "zeroscrolls", "summ", "all"), default="dev")
+    parser.add_argument("--suite", choices=("dev", "speed", "longbench", "zeroscrolls", "summ", "index", "all"), default="dev")
     parser.add_argument("--out", type=Path, default=Path("results"))
     parser.add_argument("--smoke", action="store_true", help="few samples and methods, no curves or timing")
     parser.add_argument("--methods", type=_csv, default=None,
@@ -110,6 +122,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--agnostic-limit", type=int, default=None,
                         help="evaluate the prompt-agnostic block on the first N of the samples (the CTD is slow on CPU)")
     parser.add_argument("--curve-rates", type=_csv, default=["0.1", "0.2", "0.33", "0.5"])
+    parser.add_argument("--index-rates", type=_csv, default=[str(rate) for rate in INDEX_RATES],
+                        help="index: the rates each context is compressed at (default 0.5,0.3)")  # fmt: skip
     parser.add_argument("--curve-limit", type=int, default=60, help="samples for the rate curves")
     parser.add_argument("--speed-lengths", type=_csv, default=[str(n) for n in DEFAULT_LENGTHS])
     parser.add_argument("--speed-repeats", type=_csv, default=None, help="repeats per length (default 3,3,3,1)")
@@ -129,16 +143,26 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error(f"unknown method(s) {', '.join(unknown)}; choose from {', '.join(known)}")
     if args.rate is not None and args.target_tokens is not None:
         parser.error("give --rate or --target-tokens, not both")
+    args.rate_given = args.rate is not None
     if args.rate is None and args.target_tokens is None:
         args.rate = 0.2
     if args.max_samples is not None and args.max_samples < 1:
         parser.error("--max-samples must be at least 1")
     args.tpc_models = _tpc_models(args.tpc_model_args)
-    if args.suite == "summ":
+    if args.suite in ("summ", "index"):
         needs_question = [name for name in args.methods or () if AGNOSTIC not in method_settings(name)]
         if needs_question:
-            parser.error(f"--suite summ has no question: {', '.join(needs_question)} cannot run "
+            parser.error(f"--suite {args.suite} has no question: {', '.join(needs_question)} cannot run "
                          f"(choose from {', '.join(SUMM_METHODS)})")  # fmt: skip
+    if args.suite == "index":
+        if args.target_tokens is not None:
+            parser.error("--suite index compresses at rates: use --index-rates or --rate, not --target-tokens")
+        try:
+            args.index_rates = [args.rate] if args.rate_given else [float(rate) for rate in args.index_rates]
+        except ValueError:
+            parser.error(f"--index-rates must be numbers, got {args.index_rates}")
+        if not args.index_rates or not all(0 < rate <= 1 for rate in args.index_rates):
+            parser.error(f"index rates must be in (0, 1], got {args.index_rates}")
     return args
 
 
@@ -265,6 +289,42 @@ def run_summ(args: argparse.Namespace, cache: JsonCache) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def run_index(args: argparse.Namespace, cache: JsonCache) -> dict[str, Any]:
+    """Index time: each dev context compressed on its own with no question; the later questions' evidence kept."""
+    samples = stratified(load_qa_dev(args.data_dir), 3 if args.smoke and args.limit is None else args.limit)
+    methods = _methods(args, INDEX_SMOKE_METHODS if args.smoke else INDEX_METHODS, label_tpc_by_model=True)
+    counter = minilm_token_counter()
+    started = time.perf_counter()
+    records: list[dict[str, Any]] = []
+    by_rate: dict[str, Any] = {}
+    skipped: dict[str, str] = {}
+    for rate in args.index_rates:
+        found, reasons = evaluate_index(samples, methods, counter, rate=rate, cache=cache)
+        records += found
+        skipped.update(reasons)
+        by_rate[str(rate)] = index_summary(found)
+    order = list(methods)
+    plot_index_recall(by_rate, args.out / "index_evidence_recall.png", order)
+    contexts = len({record["context_id"] for record in records})
+    markdown = [
+        f"## Index-time compression: qa_dev dev, {len(samples)} questions on {contexts} distinct contexts, rates "
+        f"{', '.join(by_rate)}, MiniLM token counter", "",
+        "Each context is compressed on its own, with no question and no prompt template (as "
+        "`TPCDocumentTransformer` does at ingestion); each question is then scored on its context's compressed "
+        "text. ER = evidence recall (share of the question's supporting sentences kept), AR = answer retention "
+        "(a gold answer still in the text); s/context = mean seconds per context at each rate (MiniLM sentence "
+        "vectors are cached across rates, so minilm-centroid's second time excludes embedding).", "",
+        index_table(by_rate, skipped, order), "", "Plot: index_evidence_recall.png", "",
+    ]  # fmt: skip
+    (args.out / "index.md").write_text("\n".join(markdown))
+    return {
+        "suite": "index", "rates": args.index_rates, "samples": len(samples), "contexts": contexts,
+        "sample_ids": [sample.id for sample in samples], "methods": order, "skipped": skipped,
+        "token_counter": counter.name, "summary": by_rate, "seconds": time.perf_counter() - started,
+        "records": records,
+    }  # fmt: skip
+
+
 def run_task_suite(args: argparse.Namespace, cache: JsonCache, suite: str) -> dict[str, Any]:
     if suite == "longbench":
         samples = load_longbench(args.tasks or LONGBENCH_TASKS, args.data_dir)
@@ -302,6 +362,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 payload = run_speed(args)
             elif suite == "summ":
                 payload = run_summ(args, cache)
+            elif suite == "index":
+                payload = run_index(args, cache)
             else:
                 payload = run_task_suite(args, cache, suite)
             payload["tpc_models"] = tpc_model_labels(args.tpc_models)  # checkpoint -> its row label
