@@ -17,8 +17,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from tpc_core.task import TaskSource
-
 if TYPE_CHECKING:
     from tpc_core.result import CompressionResult, SentenceRecord
 
@@ -63,6 +61,16 @@ _STYLE = """
 _KEPT_RGB = "255, 176, 0"
 _DROPPED_RGB = "110, 130, 170"
 _ALPHA = {True: (0.16, 0.7), False: (0.06, 0.5)}
+
+_SOURCE_NOTES = {
+    "question": "given by the caller",
+    "extracted": "the prompt's own request sentences",
+    "matched": "prompt sentences the task descriptor's text restates",
+    "generated": "written by the task descriptor (CTD)",
+    "fallback": "the checkpoint's neutral description (the CTD's text was not grounded in the prompt)",
+    "coverage": "no description: coverage alone selected",
+}
+
 
 @dataclass(frozen=True)
 class _ScoreRange:
@@ -176,7 +184,7 @@ def _header_html(result: CompressionResult, scores: _ScoreRange) -> str:
         source = '<dd class="tpc-source tpc-none">—</dd>'
     else:
         value = str(result.task_source)
-        note = TaskSource(value).note if value in {member.value for member in TaskSource} else None
+        note = _SOURCE_NOTES.get(value)
         shown = f"{value} — {note}" if note else value
         source = f'<dd class="tpc-source" data-source="{_escape(value)}">{_escape(shown)}</dd>'
     rows = [f"<dt>Task</dt>{task}", f"<dt>Source</dt>{source}", f"<dt>Tokens</dt>{_tokens_line(result)}"]

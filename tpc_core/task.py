@@ -48,21 +48,6 @@ class TaskSource(str, Enum):
     def __str__(self) -> str:
         return self.value
 
-    @property
-    def note(self) -> str:
-        """A few words for people (the HTML view's header)."""
-        return _SOURCE_NOTES[self]
-
-
-_SOURCE_NOTES = {
-    TaskSource.QUESTION: "given by the caller",
-    TaskSource.EXTRACTED: "the prompt's own request sentences",
-    TaskSource.MATCHED: "prompt sentences the task descriptor's text restates",
-    TaskSource.GENERATED: "written by the task descriptor (CTD)",
-    TaskSource.FALLBACK: "the checkpoint's neutral description (the CTD's text was not grounded in the prompt)",
-    TaskSource.COVERAGE: "no description: coverage alone selected",
-}
-
 
 class Selection(str, Enum):
     """How sentences are chosen for a task.
