@@ -26,10 +26,9 @@ __all__ = ["CorpusInputError", "CorpusSettings", "CorpusPlan", "OUTPUT_COLUMNS",
 logger = logging.getLogger(__name__)
 
 #: Columns added to every row: the compressed text, token counts (the compressor's token counter), the task
-#: description each row was compressed for, with its source (``"question"`` for a fixed ``--task-description``;
-#: ``"extracted"``, ``"matched"``, ``"generated"``, ``"fallback"`` or ``"coverage"`` when the compressor found it;
-#: empty when nothing needed scoring), and what happened (``compression``: ``"compressed"``, ``"unchanged"``,
-#: ``"kept_whole"`` when no sentence fits the budget, ``"empty"``).
+#: description each row was compressed for, with its source (a :class:`tpc_core.task.TaskSource` value:
+#: ``"question"`` for a fixed ``--task-description``; empty when nothing needed scoring), and what happened
+#: (``compression``: :attr:`tpc_core.CompressionResult.status`).
 OUTPUT_COLUMNS: tuple[str, ...] = ("compressed_text", "origin_tokens", "compressed_tokens", "task_description",
                                    "task_source", "compression")
 #: The id column written when IN has none: the row's 0-based number in IN.

@@ -277,9 +277,8 @@ class DocumentOutcome:
         task_description: The question sentences were scored against: the user's query, the fixed
             ``task_description``, or in prompt-agnostic mode the one TPC read from the documents; ``None`` when
             nothing was scored.
-        task_source: Where it came from: "question" (a query or the fixed description), "extracted",
-            "matched", "generated", "fallback" or "coverage" (see :class:`tpc_core.CompressionResult`); ``None`` when
-            nothing was scored.
+        task_source: Where it came from, a :class:`tpc_core.task.TaskSource` value as a string ("question" for a
+            query or the fixed description); ``None`` when nothing was scored.
     """
 
     text: str
