@@ -34,6 +34,7 @@ import torch
 
 from tpc_core.config import CONFIG_NAME, AgnosticConfig, CSEConfig, CTDConfig, TPCConfig
 from tpc_core.offline import OFFLINE_PROVIDERS, OfflineModelMissing, local_copy
+from tpc_core.quiet import quiet_loading
 from tpc_core.registry import UnpublishedModelError, lookup, unpublished_message
 from tpc_core.request import RequestHead
 
@@ -278,6 +279,7 @@ def _load_tokenizer(source: str, kwargs: dict[str, Any], what: str) -> Any:
     return tokenizer
 
 
+@quiet_loading()  # no weight bars or third-party deprecation chatter: the caller owns stdout/stderr
 def load_cse_parts(config: CSEConfig, checkpoint_dir: Path, options: HubOptions, device: torch.device,
                    dtype: torch.dtype) -> tuple[Any, Any, str]:
     """Load the CSE backbone and tokenizer, add the special tokens, apply adapter/extra embeddings.
@@ -376,6 +378,7 @@ def _load_extra_embeddings(model: Any, tokenizer: Any, path: Path, config: CSECo
                 weight[tokenizer.convert_tokens_to_ids(token)] = rows[token].to(weight.dtype)
 
 
+@quiet_loading()
 def load_ctd_parts(config: CTDConfig, checkpoint_dir: Path, options: HubOptions, device: torch.device,
                    dtype: torch.dtype) -> tuple[Any, Any]:
     """Load the CTD causal LM (with its adapter merged) and its tokenizer (left padding, a pad token)."""
