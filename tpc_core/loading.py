@@ -21,6 +21,7 @@ Loading policy (settled for the Hub work that builds on it):
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import re
@@ -32,10 +33,12 @@ from typing import Any
 
 import torch
 
+from tpc_core.architecture import detect_architecture
+from tpc_core.checkpoint_paths import check_config_paths, inside_checkpoint, is_path_like
 from tpc_core.config import CONFIG_NAME, AgnosticConfig, CSEConfig, CTDConfig, TPCConfig
 from tpc_core.offline import OFFLINE_PROVIDERS, OfflineModelMissing, local_copy
 from tpc_core.quiet import quiet_loading
-from tpc_core.registry import UnpublishedModelError, lookup, unpublished_message
+from tpc_core.registry import DEFAULT_MODEL, UnpublishedModelError, lookup, unpublished_message
 from tpc_core.request import RequestHead
 
 __all__ = ["HubOptions", "check_config_paths", "inside_checkpoint", "load_cse_parts", "load_ctd_parts", "load_request_head",
@@ -102,7 +105,10 @@ def resolve_checkpoint_dir(name_or_path: str | os.PathLike[str], options: HubOpt
     if registered is not None and registered.hub_cse is not None:
         from tpc_core.hub_cse import materialise_checkpoint
 
-        return materialise_checkpoint(registered, ctd, options)
+        # The paired CTD checkpoint resolves like any other name (``options.revision`` is the adapter's).
+        ctd_from = str(ctd or DEFAULT_MODEL)
+        ctd_dir = resolve_checkpoint_dir(ctd_from, dataclasses.replace(options, revision=None))
+        return materialise_checkpoint(registered, ctd_dir, options, ctd_from=ctd_from)
     if registered is not None and registered.local_dir is not None:
         return registered.local_dir
     repo_id, revision = name, options.revision
@@ -151,7 +157,7 @@ def resolve_base(reference: str, checkpoint_dir: Path, what: str = "base_model",
     """
     if not confine and Path(reference).expanduser().is_dir():
         return str(Path(reference).expanduser())
-    if _path_like(reference):
+    if is_path_like(reference):
         if reference.startswith("~"):
             raise ValueError(f"{what} {reference!r} must be a relative path inside the checkpoint or a model id "
                              "('~' paths are not read).")
@@ -179,49 +185,6 @@ def resolve_base(reference: str, checkpoint_dir: Path, what: str = "base_model",
         logger.warning("%s %r is loaded from the Hub without a pinned base_revision: its weights may change.",
                        what, reference)
     return reference
-
-
-def _path_like(reference: str) -> bool:
-    """Whether a ``base_model`` is written as a path (absolute, ``~``, ``./``, ``..``) rather than a model id."""
-    return (reference.startswith(("~", "./")) or Path(reference).is_absolute() or ".." in Path(reference).parts)
-
-
-def check_config_paths(config: TPCConfig, checkpoint_dir: Path, options: HubOptions) -> None:
-    """Refuse, at load time, every config path that leaves the checkpoint, the lazily loaded CTD's included.
-
-    Raises:
-        ValueError: The first offending key, named (``ctd.adapter_dir``...).
-    """
-    sections: list[tuple[str, Any]] = [("cse", config.cse), ("ctd", config.ctd)]
-    for name, section in sections:
-        if section is None:
-            continue
-        for key in ("weights_dir", "adapter_dir", "extra_embeddings"):
-            value = getattr(section, key, None)
-            if value:
-                inside_checkpoint(checkpoint_dir, value, f"{name}.{key}")
-        if options.confine_paths and _path_like(section.base_model):
-            if section.base_model.startswith("~"):
-                raise ValueError(f"{name}.base_model {section.base_model!r} must be a relative path inside the "
-                                 "checkpoint or a model id ('~' paths are not read).")
-            inside_checkpoint(checkpoint_dir, section.base_model, f"{name}.base_model")
-    if config.agnostic.request_head:
-        inside_checkpoint(checkpoint_dir, config.agnostic.request_head, "agnostic.request_head")
-
-
-def inside_checkpoint(checkpoint_dir: Path, relative: str, what: str) -> Path:
-    """``checkpoint_dir / relative``, refusing paths that leave the checkpoint (absolute, ``..``, links out).
-
-    Raises:
-        ValueError: If the path is absolute or resolves outside ``checkpoint_dir``.
-    """
-    if not isinstance(relative, str) or not relative or Path(relative).is_absolute():
-        raise ValueError(f"{what} must be a relative path inside the checkpoint, got {relative!r}.")
-    root = checkpoint_dir.resolve()
-    path = (checkpoint_dir / relative).resolve()
-    if path != root and root not in path.parents:
-        raise ValueError(f"{what} {relative!r} points outside the checkpoint directory {checkpoint_dir}.")
-    return path
 
 
 def load_request_head(config: AgnosticConfig, checkpoint_dir: Path) -> RequestHead | None:
@@ -303,7 +266,7 @@ def load_cse_parts(config: CSEConfig, checkpoint_dir: Path, options: HubOptions,
     _check_window(config, model_config)
     architecture = config.architecture
     if architecture == "auto":
-        architecture = _detect_architecture(model_config)
+        architecture = detect_architecture(model_config)
     model = _from_pretrained(AutoModel, source, {**kwargs, "use_safetensors": True, "dtype": dtype}, "CSE")
     if config.use_special_tokens:
         added = tokenizer.add_special_tokens(
@@ -326,20 +289,6 @@ def load_cse_parts(config: CSEConfig, checkpoint_dir: Path, options: HubOptions,
     model.to(device=device, dtype=dtype)
     model.eval()
     return model, tokenizer, architecture
-
-
-def _detect_architecture(model_config: Any) -> str:
-    """'decoder' for causal-LM families (Llama, Qwen2, Mistral…), 'encoder' for masked-LM ones (BERT…)."""
-    from transformers.models.auto.modeling_auto import (
-        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
-        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
-    )
-
-    if any(name.endswith("ForCausalLM") for name in (model_config.architectures or [])):
-        return "decoder"
-    model_type = getattr(model_config, "model_type", "")
-    causal = model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES and model_type not in MODEL_FOR_MASKED_LM_MAPPING_NAMES
-    return "decoder" if causal or getattr(model_config, "is_decoder", False) else "encoder"
 
 
 def _accepts_replace(tokenizer: Any) -> bool:
