@@ -165,9 +165,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args(argv)
 
-    from tpc_integrations._common import load_shared_compressor
+    from tpc_core import TPCCompressor
 
-    compressor = load_shared_compressor("tpc-mini", device=args.device)
+    compressor = TPCCompressor.from_pretrained("tpc-mini", device=args.device)  # every adapter is given this one
     samples = load_dev_samples(args.data, args.samples, args.max_tokens)
     figures = {
         "machine": {"cpus": os.cpu_count(), "load_average_at_start": os.getloadavg(),

@@ -8,6 +8,20 @@ from pathlib import Path
 import pytest
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "qa_dev.jsonl"
+# Fixtures that read ../shared/data (skipping, or falling back to bundled text, without it): every test that uses
+# one, directly or through another fixture, is marked ``shared_data``.
+SHARED_DATA_FIXTURES = frozenset({"dev_rows", "sample"})
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "shared_data: reads ../shared (or falls back from it when it is missing); "
+                                       "CI runs these again on a fresh clone with no ../shared beside it (.ci/run)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if SHARED_DATA_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.shared_data)
 
 
 @pytest.fixture(scope="session")

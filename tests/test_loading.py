@@ -105,3 +105,29 @@ def test_push_to_hub_uploads_a_loadable_checkpoint(tiny, monkeypatch, tmp_path):
     url = tiny.push_to_hub("me/tiny-tpc", token="t")
     assert url.endswith("/commit/abc")
     assert TPCCompressor.from_pretrained(uploaded, device="cpu").config.name == "tiny"
+
+
+def test_reading_a_checkpoint_config_writes_nothing(tmp_path, monkeypatch):
+    """``read_checkpoint_config`` (the adapters' construction check) finds a Hub repo's config in the HF cache
+    and an assembled cpc-* config in memory; it refuses an offline miss; it never writes a file."""
+    import shutil
+
+    from tpc_core.loading import HubOptions, read_checkpoint_config
+
+    monkeypatch.setenv("TPC_CACHE", str(tmp_path / "tpc_cache"))
+    cache = tmp_path / "hf_cache"
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    snapshot = cache / "models--some-org--tpc-test" / "snapshots" / commit
+    shutil.copytree(REGISTRY["tpc-mini"].local_dir, snapshot)
+    (cache / "models--some-org--tpc-test" / "refs").mkdir()
+    (cache / "models--some-org--tpc-test" / "refs" / "main").write_text(commit)
+    before = sorted(tmp_path.rglob("*"))
+    options = HubOptions(cache_dir=str(cache), local_files_only=True)
+
+    assert read_checkpoint_config("some-org/tpc-test", options) == TPCConfig.load(snapshot)
+    with pytest.raises(OSError, match="offline default"):
+        read_checkpoint_config("some-org/not-cached", options)
+    assembled = read_checkpoint_config("cpc-llama-1b", options, ctd=str(snapshot))
+    assert assembled.ctd == TPCConfig.load(snapshot).ctd and assembled.cse.adapter_repo is not None
+    assert assembled.extra["ctd_from"] == str(snapshot)
+    assert sorted(tmp_path.rglob("*")) == before

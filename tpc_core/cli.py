@@ -83,16 +83,13 @@ def _check_html_path(path: str | None) -> None:
 
 
 def _quiet_loading() -> None:
-    """A CLI's stderr is for the user: no weight-loading bars, no library deprecation chatter."""
-    import warnings
-
+    """A CLI's stderr is for the user: no Hub download bars, no transformers log chatter. (Weight-loading bars
+    and loading deprecation warnings are silenced by the library itself, ``tpc_core.quiet``.)"""
     from huggingface_hub.utils import disable_progress_bars
     from transformers.utils import logging as transformers_logging
 
-    transformers_logging.disable_progress_bar()
     transformers_logging.set_verbosity_error()
     disable_progress_bars()
-    warnings.filterwarnings("ignore", category=FutureWarning, module="transformers")
 
 
 def registry_lines() -> list[str]:

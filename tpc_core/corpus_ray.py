@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from tpc_core.corpus_io import ROW_COLUMN, CorpusInputError, CorpusPlan, CorpusSettings, open_dataset, output_schema
+from tpc_core.corpus_table import compress_table, load_compressor
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -56,8 +57,6 @@ class CorpusWorker:
                  device: str | None, local_files_only: bool) -> None:
         import torch
 
-        from tpc_core.corpus import load_compressor
-
         torch.set_num_threads(max(1, threads))
         self.settings = CorpusSettings(**settings)
         self.schema = schema
@@ -65,8 +64,6 @@ class CorpusWorker:
         self.compressor = load_compressor(self.settings, device=device, local_files_only=local_files_only)
 
     def __call__(self, batch: pa.Table) -> pa.Table:
-        from tpc_core.corpus import compress_table
-
         return compress_table(self.compressor, batch, self.settings, self.batch_size).cast(self.schema)
 
 

@@ -26,11 +26,13 @@ from typing import Any
 
 import torch
 
+from tpc_core.architecture import detect_architecture
+from tpc_core.checkpoint_paths import inside_checkpoint
 from tpc_core.config import AgnosticConfig, CSEConfig, TPCConfig
 from tpc_core.hub import HubPart, load_weights_file, require_gated_access, resolve_part
-from tpc_core.registry import DEFAULT_MODEL, REGISTRY, RegisteredModel
+from tpc_core.registry import REGISTRY, RegisteredModel
 
-__all__ = ["ADAPTER_CONFIG", "adapter_weights_file", "cached_commits", "cached_unavailable_reason", "check_vocabulary",
+__all__ = ["ADAPTER_CONFIG", "adapter_weights_file", "assembled_config", "cached_commits", "cached_unavailable_reason", "check_vocabulary",
            "hub_cse_config", "load_hub_cse", "materialise_checkpoint", "pin_hub_revisions", "read_adapter_config",
            "split_embedding_rows"]
 
@@ -62,35 +64,50 @@ def _ctd_dirs(config: TPCConfig) -> list[str]:
     return [d for d in (ctd.adapter_dir, ctd.weights_dir) if d]
 
 
-def materialise_checkpoint(model: RegisteredModel, ctd: str | Path | None, options: Any) -> Path:
+def assembled_config(model: RegisteredModel, ctd_config: TPCConfig, options: Any, *, ctd_from: str) -> TPCConfig:
+    """The config of the checkpoint :func:`materialise_checkpoint` writes for ``model`` (reads nothing, writes
+    nothing: what a construction-time check validates).
+
+    Args:
+        model: A registered name with ``hub_cse``.
+        ctd_config: The config of the checkpoint whose CTD serves prompt-agnostic mode.
+        options: ``loading.HubOptions``; its ``revision`` selects the adapter's revision.
+        ctd_from: What the caller named that checkpoint (``"tpc-mini"`` or a directory), recorded in the config.
+
+    Raises:
+        ValueError: That checkpoint has no CTD.
+    """
+    if ctd_config.ctd is None:
+        raise ValueError(f"Checkpoint {ctd_from} has no task descriptor (ctd) to pair with {model.name}.")
+    # The request head and coverage weights were fit to the CTD checkpoint's own CSE embeddings; a different
+    # encoder's embeddings would be read by the wrong head, so only the fallback description is carried over.
+    return TPCConfig(cse=hub_cse_config(model, options.revision), ctd=ctd_config.ctd,
+                     agnostic=AgnosticConfig(fallback_description=ctd_config.agnostic.fallback_description),
+                     splitter=ctd_config.splitter, name=model.name, trained=True,
+                     extra={"ctd_from": ctd_from, "ctd_checkpoint": ctd_config.name})
+
+
+def materialise_checkpoint(model: RegisteredModel, ctd_dir: Path, options: Any, *, ctd_from: str) -> Path:
     """Write (once) a TPC checkpoint for ``model``: its Hub CSE plus the CTD of another checkpoint.
 
     Args:
         model: A registered name with ``hub_cse``.
-        ctd: The TPC checkpoint whose CTD serves prompt-agnostic mode: a registered name or a directory
-            (default ``tpc-mini``).
+        ctd_dir: The (resolved) TPC checkpoint directory whose CTD serves prompt-agnostic mode.
         options: ``loading.HubOptions``; its ``revision`` selects the adapter's revision.
+        ctd_from: What the caller named that checkpoint (``"tpc-mini"`` or a directory), recorded in the config.
 
     Returns:
         The checkpoint directory, under ``tpc_core.offline.cache_root()/assembled``.
     """
-    from tpc_core.loading import inside_checkpoint, resolve_checkpoint_dir
     from tpc_core.offline import cache_root
 
-    ctd_dir = resolve_checkpoint_dir(ctd or DEFAULT_MODEL, dataclasses.replace(options, revision=None))
     ctd_config = TPCConfig.load(ctd_dir)
-    if ctd_config.ctd is None:
-        raise ValueError(f"Checkpoint {ctd or DEFAULT_MODEL} has no task descriptor (ctd) to pair with {model.name}.")
+    config = assembled_config(model, ctd_config, options, ctd_from=ctd_from)
+    assert ctd_config.ctd is not None  # assembled_config refuses a checkpoint without one
     copied = [(relative, inside_checkpoint(ctd_dir, relative, "ctd part")) for relative in _ctd_dirs(ctd_config)]
     base = ctd_config.ctd.base_model
     if base and (ctd_dir / base).is_dir():  # a base shipped inside the CTD checkpoint travels with it
         copied.append((base, inside_checkpoint(ctd_dir, base, "ctd.base_model")))
-    # The request head and coverage weights were fit to the CTD checkpoint's own CSE embeddings; a different
-    # encoder's embeddings would be read by the wrong head, so only the fallback description is carried over.
-    config = TPCConfig(cse=hub_cse_config(model, options.revision), ctd=ctd_config.ctd,
-                       agnostic=AgnosticConfig(fallback_description=ctd_config.agnostic.fallback_description),
-                       splitter=ctd_config.splitter, name=model.name, trained=True,
-                       extra={"ctd_from": str(ctd or DEFAULT_MODEL), "ctd_checkpoint": ctd_config.name})
     text = json.dumps(config.to_dict(), sort_keys=True)
     digest = hashlib.sha256(text.encode())
     for _, source in copied:
@@ -281,8 +298,6 @@ def load_hub_cse(config: CSEConfig, options: Any, device: torch.device,
     """
     from transformers import AutoConfig, AutoModel, AutoTokenizer
 
-    from tpc_core.loading import _detect_architecture
-
     pinned = all(r is None or len(r) == 40 for r in (config.base_revision, config.adapter_revision,
                                                      config.tokenizer_revision))
     parts = {part.role: part for part in _parts(config, options, local_only=pinned and _cached(config, options))}
@@ -298,7 +313,7 @@ def load_hub_cse(config: CSEConfig, options: Any, device: torch.device,
             raise ValueError(f"cse.use_special_tokens needs {absent} in tokenizer {tokenizer_part.repo_id}, which "
                              "lacks them; use pooling='cpc' (no markers) or a tokenizer trained with them.")
     model_config = AutoConfig.from_pretrained(str(base.path), trust_remote_code=False)
-    architecture = _detect_architecture(model_config) if config.architecture == "auto" else config.architecture
+    architecture = detect_architecture(model_config) if config.architecture == "auto" else config.architecture
     if not any(base.path.glob("*.safetensors")):
         raise FileNotFoundError(f"Base repo {base.repo_id}@{base.commit or base.revision} has no safetensors weights "
                                 "(pickle weights of a base model are never loaded).")

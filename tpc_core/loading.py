@@ -21,6 +21,7 @@ Loading policy (settled for the Hub work that builds on it):
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import re
@@ -32,13 +33,16 @@ from typing import Any
 
 import torch
 
+from tpc_core.architecture import detect_architecture
+from tpc_core.checkpoint_paths import check_config_paths, inside_checkpoint, is_path_like
 from tpc_core.config import CONFIG_NAME, AgnosticConfig, CSEConfig, CTDConfig, TPCConfig
 from tpc_core.offline import OFFLINE_PROVIDERS, OfflineModelMissing, local_copy
-from tpc_core.registry import UnpublishedModelError, lookup, unpublished_message
+from tpc_core.quiet import quiet_loading
+from tpc_core.registry import DEFAULT_MODEL, RegisteredModel, UnpublishedModelError, lookup, unpublished_message
 from tpc_core.request import RequestHead
 
 __all__ = ["HubOptions", "check_config_paths", "inside_checkpoint", "load_cse_parts", "load_ctd_parts", "load_request_head",
-           "push_checkpoint", "resolve_base", "resolve_checkpoint_dir", "save_checkpoint"]
+           "push_checkpoint", "read_checkpoint_config", "resolve_base", "resolve_checkpoint_dir", "save_checkpoint"]
 
 logger = logging.getLogger(__name__)
 _SAFE_PATTERNS = ["*.json", "*.safetensors", "*.txt", "*.model", "*.md", "*.jinja", "*.yaml", "tokenizer*"]
@@ -73,22 +77,19 @@ def _hub_offline_hint(name: str) -> str:
             "copy already in the cache; or use the offline default TPCCompressor.from_pretrained('tpc-mini').")
 
 
-def resolve_checkpoint_dir(name_or_path: str | os.PathLike[str], options: HubOptions,
-                           ctd: str | os.PathLike[str] | None = None) -> Path:
-    """Find the directory of a TPC checkpoint.
+@dataclass(frozen=True)
+class _Location:
+    """Where a checkpoint name points, before anything is fetched or written (exactly one field group set)."""
 
-    Order: a registered name (``tpc-mini`` ships in the package; ``cpc-*`` are assembled from published Hub
-    parts, see ``tpc_core.hub_cse``; ``tpc-base``… are not published and say so), an existing local directory,
-    then a Hub repo id downloaded with ``snapshot_download``.
+    directory: Path | None = None  # a checkpoint on disk (shipped in the package, or a local directory)
+    assembled: RegisteredModel | None = None  # cpc-*: assembled from Hub parts plus the CTD of ``ctd_from``
+    ctd_from: str | None = None
+    repo_id: str | None = None  # a TPC checkpoint repo on the Hub
+    revision: str | None = None
 
-    Args:
-        ctd: For names assembled from Hub parts: the checkpoint whose CTD serves prompt-agnostic mode.
 
-    Raises:
-        UnpublishedModelError: A registered name with no published weights (before any download).
-        FileNotFoundError: A path that does not exist, or a directory without ``tpc_config.json``.
-        OSError: A Hub id that cannot be fetched (the message says how to work offline).
-    """
+def _locate(name_or_path: str | os.PathLike[str], options: HubOptions,
+            ctd: str | os.PathLike[str] | None) -> _Location:
     name = os.fspath(name_or_path)
     if not isinstance(name, str) or not name.strip():
         raise ValueError("name_or_path must be a non-empty string or path.")
@@ -99,26 +100,52 @@ def resolve_checkpoint_dir(name_or_path: str | os.PathLike[str], options: HubOpt
         raise ValueError("ctd= pairs a CTD with an encoder assembled from Hub parts (cpc-llama-1b, cpc-mistral-7b); "
                          f"{name!r} brings its own.")
     if registered is not None and registered.hub_cse is not None:
+        return _Location(assembled=registered, ctd_from=os.fspath(ctd or DEFAULT_MODEL))
+    if registered is not None and registered.local_dir is not None:
+        return _Location(directory=registered.local_dir)
+    if registered is not None:
+        return _Location(repo_id=registered.repo_id or name, revision=options.revision or registered.revision)
+    path = Path(name).expanduser()
+    if path.is_dir():
+        if not (path / CONFIG_NAME).is_file():
+            raise FileNotFoundError(f"{path} is not a TPC checkpoint: it has no {CONFIG_NAME}. "
+                                    "Create one with TPCCompressor.save_pretrained() or training/export.py.")
+        return _Location(directory=path)
+    if not _HUB_ID.match(name):
+        raise FileNotFoundError(f"No such checkpoint directory: {path}. Registered names: tpc-mini (offline), "
+                                "cpc-llama-1b, cpc-mistral-7b (Hub); or a Hub repo id like 'org/name'.")
+    return _Location(repo_id=name, revision=options.revision)
+
+
+def resolve_checkpoint_dir(name_or_path: str | os.PathLike[str], options: HubOptions,
+                           ctd: str | os.PathLike[str] | None = None) -> Path:
+    """Find the directory of a TPC checkpoint (fetching or assembling it when needed).
+
+    Order: a registered name (``tpc-mini`` ships in the package; ``cpc-*`` are assembled from published Hub
+    parts and written once under the cache, see ``tpc_core.hub_cse``; ``tpc-base``… are not published and say
+    so), an existing local directory, then a Hub repo id downloaded with ``snapshot_download``.
+    :func:`read_checkpoint_config` answers the same question without writing anything.
+
+    Args:
+        ctd: For names assembled from Hub parts: the checkpoint whose CTD serves prompt-agnostic mode.
+
+    Raises:
+        UnpublishedModelError: A registered name with no published weights (before any download).
+        FileNotFoundError: A path that does not exist, or a directory without ``tpc_config.json``.
+        OSError: A Hub id that cannot be fetched (the message says how to work offline).
+    """
+    where = _locate(name_or_path, options, ctd)
+    if where.assembled is not None and where.ctd_from is not None:
         from tpc_core.hub_cse import materialise_checkpoint
 
-        return materialise_checkpoint(registered, ctd, options)
-    if registered is not None and registered.local_dir is not None:
-        return registered.local_dir
-    repo_id, revision = name, options.revision
-    if registered is not None:
-        repo_id, revision = registered.repo_id or name, options.revision or registered.revision
-    else:
-        path = Path(name).expanduser()
-        if path.is_dir():
-            if not (path / CONFIG_NAME).is_file():
-                raise FileNotFoundError(f"{path} is not a TPC checkpoint: it has no {CONFIG_NAME}. "
-                                        "Create one with TPCCompressor.save_pretrained() or training/export.py.")
-            return path
-        if not _HUB_ID.match(name):
-            raise FileNotFoundError(f"No such checkpoint directory: {path}. Registered names: tpc-mini (offline), "
-                                    "cpc-llama-1b, cpc-mistral-7b (Hub); or a Hub repo id like 'org/name'.")
+        # The paired CTD checkpoint resolves like any other name (``options.revision`` is the adapter's).
+        ctd_dir = resolve_checkpoint_dir(where.ctd_from, dataclasses.replace(options, revision=None))
+        return materialise_checkpoint(where.assembled, ctd_dir, options, ctd_from=where.ctd_from)
+    if where.directory is not None:
+        return where.directory
     from huggingface_hub import snapshot_download
 
+    repo_id, revision = where.repo_id or "", where.revision
     try:
         snapshot = snapshot_download(repo_id, revision=revision, token=options.token, cache_dir=options.cache_dir,
                                      local_files_only=options.local_files_only, allow_patterns=_SAFE_PATTERNS)
@@ -127,6 +154,45 @@ def resolve_checkpoint_dir(name_or_path: str | os.PathLike[str], options: HubOpt
     if not (Path(snapshot) / CONFIG_NAME).is_file():
         raise FileNotFoundError(f"Hub repo {repo_id} has no {CONFIG_NAME}; it is not a TPC checkpoint.")
     return Path(snapshot)
+
+
+def read_checkpoint_config(name_or_path: str | os.PathLike[str], options: HubOptions,
+                           ctd: str | os.PathLike[str] | None = None) -> TPCConfig:
+    """The config of the checkpoint :func:`resolve_checkpoint_dir` would load, with nothing written anywhere.
+
+    A ``cpc-*`` name's config is built in memory (not assembled in the cache); a Hub repo's ``tpc_config.json``
+    is read from the Hugging Face cache when there, else fetched into a temporary directory that is removed.
+    Weights are never read.
+
+    Raises:
+        The same errors as :func:`resolve_checkpoint_dir`, and ``ValueError`` for a config that does not parse
+        or a ``ctd=`` checkpoint without a task descriptor.
+    """
+    where = _locate(name_or_path, options, ctd)
+    if where.assembled is not None and where.ctd_from is not None:
+        from tpc_core.hub_cse import assembled_config
+
+        ctd_config = read_checkpoint_config(where.ctd_from, dataclasses.replace(options, revision=None))
+        return assembled_config(where.assembled, ctd_config, options, ctd_from=where.ctd_from)
+    if where.directory is not None:
+        return TPCConfig.load(where.directory)
+    return _read_hub_config(where.repo_id or "", where.revision, options)
+
+
+def _read_hub_config(repo_id: str, revision: str | None, options: HubOptions) -> TPCConfig:
+    from huggingface_hub import hf_hub_download, try_to_load_from_cache
+
+    cached = try_to_load_from_cache(repo_id, CONFIG_NAME, cache_dir=options.cache_dir, revision=revision)
+    if isinstance(cached, str):
+        return TPCConfig.load(Path(cached).parent)
+    if options.local_files_only:
+        raise OSError(_hub_offline_hint(f"{repo_id}@{revision or 'main'}") + f" Cause: no cached {CONFIG_NAME}.")
+    with tempfile.TemporaryDirectory(prefix="tpc-config-") as scratch:
+        try:
+            path = hf_hub_download(repo_id, CONFIG_NAME, revision=revision, token=options.token, cache_dir=scratch)
+        except Exception as error:  # connection errors, 404s (no tpc_config.json: not a TPC checkpoint)
+            raise OSError(_hub_offline_hint(f"{repo_id}@{revision or 'main'}") + f" Cause: {error}") from error
+        return TPCConfig.load(Path(path).parent)
 
 
 def resolve_base(reference: str, checkpoint_dir: Path, what: str = "base_model",
@@ -150,7 +216,7 @@ def resolve_base(reference: str, checkpoint_dir: Path, what: str = "base_model",
     """
     if not confine and Path(reference).expanduser().is_dir():
         return str(Path(reference).expanduser())
-    if _path_like(reference):
+    if is_path_like(reference):
         if reference.startswith("~"):
             raise ValueError(f"{what} {reference!r} must be a relative path inside the checkpoint or a model id "
                              "('~' paths are not read).")
@@ -178,49 +244,6 @@ def resolve_base(reference: str, checkpoint_dir: Path, what: str = "base_model",
         logger.warning("%s %r is loaded from the Hub without a pinned base_revision: its weights may change.",
                        what, reference)
     return reference
-
-
-def _path_like(reference: str) -> bool:
-    """Whether a ``base_model`` is written as a path (absolute, ``~``, ``./``, ``..``) rather than a model id."""
-    return (reference.startswith(("~", "./")) or Path(reference).is_absolute() or ".." in Path(reference).parts)
-
-
-def check_config_paths(config: TPCConfig, checkpoint_dir: Path, options: HubOptions) -> None:
-    """Refuse, at load time, every config path that leaves the checkpoint, the lazily loaded CTD's included.
-
-    Raises:
-        ValueError: The first offending key, named (``ctd.adapter_dir``...).
-    """
-    sections: list[tuple[str, Any]] = [("cse", config.cse), ("ctd", config.ctd)]
-    for name, section in sections:
-        if section is None:
-            continue
-        for key in ("weights_dir", "adapter_dir", "extra_embeddings"):
-            value = getattr(section, key, None)
-            if value:
-                inside_checkpoint(checkpoint_dir, value, f"{name}.{key}")
-        if options.confine_paths and _path_like(section.base_model):
-            if section.base_model.startswith("~"):
-                raise ValueError(f"{name}.base_model {section.base_model!r} must be a relative path inside the "
-                                 "checkpoint or a model id ('~' paths are not read).")
-            inside_checkpoint(checkpoint_dir, section.base_model, f"{name}.base_model")
-    if config.agnostic.request_head:
-        inside_checkpoint(checkpoint_dir, config.agnostic.request_head, "agnostic.request_head")
-
-
-def inside_checkpoint(checkpoint_dir: Path, relative: str, what: str) -> Path:
-    """``checkpoint_dir / relative``, refusing paths that leave the checkpoint (absolute, ``..``, links out).
-
-    Raises:
-        ValueError: If the path is absolute or resolves outside ``checkpoint_dir``.
-    """
-    if not isinstance(relative, str) or not relative or Path(relative).is_absolute():
-        raise ValueError(f"{what} must be a relative path inside the checkpoint, got {relative!r}.")
-    root = checkpoint_dir.resolve()
-    path = (checkpoint_dir / relative).resolve()
-    if path != root and root not in path.parents:
-        raise ValueError(f"{what} {relative!r} points outside the checkpoint directory {checkpoint_dir}.")
-    return path
 
 
 def load_request_head(config: AgnosticConfig, checkpoint_dir: Path) -> RequestHead | None:
@@ -278,6 +301,7 @@ def _load_tokenizer(source: str, kwargs: dict[str, Any], what: str) -> Any:
     return tokenizer
 
 
+@quiet_loading()  # no weight bars or third-party deprecation chatter: the caller owns stdout/stderr
 def load_cse_parts(config: CSEConfig, checkpoint_dir: Path, options: HubOptions, device: torch.device,
                    dtype: torch.dtype) -> tuple[Any, Any, str]:
     """Load the CSE backbone and tokenizer, add the special tokens, apply adapter/extra embeddings.
@@ -301,7 +325,7 @@ def load_cse_parts(config: CSEConfig, checkpoint_dir: Path, options: HubOptions,
     _check_window(config, model_config)
     architecture = config.architecture
     if architecture == "auto":
-        architecture = _detect_architecture(model_config)
+        architecture = detect_architecture(model_config)
     model = _from_pretrained(AutoModel, source, {**kwargs, "use_safetensors": True, "dtype": dtype}, "CSE")
     if config.use_special_tokens:
         added = tokenizer.add_special_tokens(
@@ -324,20 +348,6 @@ def load_cse_parts(config: CSEConfig, checkpoint_dir: Path, options: HubOptions,
     model.to(device=device, dtype=dtype)
     model.eval()
     return model, tokenizer, architecture
-
-
-def _detect_architecture(model_config: Any) -> str:
-    """'decoder' for causal-LM families (Llama, Qwen2, Mistral…), 'encoder' for masked-LM ones (BERT…)."""
-    from transformers.models.auto.modeling_auto import (
-        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
-        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
-    )
-
-    if any(name.endswith("ForCausalLM") for name in (model_config.architectures or [])):
-        return "decoder"
-    model_type = getattr(model_config, "model_type", "")
-    causal = model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES and model_type not in MODEL_FOR_MASKED_LM_MAPPING_NAMES
-    return "decoder" if causal or getattr(model_config, "is_decoder", False) else "encoder"
 
 
 def _accepts_replace(tokenizer: Any) -> bool:
@@ -376,6 +386,7 @@ def _load_extra_embeddings(model: Any, tokenizer: Any, path: Path, config: CSECo
                 weight[tokenizer.convert_tokens_to_ids(token)] = rows[token].to(weight.dtype)
 
 
+@quiet_loading()
 def load_ctd_parts(config: CTDConfig, checkpoint_dir: Path, options: HubOptions, device: torch.device,
                    dtype: torch.dtype) -> tuple[Any, Any]:
     """Load the CTD causal LM (with its adapter merged) and its tokenizer (left padding, a pad token)."""

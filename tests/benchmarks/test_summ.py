@@ -277,6 +277,7 @@ def test_summ_suite_runs_several_tpc_checkpoints(tiny_checkpoint: Path, tmp_path
             assert "task_description" in record  # what the CTD wrote for this prompt
 
 
+@pytest.mark.shared_data
 def test_loader_reads_the_real_file_when_present() -> None:
     try:
         samples = load_summ_dev()

@@ -10,7 +10,8 @@ import sys
 import pytest
 from integration_helpers import EXAMPLES, REPO, example_data
 
-pytestmark = pytest.mark.slow
+# Every example reads ../shared/data or falls back to the bundled text.
+pytestmark = [pytest.mark.slow, pytest.mark.shared_data]
 
 
 def _run_example(name: str, *args: str) -> str:

@@ -34,7 +34,11 @@ from training.curation.sentences import sentences_of
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "qa_dev.jsonl"
 PAPER = Path(__file__).resolve().parents[3] / "shared" / "paper" / "tpc-icml2025.tex"
-needs_data = pytest.mark.skipif(not DATA.is_file(), reason="qa_dev.jsonl not available")
+
+
+def needs_data(test):
+    """Reads ../shared/data: skipped without it, and marked for CI's run on a clone without it (.ci/run)."""
+    return pytest.mark.shared_data(pytest.mark.skipif(not DATA.is_file(), reason="qa_dev.jsonl not available")(test))
 
 
 # ------------------------------------------------------------------------------------------ prompts
@@ -48,6 +52,7 @@ def _paper_prompt(number: int) -> str:
     return " ".join(body.split())
 
 
+@pytest.mark.shared_data
 @pytest.mark.skipif(not PAPER.is_file(), reason="paper source not available")
 @pytest.mark.parametrize("number", [1, 2, 3])
 def test_prompts_are_verbatim_from_the_paper(number: int) -> None:

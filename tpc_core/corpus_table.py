@@ -1,0 +1,81 @@
+"""One table of corpus rows through a compressor: what both engines of ``tpc compress-corpus`` run per batch.
+
+The local engine (:mod:`tpc_core.corpus`) and every Ray actor (:mod:`tpc_core.corpus_ray`) build their compressor
+with :func:`load_compressor` and compress with :func:`compress_table`; this module sits below both, so neither
+engine imports the other. ``tpc_core.corpus`` re-exports these names.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from tpc_core.corpus_io import CorpusSettings
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from tpc_core.compressor import TPCCompressor
+    from tpc_core.result import CompressionResult
+
+__all__ = ["compress_table", "load_compressor", "row_outcome"]
+
+# The engines' own logger name, as before this module was split out of tpc_core.corpus.
+logger = logging.getLogger("tpc_core.corpus")
+
+
+def load_compressor(settings: CorpusSettings, device: str | None = None,
+                    local_files_only: bool = False) -> TPCCompressor:
+    """Build a compressor from the settings (what every Ray actor does in its ``__init__``)."""
+    from tpc_core.compressor import TPCCompressor
+
+    return TPCCompressor.from_pretrained(settings.model, device=device, local_files_only=local_files_only)
+
+
+def row_outcome(text: str, result: CompressionResult) -> tuple[str, int, str]:
+    """The text written for a row, its token count and its ``compression`` status.
+
+    The status is :attr:`tpc_core.CompressionResult.status`, the one rule the index-time transformers of
+    ``tpc_integrations`` apply too: ``"compressed"``; ``"unchanged"`` (nothing was removed); ``"kept_whole"`` (no
+    sentence fits the budget: TPC never truncates a sentence, and a corpus row is never emptied silently, so the
+    row's text is written as it is); ``"empty"`` (blank text).
+    """
+    status = result.status
+    if status == "empty":
+        return text, 0, status
+    if status == "compressed":
+        return result.compressed_prompt, result.compressed_tokens, status
+    return text, result.origin_tokens, status
+
+
+def compress_table(compressor: TPCCompressor, table: pa.Table, settings: CorpusSettings,
+                   batch_size: int) -> pa.Table:
+    """``table`` with :data:`~tpc_core.corpus_io.OUTPUT_COLUMNS` appended, one compressed row per input row.
+
+    Args:
+        compressor: A loaded compressor.
+        table: Rows of IN (the text column holds strings).
+        settings: The compression settings (``task_description`` is given as the question when set).
+        batch_size: Rows per model batch.
+    """
+    import pyarrow as pa
+
+    texts = table.column(settings.text_column).to_pylist()
+    results = compressor.compress_batch(texts, question=settings.task_description, rate=settings.rate,
+                                        target_tokens=settings.target_tokens, token_counter=settings.token_counter,
+                                        batch_size=batch_size, show_progress=False)
+    outcomes = [row_outcome(text, result) for text, result in zip(texts, results)]
+    whole = sum(status == "kept_whole" for _, _, status in outcomes)
+    if whole:
+        logger.warning("%d of %d rows kept whole (compression=kept_whole): each of their sentences is larger than "
+                       "the row's budget; raise --rate/--target-tokens or split the rows", whole, len(outcomes))
+    columns = {"compressed_text": pa.array([text for text, _, _ in outcomes], pa.string()),
+               "origin_tokens": pa.array([r.origin_tokens for r in results], pa.int64()),
+               "compressed_tokens": pa.array([tokens for _, tokens, _ in outcomes], pa.int64()),
+               "task_description": pa.array([r.task_description for r in results], pa.string()),
+               "task_source": pa.array([str(r.task_source) if r.task_source is not None else None
+                                       for r in results], pa.string()),
+               "compression": pa.array([status for _, _, status in outcomes], pa.string())}
+    for name, values in columns.items():
+        table = table.append_column(name, values)
+    return table
