@@ -134,3 +134,25 @@ def test_embed_with_tokens_matches_engine_and_scorers_run(tiny) -> None:
         tiny.scorer = original
     with pytest.raises(ValueError):
         FusedScorer(tiny.encoder, {"cosine": 1.0})
+
+
+def test_paired_bootstrap_interval() -> None:
+    from training.scorer.compare import paired_bootstrap
+
+    same = paired_bootstrap({"a": 1.0, "b": 0.0}, {"a": 1.0, "b": 0.0})
+    assert same == {"mean": 0.0, "low": 0.0, "high": 0.0, "samples": 2}
+    up = paired_bootstrap({str(i): 1.0 for i in range(10)}, {str(i): 0.5 for i in range(10)})
+    assert up["low"] == up["high"] == up["mean"] == 0.5
+
+
+def test_projection_pieces() -> None:
+    from training.scorer.projection import gold_mask, identity_projection, multi_positive_nce
+
+    assert gold_mask(["Röntgen won it in 1901.", "Other text here.", ""],
+                     ["Röntgen  won it in 1901."]) == [True, False, False]
+    layer = identity_projection(3)
+    x = torch.randn(4, 3)
+    assert torch.allclose(layer(x), x)
+    scores = torch.tensor([0.9, 0.1, 0.1])
+    loss = multi_positive_nce(scores, torch.tensor([True, False, False]), temperature=1.0)
+    assert loss.item() == pytest.approx(-math.log(math.exp(0.9) / (math.exp(0.9) + 2 * math.exp(0.1))))

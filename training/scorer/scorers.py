@@ -27,7 +27,7 @@ from training.scorer.late import content_token_mask, encode_contexts_with_tokens
 from training.scorer.lexical import bm25_scores, rare_match_scores
 
 __all__ = ["COMPONENTS", "CachedComponents", "ComponentScorer", "FusedScorer", "LateInteraction",
-           "component_scores", "embed_with_tokens", "prompt_key"]
+           "component_scores", "embed_with_tokens", "prompt_key", "record_key"]
 
 COMPONENTS: tuple[str, ...] = ("cos", "maxsim", "maxsim_content", "bm25", "rare")
 _LATE = {"maxsim", "maxsim_content"}
@@ -36,6 +36,12 @@ _LATE = {"maxsim", "maxsim_content"}
 def prompt_key(prompt: Segmented) -> str:
     """A digest of the prompt's sentences (what every component is a function of, with the description)."""
     return hashlib.sha256("\x00".join(prompt.sentences).encode("utf-8")).hexdigest()[:24]
+
+
+def record_key(prompt: Segmented, description: str) -> str:
+    """Key of one (prompt, description) pair: prompts that share a context (several questions over one paper)
+    are recorded apart."""
+    return prompt_key(prompt) + ":" + hashlib.sha256(description.encode("utf-8")).hexdigest()[:16]
 
 
 def embed_with_tokens(encoder: ContextSentenceEncoder, prompts: Sequence[Segmented]
@@ -166,8 +172,8 @@ class ComponentScorer(_KeepsStates):
         out = []
         for prompt, pooled, description in zip(prompts, embeddings, descriptions):
             parts = component_scores(self.encoder, prompt, pooled, self._states_of(prompt), description)
-            self.records[prompt_key(prompt)] = {"description": description, "pooled": pooled,
-                                                "components": parts}
+            self.records[record_key(prompt, description)] = {"description": description, "pooled": pooled,
+                                                             "components": parts}
             out.append(parts["cos"])
         return out
 
@@ -178,19 +184,20 @@ class CachedComponents:
     def __init__(self, records: Mapping[str, Mapping[str, Any]], weights: Mapping[str, float],
                  method: str = "z") -> None:
         self.records, self.weights, self.method = records, dict(weights), method
+        self._pooled = {key.split(":")[0]: record["pooled"] for key, record in records.items()}
 
     def embed(self, prompts: Sequence[Segmented]) -> list[torch.Tensor]:
         """The recorded pooled embeddings."""
-        return [self.records[prompt_key(p)]["pooled"] for p in prompts]
+        return [self._pooled[prompt_key(p)] for p in prompts]
 
     def relevance(self, prompts: Sequence[Segmented], embeddings: Sequence[torch.Tensor],
                   descriptions: Sequence[str]) -> list[torch.Tensor]:
         """Fused recorded components (the description must be the recorded one)."""
         out = []
         for prompt, description in zip(prompts, descriptions):
-            record = self.records[prompt_key(prompt)]
-            if record["description"] != description:
-                raise ValueError("recorded components were scored against another description")
+            record = self.records.get(record_key(prompt, description))
+            if record is None:
+                raise KeyError("no components recorded for this prompt and description")
             names = list(self.weights)
             out.append(fuse([record["components"][n] for n in names], [self.weights[n] for n in names],
                             self.method).float())
