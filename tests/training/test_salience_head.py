@@ -141,3 +141,24 @@ def test_summary_table_macro_averages_subsets() -> None:
     table = summary_table(results)
     assert table["a"]["m"]["r1@0.2"] == pytest.approx(0.3)
     assert table["macro"]["m"]["r1@0.2"] == pytest.approx(0.4)
+
+
+def test_lead_blend_follows_lead_when_the_head_is_flat() -> None:
+    from training.salience.evaluate import lead_blend, zscore
+
+    assert zscore([2.0, 2.0]) == [0.0, 0.0]
+    blended = lead_blend([0.0, 0.0, 0.0, 0.0], [0, 0, 1, 1], 2.0)
+    assert sorted(range(4), key=lambda k: -blended[k]) == [0, 2, 1, 3]
+
+
+def test_nested_choice_never_looks_at_the_held_out_dataset() -> None:
+    from training.salience.evaluate import nested_choice
+
+    def row(method: str, dataset: str, r1: float) -> dict:
+        return {"id": dataset, "subset": dataset, "held_out": dataset, "method": method, "rate": 0.2, "r1": r1, "r2": 0.0}
+
+    # "h +lead1.0" wins on b and c, loses on a: a's choice must still be the blend (chosen on b and c).
+    results = [row("h", "a", 0.9), row("h +lead1.0", "a", 0.1), row("h", "b", 0.1), row("h +lead1.0", "b", 0.5),
+               row("h", "c", 0.1), row("h +lead1.0", "c", 0.5), row("lead", "a", 0.3)]
+    chosen = {r["held_out"]: (r["variant"], r["r1"]) for r in nested_choice(results, [0.2])}
+    assert chosen["a"] == ("h +lead1.0", 0.1)

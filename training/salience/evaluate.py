@@ -33,10 +33,13 @@ import torch
 __all__ = [
     "DEFAULT_REDUNDANCIES",
     "baseline_scores",
+    "lead_blend",
     "lead_per_passage_scores",
     "main",
+    "nested_choice",
     "select_by_score",
     "summary_table",
+    "zscore",
 ]
 
 logger = logging.getLogger(__name__)
@@ -44,6 +47,24 @@ logger = logging.getLogger(__name__)
 DEFAULT_RATES: tuple[float, ...] = (0.2, 0.1)
 DEFAULT_REDUNDANCIES: tuple[float, ...] = (0.0, 0.3, 0.6)
 """MMR penalties tried: ``z-scored score - penalty x max cosine to a kept sentence``."""
+DEFAULT_LEAD_WEIGHTS: tuple[float, ...] = (0.5, 1.0, 2.0)
+"""Lead blends tried: ``z(head score) + weight x z(lead-per-passage score)`` (plain greedy selection)."""
+
+
+def zscore(values: Sequence[float]) -> list[float]:
+    """``(v - mean) / std`` within one prompt (all zeros when the values are constant).
+
+    >>> zscore([1.0, 2.0, 3.0])
+    [-1.0, 0.0, 1.0]
+    """
+    tensor = torch.tensor(list(values), dtype=torch.float64)
+    spread = tensor.std() if len(tensor) > 1 else torch.tensor(0.0)
+    return ((tensor - tensor.mean()) / spread).tolist() if spread > 1e-12 else [0.0] * len(tensor)
+
+
+def lead_blend(head_scores: Sequence[float], document_of: Sequence[int], weight: float) -> list[float]:
+    """A head's scores blended with the lead-per-passage order: ``z(head) + weight x z(lead-per-passage)``."""
+    return [h + weight * lead for h, lead in zip(zscore(head_scores), zscore(lead_per_passage_scores(document_of)))]
 
 
 def lead_per_passage_scores(document_of: Sequence[int]) -> list[float]:
@@ -196,7 +217,7 @@ def _scores_of(head: Any, document: Mapping[str, Any]) -> list[float]:
 def run_folds(documents: Sequence[Mapping[str, Any]], labels: Mapping[str, Mapping[str, Any]],
               held: Mapping[str, _Held], kinds: Sequence[str], rates: Sequence[float],
               redundancies: Sequence[float], permissive_kinds: Sequence[str], seed: int,
-              log: Callable[[str], None]) -> list[dict[str, Any]]:  # fmt: skip
+              log: Callable[[str], None], lead_weights: Sequence[float] = ()) -> list[dict[str, Any]]:  # fmt: skip
     """Leave-one-dataset-out: per held-out ``meta.dataset``, train each kind on the rest and score its documents."""
     from training.salience.data import PERMISSIVE_DATASETS  # noqa: PLC0415
     from training.salience.train import build_training_set, train_head  # noqa: PLC0415
@@ -215,14 +236,74 @@ def run_folds(documents: Sequence[Mapping[str, Any]], labels: Mapping[str, Mappi
             trained = time.perf_counter() - started
             for document in test:
                 scores = _scores_of(head, document)
-                for redundancy in (redundancies if kind != "hand-logreg" or True else (0.0,)):
-                    method = name if not redundancy else f"{name} +mmr{redundancy}"
+                variants = [(name if not r else f"{name} +mmr{r}", scores, r) for r in redundancies]
+                variants += [(f"{name} +lead{w}", lead_blend(scores, held[document["id"]].document_of, w), 0.0)
+                             for w in lead_weights]  # fmt: skip
+                for method, values, redundancy in variants:
                     for rate in rates:
                         results.append({"id": document["id"], "subset": document["subset"], "held_out": dataset,
                                         "method": method, "rate": rate,
-                                        **held[document["id"]].score(scores, rate, redundancy)})  # fmt: skip
+                                        **held[document["id"]].score(values, rate, redundancy)})  # fmt: skip
             log(f"held out {dataset}: {name} on {len(train_documents)} documents, trained in {trained:.0f} s, "
                 f"scored {len(test)} documents")  # fmt: skip
+    return results
+
+
+def nested_choice(results: Sequence[Mapping[str, Any]], rates: Sequence[float]) -> list[dict[str, Any]]:
+    """Per head family, the variant (MMR penalty or lead blend) chosen without the held-out dataset's scores.
+
+    For each held-out dataset D and each trained head (``name`` before its `` +`` suffix), the variant with the
+    best mean over the *other* held-out datasets of ``R1 + R2`` (subset means, both rates) is chosen, and D's
+    own results under it are reported as ``"{name} [chosen]"``: the choice never sees D.
+    """
+    per: dict[tuple[str, str, str], list[float]] = defaultdict(list)  # (family, variant, subset) -> r1 + r2
+    rows: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    for result in results:
+        if result["method"] in ("oracle", "lead", "lead-per-passage", "random") or result["method"].startswith("centroid"):
+            continue
+        family = result["method"].split(" +")[0]
+        per[(family, result["method"], result["subset"])].append(result["r1"] + result["r2"])
+        rows[(family, result["held_out"])].append(result)
+    chosen_rows = []
+    families = {family for family, _, _ in per}
+    for family in sorted(families):
+        variants = sorted({variant for f, variant, _ in per if f == family})
+        for (row_family, held_out), held_rows in rows.items():
+            if row_family != family:
+                continue
+            others = {subset for f, _, subset in per if f == family} - {r["subset"] for r in held_rows}
+
+            def merit(variant: str) -> float:
+                means = [sum(per[(family, variant, s)]) / len(per[(family, variant, s)]) for s in others
+                         if per.get((family, variant, s))]  # fmt: skip
+                return sum(means) / len(means) if means else float("-inf")
+
+            best = max(variants, key=lambda v: (merit(v), v == family))
+            chosen_rows += [{**r, "method": f"{family} [chosen]", "variant": best} for r in held_rows
+                            if r["method"] == best]  # fmt: skip
+    return chosen_rows
+
+
+def in_domain_results(documents: Sequence[Mapping[str, Any]], labels: Mapping[str, Mapping[str, Any]],
+                      held: Mapping[str, _Held], kinds: Sequence[str], rates: Sequence[float],
+                      redundancies: Sequence[float], seed: int, log: Callable[[str], None]) -> list[dict[str, Any]]:  # fmt: skip
+    """In-domain: every dataset in training; a fifth of the documents (``crc32(id) % 5 == 0``) held out."""
+    from training.salience.train import build_training_set, train_head  # noqa: PLC0415
+
+    test = [d for d in documents if zlib.crc32(d["id"].encode()) % 5 == 0]
+    train = [d for d in documents if zlib.crc32(d["id"].encode()) % 5 != 0]
+    results = []
+    for kind in kinds:
+        head = train_head(build_training_set(train, labels), kind, seed=seed)
+        for document in test:
+            scores = _scores_of(head, document)
+            for redundancy in redundancies:
+                method = kind if not redundancy else f"{kind} +mmr{redundancy}"
+                for rate in rates:
+                    results.append({"id": document["id"], "subset": document["subset"], "held_out": "in-domain",
+                                    "method": method, "rate": rate,
+                                    **held[document["id"]].score(scores, rate, redundancy)})  # fmt: skip
+        log(f"in-domain: {kind} on {len(train)} documents, scored {len(test)}")
     return results
 
 
@@ -244,6 +325,20 @@ def baseline_results(documents: Sequence[Mapping[str, Any]], held: Mapping[str, 
     return results
 
 
+def _feature_summary(documents: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per subset: cached documents, sentences, capped documents, MiniLM tokens and encoding seconds."""
+    summary: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for document in documents:
+        for group in (document["subset"], "all"):
+            row = summary[group]
+            row["documents"] += 1
+            row["sentences"] += document["sentences"]
+            row["capped"] += bool(document["capped"])
+            row["tokens"] += document["tokens"]
+            row["encode_seconds"] += document["seconds"]
+    return {name: {key: round(value, 1) for key, value in row.items()} for name, row in sorted(summary.items())}
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     from training.salience.train import HEAD_KINDS  # noqa: PLC0415
 
@@ -258,7 +353,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--rate", type=float, action="append", help=f"rates (default {DEFAULT_RATES})")
     parser.add_argument("--redundancy", type=float, action="append",
                         help=f"MMR penalties (default {DEFAULT_REDUNDANCIES}; 0 = plain greedy)")
+    parser.add_argument("--lead-weight", type=float, action="append",
+                        help=f"lead-per-passage blends of every head (default {DEFAULT_LEAD_WEIGHTS})")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--in-domain", action="store_true", help="also a 80/20 split by document over all datasets")
     parser.add_argument("--out", type=Path, required=True)
     return parser.parse_args(argv)
 
@@ -286,16 +384,30 @@ def main(argv: Sequence[str] | None = None) -> int:
                 sum(d["sentences"] for d in documents), time.perf_counter() - started)  # fmt: skip
     results = baseline_results(documents, held, rates, redundancies)
     logger.info("baselines and oracle: %.0f s", time.perf_counter() - started)
-    results += run_folds(documents, labels, held, kinds, rates, redundancies, permissive_kinds, args.seed, logger.info)
+    baselines = list(results)
+    lead_weights = tuple(args.lead_weight or DEFAULT_LEAD_WEIGHTS)
+    results += run_folds(documents, labels, held, kinds, rates, redundancies, permissive_kinds, args.seed, logger.info,
+                         lead_weights)
+    results += nested_choice(results, rates)
     table = summary_table(results)
     order = ["oracle", "lead", "lead-per-passage", "random", "centroid", *kinds]
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.in_domain:
+        inside = in_domain_results(documents, labels, held, kinds, rates, redundancies, args.seed, logger.info)
+        test_ids = {r["id"] for r in inside}
+        in_table = summary_table([r for r in baselines if r["id"] in test_ids] + inside)
+        (args.out / "in_domain.json").write_text(json.dumps({"table": in_table}, indent=1) + "\n")
+        (args.out / "in_domain.md").write_text(markdown(in_table, rates, order).replace(
+            "held-out dataset, each column is a model trained without it",
+            "in-domain: a fifth of the documents by id, the model trained on the rest of every dataset") + "\n")  # fmt: skip
     wall = time.perf_counter() - started
     meta = {"command": "python -m training.salience.evaluate " + " ".join(sys.argv[1:] if argv is None else argv),
             "documents": len(documents), "sentences": sum(d["sentences"] for d in documents),
-            "rates": rates, "redundancies": redundancies, "kinds": kinds, "permissive_kinds": permissive_kinds,
-            "seed": args.seed, "wall_seconds": round(wall, 1),
-            "over_budget": sum(r["tokens"] > r["budget"] for r in results)}  # fmt: skip
+            "rates": rates, "redundancies": redundancies, "lead_weights": lead_weights, "kinds": kinds, "permissive_kinds": permissive_kinds,
+            "seed": args.seed, "wall_seconds": round(wall, 1), "features": _feature_summary(documents),
+            "over_budget": sum(r["tokens"] > r["budget"] for r in results),
+            "chosen_variants": {f"{r['method']} | held out {r['held_out']}": r["variant"] for r in results
+                                if "variant" in r}}  # fmt: skip
     (args.out / "heldout.json").write_text(json.dumps({"meta": meta, "table": table}, indent=1) + "\n")
     (args.out / "heldout.md").write_text(markdown(table, rates, order) + "\n")
     runs = Path("runs/salience/eval")

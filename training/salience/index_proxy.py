@@ -65,7 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from benchmarks.loaders import load_qa_dev  # noqa: PLC0415
     from benchmarks.methods import LeadPerPassage  # noqa: PLC0415
     from benchmarks.metrics import evidence_recall  # noqa: PLC0415
-    from training.salience.evaluate import select_by_score  # noqa: PLC0415
+    from training.salience.evaluate import select_by_score, zscore  # noqa: PLC0415
     from training.salience.features import HAND_FEATURES  # noqa: PLC0415
     from training.salience.train import load_head  # noqa: PLC0415
 
@@ -74,6 +74,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--qa", type=Path, default=Path("../shared/data/qa_dev.jsonl"))
     parser.add_argument("--head", action="append", default=[], help="NAME=DIR of a saved head")
     parser.add_argument("--redundancy", type=float, default=0.0, help="MMR penalty for the heads")
+    parser.add_argument("--lead-weight", type=float, action="append", default=[],
+                        help="also each head blended with lead-per-passage: z(head) + W x z(lead-per-passage)")
     parser.add_argument("--rate", type=float, action="append", help="rates (default 0.5 and 0.3)")
     parser.add_argument("--cache", type=Path, default=Path("runs/salience/qa_train_features"))
     parser.add_argument("--model", default="tpc-mini")
@@ -96,17 +98,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         text = by_context[context_id].context
         spans = [tuple(span) for span in item["spans"]]
         sentences = [text[s:e] for s, e in spans]
+        passage_order = lead_per_passage.span_scores(text, spans, sentences, None, context_id)
+        floor = min((v for v in passage_order if v is not None), default=0.0) - 1.0  # markers: never before others
+        passage_order = [floor if v is None else v for v in passage_order]
         methods: dict[str, tuple[list[float], float]] = {
             "lead": ([-float(k) for k in range(len(spans))], 0.0),
-            "lead-per-passage": ([-1e9 if v is None else v for v in
-                                  lead_per_passage.span_scores(text, spans, sentences, None, context_id)], 0.0),
+            "lead-per-passage": (passage_order, 0.0),
             "random": (torch.rand(len(spans), generator=torch.Generator().manual_seed(
                 zlib.crc32(context_id.encode()))).tolist(), 0.0),
             "centroid": (item["hand"][:, HAND_FEATURES.index("centrality")].tolist(), 0.0),
         }  # fmt: skip
         for name, head in heads.items():
             with torch.inference_mode():
-                methods[name] = (head(item["embeddings"], item["hand"]).tolist(), args.redundancy)
+                scores = head(item["embeddings"], item["hand"]).tolist()
+            methods[name] = (scores, args.redundancy)
+            for weight in args.lead_weight:
+                blend = [h + weight * p for h, p in zip(zscore(scores), zscore(passage_order))]
+                methods[f"{name} +lead{weight}"] = (blend, 0.0)
         for rate in rates:
             from tpc_core.selection import resolve_budget  # noqa: PLC0415
 
@@ -131,7 +139,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for rate in rates:
         lines += [f"qa_dev **train** split, each context compressed bare at rate {rate}: evidence recall "
                   "(questions)", "", "| method | " + " | ".join(sources) + " |", "|---|" + "---:|" * len(sources)]
-        for name in ["lead", "lead-per-passage", "random", "centroid", *heads]:
+        names = ["lead", "lead-per-passage", "random", "centroid"]
+        names += [f"{h}{suffix}" for h in heads for suffix in ["", *(f" +lead{w}" for w in args.lead_weight)]]
+        for name in names:
             row = table.get(f"{name}@{rate}", {})
             lines.append(f"| {name} | " + " | ".join(
                 f"{row[s]['evidence_recall']:.3f} ({row[s]['questions']})" if s in row else "—" for s in sources) + " |")
