@@ -160,5 +160,5 @@ def test_nested_choice_never_looks_at_the_held_out_dataset() -> None:
     # "h +lead1.0" wins on b and c, loses on a: a's choice must still be the blend (chosen on b and c).
     results = [row("h", "a", 0.9), row("h +lead1.0", "a", 0.1), row("h", "b", 0.1), row("h +lead1.0", "b", 0.5),
                row("h", "c", 0.1), row("h +lead1.0", "c", 0.5), row("lead", "a", 0.3)]
-    chosen = {r["held_out"]: (r["variant"], r["r1"]) for r in nested_choice(results, [0.2])}
+    chosen = {r["held_out"]: (r["variant"], r["r1"]) for r in nested_choice(results)}
     assert chosen["a"] == ("h +lead1.0", 0.1)

@@ -249,7 +249,7 @@ def run_folds(documents: Sequence[Mapping[str, Any]], labels: Mapping[str, Mappi
     return results
 
 
-def nested_choice(results: Sequence[Mapping[str, Any]], rates: Sequence[float]) -> list[dict[str, Any]]:
+def nested_choice(results: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Per head family, the variant (MMR penalty or lead blend) chosen without the held-out dataset's scores.
 
     For each held-out dataset D and each trained head (``name`` before its `` +`` suffix), the variant with the
@@ -388,7 +388,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     lead_weights = tuple(args.lead_weight or DEFAULT_LEAD_WEIGHTS)
     results += run_folds(documents, labels, held, kinds, rates, redundancies, permissive_kinds, args.seed, logger.info,
                          lead_weights)
-    results += nested_choice(results, rates)
+    results += nested_choice(results)
     table = summary_table(results)
     order = ["oracle", "lead", "lead-per-passage", "random", "centroid", *kinds]
     args.out.mkdir(parents=True, exist_ok=True)
