@@ -1,0 +1,344 @@
+"""Per-sentence features for the salience head, cached per shard (safetensors) and resumable.
+
+``python -m training.salience.features --labels runs/salience/labels.jsonl.gz --out runs/salience/features``
+reads the labelled summ_train rows, splits each document set exactly as the engine does
+(:func:`tpc_core.stages.segment` with the ``nupunkt`` splitter and ``compressor.token_counter``; a list input,
+so each source document is one document of the prompt), checks that the sentences are the labels' spans, and
+stores per sentence:
+
+* ``embeddings``: the tpc-mini CSE's contextual sentence embedding (``compressor.scorer.embed``), float16;
+* ``hand``: the hand features of :data:`HAND_FEATURES` (position in document and section, length,
+  centrality, size of the document set), float32, computed by :func:`hand_features` (pure, no model).
+
+Documents are capped at their first ``--max-sentences`` sentences (default 300: QMSum meetings average 852,
+SQuALITY stories 476) and the big, truncated Multi-News+ subset is subsampled (``--per-subset``), so the source
+mix stays balanced and encoding fits a shared CPU. Rows are processed round-robin over subsets, so a run cut
+short still holds every subset. Each shard (``shard-00000.safetensors`` + ``.json``) holds ``--shard-size``
+document sets; re-running skips finished shards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import logging
+import math
+import re
+import sys
+from bisect import bisect_right
+import time
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+__all__ = [
+    "DEFAULT_MAX_SENTENCES",
+    "EncodedPrompt",
+    "HAND_FEATURES",
+    "balanced_order",
+    "capped_documents",
+    "encode_prompt",
+    "hand_features",
+    "load_features",
+    "paragraph_ranks",
+    "read_labels",
+    "main",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MAX_SENTENCES = 300
+_BLANK_LINE = re.compile(r"\n[ \t]*\n\s*")
+_CAP = 10  # positions past the 10th sentence look alike to a lead rule; the capped features say "far in"
+
+HAND_FEATURES: tuple[str, ...] = (
+    "position_in_document",      # min(index in its source document, 10) / 10
+    "from_end_of_document",      # min(sentences after it in its document, 10) / 10
+    "relative_position",         # index / sentences of its document
+    "first_of_document",         # 1.0 for a document's first sentence
+    "position_in_section",       # min(section rank, 10) / 10 (tpc_core.coverage.section_ranks)
+    "section_lead",              # 1 / sqrt(1 + section rank); 0 for a header
+    "is_header",                 # section rank -1: a short "Passage 3:" / heading line
+    "document_index",            # which document of the prompt, min(index, 10) / 10
+    "position_in_paragraph",     # min(rank within its blank-line-separated block, 10) / 10
+    "first_of_paragraph",        # 1.0 for a block's first sentence (passages of a context joined by blank lines)
+    "log_tokens",                # log1p(MiniLM tokens of the sentence)
+    "relative_length",           # tokens / mean sentence tokens of the prompt
+    "centrality",                # cosine to the normalised mean embedding of the prompt
+    "document_centrality",       # cosine to the normalised mean embedding of its own document
+    "log_prompt_sentences",      # log1p(sentences in the prompt)
+    "log_prompt_tokens",         # log1p(tokens in the prompt)
+    "log_documents",             # log1p(documents in the prompt)
+)
+"""Names of the columns of ``hand``, in order (saved in every head's config)."""
+
+
+def capped_documents(documents: Sequence[str], spans: Sequence[Sequence[int]], max_sentences: int
+                     ) -> tuple[tuple[str, ...], int]:  # fmt: skip
+    """The documents cut after the ``max_sentences``-th labelled sentence, and how many sentences remain.
+
+    A document past the cap is dropped whole; the one the cap falls in ends at its last kept sentence.
+    """
+    kept = list(spans[:max_sentences])
+    if len(kept) == len(spans):
+        return tuple(documents), len(spans)
+    last_document, _, last_end = kept[-1]
+    cut = list(documents[: last_document + 1])
+    cut[last_document] = cut[last_document][:last_end]
+    return tuple(cut), len(kept)
+
+
+def paragraph_ranks(document: str, spans: Sequence[tuple[int, int]]) -> list[int]:
+    """Each sentence's rank (0 = first) within its blank-line-separated block of ``document``.
+
+    Passages of one context (a retrieved set, a multi-paragraph article) are usually joined by blank lines;
+    :func:`tpc_core.coverage.section_ranks` only sees explicit ``Passage k:`` markers and headings.
+
+    >>> paragraph_ranks("A. B.\\n\\nC.", [(0, 2), (3, 5), (7, 9)])
+    [0, 1, 0]
+    """
+    breaks = [match.end() for match in _BLANK_LINE.finditer(document)]
+    ranks, block, rank = [], -1, 0
+    for start, _ in spans:
+        current = bisect_right(breaks, start)
+        if current != block:
+            block, rank = current, 0
+        ranks.append(rank)
+        rank += 1
+    return ranks
+
+
+def hand_features(embeddings: torch.Tensor, counts: Sequence[int], document_of: Sequence[int],
+                  section_rank: Sequence[int], paragraph_rank: Sequence[int] | None = None) -> torch.Tensor:  # fmt: skip
+    """The :data:`HAND_FEATURES` of one prompt's sentences, shape ``(n, len(HAND_FEATURES))``.
+
+    Args:
+        embeddings: ``(n, d)`` L2-normalised sentence embeddings, flat order.
+        counts: Tokens of each sentence.
+        document_of: The prompt document each sentence belongs to (non-decreasing).
+        section_rank: :func:`tpc_core.coverage.section_ranks` of each sentence (-1: header).
+        paragraph_rank: :func:`paragraph_ranks` of each sentence (default: its position in its document).
+
+    Raises:
+        ValueError: Lengths that do not match, or no sentence.
+    """
+    n = len(counts)
+    if n == 0 or len(embeddings) != n or len(document_of) != n or len(section_rank) != n:
+        raise ValueError(f"need one embedding, count, document and rank per sentence, got {len(embeddings)}, "
+                         f"{n}, {len(document_of)}, {len(section_rank)}")  # fmt: skip
+    vectors = torch.nn.functional.normalize(embeddings.float(), dim=1)
+    centroid = torch.nn.functional.normalize(vectors.mean(dim=0), dim=0)
+    centrality = vectors @ centroid
+    per_document: dict[int, list[int]] = defaultdict(list)
+    for index, document in enumerate(document_of):
+        per_document[document].append(index)
+    document_centrality = torch.zeros(n)
+    within = [0] * n
+    size = [0] * n
+    for members in per_document.values():
+        local = torch.nn.functional.normalize(vectors[members].mean(dim=0), dim=0)
+        document_centrality[members] = vectors[members] @ local
+        for position, index in enumerate(members):
+            within[index], size[index] = position, len(members)
+    total_tokens = sum(counts)
+    mean_tokens = max(total_tokens / n, 1.0)
+    documents = len(per_document)
+    if paragraph_rank is None:
+        paragraph_rank = within
+    if len(paragraph_rank) != n:
+        raise ValueError(f"{len(paragraph_rank)} paragraph ranks for {n} sentences")
+    rows = []
+    for index in range(n):
+        rank = section_rank[index]
+        rows.append([
+            min(within[index], _CAP) / _CAP,
+            min(size[index] - 1 - within[index], _CAP) / _CAP,
+            within[index] / size[index],
+            float(within[index] == 0),
+            min(max(rank, 0), _CAP) / _CAP,
+            1.0 / math.sqrt(1.0 + rank) if rank >= 0 else 0.0,
+            float(rank < 0),
+            min(document_of[index], _CAP) / _CAP,
+            min(paragraph_rank[index], _CAP) / _CAP,
+            float(paragraph_rank[index] == 0),
+            math.log1p(counts[index]),
+            counts[index] / mean_tokens,
+            float(centrality[index]),
+            float(document_centrality[index]),
+            math.log1p(n),
+            math.log1p(total_tokens),
+            math.log1p(documents),
+        ])  # fmt: skip
+    return torch.tensor(rows, dtype=torch.float32)
+
+
+def balanced_order(records: Sequence[Mapping[str, Any]], per_subset: Mapping[str, int]) -> list[Mapping[str, Any]]:
+    """Records round-robin over subsets (sorted names), each subset cut to ``per_subset[subset]`` (evenly spaced).
+
+    A subset missing from ``per_subset`` is kept whole. The order is deterministic: file order within a subset.
+    """
+    groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for record in records:
+        groups[record["subset"]].append(record)
+    picked = {}
+    for name, group in sorted(groups.items()):
+        limit = per_subset.get(name, len(group))
+        picked[name] = group if limit >= len(group) else [group[i * len(group) // limit] for i in range(limit)]
+    order: list[Mapping[str, Any]] = []
+    for position in range(max(map(len, picked.values()), default=0)):
+        order.extend(group[position] for _, group in sorted(picked.items()) if position < len(group))
+    return order
+
+
+def load_features(directory: str | Path) -> list[dict[str, Any]]:
+    """Every cached document set: ``id, dataset, subset, sentences, embeddings (n, d) float32, hand (n, f)``."""
+    from safetensors.torch import load_file  # noqa: PLC0415
+
+    directory = Path(directory)
+    documents = []
+    for meta_path in sorted(directory.glob("shard-*.json")):
+        meta = json.loads(meta_path.read_text())
+        tensors = load_file(str(meta_path.with_suffix(".safetensors")))
+        position = 0
+        for item in meta["documents"]:
+            n = item["sentences"]
+            documents.append({**item, "embeddings": tensors["embeddings"][position: position + n].float(),
+                              "hand": tensors["hand"][position: position + n]})  # fmt: skip
+            position += n
+    if not documents:
+        raise FileNotFoundError(f"no feature shards in {directory}: run python -m training.salience.features first")
+    return documents
+
+
+def read_labels(path: str | Path) -> list[dict[str, Any]]:
+    """Label records of :mod:`training.salience.labels` (read only; a torn file raises).
+
+    Raises:
+        FileNotFoundError: No labels at ``path``; the message gives the command that writes them.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no labels at {path}: run python -m training.salience.labels --out {path} --rate 0.2")
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle]
+
+
+# ------------------------------------------------------------------------------------------------ the CLI
+
+
+def _rows_by_id(path: Path, wanted: set[str]) -> dict[str, dict[str, Any]]:
+    from training.salience.data import read_summ_rows  # noqa: PLC0415
+
+    return {row["id"]: row for row in read_summ_rows(path) if row["id"] in wanted}
+
+
+@dataclass(frozen=True)
+class EncodedPrompt:
+    """One prompt as the engine splits it, with the head's inputs.
+
+    Attributes:
+        segmented: :func:`tpc_core.stages.segment` of the documents (spans, counts, budget).
+        embeddings: ``(n, d)`` CSE sentence embeddings, flat order.
+        hand: ``(n, len(HAND_FEATURES))`` hand features.
+    """
+
+    segmented: Any
+    embeddings: torch.Tensor
+    hand: torch.Tensor
+
+
+def encode_prompt(compressor: Any, documents: tuple[str, ...]) -> EncodedPrompt:
+    """Split, count and embed ``documents`` with ``compressor`` (public API only) and compute the hand features.
+
+    Each string of ``documents`` is one document of the prompt, as the engine sees a list input.
+    """
+    from tpc_core.coverage import section_ranks  # noqa: PLC0415
+    from tpc_core.options import CompressionOptions  # noqa: PLC0415
+    from tpc_core.segmentation import get_splitter  # noqa: PLC0415
+    from tpc_core.stages import segment  # noqa: PLC0415
+
+    segmented = segment(documents, get_splitter("nupunkt"), compressor.token_counter, CompressionOptions())
+    with torch.inference_mode():
+        matrix = compressor.scorer.embed([segmented])[0]
+    pairs = list(zip(segmented.documents, segmented.spans))
+    ranks = [rank for document, doc_spans in pairs for rank in section_ranks(document, list(doc_spans))]
+    paragraphs = [rank for document, doc_spans in pairs for rank in paragraph_ranks(document, list(doc_spans))]
+    counts = [count for doc_counts in segmented.counts for count in doc_counts]
+    hand = hand_features(matrix, counts, [d for d, _ in segmented.flat], ranks, paragraphs)
+    return EncodedPrompt(segmented, matrix, hand)
+
+
+def _encode_shard(compressor: Any, records: Sequence[Mapping[str, Any]], rows: Mapping[str, Mapping[str, Any]],
+                  max_sentences: int) -> tuple[dict[str, torch.Tensor], list[dict[str, Any]]]:  # fmt: skip
+    embeddings, hands, items = [], [], []
+    for record in records:
+        started = time.perf_counter()
+        documents, n = capped_documents(rows[record["id"]]["documents"], record["spans"], max_sentences)
+        encoded = encode_prompt(compressor, documents)
+        segmented = encoded.segmented
+        spans = [[d, s, e] for d, doc_spans in enumerate(segmented.spans) for s, e in doc_spans]
+        if spans != [list(span) for span in record["spans"][:n]]:
+            raise ValueError(f"{record['id']}: the engine's sentences differ from the labels' spans")
+        embeddings.append(encoded.embeddings.to(torch.float16))
+        hands.append(encoded.hand)
+        items.append({"id": record["id"], "dataset": record["dataset"], "subset": record["subset"],
+                      "permissive": record["permissive"], "sentences": n, "capped": n < len(record["spans"]),
+                      "tokens": sum(sum(c) for c in segmented.counts), "seconds": round(time.perf_counter() - started, 3)})  # fmt: skip
+    return {"embeddings": torch.cat(embeddings).contiguous(), "hand": torch.cat(hands).contiguous()}, items
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m training.salience.features", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser.add_argument("--input", type=Path, default=Path("../shared/data/summ_train.jsonl.gz"))
+    parser.add_argument("--labels", type=Path, default=Path("runs/salience/labels.jsonl.gz"))
+    parser.add_argument("--out", type=Path, default=Path("runs/salience/features"))
+    parser.add_argument("--max-sentences", type=int, default=DEFAULT_MAX_SENTENCES)
+    parser.add_argument("--per-subset", default="multi_news+=300,multi_news=250,ectsum=200,scisummnet=200,qmsum=120",
+                        help="subset=N,... documents kept per subset (evenly spaced); others are kept whole")
+    parser.add_argument("--shard-size", type=int, default=25)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--model", default="tpc-mini")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Encode the balanced sample of labelled rows, one shard at a time, skipping shards already written."""
+    from safetensors.torch import save_file  # noqa: PLC0415
+
+    from tpc_core import TPCCompressor  # noqa: PLC0415
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    torch.set_num_threads(args.threads)
+    per_subset = {name: int(n) for name, n in (part.split("=") for part in args.per_subset.split(",") if part)}
+    order = balanced_order(read_labels(args.labels), per_subset)
+    shards = [order[i: i + args.shard_size] for i in range(0, len(order), args.shard_size)]
+    args.out.mkdir(parents=True, exist_ok=True)
+    todo = [(k, shard) for k, shard in enumerate(shards) if not (args.out / f"shard-{k:05d}.json").exists()]
+    logger.info("%d document sets in %d shards, %d shards to do", len(order), len(shards), len(todo))
+    if not todo:
+        return 0
+    rows = _rows_by_id(args.input, {record["id"] for _, shard in todo for record in shard})
+    compressor = TPCCompressor.from_pretrained(args.model)
+    started, sentences = time.perf_counter(), 0
+    for done, (k, shard) in enumerate(todo, 1):
+        tensors, items = _encode_shard(compressor, shard, rows, args.max_sentences)
+        path = args.out / f"shard-{k:05d}.safetensors"
+        save_file(tensors, str(path))
+        # the .json is written last: a shard counts as done only once both files exist
+        path.with_suffix(".json").write_text(json.dumps({"max_sentences": args.max_sentences, "model": args.model,
+                                                         "documents": items}) + "\n")  # fmt: skip
+        sentences += sum(item["sentences"] for item in items)
+        elapsed = time.perf_counter() - started
+        logger.info("shard %d (%d/%d): %d sentences so far, %.0f s, about %.0f s left", k, done, len(todo),
+                    sentences, elapsed, elapsed / done * (len(todo) - done))  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

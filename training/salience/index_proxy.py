@@ -1,0 +1,162 @@
+"""Index-time proxy on the **train** split of qa_dev: compress each context bare, measure evidence recall.
+
+``benchmarks/index.py`` (``--suite index``) measures on the dev split; recipes must not be chosen there. This
+proxy does the same on the train split: each distinct context is compressed on its own, with no question, at
+``floor(rate x its sentences' MiniLM tokens)``, by each saved head and by the baselines (lead,
+lead-per-passage as the benchmark defines passages, random, centroid of the CSE embeddings); every train
+question is then scored by :func:`benchmarks.metrics.evidence_recall` on its context's compressed text, laid
+out by :func:`benchmarks.budget.join_spans`. The context is one document, as ``TPCDocumentTransformer`` passes
+it. Caveat: the shipped tpc-mini CSE was itself trained on qa_dev train questions, so its embeddings have seen
+these contexts (the head has not).
+
+``python -m training.salience.index_proxy --head NAME=DIR ... --out training/results/2026-11-24/salience_head``
+caches the encoded contexts in ``runs/salience/qa_train_features/`` and writes ``index_proxy.{json,md}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+import zlib
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+__all__ = ["main"]
+
+logger = logging.getLogger(__name__)
+
+
+def _encoded_contexts(contexts: Sequence[Any], cache: Path, model: str) -> dict[str, dict[str, Any]]:
+    """Per context id: spans, counts, embeddings, hand features (cached one safetensors file per context)."""
+    from safetensors.torch import load_file, save_file  # noqa: PLC0415
+
+    from training.salience.features import encode_prompt  # noqa: PLC0415
+
+    cache.mkdir(parents=True, exist_ok=True)
+    compressor, out = None, {}
+    for sample in contexts:
+        tensors_path, meta_path = cache / f"{sample.id}.safetensors", cache / f"{sample.id}.json"
+        if not meta_path.exists():
+            if compressor is None:
+                from tpc_core import TPCCompressor  # noqa: PLC0415
+
+                compressor = TPCCompressor.from_pretrained(model)
+            encoded = encode_prompt(compressor, (sample.context,))
+            save_file({"embeddings": encoded.embeddings.contiguous(), "hand": encoded.hand.contiguous()},
+                      str(tensors_path))  # fmt: skip
+            meta_path.write_text(json.dumps({"spans": [list(span) for span in encoded.segmented.spans[0]],
+                                             "counts": list(encoded.segmented.counts[0])}) + "\n")  # fmt: skip
+        meta = json.loads(meta_path.read_text())
+        out[sample.id] = {**meta, **load_file(str(tensors_path))}
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Compress every train context with every method at each rate; evidence recall per source and overall."""
+    from benchmarks.budget import join_spans  # noqa: PLC0415
+    from benchmarks.index import index_contexts  # noqa: PLC0415
+    from benchmarks.loaders import load_qa_dev  # noqa: PLC0415
+    from benchmarks.methods import LeadPerPassage  # noqa: PLC0415
+    from benchmarks.metrics import evidence_recall  # noqa: PLC0415
+    from training.salience.evaluate import select_by_score, zscore  # noqa: PLC0415
+    from training.salience.features import HAND_FEATURES  # noqa: PLC0415
+    from training.salience.train import load_head  # noqa: PLC0415
+
+    parser = argparse.ArgumentParser(prog="python -m training.salience.index_proxy", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser.add_argument("--qa", type=Path, default=Path("../shared/data/qa_dev.jsonl"))
+    parser.add_argument("--head", action="append", default=[], help="NAME=DIR of a saved head")
+    parser.add_argument("--redundancy", type=float, default=0.0, help="MMR penalty for the heads")
+    parser.add_argument("--lead-weight", type=float, action="append", default=[],
+                        help="also each head blended with lead-per-passage: z(head) + W x z(lead-per-passage)")
+    parser.add_argument("--rate", type=float, action="append", help="rates (default 0.5 and 0.3)")
+    parser.add_argument("--cache", type=Path, default=Path("runs/salience/qa_train_features"))
+    parser.add_argument("--model", default="tpc-mini")
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    torch.set_num_threads(1)
+    rates = tuple(args.rate or (0.5, 0.3))
+    started = time.perf_counter()
+    samples = load_qa_dev(args.qa, split="train")  # never the dev split: recipes are chosen here
+    contexts, context_of = index_contexts(samples)
+    encoded = _encoded_contexts(contexts, args.cache, args.model)
+    encode_seconds = time.perf_counter() - started
+    heads = {name: load_head(path) for name, path in (item.split("=", 1) for item in args.head)}
+    lead_per_passage = LeadPerPassage(None)  # type: ignore[arg-type] (span_scores needs no counter)
+    by_context = {sample.id: sample for sample in contexts}
+    recall: dict[tuple[str, float], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    over_budget = 0
+    for context_id, item in encoded.items():
+        text = by_context[context_id].context
+        spans = [tuple(span) for span in item["spans"]]
+        sentences = [text[s:e] for s, e in spans]
+        passage_order = lead_per_passage.span_scores(text, spans, sentences, None, context_id)
+        floor = min((v for v in passage_order if v is not None), default=0.0) - 1.0  # markers: never before others
+        passage_order = [floor if v is None else v for v in passage_order]
+        methods: dict[str, tuple[list[float], float]] = {
+            "lead": ([-float(k) for k in range(len(spans))], 0.0),
+            "lead-per-passage": (passage_order, 0.0),
+            "random": (torch.rand(len(spans), generator=torch.Generator().manual_seed(
+                zlib.crc32(context_id.encode()))).tolist(), 0.0),
+            "centroid": (item["hand"][:, HAND_FEATURES.index("centrality")].tolist(), 0.0),
+        }  # fmt: skip
+        for name, head in heads.items():
+            with torch.inference_mode():
+                scores = head(item["embeddings"], item["hand"]).tolist()
+            methods[name] = (scores, args.redundancy)
+            for weight in args.lead_weight:
+                blend = [h + weight * p for h, p in zip(zscore(scores), zscore(passage_order))]
+                methods[f"{name} +lead{weight}"] = (blend, 0.0)
+        for rate in rates:
+            from tpc_core.selection import resolve_budget  # noqa: PLC0415
+
+            budget = resolve_budget(sum(item["counts"]), rate=rate)
+            for name, (scores, redundancy) in methods.items():
+                kept = select_by_score(scores, item["counts"], budget, embeddings=item["embeddings"],
+                                       redundancy=redundancy)  # fmt: skip
+                over_budget += sum(item["counts"][k] for k in kept) > budget
+                compressed = join_spans(text, spans, kept)
+                for sample in samples:
+                    if context_of[sample.id] != context_id:
+                        continue
+                    value = evidence_recall(compressed, sample.supporting_sentences, sample.context)
+                    if value is not None:
+                        recall[(name, rate)][sample.source].append(value)
+                        recall[(name, rate)]["overall"].append(value)
+    table = {f"{name}@{rate}": {source: {"evidence_recall": sum(v) / len(v), "questions": len(v)}
+                                for source, v in sorted(groups.items())}
+             for (name, rate), groups in recall.items()}  # fmt: skip
+    sources = sorted({source for groups in table.values() for source in groups if source != "overall"}) + ["overall"]
+    lines = []
+    for rate in rates:
+        lines += [f"qa_dev **train** split, each context compressed bare at rate {rate}: evidence recall "
+                  "(questions)", "", "| method | " + " | ".join(sources) + " |", "|---|" + "---:|" * len(sources)]
+        names = ["lead", "lead-per-passage", "random", "centroid"]
+        names += [f"{h}{suffix}" for h in heads for suffix in ["", *(f" +lead{w}" for w in args.lead_weight)]]
+        for name in names:
+            row = table.get(f"{name}@{rate}", {})
+            lines.append(f"| {name} | " + " | ".join(
+                f"{row[s]['evidence_recall']:.3f} ({row[s]['questions']})" if s in row else "—" for s in sources) + " |")
+        lines.append("")
+    meta = {"command": "python -m training.salience.index_proxy " + " ".join(sys.argv[1:] if argv is None else argv),
+            "contexts": len(contexts), "questions": len(samples), "heads": {n: h.config.trained_on for n, h in heads.items()},
+            "redundancy": args.redundancy, "over_budget": over_budget,
+            "encode_and_load_seconds": round(encode_seconds, 1), "wall_seconds": round(time.perf_counter() - started, 1)}  # fmt: skip
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "index_proxy.json").write_text(json.dumps({"meta": meta, "table": table}, indent=1) + "\n")
+    (args.out / "index_proxy.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    logger.info("done: %s", meta)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
