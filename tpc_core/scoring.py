@@ -25,18 +25,24 @@ from tpc_core.cse import ContextSentenceEncoder
 from tpc_core.stages import Scored, Segmented
 from tpc_core.task import Selection, Task
 
-__all__ = ["PooledCosine", "Scorer", "encode_sentences", "score_prompts"]
+__all__ = ["PooledCosine", "Scorer", "document_token_ids", "encode_sentences", "score_prompts"]
 
 
-def encode_sentences(encoder: ContextSentenceEncoder, prompts: Sequence[Segmented]) -> list[torch.Tensor]:
-    """Each prompt's sentence embeddings, flat (n_sentences, d) in sentence order, each read inside its document."""
+def document_token_ids(encoder: ContextSentenceEncoder, prompts: Sequence[Segmented]) -> list[list[list[int]]]:
+    """Every document's sentences as token ids (one tokenizer call for the whole batch), document by document:
+    the contexts :meth:`~tpc_core.cse.ContextSentenceEncoder.encode_contexts` reads."""
     ids = encoder.tokenize([sentence for prompt in prompts for sentence in prompt.sentences])
     contexts, position = [], 0
     for prompt in prompts:
         for spans in prompt.spans:
             contexts.append(ids[position: position + len(spans)])
             position += len(spans)
-    matrices = encoder.encode_contexts(contexts)
+    return contexts
+
+
+def encode_sentences(encoder: ContextSentenceEncoder, prompts: Sequence[Segmented]) -> list[torch.Tensor]:
+    """Each prompt's sentence embeddings, flat (n_sentences, d) in sentence order, each read inside its document."""
+    matrices = encoder.encode_contexts(document_token_ids(encoder, prompts))
     per_prompt, position = [], 0
     for prompt in prompts:
         documents = matrices[position: position + len(prompt.documents)]

@@ -139,6 +139,32 @@ def _slim(record: dict[str, Any]) -> dict[str, Any]:
                                        "budget", "compressed_tokens", "origin_tokens")}
 
 
+def cached_records(cache: Path, label: str, method: Any, samples: Sequence[Any], counter: Any, rate: float,
+                   sources: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+    """Each sample's slim benchmark record for ``method``, compressed once and appended to a JSONL cache under
+    ``cache`` (a rerun resumes where it stopped); keyed by sample id, for the ids in ``sources``."""
+    from benchmarks.evaluate import compress_one
+    from benchmarks.methods import AWARE
+
+    path = cache / f"records_{label.replace(' ', '_').replace('/', '_')}.jsonl"
+    done = {}
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            done[record["sample_id"]] = record
+    with path.open("a", encoding="utf-8") as handle:
+        for sample in samples:
+            if sample.id in done:
+                continue
+            record = compress_one(method, sample, AWARE, counter, rate=rate, target_tokens=None)
+            if "error" in record:
+                raise RuntimeError(f"{label} failed on {sample.id}: {record['error']}")
+            done[sample.id] = _slim(record)
+            handle.write(json.dumps(done[sample.id]) + "\n")
+            handle.flush()
+    return {i: done[i] for i in sources}
+
+
 def _latency(compressor: Any, samples: Sequence[Any], tokens: int, repeats: int, counter: Any) -> dict[str, Any]:
     """Median seconds to compress one ~``tokens``-token prompt (question given, rate 0.2) per scorer."""
     from tpc_core.scoring import PooledCosine
@@ -192,12 +218,11 @@ def run(ids_path: str, out_dir: Path, cache: Path, *, k: int = 5, rate: float = 
         repeats: int = 3, skip_latency: bool = False) -> dict[str, Any]:
     """Everything in the module docstring; returns the report written to ``out_dir/compare.json``."""
     from benchmarks.budget import minilm_token_counter
-    from benchmarks.evaluate import compress_one
     from benchmarks.loaders import load_qa_dev
-    from benchmarks.methods import AWARE, build_method
+    from benchmarks.methods import build_method
     from tpc_core import TPCCompressor
     from training.evaluate import _tpc_method, select_samples
-    from training.scorer.scorers import CachedComponents, ComponentScorer, prompt_key
+    from training.scorer.scorers import CachedComponents, ComponentScorer
 
     ids = json.loads(Path(ids_path).read_text(encoding="utf-8"))
     samples = select_samples(load_qa_dev(None, split="train"), ids)
@@ -208,23 +233,7 @@ def run(ids_path: str, out_dir: Path, cache: Path, *, k: int = 5, rate: float = 
     per_sample: dict[str, dict[str, dict[str, Any]]] = {}
 
     def cached_run(label: str, method: Any) -> dict[str, dict[str, Any]]:
-        path = cache / f"records_{label.replace(' ', '_').replace('/', '_')}.jsonl"
-        done = {}
-        if path.exists():
-            for line in path.read_text(encoding="utf-8").splitlines():
-                record = json.loads(line)
-                done[record["sample_id"]] = record
-        with path.open("a", encoding="utf-8") as handle:
-            for sample in samples:
-                if sample.id in done:
-                    continue
-                record = compress_one(method, sample, AWARE, counter, rate=rate, target_tokens=None)
-                if "error" in record:
-                    raise RuntimeError(f"{label} failed on {sample.id}: {record['error']}")
-                done[sample.id] = _slim(record)
-                handle.write(json.dumps(done[sample.id]) + "\n")
-                handle.flush()
-        return {i: done[i] for i in sources}
+        return cached_records(cache, label, method, samples, counter, rate, sources)
 
     started = time.perf_counter()
     for name in ("minilm-cosine", "bm25"):

@@ -124,13 +124,11 @@ def run(checkpoint: str, ids_path: str, reference: Path, out_dir: Path, cache: P
         bm25_weight: float = 0.3, latency_tokens: int = 10000, repeats: int = 3, skip_latency: bool = False
         ) -> dict[str, Any]:
     from benchmarks.budget import minilm_token_counter
-    from benchmarks.evaluate import compress_one
     from benchmarks.loaders import load_qa_dev
-    from benchmarks.methods import AWARE
     from tpc_core import TPCCompressor
     from tpc_core.scoring import PooledCosine
     from training.evaluate import _tpc_method, select_samples
-    from training.scorer.compare import _slim, paired_bootstrap, summarise
+    from training.scorer.compare import cached_records, paired_bootstrap, summarise
     from training.scorer.cross import CrossScorer
 
     ids = json.loads(Path(ids_path).read_text(encoding="utf-8"))
@@ -148,23 +146,7 @@ def run(checkpoint: str, ids_path: str, reference: Path, out_dir: Path, cache: P
     for label, weight in ((f"cross ({tag})", 0.0), (f"cross+bm25 (z) w={bm25_weight:g} ({tag})", bm25_weight)):
         compressor.scorer = _Recording(cross, raw, weight)
         method = _tpc_method(counter, compressor, label, True)
-        path = cache / f"records_{label.replace(' ', '_').replace('/', '_')}.jsonl"
-        done = {}
-        if path.exists():
-            for line in path.read_text(encoding="utf-8").splitlines():
-                record = json.loads(line)
-                done[record["sample_id"]] = record
-        with path.open("a", encoding="utf-8") as handle:
-            for sample in samples:
-                if sample.id in done:
-                    continue
-                record = compress_one(method, sample, AWARE, counter, rate=rate, target_tokens=None)
-                if "error" in record:
-                    raise RuntimeError(f"{label} failed on {sample.id}: {record['error']}")
-                done[sample.id] = _slim(record)
-                handle.write(json.dumps(done[sample.id]) + "\n")
-                handle.flush()
-        per_sample[label] = {i: done[i] for i in sources}
+        per_sample[label] = cached_records(cache, label, method, samples, counter, rate, sources)
         logger.info("%s done (%.0fs)", label, time.perf_counter() - started)
     rows = [{"kind": "reference (compare.json)", **r} for r in ref["rows"] if r["method"] in REFERENCE_ROWS]
     recall_ref = ref["per_sample_recall"]

@@ -22,6 +22,7 @@ import torch
 
 from tpc_core.cse import ContextSentenceEncoder
 from tpc_core.stages import Segmented
+from tpc_core.scoring import document_token_ids
 from training.scorer.fusion import fuse
 from training.scorer.late import content_token_mask, encode_contexts_with_tokens, maxsim, question_token_states
 from training.scorer.lexical import bm25_scores, rare_match_scores
@@ -48,13 +49,7 @@ def embed_with_tokens(encoder: ContextSentenceEncoder, prompts: Sequence[Segment
                       ) -> tuple[list[torch.Tensor], list[list[torch.Tensor]]]:
     """Pooled sentence embeddings (as :func:`tpc_core.scoring.encode_sentences`) and every sentence's token
     states, flat per prompt in sentence order, from one context pass."""
-    ids = encoder.tokenize([sentence for prompt in prompts for sentence in prompt.sentences])
-    contexts, position = [], 0
-    for prompt in prompts:
-        for spans in prompt.spans:
-            contexts.append(ids[position: position + len(spans)])
-            position += len(spans)
-    encoded = encode_contexts_with_tokens(encoder, contexts)
+    encoded = encode_contexts_with_tokens(encoder, document_token_ids(encoder, prompts))
     pooled, states, position = [], [], 0
     for prompt in prompts:
         documents = encoded[position: position + len(prompt.documents)]
