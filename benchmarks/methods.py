@@ -51,6 +51,7 @@ __all__ = [
     "passage_starts",
     "spans_within",
     "split_spans",
+    "split_model_spec",
     "tpc_model_labels",
 ]
 
@@ -418,11 +419,26 @@ def _checkpoint_fingerprint(model: str) -> str:
     return f":ckpt={digest.hexdigest()[:16]}"
 
 
+def split_model_spec(spec: str) -> tuple[str, str | None]:
+    """``"tpc-mini@pooled_cosine"`` -> ``("tpc-mini", "pooled_cosine")``: a TPC model with its scorer overridden.
+
+    The suffix must name a scorer of ``tpc_core.config.SCORERS``; anything else is part of the model's name.
+
+    >>> split_model_spec("tpc-mini@cosine_bm25"), split_model_spec("runs/a@b")
+    (('tpc-mini', 'cosine_bm25'), ('runs/a@b', None))
+    """
+    from tpc_core.config import SCORERS  # noqa: PLC0415
+
+    model, _, scorer = spec.rpartition("@")
+    return (model, scorer) if model and scorer in SCORERS else (spec, None)
+
+
 @lru_cache(maxsize=2)
 def _tpc_compressor(model: str, device: str | None) -> Any:
     from tpc_core import TPCCompressor  # noqa: PLC0415
 
-    return TPCCompressor.from_pretrained(model, device=device)
+    name, scorer = split_model_spec(model)
+    return TPCCompressor.from_pretrained(name, device=device, scorer=scorer)
 
 
 class TPCMethod(Method):
@@ -448,7 +464,7 @@ class TPCMethod(Method):
         except Exception as error:  # noqa: BLE001
             return f"tpc_core not importable ({type(error).__name__}: {error})"
         # Encoders assembled from Hub parts (cpc-*) run only where their weights are cached, like LLMLingua.
-        return cached_unavailable_reason(self.model)
+        return cached_unavailable_reason(split_model_spec(self.model)[0])
 
     def identity(self) -> str:
         # The version string does not change while the engine or its shipped checkpoint is being worked on:
@@ -457,8 +473,8 @@ class TPCMethod(Method):
 
         from tpc_core.hub_cse import cached_commits  # noqa: PLC0415
 
-        version, checkpoint = getattr(tpc_core, "__version__", "?"), _checkpoint_fingerprint(self.model)
-        hub = cached_commits(self.model)  # cpc-*: the commits of the cached Hub parts
+        version, checkpoint = getattr(tpc_core, "__version__", "?"), _checkpoint_fingerprint(split_model_spec(self.model)[0])
+        hub = cached_commits(split_model_spec(self.model)[0])  # cpc-*: the commits of the cached Hub parts
         return f"{self.kind}:{self.model}:tpc_core={version}:{_package_fingerprint()}{checkpoint}{hub}"
 
     def compress(self, text: str, question: str | None, budget: int, *, sample_id: str = "") -> Compressed:

@@ -19,6 +19,7 @@ Loading and saving live in ``loading``.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import threading
 import warnings
@@ -28,7 +29,7 @@ from typing import Any, Union, overload
 
 import torch
 
-from tpc_core.config import TPCConfig
+from tpc_core.config import ScorerConfig, TPCConfig
 from tpc_core.cse import ContextSentenceEncoder
 from tpc_core.ctd import TaskDescriptor
 from tpc_core.devices import resolve_device, resolve_dtype
@@ -47,7 +48,7 @@ from tpc_core.loading import (
 from tpc_core.options import CompressionOptions, as_documents, as_questions
 from tpc_core.registry import DEFAULT_MODEL
 from tpc_core.result import CompressionResult
-from tpc_core.scoring import PooledCosine, Scorer, score_prompts
+from tpc_core.scoring import Scorer, build_scorer, score_prompts
 from tpc_core.segmentation import SentenceSplitter, get_splitter
 from tpc_core.selection import BUDGET_SCOPES
 from tpc_core.stages import Scored, Segmented, assemble, segment, select, to_result
@@ -85,7 +86,7 @@ class TPCCompressor:
         self.dtype = dtype
         self._descriptor = descriptor
         # The request head is a few hundred kB: loaded here, so a bad path in the config fails at load time.
-        self.scorer: Scorer = PooledCosine(encoder)
+        self.scorer: Scorer = build_scorer(config.scorer, encoder)
         self._request_head = load_request_head(config.agnostic, self.checkpoint_dir)
         self.task_finder = self._new_task_finder()
         self._default_counter = resolve_token_counter(None, encoder.tokenizer)
@@ -120,7 +121,8 @@ class TPCCompressor:
                         local_files_only: bool = False, device: str | torch.device | None = None,
                         dtype: str | torch.dtype | None = None, trust_remote_code: bool = False,
                         load_ctd: bool = False, ctd: str | Path | None = None,
-                        trust_config_paths: bool = False) -> TPCCompressor:
+                        trust_config_paths: bool = False,
+                        scorer: str | ScorerConfig | None = None) -> TPCCompressor:
         """Load a TPC checkpoint.
 
         Args:
@@ -140,6 +142,9 @@ class TPCCompressor:
             trust_config_paths: Let the config's ``base_model`` name a local directory outside the checkpoint
                 (only for checkpoints you wrote yourself, e.g. ``training/``'s runs); off: every path in the
                 config stays inside the checkpoint (see ``tpc_core.loading``).
+            scorer: Override the checkpoint's scoring function: a name from ``tpc_core.config.SCORERS``
+                (``"pooled_cosine"``: the paper's cosine; ``"cosine_bm25"``: cosine fused with BM25, with the
+                checkpoint's ``lexical_weight``) or a full ``ScorerConfig``; ``None``: the checkpoint's own.
         """
         options = HubOptions(revision=revision, token=token, cache_dir=cache_dir,
                              local_files_only=local_files_only, trust_remote_code=trust_remote_code,
@@ -147,6 +152,8 @@ class TPCCompressor:
         checkpoint_dir = resolve_checkpoint_dir(name_or_path, options, ctd=ctd)
         # Hub parts (cpc-*) resolve to commits first: the loaded weights, info() and save_pretrained agree.
         config = pin_hub_revisions(TPCConfig.load(checkpoint_dir), options)
+        if scorer is not None:
+            config = dataclasses.replace(config, scorer=_scorer_config(scorer, config.scorer))
         check_config_paths(config, checkpoint_dir, options)  # the CTD's too, though it loads on first use
         resolved_device = resolve_device(device)
         resolved_dtype = resolve_dtype(dtype, resolved_device)
@@ -380,6 +387,15 @@ class TPCCompressor:
             if splitter not in self._splitters:
                 self._splitters[splitter] = get_splitter(splitter)
             return self._splitters[splitter]
+
+
+def _scorer_config(scorer: str | ScorerConfig, own: ScorerConfig) -> ScorerConfig:
+    """``from_pretrained(scorer=...)``: a name keeps the checkpoint's other scorer settings; a config replaces them."""
+    if isinstance(scorer, ScorerConfig):
+        return scorer
+    if isinstance(scorer, str):
+        return dataclasses.replace(own, name=scorer)  # validated by ScorerConfig.__post_init__
+    raise TypeError(f"scorer must be a scorer name or a ScorerConfig, got {type(scorer).__name__}.")
 
 
 def _caller_stacklevel() -> int:

@@ -9,20 +9,23 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-__all__ = ["CONFIG_NAME", "DEFAULT_HEAD_FRACTION", "FORMAT_VERSION", "HUB_ID", "AgnosticConfig", "CSEConfig", "CTDConfig",
-           "TPCConfig", "check_field_types"]
+__all__ = ["CONFIG_NAME", "DEFAULT_HEAD_FRACTION", "FORMAT_VERSION", "HUB_ID", "SCORERS", "AgnosticConfig", "CSEConfig",
+           "CTDConfig", "ScorerConfig", "TPCConfig", "check_field_types"]
 
 CONFIG_NAME = "tpc_config.json"
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 FORMAT_VERSION = 1
 # Share of a long prompt's CTD input taken from its head (instructions and questions sit at either end).
 DEFAULT_HEAD_FRACTION = 0.25
+# Scoring functions R(task, sentence) a checkpoint may choose (``tpc_core.scoring.build_scorer``).
+SCORERS: tuple[str, ...] = ("pooled_cosine", "cosine_bm25")
 _T = TypeVar("_T")
 _UnionType = type(int | None)
 
@@ -255,6 +258,29 @@ class AgnosticConfig:
 
 
 @dataclass
+class ScorerConfig:
+    """How a sentence is scored against the task description: the paper's R (Eq. 1).
+
+    Attributes:
+        name: ``"pooled_cosine"``: the cosine of the pooled CSE sentence and description embeddings (the paper's
+            R; what checkpoints without this section use). ``"cosine_bm25"``: that cosine fused with BM25 of the
+            sentence against the description over the prompt's own sentences, so exact names, numbers and rare
+            words count (``tpc_core.scoring.CosineBM25``).
+        lexical_weight: ``cosine_bm25`` only: weight of the BM25 z-score against the cosine z-score.
+    """
+
+    name: str = "pooled_cosine"
+    lexical_weight: float = 0.3
+
+    def __post_init__(self) -> None:
+        check_field_types(self, "scorer")
+        if self.name not in SCORERS:
+            raise ValueError(f"scorer.name must be one of {list(SCORERS)}, got {self.name!r}.")
+        if not math.isfinite(self.lexical_weight) or self.lexical_weight < 0:
+            raise ValueError(f"scorer.lexical_weight must be a finite number >= 0, got {self.lexical_weight!r}.")
+
+
+@dataclass
 class TPCConfig:
     """A whole TPC checkpoint: CSE, optional CTD, and default compression settings.
 
@@ -263,6 +289,7 @@ class TPCConfig:
         ctd: Task descriptor settings; ``None`` means prompt-aware use only (unless a request head finds the
             request in the prompt).
         agnostic: Prompt-agnostic settings (extractive request head, coverage-aware selection).
+        scorer: How sentences are scored against the task description (default: the paper's pooled cosine).
         splitter: Default sentence splitter (see ``tpc_core.segmentation``).
         name: Human-readable name of the checkpoint.
         trained: Whether the CSE/CTD were fine-tuned with ``training/`` (False: zero-shot bases).
@@ -272,6 +299,7 @@ class TPCConfig:
     cse: CSEConfig
     ctd: CTDConfig | None = None
     agnostic: AgnosticConfig = field(default_factory=AgnosticConfig)
+    scorer: ScorerConfig = field(default_factory=ScorerConfig)
     splitter: str = "nupunkt"
     name: str = "tpc"
     trained: bool = False
@@ -296,6 +324,7 @@ class TPCConfig:
         body["cse"] = _from_dict(CSEConfig, data["cse"], "tpc_config.cse")
         body["ctd"] = None if data.get("ctd") is None else _from_dict(CTDConfig, data["ctd"], "tpc_config.ctd")
         body["agnostic"] = _from_dict(AgnosticConfig, data.get("agnostic") or {}, "tpc_config.agnostic")
+        body["scorer"] = _from_dict(ScorerConfig, data.get("scorer") or {}, "tpc_config.scorer")
         return _from_dict(cls, body, CONFIG_NAME)
 
     def to_dict(self) -> dict[str, Any]:

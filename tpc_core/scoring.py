@@ -3,8 +3,10 @@
 Model calls, no policy. A :class:`Scorer` does two things: ``embed`` reads every sentence inside its document
 (the sentence embeddings the request head and coverage use too), and ``relevance`` scores those sentences
 against a task description. :class:`PooledCosine` is the paper's R (Eq. 1): the cosine of each sentence's
-pooled CSE embedding to the description's. Another scorer (late interaction, a question-conditioned pass) is
-one more class behind the same two methods.
+pooled CSE embedding to the description's. :class:`CosineBM25` fuses that cosine with lexical evidence (BM25
+over the prompt's own sentences, :mod:`tpc_core.lexical`). The checkpoint's ``scorer`` section chooses one
+(:func:`build_scorer`); another scorer (late interaction, a question-conditioned pass) is one more class behind
+the same two methods.
 
 :func:`score_prompts` scores each prompt against the :class:`~tpc_core.task.Task` found for it
 (:mod:`tpc_core.task` decides what that task is and how to select for it); a task selected by coverage mixes in
@@ -19,13 +21,15 @@ from typing import Protocol
 
 import torch
 
-from tpc_core.config import AgnosticConfig
+from tpc_core.config import AgnosticConfig, ScorerConfig
 from tpc_core.coverage import coverage_scores, section_ranks
 from tpc_core.cse import ContextSentenceEncoder
+from tpc_core.lexical import bm25_scores
 from tpc_core.stages import Scored, Segmented
 from tpc_core.task import Selection, Task
 
-__all__ = ["PooledCosine", "Scorer", "document_token_ids", "encode_sentences", "score_prompts"]
+__all__ = ["CosineBM25", "PooledCosine", "Scorer", "build_scorer", "document_token_ids", "encode_sentences",
+           "fuse_lexical", "score_prompts"]
 
 
 def document_token_ids(encoder: ContextSentenceEncoder, prompts: Sequence[Segmented]) -> list[list[list[int]]]:
@@ -83,6 +87,70 @@ class PooledCosine:
         """Sentence embeddings times the description's embedding."""
         questions = self.encoder.encode_questions(list(descriptions))
         return [flat @ question if len(flat) else torch.zeros(0) for flat, question in zip(embeddings, questions)]
+
+
+def fuse_lexical(cosine: torch.Tensor, lexical: torch.Tensor, weight: float) -> torch.Tensor:
+    """``cosine + weight * std(cosine) * z(lexical)``: the order of ``z(cosine) + weight * z(lexical)``, on the
+    cosine's scale.
+
+    A z-score sum is scale-free (a prompt's BM25 range says nothing about its cosines'); rescaling it by the
+    cosine's own mean and spread keeps the numbers readable as cosines, so thresholds (``min_score``) and the
+    coverage mix keep their meaning. A constant ``lexical`` vector (an empty description, no shared word) or a
+    constant cosine returns ``cosine`` unchanged.
+
+    >>> cosine = torch.tensor([0.2, 0.4, 0.6], dtype=torch.float64)
+    >>> fuse_lexical(cosine, torch.tensor([3.0, 0.0, 0.0]), 0.0).tolist()
+    [0.2, 0.4, 0.6]
+    >>> order = fuse_lexical(cosine, torch.tensor([9.0, 0.0, 0.0]), 1.0).argsort()
+    >>> order.tolist()  # the BM25 match overtakes the middle sentence, not the best cosine
+    [1, 0, 2]
+    """
+    if cosine.numel() < 2:
+        return cosine
+    lexical = lexical.to(cosine.dtype)
+    spread, lexical_spread = cosine.std(unbiased=False), lexical.std(unbiased=False)
+    if spread <= 1e-12 or lexical_spread <= 1e-12:
+        return cosine
+    return cosine + weight * spread * (lexical - lexical.mean()) / lexical_spread
+
+
+class CosineBM25(PooledCosine):
+    """The pooled cosine fused with BM25 of each sentence against the description (:func:`fuse_lexical`).
+
+    BM25's collection is the prompt's own sentences (:func:`tpc_core.lexical.bm25_scores`): a name, number or
+    rare word of the question that few sentences contain lifts those sentences. Embeddings are the pooled
+    cosine's, so the request head and coverage see the same vectors.
+
+    Args:
+        encoder: The checkpoint's CSE.
+        lexical_weight: Weight of the BM25 z-score against the cosine's (``scorer.lexical_weight``).
+    """
+
+    def __init__(self, encoder: ContextSentenceEncoder, lexical_weight: float) -> None:
+        super().__init__(encoder)
+        self.lexical_weight = lexical_weight
+
+    def relevance(self, prompts: Sequence[Segmented], embeddings: Sequence[torch.Tensor],
+                  descriptions: Sequence[str]) -> list[torch.Tensor]:
+        """The pooled cosines, each prompt's fused with its sentences' BM25 against its description."""
+        cosines = super().relevance(prompts, embeddings, descriptions)
+        fused = []
+        for prompt, cosine, description in zip(prompts, cosines, descriptions):
+            if not description.strip() or cosine.numel() < 2:
+                fused.append(cosine)
+                continue
+            lexical = torch.tensor(bm25_scores(prompt.sentences, description), dtype=cosine.dtype)
+            fused.append(fuse_lexical(cosine, lexical, self.lexical_weight))
+        return fused
+
+
+def build_scorer(config: ScorerConfig, encoder: ContextSentenceEncoder) -> Scorer:
+    """The scorer a checkpoint's ``scorer`` section names."""
+    if config.name == "pooled_cosine":
+        return PooledCosine(encoder)
+    if config.name == "cosine_bm25":
+        return CosineBM25(encoder, config.lexical_weight)
+    raise ValueError(f"Unknown scorer {config.name!r}.")  # ScorerConfig already refuses it
 
 
 def score_prompts(scorer: Scorer, prompts: Sequence[Segmented], embeddings: Sequence[torch.Tensor],

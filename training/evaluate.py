@@ -112,7 +112,7 @@ def evaluate_checkpoints(checkpoints: dict[str, str], *, baselines: Sequence[str
     from benchmarks.budget import minilm_token_counter
     from benchmarks.evaluate import compress_one
     from benchmarks.loaders import load_qa_dev
-    from benchmarks.methods import AGNOSTIC, AWARE, build_method
+    from benchmarks.methods import AGNOSTIC, AWARE, build_method, split_model_spec
     from tpc_core import TPCCompressor
 
     if split not in ("dev", "train"):
@@ -122,7 +122,8 @@ def evaluate_checkpoints(checkpoints: dict[str, str], *, baselines: Sequence[str
     runs: list[tuple[str, str, Any, str]] = [(name, AWARE, build_method(name, counter), "longbench")
                                              for name in baselines]
     for label, checkpoint in checkpoints.items():
-        compressor = TPCCompressor.from_pretrained(checkpoint, device="cpu", trust_config_paths=True)
+        name, scorer = split_model_spec(checkpoint)  # "DIR@cosine_bm25": the same weights, another scorer
+        compressor = TPCCompressor.from_pretrained(name, device="cpu", trust_config_paths=True, scorer=scorer)
         for setting in settings:
             aware = setting == "aware"
             runs.append((label, AWARE if aware else AGNOSTIC, _tpc_method(counter, compressor, label, aware),

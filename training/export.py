@@ -221,6 +221,13 @@ def render_model_card(config: TPCConfig, summaries: dict[str, dict[str, Any]], m
              f"special tokens {'on' if cse.use_special_tokens else 'off'}, windows of {cse.max_window_tokens} tokens "
              f"overlapping by {cse.window_overlap_tokens}; trained parts: "
              f"{', '.join(p for p in (cse.adapter_dir, cse.weights_dir, cse.extra_embeddings) if p) or 'none'}."]
+    scorer = config.scorer
+    lines.append("- **Scorer** (`scorer` in `tpc_config.json`): "
+                 + ("the cosine of pooled CSE sentence and description embeddings (the paper's R)."
+                    if scorer.name == "pooled_cosine" else
+                    f"`{scorer.name}`: the pooled-CSE cosine fused with BM25 over the prompt's own sentences, "
+                    f"z(cosine) + {scorer.lexical_weight} z(BM25), so exact names, numbers and rare words count; "
+                    "`from_pretrained(..., scorer=\"pooled_cosine\")` restores the paper's cosine."))
     if ctd:
         lines.append(f"- **CTD** (task descriptor): `{ctd.base_model}`, inputs bounded to {ctd.max_input_tokens} "
                      f"tokens, response prefix \"{ctd.response_prefix}\"; trained parts: "

@@ -66,6 +66,13 @@ FAMILIES: dict[str, list[Config]] = {
     "cos+maxsim_all+bm25 (z)": [Config(f"cos+maxsim_all+bm25 (z) m={m:g} b={b:g}",
                                        (("cos", 1.0), ("maxsim", m), ("bm25", b)))
                                 for m in (0.5, 1.0, 2.0) for b in (0.1, 0.2, 0.3, 0.5)],
+    # Added 2026-11-25 (training.scorer.derived): passage context and answer type on top of cos+bm25 (z) w=0.3.
+    "cos+bm25+section (z)": _grid("cos+bm25+section (z)", {"cos": 1.0, "bm25": 0.3}, "section_max",
+                                  [0, 0.25, 0.5, 1.0]),
+    "cos+bm25+neighbour (z)": _grid("cos+bm25+neighbour (z)", {"cos": 1.0, "bm25": 0.3}, "neighbour",
+                                    [0, 0.1, 0.25, 0.5]),
+    "cos+bm25+numeric (z)": _grid("cos+bm25+numeric (z)", {"cos": 1.0, "bm25": 0.3}, "numeric",
+                                  [0, 0.1, 0.25, 0.5, 1.0]),
 }
 SINGLES: list[Config] = [Config(name, ((name, 1.0),)) for name in ("maxsim", "maxsim_content", "bm25", "rare")]
 

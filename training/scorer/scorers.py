@@ -23,6 +23,7 @@ import torch
 from tpc_core.cse import ContextSentenceEncoder
 from tpc_core.stages import Segmented
 from tpc_core.scoring import document_token_ids
+from training.scorer.derived import DERIVED, derived_component
 from training.scorer.fusion import fuse
 from training.scorer.late import content_token_mask, encode_contexts_with_tokens, maxsim, question_token_states
 from training.scorer.lexical import bm25_scores, rare_match_scores
@@ -194,6 +195,7 @@ class CachedComponents:
             if record is None:
                 raise KeyError("no components recorded for this prompt and description")
             names = list(self.weights)
-            out.append(fuse([record["components"][n] for n in names], [self.weights[n] for n in names],
-                            self.method).float())
+            parts = [derived_component(n, prompt, record["components"], description) if n in DERIVED
+                     else record["components"][n] for n in names]
+            out.append(fuse(parts, [self.weights[n] for n in names], self.method).float())
         return out

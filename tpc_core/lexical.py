@@ -1,0 +1,64 @@
+"""Lexical evidence: BM25 of each sentence of a prompt against a question, the prompt's sentences as the corpus.
+
+Pooled sentence vectors blur exact names, numbers and rare words; BM25 counts them. The collection is the
+prompt itself (IDF from its own sentences), so nothing is trained and nothing is downloaded. The formula is
+Okapi BM25 with ``k1 = 1.5``, ``b = 0.75`` and rank-bm25's floor for negative IDFs (``epsilon`` times the mean
+IDF), so scores equal ``rank_bm25.BM25Okapi`` on the same tokens. Pure functions, no model.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+__all__ = ["BM25_B", "BM25_EPSILON", "BM25_K1", "bm25_scores", "words"]
+
+BM25_K1 = 1.5
+BM25_B = 0.75
+BM25_EPSILON = 0.25
+_WORD = re.compile(r"\w+")
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased ``\\w+`` tokens.
+
+    >>> words("Who wrote 'Dune' in 1965?")
+    ['who', 'wrote', 'dune', 'in', '1965']
+    """
+    return _WORD.findall(text.lower())
+
+
+def bm25_scores(sentences: Sequence[str], question: str, *, k1: float = BM25_K1, b: float = BM25_B,
+                epsilon: float = BM25_EPSILON) -> list[float]:
+    """Okapi BM25 of each sentence against ``question``, with the sentences as the whole collection.
+
+    A sentence with no word counts as one unknown token; a question word repeated counts as often as it is
+    written (as in rank-bm25). An empty question, or one sharing no word with the sentences, scores all 0.
+
+    >>> scores = bm25_scores(["Dune was written by Frank Herbert.", "It is a novel.", "Sand is everywhere."],
+    ...                      "Who wrote Dune?")
+    >>> max(range(3), key=scores.__getitem__), scores[1] == scores[2] == 0.0
+    (0, True)
+    """
+    if not sentences:
+        return []
+    bags = [Counter(words(sentence) or ["\0"]) for sentence in sentences]
+    lengths = [sum(bag.values()) for bag in bags]
+    n = len(bags)
+    average_length = sum(lengths) / n
+    frequency: Counter[str] = Counter(term for bag in bags for term in bag)
+    idf = {term: math.log(n - df + 0.5) - math.log(df + 0.5) for term, df in frequency.items()}
+    floor = epsilon * sum(idf.values()) / len(idf)
+    idf = {term: (floor if value < 0 else value) for term, value in idf.items()}
+    scores = [0.0] * n
+    for term in words(question):
+        weight = idf.get(term)
+        if weight is None:
+            continue
+        for i, (bag, length) in enumerate(zip(bags, lengths)):
+            tf = bag.get(term, 0)
+            if tf:
+                scores[i] += weight * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / average_length))
+    return scores
