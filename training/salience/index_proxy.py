@@ -79,6 +79,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--lead-weight", type=float, action="append", default=[],
                         help="also each head blended with lead-per-passage: z(head) + W x z(lead-per-passage)")
     parser.add_argument("--rate", type=float, action="append", help="rates (default 0.5 and 0.3)")
+    parser.add_argument("--qa-evidence-kind", action="append", default=[],
+                        help="also a head of this kind trained on question-free evidence labels of the other "
+                             "sources' train contexts (training.salience.qa_evidence), leave-one-source-out")
     parser.add_argument("--cache", type=Path, default=Path("runs/salience/qa_train_features"))
     parser.add_argument("--model", default="tpc-mini")
     parser.add_argument("--out", type=Path, required=True)
@@ -92,6 +95,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     encoded = _encoded_contexts(contexts, args.cache, args.model)
     encode_seconds = time.perf_counter() - started
     heads = {name: load_head(path) for name, path in (item.split("=", 1) for item in args.head)}
+    fixed_scores: dict[str, dict[str, list[float]]] = {}
+    if args.qa_evidence_kind:
+        from training.salience.qa_evidence import leave_source_out_scores  # noqa: PLC0415
+
+        supporting: dict[str, list[str]] = defaultdict(list)
+        for sample in samples:
+            supporting[context_of[sample.id]] += list(sample.supporting_sentences)
+        texts = {c.id: c.context for c in contexts}
+        sources = {c.id: c.source for c in contexts}
+        for kind in args.qa_evidence_kind:
+            fixed_scores[f"qa-evidence {kind} (leave-source-out)"] = leave_source_out_scores(
+                encoded, texts, sources, supporting, kind)
     lead_per_passage = LeadPerPassage(None)  # type: ignore[arg-type] (span_scores needs no counter)
     by_context = {sample.id: sample for sample in contexts}
     recall: dict[tuple[str, float], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
@@ -113,9 +128,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 zlib.crc32(context_id.encode()))).tolist(), 0.0),
             "centroid": (item["hand"][:, HAND_FEATURES.index("centrality")].tolist(), 0.0),
         }  # fmt: skip
-        for name, head in heads.items():
+        head_scores = {name: (lambda h=head: h(item["embeddings"], item["hand"]).tolist()) for name, head in heads.items()}
+        head_scores |= {name: (lambda table=table: table[context_id]) for name, table in fixed_scores.items()}
+        for name, score_of in head_scores.items():
             with torch.inference_mode():
-                scores = head(item["embeddings"], item["hand"]).tolist()
+                scores = score_of()
             for redundancy in [0.0, *args.redundancy]:
                 suffix = f" +mmr{redundancy}" if redundancy else ""
                 methods[name + suffix] = (scores, redundancy)
@@ -152,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         lines += [f"qa_dev **train** split, each context compressed bare at rate {rate}: evidence recall "
                   "(questions)", "", "| method | " + " | ".join(sources) + " |", "|---|" + "---:|" * len(sources)]
         names = ["lead", "lead-per-passage", "passage-prior", "random", "centroid", "coverage-rule"]
-        names += [f"{h}{lead}{mmr}" for h in heads for mmr in ["", *(f" +mmr{r}" for r in args.redundancy)]
+        names += [f"{h}{lead}{mmr}" for h in [*heads, *fixed_scores] for mmr in ["", *(f" +mmr{r}" for r in args.redundancy)]
                   for lead in ["", *(f" +lead{w}" for w in args.lead_weight)]]
         for name in names:
             row = table.get(f"{name}@{rate}", {})
