@@ -27,6 +27,10 @@ KEY_STATEMENTS = (
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason=(
+    "Not met (issue 24, 2026-11-25): today's coverage rule kept 2 of the 4 key statements, the shipped salience "
+    "head (emb-mlp, permissive data, +lead2.0) keeps 3 of 4: it drops 'The history of the present King ...'. "
+    "The statements were fixed before training and are not changed to fit; strict, so a fix shows up here."))
 def test_the_readme_demo_keeps_the_documents_key_statements(tpc_mini):
     text = DEMO_TEXT.read_text(encoding="utf-8")
     result = tpc_mini.compress(text, rate=0.2)  # exactly what `tpc compress FILE --rate 0.2` calls
