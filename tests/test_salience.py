@@ -248,3 +248,14 @@ def test_the_shipped_tpc_mini_head_loads_and_matches_its_encoder(tpc_mini) -> No
     assert hand.shape == (len(embeddings), len(HAND_FEATURES)) and prior.shape == (len(embeddings),)
     scores = salience_scores(head, prompt, embeddings, lead_weight=config.agnostic.salience_lead_weight)
     assert torch.isfinite(scores).all() and scores.shape == (len(embeddings),)
+
+
+def test_save_pretrained_carries_the_head(headed_checkpoint, tmp_path) -> None:
+    from tpc_core import TPCCompressor
+
+    compressor = TPCCompressor.from_pretrained(headed_checkpoint, device="cpu")
+    compressor.save_pretrained(tmp_path / "copy")
+    copy = TPCCompressor.from_pretrained(tmp_path / "copy", device="cpu")
+    assert copy.config.agnostic.salience_head == "salience_head.safetensors"
+    assert copy.config.agnostic.salience_lead_weight == 1.0
+    assert torch.equal(copy._salience_head.weight, compressor._salience_head.weight)
