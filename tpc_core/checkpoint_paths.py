@@ -1,6 +1,6 @@
 """Paths written in ``tpc_config.json`` stay inside the checkpoint (the policy is in ``tpc_core.loading``).
 
-``weights_dir``, ``adapter_dir``, ``extra_embeddings``, ``agnostic.request_head`` and a ``base_model`` written as a
+``weights_dir``, ``adapter_dir``, ``extra_embeddings``, ``agnostic.request_head``, ``agnostic.salience_head`` and a ``base_model`` written as a
 path are resolved inside the checkpoint directory; absolute paths, ``~`` and ``..`` that leave it (or links out
 of it) are refused. Used by loading and by the Hub-assembled checkpoints of ``tpc_core.hub_cse``.
 """
@@ -59,5 +59,7 @@ def check_config_paths(config: TPCConfig, checkpoint_dir: Path, options: Any) ->
                 raise ValueError(f"{name}.base_model {section.base_model!r} must be a relative path inside the "
                                  "checkpoint or a model id ('~' paths are not read).")
             inside_checkpoint(checkpoint_dir, section.base_model, f"{name}.base_model")
-    if config.agnostic.request_head:
-        inside_checkpoint(checkpoint_dir, config.agnostic.request_head, "agnostic.request_head")
+    for key in ("request_head", "salience_head"):
+        value = getattr(config.agnostic, key)
+        if value:
+            inside_checkpoint(checkpoint_dir, value, f"agnostic.{key}")

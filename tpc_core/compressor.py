@@ -48,6 +48,7 @@ from tpc_core.loading import (
 from tpc_core.options import CompressionOptions, as_documents, as_questions
 from tpc_core.registry import DEFAULT_MODEL
 from tpc_core.result import CompressionResult
+from tpc_core.salience import load_salience_head
 from tpc_core.scoring import Scorer, build_scorer, score_prompts
 from tpc_core.segmentation import SentenceSplitter, get_splitter
 from tpc_core.selection import BUDGET_SCOPES
@@ -88,6 +89,7 @@ class TPCCompressor:
         # The request head is a few hundred kB: loaded here, so a bad path in the config fails at load time.
         self.scorer: Scorer = build_scorer(config.scorer, encoder)
         self._request_head = load_request_head(config.agnostic, self.checkpoint_dir)
+        self._salience_head = load_salience_head(config.agnostic, self.checkpoint_dir)
         self.task_finder = self._new_task_finder()
         self._default_counter = resolve_token_counter(None, encoder.tokenizer)
         self._splitters: dict[str, SentenceSplitter] = {}
@@ -318,7 +320,8 @@ class TPCCompressor:
         needing = [prompts[k] for k in todo]
         embeddings = self.scorer.embed(needing)
         tasks = self.task_finder.find(needing, embeddings, [questions[k] for k in todo], separator=separator)
-        for k, prompt in zip(todo, score_prompts(self.scorer, needing, embeddings, tasks, self.config.agnostic)):
+        for k, prompt in zip(todo, score_prompts(self.scorer, needing, embeddings, tasks, self.config.agnostic,
+                                                 salience=self._salience_head)):
             scored[k] = prompt
         return scored
 

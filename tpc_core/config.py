@@ -224,6 +224,11 @@ class AgnosticConfig:
             (``"matched"``; a request for a summary keeps the coverage settings); ``0``: off.
         fallback_description: Used instead of a generated description that the prompt does not ground
             (``tpc_core.request.is_grounded``): the CTD must not invent a question the prompt never asks.
+        salience_head: Checkpoint file (safetensors) of the salience head (``tpc_core.salience``): where set,
+            prompts selected by coverage are scored by it instead of the hand-set weights above (which then
+            apply only to checkpoints without one). ``None``: the hand-set weights, as before.
+        salience_lead_weight: Weight of the passage-lead prior blended with the salience head's score
+            (``z(head) + w * z(prior)``); 0: the head alone.
     """
 
     request_head: str | None = None
@@ -235,6 +240,8 @@ class AgnosticConfig:
     redundancy: float = 0.0
     match_share: float = 0.0
     fallback_description: str = "Summarise the main points of the text."
+    salience_head: str | None = None
+    salience_lead_weight: float = 0.0
 
     def __post_init__(self) -> None:
         check_field_types(self, "agnostic")
@@ -244,17 +251,19 @@ class AgnosticConfig:
             raise ValueError(f"agnostic.request_threshold must be in (0, 1], got {self.request_threshold}.")
         if self.max_request_sentences < 1:
             raise ValueError("agnostic.max_request_sentences must be >= 1.")
-        for key in ("relevance_weight", "centrality_weight", "position_weight", "redundancy"):
+        for key in ("relevance_weight", "centrality_weight", "position_weight", "redundancy", "salience_lead_weight"):
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
                 raise ValueError(f"agnostic.{key} must be a number >= 0, got {value!r}.")
         if not 0.0 <= self.match_share <= 1.0:
             raise ValueError(f"agnostic.match_share must be in [0, 1], got {self.match_share}.")
+        if self.salience_head is not None and not self.salience_head.strip():
+            raise ValueError("agnostic.salience_head must be a file name inside the checkpoint, or null.")
 
     @property
     def uses_coverage(self) -> bool:
-        """Whether question-less prompts are scored with more than relevance."""
-        return bool(self.centrality_weight or self.position_weight or self.redundancy)
+        """Whether question-less prompts are scored with more than relevance (a salience head, or weights)."""
+        return bool(self.salience_head or self.centrality_weight or self.position_weight or self.redundancy)
 
 
 @dataclass

@@ -25,6 +25,7 @@ from tpc_core.config import AgnosticConfig, ScorerConfig
 from tpc_core.coverage import coverage_scores, section_ranks
 from tpc_core.cse import ContextSentenceEncoder
 from tpc_core.lexical import bm25_scores
+from tpc_core.salience import SalienceHead, salience_scores
 from tpc_core.stages import Scored, Segmented
 from tpc_core.task import Selection, Task
 
@@ -154,7 +155,8 @@ def build_scorer(config: ScorerConfig, encoder: ContextSentenceEncoder) -> Score
 
 
 def score_prompts(scorer: Scorer, prompts: Sequence[Segmented], embeddings: Sequence[torch.Tensor],
-                  tasks: Sequence[Task], coverage: AgnosticConfig) -> list[Scored]:
+                  tasks: Sequence[Task], coverage: AgnosticConfig,
+                  salience: SalienceHead | None = None) -> list[Scored]:
     """Score each prompt's sentences against its task.
 
     Args:
@@ -163,17 +165,22 @@ def score_prompts(scorer: Scorer, prompts: Sequence[Segmented], embeddings: Sequ
         embeddings: Their sentence embeddings (``scorer.embed``).
         tasks: Their tasks (:class:`tpc_core.task.TaskFinder`).
         coverage: The checkpoint's coverage weights, for tasks selected by coverage.
+        salience: The checkpoint's salience head: where given, it scores tasks selected by coverage
+            (:func:`tpc_core.salience.salience_scores`) instead of the hand-set weights.
     """
     relevances = scorer.relevance(prompts, embeddings, [task.description or "" for task in tasks])
     scored = []
     for prompt, flat, task, relevance in zip(prompts, embeddings, tasks, relevances):
         selection_embeddings = None
-        if task.selection is Selection.COVERAGE:
+        if task.selection is Selection.COVERAGE and salience is not None:
+            relevance = salience_scores(salience, prompt, flat, lead_weight=coverage.salience_lead_weight)
+        elif task.selection is Selection.COVERAGE:
             ranks = [r for doc, spans in zip(prompt.documents, prompt.spans) for r in section_ranks(doc, spans)]
             relevance = coverage_scores(relevance, flat, ranks,
                                         relevance_weight=coverage.relevance_weight if task.description else 0.0,
                                         centrality_weight=coverage.centrality_weight,
                                         position_weight=coverage.position_weight)
+        if task.selection is Selection.COVERAGE:
             selection_embeddings = flat if coverage.redundancy else None
         scored.append(Scored(prompt, tuple(relevance.tolist()), task, selection_embeddings))
     return scored

@@ -69,6 +69,8 @@ def test_encode_prompt_matches_the_engine_split(tpc_mini) -> None:
         (d, s, e) for d, spans in enumerate(encoded.segmented.spans) for s, e in spans]
     assert encoded.embeddings.shape[0] == n and encoded.embeddings.shape[1] > 0
     assert encoded.hand.shape == (n, len(HAND_FEATURES))
+    # the engine's passage prior: each passage's lead first (document 0 has a marker, document 1 none)
+    assert encoded.prior.shape == (n,) and int(torch.argmax(encoded.prior)) == 1
 
 
 def _toy_set(documents: int = 30, n: int = 6, d: int = 8) -> TrainingSet:
@@ -162,3 +164,25 @@ def test_nested_choice_never_looks_at_the_held_out_dataset() -> None:
                row("h", "c", 0.1), row("h +lead1.0", "c", 0.5), row("lead", "a", 0.3)]
     chosen = {r["held_out"]: (r["variant"], r["r1"]) for r in nested_choice(results)}
     assert chosen["a"] == ("h +lead1.0", 0.1)
+
+
+@pytest.mark.parametrize("kind", ["emb-logreg", "emb-mlp"])
+def test_export_gives_the_engine_the_same_scores(kind: str, tmp_path) -> None:
+    from tpc_core.salience import SalienceHead as EngineHead
+    from training.salience.export import to_engine_head
+
+    data = _toy_set()
+    trained = train_head(data, kind, seed=2, epochs=3, hidden=8)
+    engine = to_engine_head(trained)
+    engine.save(tmp_path / "salience_head.safetensors")
+    loaded = EngineHead.load(tmp_path / "salience_head.safetensors")
+    with torch.inference_mode():
+        expected = trained(data.embeddings, data.hand)
+    assert torch.allclose(loaded.logits(data.embeddings, data.hand), expected, atol=1e-5)
+
+
+def test_export_refuses_a_head_without_embeddings() -> None:
+    from training.salience.export import to_engine_head
+
+    with pytest.raises(ValueError, match="emb-"):
+        to_engine_head(train_head(_toy_set(), "hand-logreg", epochs=1))

@@ -33,8 +33,10 @@ import torch
 __all__ = [
     "DEFAULT_REDUNDANCIES",
     "baseline_scores",
+    "coverage_rule_scores",
     "lead_blend",
     "lead_per_passage_scores",
+    "prior_blend",
     "main",
     "nested_choice",
     "select_by_score",
@@ -65,6 +67,11 @@ def zscore(values: Sequence[float]) -> list[float]:
 def lead_blend(head_scores: Sequence[float], document_of: Sequence[int], weight: float) -> list[float]:
     """A head's scores blended with the lead-per-passage order: ``z(head) + weight x z(lead-per-passage)``."""
     return [h + weight * lead for h, lead in zip(zscore(head_scores), zscore(lead_per_passage_scores(document_of)))]
+
+
+def prior_blend(head_scores: Sequence[float], prior: Sequence[float], weight: float) -> list[float]:
+    """The engine's blend (:func:`tpc_core.salience.salience_scores`): ``z(head) + weight x z(passage prior)``."""
+    return [h + weight * p for h, p in zip(zscore(head_scores), zscore(prior))]
 
 
 def lead_per_passage_scores(document_of: Sequence[int]) -> list[float]:
@@ -103,8 +110,24 @@ def select_by_score(scores: Sequence[float], counts: Sequence[int], budget: int,
     return select_diverse(values.tolist(), vectors, list(counts), budget, redundancy=redundancy)
 
 
+COVERAGE_RULE = {"centrality_weight": 1.0, "position_weight": 0.5, "redundancy": 0.6}
+"""The hand-set coverage rule tpc-mini shipped before the salience head (its ``agnostic`` weights; the cosine to
+a generated description left out, as for a prompt with no description)."""
+
+
+def coverage_rule_scores(document: Mapping[str, Any]) -> list[float]:
+    """Today's rule on cached features: ``centrality + 0.5 x section lead`` (selected with MMR 0.6 on raw scores)."""
+    from training.salience.features import HAND_FEATURES  # noqa: PLC0415
+
+    hand = document["hand"]
+    centrality = hand[:, HAND_FEATURES.index("centrality")]
+    lead = hand[:, HAND_FEATURES.index("section_lead")]
+    return (COVERAGE_RULE["centrality_weight"] * centrality + COVERAGE_RULE["position_weight"] * lead).tolist()
+
+
 def baseline_scores(document: Mapping[str, Any], document_of: Sequence[int]) -> dict[str, list[float]]:
-    """Lead, lead-per-passage, random (seeded by the document's id) and centroid scores of one cached document."""
+    """Lead, lead-per-passage (by source document, and the engine's passage prior), random (seeded by the
+    document's id) and centroid scores of one cached document."""
     from training.salience.features import HAND_FEATURES  # noqa: PLC0415
 
     n = document["sentences"]
@@ -112,6 +135,7 @@ def baseline_scores(document: Mapping[str, Any], document_of: Sequence[int]) -> 
     return {
         "lead": [-float(k) for k in range(n)],
         "lead-per-passage": lead_per_passage_scores(document_of),
+        "passage-prior": document["prior"].tolist(),
         "random": torch.rand(n, generator=generator).tolist(),
         "centroid": document["hand"][:, HAND_FEATURES.index("centrality")].tolist(),
     }
@@ -141,10 +165,18 @@ class _Held:
 
         return max(1, resolve_budget(sum(self.counts), rate=rate))
 
-    def score(self, scores: Sequence[float], rate: float, redundancy: float = 0.0) -> dict[str, float]:
+    def score(self, scores: Sequence[float], rate: float, redundancy: float = 0.0, *,
+              raw: bool = False) -> dict[str, float]:
+        """ROUGE of the selection; ``raw``: MMR on the scores as they are (today's rule), not z-scored."""
+        from tpc_core.coverage import select_diverse  # noqa: PLC0415
+
         budget = self.budget(rate)
-        kept = select_by_score(scores, self.counts, budget, embeddings=self.document["embeddings"],
-                               redundancy=redundancy)  # fmt: skip
+        if raw:
+            vectors = torch.nn.functional.normalize(self.document["embeddings"].float(), dim=1)
+            kept = select_diverse(list(scores), vectors, list(self.counts), budget, redundancy=redundancy)
+        else:
+            kept = select_by_score(scores, self.counts, budget, embeddings=self.document["embeddings"],
+                                   redundancy=redundancy)  # fmt: skip
         used = sum(self.counts[k] for k in kept)
         if used > budget or kept != sorted(kept):
             raise AssertionError(f"{self.document['id']}: selection broke the budget or the order")
@@ -237,8 +269,8 @@ def run_folds(documents: Sequence[Mapping[str, Any]], labels: Mapping[str, Mappi
             for document in test:
                 scores = _scores_of(head, document)
                 variants = [(name if not r else f"{name} +mmr{r}", scores, r) for r in redundancies]
-                variants += [(f"{name} +lead{w}", lead_blend(scores, held[document["id"]].document_of, w), 0.0)
-                             for w in lead_weights]  # fmt: skip
+                variants += [(f"{name} +lead{w}" + (f" +mmr{r}" if r else ""), prior_blend(scores, document["prior"], w), r)
+                             for w in lead_weights for r in redundancies]  # fmt: skip
                 for method, values, redundancy in variants:
                     for rate in rates:
                         results.append({"id": document["id"], "subset": document["subset"], "held_out": dataset,
@@ -259,7 +291,8 @@ def nested_choice(results: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     per: dict[tuple[str, str, str], list[float]] = defaultdict(list)  # (family, variant, subset) -> r1 + r2
     rows: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
     for result in results:
-        if result["method"] in ("oracle", "lead", "lead-per-passage", "random") or result["method"].startswith("centroid"):
+        if result["method"] in ("oracle", "lead", "lead-per-passage", "passage-prior", "random", "coverage-rule") \
+                or result["method"].startswith("centroid"):
             continue
         family = result["method"].split(" +")[0]
         per[(family, result["method"], result["subset"])].append(result["r1"] + result["r2"])
@@ -286,7 +319,8 @@ def nested_choice(results: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 def in_domain_results(documents: Sequence[Mapping[str, Any]], labels: Mapping[str, Mapping[str, Any]],
                       held: Mapping[str, _Held], kinds: Sequence[str], rates: Sequence[float],
-                      redundancies: Sequence[float], seed: int, log: Callable[[str], None]) -> list[dict[str, Any]]:  # fmt: skip
+                      redundancies: Sequence[float], seed: int, log: Callable[[str], None],
+                      lead_weights: Sequence[float] = ()) -> list[dict[str, Any]]:  # fmt: skip
     """In-domain: every dataset in training; a fifth of the documents (``crc32(id) % 5 == 0``) held out."""
     from training.salience.train import build_training_set, train_head  # noqa: PLC0415
 
@@ -297,12 +331,13 @@ def in_domain_results(documents: Sequence[Mapping[str, Any]], labels: Mapping[st
         head = train_head(build_training_set(train, labels), kind, seed=seed)
         for document in test:
             scores = _scores_of(head, document)
-            for redundancy in redundancies:
-                method = kind if not redundancy else f"{kind} +mmr{redundancy}"
+            variants = [(kind if not r else f"{kind} +mmr{r}", scores, r) for r in redundancies]
+            variants += [(f"{kind} +lead{w}", prior_blend(scores, document["prior"], w), 0.0) for w in lead_weights]
+            for method, values, redundancy in variants:
                 for rate in rates:
                     results.append({"id": document["id"], "subset": document["subset"], "held_out": "in-domain",
                                     "method": method, "rate": rate,
-                                    **held[document["id"]].score(scores, rate, redundancy)})  # fmt: skip
+                                    **held[document["id"]].score(values, rate, redundancy)})  # fmt: skip
         log(f"in-domain: {kind} on {len(train)} documents, scored {len(test)}")
     return results
 
@@ -320,6 +355,9 @@ def baseline_results(documents: Sequence[Mapping[str, Any]], held: Mapping[str, 
                     results.append({"id": document["id"], "subset": document["subset"], "held_out": document["dataset"],
                                     "method": method, "rate": rate, **item.score(scores, rate, redundancy)})  # fmt: skip
         for rate in rates:
+            results.append({"id": document["id"], "subset": document["subset"], "held_out": document["dataset"],
+                            "method": "coverage-rule", "rate": rate,
+                            **item.score(coverage_rule_scores(document), rate, COVERAGE_RULE["redundancy"], raw=True)})
             results.append({"id": document["id"], "subset": document["subset"], "held_out": document["dataset"],
                             "method": "oracle", "rate": rate, **item.oracle(rate)})  # fmt: skip
     return results
@@ -390,10 +428,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                          lead_weights)
     results += nested_choice(results)
     table = summary_table(results)
-    order = ["oracle", "lead", "lead-per-passage", "random", "centroid", *kinds]
+    order = ["oracle", "lead", "lead-per-passage", "passage-prior", "random", "centroid", "coverage-rule", *kinds]
     args.out.mkdir(parents=True, exist_ok=True)
     if args.in_domain:
-        inside = in_domain_results(documents, labels, held, kinds, rates, redundancies, args.seed, logger.info)
+        inside = in_domain_results(documents, labels, held, kinds, rates, redundancies, args.seed, logger.info,
+                                   lead_weights)
         test_ids = {r["id"] for r in inside}
         in_table = summary_table([r for r in baselines if r["id"] in test_ids] + inside)
         (args.out / "in_domain.json").write_text(json.dumps({"table": in_table}, indent=1) + "\n")

@@ -23,10 +23,7 @@ import argparse
 import gzip
 import json
 import logging
-import math
-import re
 import sys
-from bisect import bisect_right
 import time
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -35,6 +32,11 @@ from pathlib import Path
 from typing import Any
 
 import torch
+
+from tpc_core.salience import HAND_FEATURES as _HAND_FEATURES
+from tpc_core.salience import hand_features as _hand_features
+from tpc_core.salience import paragraph_ranks as _paragraph_ranks
+from tpc_core.salience import prompt_features
 
 __all__ = [
     "DEFAULT_MAX_SENTENCES",
@@ -53,29 +55,10 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_SENTENCES = 300
-_BLANK_LINE = re.compile(r"\n[ \t]*\n\s*")
-_CAP = 10  # positions past the 10th sentence look alike to a lead rule; the capped features say "far in"
-
-HAND_FEATURES: tuple[str, ...] = (
-    "position_in_document",      # min(index in its source document, 10) / 10
-    "from_end_of_document",      # min(sentences after it in its document, 10) / 10
-    "relative_position",         # index / sentences of its document
-    "first_of_document",         # 1.0 for a document's first sentence
-    "position_in_section",       # min(section rank, 10) / 10 (tpc_core.coverage.section_ranks)
-    "section_lead",              # 1 / sqrt(1 + section rank); 0 for a header
-    "is_header",                 # section rank -1: a short "Passage 3:" / heading line
-    "document_index",            # which document of the prompt, min(index, 10) / 10
-    "position_in_paragraph",     # min(rank within its blank-line-separated block, 10) / 10
-    "first_of_paragraph",        # 1.0 for a block's first sentence (passages of a context joined by blank lines)
-    "log_tokens",                # log1p(MiniLM tokens of the sentence)
-    "relative_length",           # tokens / mean sentence tokens of the prompt
-    "centrality",                # cosine to the normalised mean embedding of the prompt
-    "document_centrality",       # cosine to the normalised mean embedding of its own document
-    "log_prompt_sentences",      # log1p(sentences in the prompt)
-    "log_prompt_tokens",         # log1p(tokens in the prompt)
-    "log_documents",             # log1p(documents in the prompt)
-)
-"""Names of the columns of ``hand``, in order (saved in every head's config)."""
+# The engine's own definitions (tpc_core.salience): training reads exactly the inputs inference computes.
+HAND_FEATURES = _HAND_FEATURES
+hand_features = _hand_features
+paragraph_ranks = _paragraph_ranks
 
 
 def capped_documents(documents: Sequence[str], spans: Sequence[Sequence[int]], max_sentences: int
@@ -91,90 +74,6 @@ def capped_documents(documents: Sequence[str], spans: Sequence[Sequence[int]], m
     cut = list(documents[: last_document + 1])
     cut[last_document] = cut[last_document][:last_end]
     return tuple(cut), len(kept)
-
-
-def paragraph_ranks(document: str, spans: Sequence[tuple[int, int]]) -> list[int]:
-    """Each sentence's rank (0 = first) within its blank-line-separated block of ``document``.
-
-    Passages of one context (a retrieved set, a multi-paragraph article) are usually joined by blank lines;
-    :func:`tpc_core.coverage.section_ranks` only sees explicit ``Passage k:`` markers and headings.
-
-    >>> paragraph_ranks("A. B.\\n\\nC.", [(0, 2), (3, 5), (7, 9)])
-    [0, 1, 0]
-    """
-    breaks = [match.end() for match in _BLANK_LINE.finditer(document)]
-    ranks, block, rank = [], -1, 0
-    for start, _ in spans:
-        current = bisect_right(breaks, start)
-        if current != block:
-            block, rank = current, 0
-        ranks.append(rank)
-        rank += 1
-    return ranks
-
-
-def hand_features(embeddings: torch.Tensor, counts: Sequence[int], document_of: Sequence[int],
-                  section_rank: Sequence[int], paragraph_rank: Sequence[int] | None = None) -> torch.Tensor:  # fmt: skip
-    """The :data:`HAND_FEATURES` of one prompt's sentences, shape ``(n, len(HAND_FEATURES))``.
-
-    Args:
-        embeddings: ``(n, d)`` L2-normalised sentence embeddings, flat order.
-        counts: Tokens of each sentence.
-        document_of: The prompt document each sentence belongs to (non-decreasing).
-        section_rank: :func:`tpc_core.coverage.section_ranks` of each sentence (-1: header).
-        paragraph_rank: :func:`paragraph_ranks` of each sentence (default: its position in its document).
-
-    Raises:
-        ValueError: Lengths that do not match, or no sentence.
-    """
-    n = len(counts)
-    if n == 0 or len(embeddings) != n or len(document_of) != n or len(section_rank) != n:
-        raise ValueError(f"need one embedding, count, document and rank per sentence, got {len(embeddings)}, "
-                         f"{n}, {len(document_of)}, {len(section_rank)}")  # fmt: skip
-    vectors = torch.nn.functional.normalize(embeddings.float(), dim=1)
-    centroid = torch.nn.functional.normalize(vectors.mean(dim=0), dim=0)
-    centrality = vectors @ centroid
-    per_document: dict[int, list[int]] = defaultdict(list)
-    for index, document in enumerate(document_of):
-        per_document[document].append(index)
-    document_centrality = torch.zeros(n)
-    within = [0] * n
-    size = [0] * n
-    for members in per_document.values():
-        local = torch.nn.functional.normalize(vectors[members].mean(dim=0), dim=0)
-        document_centrality[members] = vectors[members] @ local
-        for position, index in enumerate(members):
-            within[index], size[index] = position, len(members)
-    total_tokens = sum(counts)
-    mean_tokens = max(total_tokens / n, 1.0)
-    documents = len(per_document)
-    if paragraph_rank is None:
-        paragraph_rank = within
-    if len(paragraph_rank) != n:
-        raise ValueError(f"{len(paragraph_rank)} paragraph ranks for {n} sentences")
-    rows = []
-    for index in range(n):
-        rank = section_rank[index]
-        rows.append([
-            min(within[index], _CAP) / _CAP,
-            min(size[index] - 1 - within[index], _CAP) / _CAP,
-            within[index] / size[index],
-            float(within[index] == 0),
-            min(max(rank, 0), _CAP) / _CAP,
-            1.0 / math.sqrt(1.0 + rank) if rank >= 0 else 0.0,
-            float(rank < 0),
-            min(document_of[index], _CAP) / _CAP,
-            min(paragraph_rank[index], _CAP) / _CAP,
-            float(paragraph_rank[index] == 0),
-            math.log1p(counts[index]),
-            counts[index] / mean_tokens,
-            float(centrality[index]),
-            float(document_centrality[index]),
-            math.log1p(n),
-            math.log1p(total_tokens),
-            math.log1p(documents),
-        ])  # fmt: skip
-    return torch.tensor(rows, dtype=torch.float32)
 
 
 def balanced_order(records: Sequence[Mapping[str, Any]], per_subset: Mapping[str, int]) -> list[Mapping[str, Any]]:
@@ -196,7 +95,7 @@ def balanced_order(records: Sequence[Mapping[str, Any]], per_subset: Mapping[str
 
 
 def load_features(directory: str | Path) -> list[dict[str, Any]]:
-    """Every cached document set: ``id, dataset, subset, sentences, embeddings (n, d) float32, hand (n, f)``."""
+    """Every cached document set: ``id, dataset, subset, sentences, embeddings (n, d) float32, hand (n, f), prior (n,)``."""
     from safetensors.torch import load_file  # noqa: PLC0415
 
     directory = Path(directory)
@@ -208,7 +107,8 @@ def load_features(directory: str | Path) -> list[dict[str, Any]]:
         for item in meta["documents"]:
             n = item["sentences"]
             documents.append({**item, "embeddings": tensors["embeddings"][position: position + n].float(),
-                              "hand": tensors["hand"][position: position + n]})  # fmt: skip
+                              "hand": tensors["hand"][position: position + n],
+                              "prior": tensors["prior"][position: position + n]})  # fmt: skip
             position += n
     if not documents:
         raise FileNotFoundError(f"no feature shards in {directory}: run python -m training.salience.features first")
@@ -245,11 +145,13 @@ class EncodedPrompt:
         segmented: :func:`tpc_core.stages.segment` of the documents (spans, counts, budget).
         embeddings: ``(n, d)`` CSE sentence embeddings, flat order.
         hand: ``(n, len(HAND_FEATURES))`` hand features.
+        prior: ``(n,)`` the engine's passage-lead prior (:func:`tpc_core.salience.passage_lead_scores`).
     """
 
     segmented: Any
     embeddings: torch.Tensor
     hand: torch.Tensor
+    prior: torch.Tensor
 
 
 def encode_prompt(compressor: Any, documents: tuple[str, ...]) -> EncodedPrompt:
@@ -257,7 +159,6 @@ def encode_prompt(compressor: Any, documents: tuple[str, ...]) -> EncodedPrompt:
 
     Each string of ``documents`` is one document of the prompt, as the engine sees a list input.
     """
-    from tpc_core.coverage import section_ranks  # noqa: PLC0415
     from tpc_core.options import CompressionOptions  # noqa: PLC0415
     from tpc_core.segmentation import get_splitter  # noqa: PLC0415
     from tpc_core.stages import segment  # noqa: PLC0415
@@ -265,17 +166,13 @@ def encode_prompt(compressor: Any, documents: tuple[str, ...]) -> EncodedPrompt:
     segmented = segment(documents, get_splitter("nupunkt"), compressor.token_counter, CompressionOptions())
     with torch.inference_mode():
         matrix = compressor.scorer.embed([segmented])[0]
-    pairs = list(zip(segmented.documents, segmented.spans))
-    ranks = [rank for document, doc_spans in pairs for rank in section_ranks(document, list(doc_spans))]
-    paragraphs = [rank for document, doc_spans in pairs for rank in paragraph_ranks(document, list(doc_spans))]
-    counts = [count for doc_counts in segmented.counts for count in doc_counts]
-    hand = hand_features(matrix, counts, [d for d, _ in segmented.flat], ranks, paragraphs)
-    return EncodedPrompt(segmented, matrix, hand)
+    hand, prior = prompt_features(segmented, matrix)
+    return EncodedPrompt(segmented, matrix, hand, prior)
 
 
 def _encode_shard(compressor: Any, records: Sequence[Mapping[str, Any]], rows: Mapping[str, Mapping[str, Any]],
                   max_sentences: int) -> tuple[dict[str, torch.Tensor], list[dict[str, Any]]]:  # fmt: skip
-    embeddings, hands, items = [], [], []
+    embeddings, hands, priors, items = [], [], [], []
     for record in records:
         started = time.perf_counter()
         documents, n = capped_documents(rows[record["id"]]["documents"], record["spans"], max_sentences)
@@ -286,10 +183,12 @@ def _encode_shard(compressor: Any, records: Sequence[Mapping[str, Any]], rows: M
             raise ValueError(f"{record['id']}: the engine's sentences differ from the labels' spans")
         embeddings.append(encoded.embeddings.to(torch.float16))
         hands.append(encoded.hand)
+        priors.append(encoded.prior)
         items.append({"id": record["id"], "dataset": record["dataset"], "subset": record["subset"],
                       "permissive": record["permissive"], "sentences": n, "capped": n < len(record["spans"]),
                       "tokens": sum(sum(c) for c in segmented.counts), "seconds": round(time.perf_counter() - started, 3)})  # fmt: skip
-    return {"embeddings": torch.cat(embeddings).contiguous(), "hand": torch.cat(hands).contiguous()}, items
+    return {"embeddings": torch.cat(embeddings).contiguous(), "hand": torch.cat(hands).contiguous(),
+            "prior": torch.cat(priors).contiguous()}, items
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

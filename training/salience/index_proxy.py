@@ -65,7 +65,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from benchmarks.loaders import load_qa_dev  # noqa: PLC0415
     from benchmarks.methods import LeadPerPassage  # noqa: PLC0415
     from benchmarks.metrics import evidence_recall  # noqa: PLC0415
-    from training.salience.evaluate import select_by_score, zscore  # noqa: PLC0415
+    from tpc_core.salience import passage_lead_scores  # noqa: PLC0415
+    from training.salience.evaluate import COVERAGE_RULE, coverage_rule_scores, prior_blend, select_by_score  # noqa: PLC0415
     from training.salience.features import HAND_FEATURES  # noqa: PLC0415
     from training.salience.train import load_head  # noqa: PLC0415
 
@@ -73,10 +74,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     parser.add_argument("--qa", type=Path, default=Path("../shared/data/qa_dev.jsonl"))
     parser.add_argument("--head", action="append", default=[], help="NAME=DIR of a saved head")
-    parser.add_argument("--redundancy", type=float, default=0.0, help="MMR penalty for the heads")
+    parser.add_argument("--redundancy", type=float, action="append", default=[],
+                        help="MMR penalties tried for every head and blend (0 = greedy, always tried)")
     parser.add_argument("--lead-weight", type=float, action="append", default=[],
                         help="also each head blended with lead-per-passage: z(head) + W x z(lead-per-passage)")
     parser.add_argument("--rate", type=float, action="append", help="rates (default 0.5 and 0.3)")
+    parser.add_argument("--qa-evidence-kind", action="append", default=[],
+                        help="also a head of this kind trained on question-free evidence labels of the other "
+                             "sources' train contexts (training.salience.qa_evidence), leave-one-source-out")
     parser.add_argument("--cache", type=Path, default=Path("runs/salience/qa_train_features"))
     parser.add_argument("--model", default="tpc-mini")
     parser.add_argument("--out", type=Path, required=True)
@@ -90,6 +95,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     encoded = _encoded_contexts(contexts, args.cache, args.model)
     encode_seconds = time.perf_counter() - started
     heads = {name: load_head(path) for name, path in (item.split("=", 1) for item in args.head)}
+    fixed_scores: dict[str, dict[str, list[float]]] = {}
+    if args.qa_evidence_kind:
+        from training.salience.qa_evidence import leave_source_out_scores  # noqa: PLC0415
+
+        supporting: dict[str, list[str]] = defaultdict(list)
+        for sample in samples:
+            supporting[context_of[sample.id]] += list(sample.supporting_sentences)
+        texts = {c.id: c.context for c in contexts}
+        sources = {c.id: c.source for c in contexts}
+        for kind in args.qa_evidence_kind:
+            fixed_scores[f"qa-evidence {kind} (leave-source-out)"] = leave_source_out_scores(
+                encoded, texts, sources, supporting, kind)
     lead_per_passage = LeadPerPassage(None)  # type: ignore[arg-type] (span_scores needs no counter)
     by_context = {sample.id: sample for sample in contexts}
     recall: dict[tuple[str, float], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
@@ -101,27 +118,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         passage_order = lead_per_passage.span_scores(text, spans, sentences, None, context_id)
         floor = min((v for v in passage_order if v is not None), default=0.0) - 1.0  # markers: never before others
         passage_order = [floor if v is None else v for v in passage_order]
+        prior = passage_lead_scores((text,), (spans,)).tolist()
         methods: dict[str, tuple[list[float], float]] = {
             "lead": ([-float(k) for k in range(len(spans))], 0.0),
             "lead-per-passage": (passage_order, 0.0),
+            "passage-prior": (prior, 0.0),
+            "coverage-rule": (coverage_rule_scores(item), -COVERAGE_RULE["redundancy"]),
             "random": (torch.rand(len(spans), generator=torch.Generator().manual_seed(
                 zlib.crc32(context_id.encode()))).tolist(), 0.0),
             "centroid": (item["hand"][:, HAND_FEATURES.index("centrality")].tolist(), 0.0),
         }  # fmt: skip
-        for name, head in heads.items():
+        head_scores = {name: (lambda h=head: h(item["embeddings"], item["hand"]).tolist()) for name, head in heads.items()}
+        head_scores |= {name: (lambda table=table: table[context_id]) for name, table in fixed_scores.items()}
+        for name, score_of in head_scores.items():
             with torch.inference_mode():
-                scores = head(item["embeddings"], item["hand"]).tolist()
-            methods[name] = (scores, args.redundancy)
-            for weight in args.lead_weight:
-                blend = [h + weight * p for h, p in zip(zscore(scores), zscore(passage_order))]
-                methods[f"{name} +lead{weight}"] = (blend, 0.0)
+                scores = score_of()
+            for redundancy in [0.0, *args.redundancy]:
+                suffix = f" +mmr{redundancy}" if redundancy else ""
+                methods[name + suffix] = (scores, redundancy)
+                for weight in args.lead_weight:
+                    methods[f"{name} +lead{weight}{suffix}"] = (prior_blend(scores, prior, weight), redundancy)
         for rate in rates:
             from tpc_core.selection import resolve_budget  # noqa: PLC0415
 
             budget = resolve_budget(sum(item["counts"]), rate=rate)
             for name, (scores, redundancy) in methods.items():
-                kept = select_by_score(scores, item["counts"], budget, embeddings=item["embeddings"],
-                                       redundancy=redundancy)  # fmt: skip
+                if redundancy < 0:  # today's rule: MMR on its raw scores, as the engine ran it
+                    from tpc_core.coverage import select_diverse  # noqa: PLC0415
+
+                    vectors = torch.nn.functional.normalize(item["embeddings"].float(), dim=1)
+                    kept = select_diverse(scores, vectors, item["counts"], budget, redundancy=-redundancy)
+                else:
+                    kept = select_by_score(scores, item["counts"], budget, embeddings=item["embeddings"],
+                                           redundancy=redundancy)  # fmt: skip
                 over_budget += sum(item["counts"][k] for k in kept) > budget
                 compressed = join_spans(text, spans, kept)
                 for sample in samples:
@@ -139,8 +168,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for rate in rates:
         lines += [f"qa_dev **train** split, each context compressed bare at rate {rate}: evidence recall "
                   "(questions)", "", "| method | " + " | ".join(sources) + " |", "|---|" + "---:|" * len(sources)]
-        names = ["lead", "lead-per-passage", "random", "centroid"]
-        names += [f"{h}{suffix}" for h in heads for suffix in ["", *(f" +lead{w}" for w in args.lead_weight)]]
+        names = ["lead", "lead-per-passage", "passage-prior", "random", "centroid", "coverage-rule"]
+        names += [f"{h}{lead}{mmr}" for h in [*heads, *fixed_scores] for mmr in ["", *(f" +mmr{r}" for r in args.redundancy)]
+                  for lead in ["", *(f" +lead{w}" for w in args.lead_weight)]]
         for name in names:
             row = table.get(f"{name}@{rate}", {})
             lines.append(f"| {name} | " + " | ".join(

@@ -1,0 +1,334 @@
+"""Salience: how much each sentence belongs in a summary of a prompt that asks for no particular fact.
+
+A bare document, "summarise these articles", every row of an index-time corpus: there is no question to score
+against. The salience head scores each sentence from what compression already computes — its contextual CSE
+embedding and a few layout features (position in its document, section and paragraph, length, centrality to
+the prompt and to its document) — and was trained on greedy-ROUGE oracle labels of human summaries
+(``training/salience``). Its score is blended with a passage-lead prior (every passage's first sentence, then
+every second, ...), which held-out summarisation data showed to be the strongest single signal. Selection under
+the budget stays the engine's (greedy, or MMR against what is already kept).
+
+Pure functions plus one small frozen head; nothing here loads a model.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from bisect import bisect_right
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import torch
+
+from tpc_core.coverage import section_ranks
+
+if TYPE_CHECKING:
+    from tpc_core.config import AgnosticConfig
+    from tpc_core.stages import Segmented
+
+__all__ = ["HAND_FEATURES", "PASSAGE_MARKER", "SalienceHead", "hand_features", "load_salience_head", "paragraph_ranks",
+           "passage_lead_scores", "prompt_features", "salience_scores", "zscore"]
+
+_BLANK_LINE = re.compile(r"\n[ \t]*\n\s*")
+_CAP = 10  # positions past the 10th sentence look alike to a lead rule; the capped features say "far in"
+# Numbered passage markers ("Passage 3:", "Document [2]", "Article 1"): a multi-passage prompt's own layout.
+PASSAGE_MARKER = re.compile(r"^[ \t]*(?:Passage|Document|Article|Doc|Source|Text|Story)\s*\[?\d+\]?",
+                            re.IGNORECASE | re.MULTILINE)
+
+HAND_FEATURES: tuple[str, ...] = (
+    "position_in_document",      # min(index in its source document, 10) / 10
+    "from_end_of_document",      # min(sentences after it in its document, 10) / 10
+    "relative_position",         # index / sentences of its document
+    "first_of_document",         # 1.0 for a document's first sentence
+    "position_in_section",       # min(section rank, 10) / 10 (tpc_core.coverage.section_ranks)
+    "section_lead",              # 1 / sqrt(1 + section rank); 0 for a header
+    "is_header",                 # section rank -1: a short "Passage 3:" / heading line
+    "document_index",            # which document of the prompt, min(index, 10) / 10
+    "position_in_paragraph",     # min(rank within its blank-line-separated block, 10) / 10
+    "first_of_paragraph",        # 1.0 for a block's first sentence (passages of a context joined by blank lines)
+    "log_tokens",                # log1p(tokens of the sentence)
+    "relative_length",           # tokens / mean sentence tokens of the prompt
+    "centrality",                # cosine to the normalised mean embedding of the prompt
+    "document_centrality",       # cosine to the normalised mean embedding of its own document
+    "log_prompt_sentences",      # log1p(sentences in the prompt)
+    "log_prompt_tokens",         # log1p(tokens in the prompt)
+    "log_documents",             # log1p(documents in the prompt)
+)
+"""Names of the head's layout-feature columns, in order (written into every head file)."""
+
+
+def zscore(values: Sequence[float] | torch.Tensor) -> torch.Tensor:
+    """``(v - mean) / std`` within one prompt (zeros when the values are constant or there is one).
+
+    >>> zscore([1.0, 2.0, 3.0]).tolist()
+    [-1.0, 0.0, 1.0]
+    """
+    tensor = torch.as_tensor(values, dtype=torch.float64).flatten()
+    spread = tensor.std() if len(tensor) > 1 else torch.tensor(0.0, dtype=torch.float64)
+    return (tensor - tensor.mean()) / spread if spread > 1e-12 else torch.zeros_like(tensor)
+
+
+def paragraph_ranks(document: str, spans: Sequence[tuple[int, int]]) -> list[int]:
+    """Each sentence's rank (0 = first) within its blank-line-separated block of ``document``.
+
+    >>> paragraph_ranks("A. B.\\n\\nC.", [(0, 2), (3, 5), (7, 9)])
+    [0, 1, 0]
+    """
+    breaks = [match.end() for match in _BLANK_LINE.finditer(document)]
+    ranks, block, rank = [], -1, 0
+    for start, _ in spans:
+        current = bisect_right(breaks, start)
+        if current != block:
+            block, rank = current, 0
+        ranks.append(rank)
+        rank += 1
+    return ranks
+
+
+def _passages(document: str, spans: Sequence[tuple[int, int]]) -> list[int | None]:
+    """Each sentence's passage within ``document`` (``None``: a bare marker, or text before the first marker).
+
+    Passages start at numbered markers (:data:`PASSAGE_MARKER`) where the document has them, else at blank lines.
+    """
+    markers = [match.start() for match in PASSAGE_MARKER.finditer(document)]
+    starts = markers or [0] + [m.end() for m in _BLANK_LINE.finditer(document) if m.end() < len(document)]
+    passages: list[int | None] = []
+    for start, end in spans:
+        passage = bisect_right(starts, start) - 1
+        bare_marker = bool(markers) and PASSAGE_MARKER.match(document[start:end]) is not None and \
+            len(document[start:end].split()) <= 6
+        passages.append(None if passage < 0 or bare_marker else passage)
+    return passages
+
+
+def passage_lead_scores(documents: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]]) -> torch.Tensor:
+    """The lead-per-passage prior, flat order: every passage's 1st sentence first, then every 2nd, ...
+
+    Each document of the prompt is split into passages (:func:`_passages`); passages are numbered across the
+    prompt. A sentence's score is minus its place in that round-robin order; bare markers and a template's
+    text before the first marker come last.
+
+    >>> passage_lead_scores(["A. B.\\n\\nC."], [[(0, 2), (3, 5), (7, 9)]]).tolist()
+    [-0.0, -2.0, -1.0]
+    """
+    slots: list[tuple[int, int, int] | None] = []
+    offset = 0
+    for document, doc_spans in zip(documents, spans):
+        passages = _passages(document, list(doc_spans))
+        taken: dict[int, int] = defaultdict(int)
+        for passage in passages:
+            if passage is None:
+                slots.append(None)
+                continue
+            slots.append((taken[passage], offset + passage, len(slots)))
+            taken[passage] += 1
+        offset += 1 + max((p for p in passages if p is not None), default=-1)
+    order = sorted(slot for slot in slots if slot is not None)
+    rank = {slot[2]: position for position, slot in enumerate(order)}
+    last = float(len(order))
+    return torch.tensor([-float(rank[k]) if k in rank else -last for k in range(len(slots))], dtype=torch.float32)
+
+
+def hand_features(embeddings: torch.Tensor, counts: Sequence[int], document_of: Sequence[int],
+                  section_rank: Sequence[int], paragraph_rank: Sequence[int] | None = None) -> torch.Tensor:
+    """The :data:`HAND_FEATURES` of one prompt's sentences, shape ``(n, len(HAND_FEATURES))``.
+
+    Args:
+        embeddings: ``(n, d)`` sentence embeddings, flat order.
+        counts: Tokens of each sentence.
+        document_of: The prompt document each sentence belongs to (non-decreasing).
+        section_rank: :func:`tpc_core.coverage.section_ranks` of each sentence (-1: header).
+        paragraph_rank: :func:`paragraph_ranks` of each sentence (default: its position in its document).
+
+    Raises:
+        ValueError: Lengths that do not match, or no sentence.
+    """
+    n = len(counts)
+    if n == 0 or len(embeddings) != n or len(document_of) != n or len(section_rank) != n:
+        raise ValueError(f"need one embedding, count, document and rank per sentence, got {len(embeddings)}, "
+                         f"{n}, {len(document_of)}, {len(section_rank)}")
+    vectors = torch.nn.functional.normalize(embeddings.float(), dim=1)
+    centrality = vectors @ torch.nn.functional.normalize(vectors.mean(dim=0), dim=0)
+    per_document: dict[int, list[int]] = defaultdict(list)
+    for index, document in enumerate(document_of):
+        per_document[document].append(index)
+    document_centrality = torch.zeros(n)
+    within, size = [0] * n, [0] * n
+    for members in per_document.values():
+        local = torch.nn.functional.normalize(vectors[members].mean(dim=0), dim=0)
+        document_centrality[members] = vectors[members] @ local
+        for position, index in enumerate(members):
+            within[index], size[index] = position, len(members)
+    paragraph_rank = within if paragraph_rank is None else paragraph_rank
+    if len(paragraph_rank) != n:
+        raise ValueError(f"{len(paragraph_rank)} paragraph ranks for {n} sentences")
+    total_tokens = sum(counts)
+    mean_tokens = max(total_tokens / n, 1.0)
+    rows = []
+    for index in range(n):
+        rank = section_rank[index]
+        rows.append([
+            min(within[index], _CAP) / _CAP,
+            min(size[index] - 1 - within[index], _CAP) / _CAP,
+            within[index] / size[index],
+            float(within[index] == 0),
+            min(max(rank, 0), _CAP) / _CAP,
+            1.0 / math.sqrt(1.0 + rank) if rank >= 0 else 0.0,
+            float(rank < 0),
+            min(document_of[index], _CAP) / _CAP,
+            min(paragraph_rank[index], _CAP) / _CAP,
+            float(paragraph_rank[index] == 0),
+            math.log1p(counts[index]),
+            counts[index] / mean_tokens,
+            float(centrality[index]),
+            float(document_centrality[index]),
+            math.log1p(n),
+            math.log1p(total_tokens),
+            math.log1p(len(per_document)),
+        ])
+    return torch.tensor(rows, dtype=torch.float32)
+
+
+def prompt_features(prompt: Segmented, embeddings: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The head's layout features and the passage-lead prior of one segmented prompt, flat order.
+
+    Returns:
+        ``(hand (n, len(HAND_FEATURES)), prior (n,))``.
+    """
+    pairs = list(zip(prompt.documents, prompt.spans))
+    sections = [rank for document, spans in pairs for rank in section_ranks(document, list(spans))]
+    paragraphs = [rank for document, spans in pairs for rank in paragraph_ranks(document, list(spans))]
+    counts = [count for doc_counts in prompt.counts for count in doc_counts]
+    hand = hand_features(embeddings, counts, [d for d, _ in prompt.flat], sections, paragraphs)
+    return hand, passage_lead_scores(prompt.documents, prompt.spans)
+
+
+@dataclass(frozen=True)
+class SalienceHead:
+    """A sentence scorer over ``[embedding, standardised layout features]``: linear, or one GELU hidden layer.
+
+    Attributes:
+        weight: ``(H,)`` output weights after the hidden layer, or ``(d + F,)`` for a linear head.
+        bias: Output intercept.
+        hand_mean: ``(F,)`` training mean of each layout feature.
+        hand_std: ``(F,)`` training standard deviation of each (1 where constant).
+        hidden_weight: Optional ``(H, d + F)`` hidden-layer weights.
+        hidden_bias: Optional ``(H,)`` hidden-layer biases.
+    """
+
+    weight: torch.Tensor
+    bias: float
+    hand_mean: torch.Tensor
+    hand_std: torch.Tensor
+    hidden_weight: torch.Tensor | None = None
+    hidden_bias: torch.Tensor | None = None
+
+    @property
+    def embedding_dim(self) -> int:
+        """Width of the sentence embedding the head was trained on."""
+        width = self.weight.shape[0] if self.hidden_weight is None else self.hidden_weight.shape[1]
+        return int(width) - len(HAND_FEATURES)
+
+    def logits(self, embeddings: torch.Tensor, hand: torch.Tensor) -> torch.Tensor:
+        """Raw scores ``(n,)`` of ``(n, d)`` embeddings and ``(n, F)`` layout features.
+
+        Raises:
+            ValueError: The embedding width is not the head's (a head is tied to its CSE).
+        """
+        if embeddings.ndim != 2 or embeddings.shape[1] != self.embedding_dim or hand.shape != (len(embeddings),
+                                                                                              len(HAND_FEATURES)):
+            raise ValueError(f"The salience head expects ({len(embeddings)}, {self.embedding_dim}) embeddings and "
+                             f"({len(embeddings)}, {len(HAND_FEATURES)}) layout features, got "
+                             f"{tuple(embeddings.shape)} and {tuple(hand.shape)}: train a head for this encoder.")
+        inputs = torch.cat([embeddings.float(), (hand.float() - self.hand_mean) / self.hand_std], dim=1)
+        if self.hidden_weight is not None and self.hidden_bias is not None:
+            inputs = torch.nn.functional.gelu(inputs @ self.hidden_weight.T + self.hidden_bias)
+        return inputs @ self.weight + self.bias
+
+    def save(self, path: str | Path, metadata: dict[str, str] | None = None) -> None:
+        """Write the head as one safetensors file (``metadata``: provenance strings kept in its header)."""
+        from safetensors.torch import save_file
+
+        tensors = {"weight": self.weight.float().contiguous(), "bias": torch.tensor([float(self.bias)]),
+                   "hand_mean": self.hand_mean.float().contiguous(), "hand_std": self.hand_std.float().contiguous()}
+        if self.hidden_weight is not None and self.hidden_bias is not None:
+            tensors.update(hidden_weight=self.hidden_weight.float().contiguous(),
+                           hidden_bias=self.hidden_bias.float().contiguous())
+        save_file(tensors, str(path), metadata={**(metadata or {}), "features": ",".join(HAND_FEATURES)})
+
+    @classmethod
+    def load(cls, path: str | Path) -> SalienceHead:
+        """Read a head written by :meth:`save`.
+
+        Raises:
+            ValueError: The file is not a salience head, was made with other layout features, or its shapes
+                do not fit together.
+        """
+        from safetensors import safe_open
+
+        needed = {"weight", "bias", "hand_mean", "hand_std"}
+        with safe_open(str(path), framework="pt") as handle:
+            names = set(handle.keys())
+            if not needed <= names:
+                raise ValueError(f"{path} is not a salience head: it holds {sorted(names)}, not {sorted(needed)}.")
+            features = (handle.metadata() or {}).get("features")
+            if features != ",".join(HAND_FEATURES):
+                raise ValueError(f"{path} was trained with other layout features ({features}); retrain it with "
+                                 "python -m training.salience.train.")
+            tensors = {name: handle.get_tensor(name).float() for name in names}
+        hidden = (tensors.get("hidden_weight"), tensors.get("hidden_bias"))
+        weight, bias = tensors["weight"], tensors["bias"]
+        features_count = len(HAND_FEATURES)
+        ok = weight.ndim == 1 and bias.numel() == 1 and tensors["hand_mean"].shape == (features_count,) \
+            and tensors["hand_std"].shape == (features_count,) and bool((tensors["hand_std"] > 0).all())
+        if hidden[0] is not None:
+            ok = ok and hidden[1] is not None and hidden[0].ndim == 2 and hidden[0].shape[0] == weight.shape[0] \
+                and hidden[1].shape == (weight.shape[0],) and hidden[0].shape[1] > features_count
+        else:
+            ok = ok and weight.shape[0] > features_count
+        if not ok:
+            raise ValueError(f"{path}: inconsistent salience head shapes "
+                             f"({ {name: tuple(t.shape) for name, t in tensors.items()} }).")
+        return cls(weight, float(bias.item()), tensors["hand_mean"], tensors["hand_std"], *hidden)
+
+
+def salience_scores(head: SalienceHead, prompt: Segmented, embeddings: torch.Tensor, *,
+                    lead_weight: float) -> torch.Tensor:
+    """Each sentence's salience, flat order: ``z(z(head) + lead_weight * z(passage-lead prior))``.
+
+    The outer standardisation gives every prompt's scores the same scale, so an MMR penalty means the same
+    thing for every prompt.
+
+    Args:
+        head: The checkpoint's salience head.
+        prompt: The segmented prompt.
+        embeddings: Its ``(n, d)`` CSE sentence embeddings.
+        lead_weight: Weight of the passage-lead prior (0: the head alone).
+    """
+    if len(embeddings) == 0:
+        return torch.zeros(0)
+    hand, prior = prompt_features(prompt, embeddings)
+    with torch.inference_mode():
+        raw = head.logits(embeddings, hand)
+    return zscore(zscore(raw) + lead_weight * zscore(prior)).float()
+
+
+def load_salience_head(config: AgnosticConfig, checkpoint_dir: Path) -> SalienceHead | None:
+    """The checkpoint's salience head, or ``None`` when its config names none (then coverage uses the weights).
+
+    Raises:
+        ValueError: The path leaves the checkpoint (absolute, ``..``, a link out), or the file is no salience head.
+        FileNotFoundError: The config names a head the checkpoint lacks.
+    """
+    from tpc_core.checkpoint_paths import inside_checkpoint
+
+    if config.salience_head is None:
+        return None
+    path = inside_checkpoint(Path(checkpoint_dir), config.salience_head, "agnostic.salience_head")
+    if not path.is_file():
+        raise FileNotFoundError(f"The checkpoint names salience head {config.salience_head!r} but {path} is missing.")
+    return SalienceHead.load(path)
