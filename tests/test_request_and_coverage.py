@@ -33,6 +33,25 @@ def test_pick_request_thresholds_caps_and_keeps_order():
     assert pick_request(torch.zeros(0), 0.5, 8) == []
 
 
+def test_pick_request_takes_neighbours_over_the_lower_bar_only_next_to_a_pick():
+    probabilities = torch.tensor([0.3, 0.1, 0.35, 0.9, 0.4, 0.05, 0.45])
+    assert pick_request(probabilities, 0.8, 8) == [3]
+    # 2 and 4 touch the pick; 6 is over the bar but not next to a picked sentence; 0 is cut off by 1
+    assert pick_request(probabilities, 0.8, 8, 0.3) == [2, 3, 4]
+    assert pick_request(probabilities, 0.8, 2, 0.3) == [2, 3]  # the cap holds
+    assert pick_request(probabilities, 0.95, 8, 0.3) == []  # neighbours never start a request
+
+
+def test_the_neighbour_threshold_is_checked_against_the_request_threshold():
+    from tpc_core.config import AgnosticConfig
+
+    assert AgnosticConfig(request_threshold=0.7, request_neighbour_threshold=0.2).request_neighbour_threshold == 0.2
+    with pytest.raises(ValueError, match="request_neighbour_threshold"):
+        AgnosticConfig(request_threshold=0.7, request_neighbour_threshold=0.8)
+    with pytest.raises(ValueError, match="request_neighbour_threshold"):
+        AgnosticConfig(request_neighbour_threshold=0.0)
+
+
 def test_request_text_states_a_repeated_question_once():
     sentences = ["Q: Who won?", "Some text.", "Q:  Who won?"]
     assert request_text(sentences, [0, 2]) == "Who won?"

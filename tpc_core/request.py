@@ -226,16 +226,29 @@ class RequestHead:
         return cls(weight.float(), float(bias.item()), *hidden)
 
 
-def pick_request(probabilities: torch.Tensor, threshold: float, max_sentences: int) -> list[int]:
+def pick_request(probabilities: torch.Tensor, threshold: float, max_sentences: int,
+                 neighbour_threshold: float | None = None) -> list[int]:
     """Indices (ascending) of the request sentences, or ``[]`` when no sentence reaches ``threshold``.
 
     At most ``max_sentences`` are taken, the most probable first; a question written twice (before and after
-    the context) counts once per occurrence.
+    the context) counts once per occurrence. With ``neighbour_threshold``, a sentence next to a picked one is
+    taken too when it reaches that lower bar (and so on outwards): a request written over two sentences ("I need
+    some information about X. Is it ...?") often has one sentence the head is sure of and one it is not.
     """
     if not len(probabilities) or float(probabilities.max()) < threshold:
         return []
     ranked = sorted(range(len(probabilities)), key=lambda i: (-float(probabilities[i]), i))
-    return sorted(i for i in ranked[:max_sentences] if float(probabilities[i]) >= threshold)
+    picked = {i for i in ranked[:max_sentences] if float(probabilities[i]) >= threshold}
+    if neighbour_threshold is not None:
+        frontier = sorted(picked)
+        while frontier and len(picked) < max_sentences:
+            index = frontier.pop(0)
+            for near in (index - 1, index + 1):
+                if 0 <= near < len(probabilities) and near not in picked and len(picked) < max_sentences \
+                        and float(probabilities[near]) >= neighbour_threshold:
+                    picked.add(near)
+                    frontier.append(near)
+    return sorted(picked)
 
 
 def complete_request(sentences: Sequence[str], picked: Sequence[int]) -> list[int]:

@@ -43,6 +43,7 @@ def test_every_family_and_shape_is_dealt_and_the_span_is_the_written_request():
     assert "True or False?" in texts["numbered_true_false"] or "true or false?" in texts["numbered_true_false"].lower()
     assert texts["mcq_select"].startswith("Question ") and "\nA" in texts["mcq_select"]  # the stem with its options
     assert texts["need_then_ask"].count(".") >= 1 and texts["need_then_ask"].endswith("?")  # two sentences
+    assert "?" not in texts["statement_label"] and "?" not in texts["lead_in_instruction"]
 
 
 def test_records_are_deterministic_and_refuse_unknown_families():
@@ -61,7 +62,11 @@ def test_prompts_without_a_request_have_no_span_in_every_shape_but_few_shot():
     records = no_request_records(documents, seed=1, prefix="n")
     assert len(records) == 12 and all(r["request_spans"] == [] for r in records)
     assert {r["shape"] for r in records} == set(SHAPES) - {"few_shot"}
-    assert {r["family"] for r in records} == {"no_request_bare", "no_request_summary"}
+    assert {r["family"] for r in records} == {"no_request_bare", "no_request_summary", "no_request_label"}
+    only = no_request_records(documents, seed=1, prefix="n", families=("label",))
+    assert {r["family"] for r in only} == {"no_request_label"}
+    with pytest.raises(ValueError, match="families"):
+        no_request_records(documents, seed=1, prefix="n", families=("question",))
     assert all(f"Document {r['source_id'][1:]} says" in r["prompt"] for r in records)
 
 
@@ -78,7 +83,8 @@ def test_the_builder_uses_train_rows_only_and_keeps_fit_and_check_rows_apart(tmp
     write_dataset(ctd, tmp_path / "ctd")
     records = build_instruction_set(str(tmp_path / "ctd" / "ctd.jsonl"), str(DATA / "nq_train.jsonl.gz"),
                                     str(DATA / "qa_dev.jsonl"), str(DATA / "summ_train.jsonl.gz"), seed=13,
-                                    fit_rows=40, check_rows=40, fit_without=8, check_without=8)
+                                    fit_rows=40, check_rows=40, fit_without=8, check_without=8, second_fit_rows=16,
+                                    second_check_rows=16, extra_without=6)
     fit = [r for r in records if r["role"] == "fit"]
     check = [r for r in records if r["role"] == "check"]
     assert {r["family"] for r in fit if r["request_spans"]} <= set(TRAIN_FAMILIES)

@@ -34,7 +34,13 @@ from training.curation.instructions import (
 
 __all__ = ["build_instruction_set", "main"]
 
-TRAIN_FAMILIES = tuple(name for name in INSTRUCTION_FAMILIES if name not in HELD_OUT_INSTRUCTION_FAMILIES)
+# The first round's train families, dealt over the first rows; the second round's (a true/false statement with no
+# question mark, a lead-in sentence before an instruction) over rows after those, so the first round's records
+# (and their cached encodings) stay as they were.
+FIRST_FAMILIES = ("imperative", "highlight_details", "please_describe", "numbered_true_false", "need_then_ask",
+                  "mcq_select")
+SECOND_FAMILIES = ("statement_label", "lead_in_instruction")
+TRAIN_FAMILIES = FIRST_FAMILIES + SECOND_FAMILIES
 
 
 def _summ_documents(path: str | Path, count: int, seed: int, max_words: int) -> list[tuple[str, str]]:
@@ -47,7 +53,8 @@ def _summ_documents(path: str | Path, count: int, seed: int, max_words: int) -> 
 
 
 def build_instruction_set(ctd_path: str, nq_path: str, qa_path: str, summ_path: str, *, seed: int, fit_rows: int,
-                          check_rows: int, fit_without: int, check_without: int,
+                          check_rows: int, fit_without: int, check_without: int, second_fit_rows: int = 0,
+                          second_check_rows: int = 0, extra_without: int = 0,
                           max_document_words: int = 1500) -> list[dict[str, Any]]:
     """The fit and check records (see the module docstring)."""
     train_ids = {str(r.get("source_id")) for r in read_jsonl(ctd_path) if r.get("split") == "train"}
@@ -56,17 +63,31 @@ def build_instruction_set(ctd_path: str, nq_path: str, qa_path: str, summ_path: 
     rows = [row for row in (*inputs.nq, *inputs.qa) if str(row["id"]) in train_ids - held_ids]
     random.Random(f"{seed}:instruction-rows").shuffle(rows)
     fit, check = rows[:fit_rows], rows[fit_rows: fit_rows + check_rows]
-    documents = _summ_documents(summ_path, fit_without + check_without, seed, max_document_words)
+    second = rows[fit_rows + check_rows:]
+    second_fit, second_check = second[:second_fit_rows], second[second_fit_rows: second_fit_rows + second_check_rows]
+    documents = _summ_documents(summ_path, fit_without + check_without + extra_without, seed, max_document_words)
+    first_check_families = tuple(f for f in INSTRUCTION_FAMILIES if f not in SECOND_FAMILIES)
     records = [
-        *({**r, "role": "fit"} for r in instruction_records(fit, fit, seed=seed, families=TRAIN_FAMILIES,
+        *({**r, "role": "fit"} for r in instruction_records(fit, fit, seed=seed, families=FIRST_FAMILIES,
                                                             prefix="instr-fit")),
-        *({**r, "role": "check"} for r in instruction_records(check, check, seed=seed,
-                                                              families=tuple(INSTRUCTION_FAMILIES),
+        *({**r, "role": "check"} for r in instruction_records(check, check, seed=seed, families=first_check_families,
                                                               prefix="instr-check")),
         *({**r, "role": "fit"} for r in no_request_records(documents[:fit_without], seed=seed, prefix="none-fit")),
         *({**r, "role": "check", "split": "validation"}
-          for r in no_request_records(documents[fit_without:], seed=seed, prefix="none-check")),
+          for r in no_request_records(documents[fit_without: fit_without + check_without], seed=seed,
+                                      prefix="none-check")),
     ]
+    if second_fit:
+        records += [{**r, "role": "fit"} for r in instruction_records(second_fit, second_fit, seed=seed,
+                                                                      families=SECOND_FAMILIES, prefix="instr-fit2")]
+    if second_check:
+        records += [{**r, "role": "check"} for r in instruction_records(second_check, second_check, seed=seed,
+                                                                        families=SECOND_FAMILIES,
+                                                                        prefix="instr-check2")]
+    if extra_without:
+        records += [{**r, "role": "fit"} for r in no_request_records(documents[-extra_without:], seed=seed,
+                                                                     prefix="none-fit2",
+                                                                     families=("summary", "label"))]
     return records
 
 
@@ -80,13 +101,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", default="runs/curation/instructions")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--fit-rows", type=int, default=600)
-    parser.add_argument("--check-rows", type=int, default=400)
+    parser.add_argument("--check-rows", type=int, default=260)
     parser.add_argument("--fit-without", type=int, default=150)
-    parser.add_argument("--check-without", type=int, default=60)
+    parser.add_argument("--check-without", type=int, default=40)
+    parser.add_argument("--second-fit-rows", type=int, default=200)
+    parser.add_argument("--second-check-rows", type=int, default=48)
+    parser.add_argument("--extra-without", type=int, default=150)
     args = parser.parse_args(argv)
     records = build_instruction_set(args.ctd, args.nq, args.qa, args.summ, seed=args.seed, fit_rows=args.fit_rows,
                                     check_rows=args.check_rows, fit_without=args.fit_without,
-                                    check_without=args.check_without)
+                                    check_without=args.check_without, second_fit_rows=args.second_fit_rows,
+                                    second_check_rows=args.second_check_rows, extra_without=args.extra_without)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)

@@ -149,6 +149,21 @@ def _f_mcq_select(row: Mapping[str, Any], pool: Sequence[Mapping[str, Any]], rng
     return Request(text, "", "A")
 
 
+def _f_statement_label(row: Mapping[str, Any], pool: Sequence[Mapping[str, Any]], rng: random.Random) -> Request:
+    statement = _statement(row, rng) or f"{row['answers'][0]} is the answer to {_clause(row['question'])}"
+    lead = rng.choice(("Label the following statement as true or false.", "Mark this sentence TRUE or FALSE.",
+                       "Say if the text backs this up or not."))
+    return Request(f"{lead} {statement}.", "", "true")
+
+
+def _f_lead_in_instruction(row: Mapping[str, Any], pool: Sequence[Mapping[str, Any]], rng: random.Random) -> Request:
+    lead = rng.choice(("Background: I am new to {t}.", "Some context first: this is for a quiz on {t}.",
+                       "I keep reading about {t}."))
+    ask = rng.choice(("Please find {c}.", "Explain {c}.", "Work out {c}, with the line that says so."))
+    return Request(f"{lead.format(t=_topic(row))} {ask.format(c=_clause(row['question']))}", "",
+                   str(row["answers"][0]))
+
+
 # Held-out families: other wordings of the same kinds, never trained on.
 def _f_role_play(row: Mapping[str, Any], pool: Sequence[Mapping[str, Any]], rng: random.Random) -> Request:
     role = rng.choice(("a librarian", "a fact checker", "a history teacher", "an analyst", "a tour guide"))
@@ -187,15 +202,22 @@ INSTRUCTION_FAMILIES: Mapping[str, Family] = {
     "imperative": _f_imperative, "highlight_details": _f_highlight, "please_describe": _f_please_describe,
     "numbered_true_false": _f_numbered_true_false, "need_then_ask": _f_need_then_ask, "mcq_select": _f_mcq_select,
     "role_play": _f_role_play, "claim_check": _f_claim_check, "context_then_ask": _f_context_then_ask,
-    "mcq_choose": _f_mcq_choose,
+    "mcq_choose": _f_mcq_choose, "statement_label": _f_statement_label, "lead_in_instruction": _f_lead_in_instruction,
 }
 HELD_OUT_INSTRUCTION_FAMILIES: frozenset[str] = frozenset({"role_play", "claim_check", "context_then_ask",
                                                            "mcq_choose"})
 
-# Prompts in the same shapes that write no request: a bare document, or a request for the whole text's gist.
-NO_REQUEST_FAMILIES: tuple[str, ...] = ("bare", "summary")
+# Prompts in the same shapes that write no request: a bare document, a request for the whole text's gist, or a
+# label for the whole text (these name nothing to look for in it).
+NO_REQUEST_FAMILIES: tuple[str, ...] = ("bare", "summary", "label")
 _SUMMARY = ("Summarise the {noun} in three sentences.", "Please describe the main points of the {noun}.",
-            "Give me a short overview of the {noun}.", "Write a brief digest of the text above.")
+            "Give me a short overview of the {noun}.", "Write a brief digest of the text above.",
+            "I need the gist of this {noun} for a meeting. Keep it short.", "Explain what the {noun} is about.",
+            "Tell me the key takeaways of the {noun}.", "Please write a summary a busy reader can skim.")
+_LABEL = ("Put the {noun} into one of these categories: news, opinion, science, finance, sport.",
+          "Tag the {noun} with its tone: positive, neutral or negative.",
+          "Which genre is this {noun}: report, interview, review or announcement? One word.",
+          "Sort the {noun} into business, politics, technology or culture. Reply with the label only.")
 
 
 _BARE_LINES = (("Thanks.", "(end of document)", "See above."), ("FYI.", "Notes for later:", "Forwarding this."))
@@ -287,22 +309,29 @@ def instruction_records(rows: Sequence[Mapping[str, Any]], pool: Sequence[Mappin
     return records
 
 
-def no_request_records(documents: Sequence[tuple[str, str]], *, seed: int, prefix: str) -> list[dict[str, Any]]:
-    """Prompts that write no request (a bare document, or a request for the gist) in the same shapes.
+def no_request_records(documents: Sequence[tuple[str, str]], *, seed: int, prefix: str,
+                       families: Sequence[str] = NO_REQUEST_FAMILIES) -> list[dict[str, Any]]:
+    """Prompts that write no request (a bare document, a request for the gist, a label for the whole text) in the
+    same shapes.
 
     Args:
         documents: ``(document id, text)`` pairs (``summ_train`` documents).
         seed: Seeds dealing and wording.
         prefix: Record id prefix.
+        families: Some of :data:`NO_REQUEST_FAMILIES`, dealt evenly.
     """
+    if not families or not set(families) <= set(NO_REQUEST_FAMILIES):
+        raise ValueError(f"families must be some of {NO_REQUEST_FAMILIES}, got {families}.")
     rng = random.Random(f"{seed}:no-request:{prefix}")
-    cells = [(family, shape) for family in NO_REQUEST_FAMILIES for shape in SHAPES if shape != "few_shot"]
+    cells = [(family, shape) for family in families for shape in SHAPES if shape != "few_shot"]
     records = []
     for number, (document_id, text) in enumerate(documents):
         family, shape = cells[number % len(cells)]
         wording = random.Random(f"{seed}:{prefix}:{document_id}")
-        closing = (wording.choice(_SUMMARY).format(noun=wording.choice(("document", "article", "text", "report")))
-                   if family == "summary" else wording.choice(_BARE_LINES[shape == "question_first"]))
+        noun = wording.choice(("document", "article", "text", "report"))
+        closing = (wording.choice(_SUMMARY).format(noun=noun) if family == "summary" else
+                   wording.choice(_LABEL).format(noun=noun) if family == "label" else
+                   wording.choice(_BARE_LINES[shape == "question_first"]))
         prompt, _ = _shape(shape, text.strip(), closing, "", wording)
         records.append({"id": f"{prefix}-{number:05d}", "prompt": prompt, "family": f"no_request_{family}",
                         "shape": shape, "kind": f"no_request_{family}", "split": "train", "request_spans": [],
