@@ -181,7 +181,8 @@ def verify_checkpoint(directory: Path, *, with_ctd: bool) -> None:
 
 def _brief(summary: dict[str, Any]) -> dict[str, Any]:
     keep = ("command", "records", "steps", "train_seconds", "total_seconds", "first_loss", "last_loss", "data",
-            "mean_reward_by_iteration", "examples", "prompts", "threshold", "held_out_families")
+            "mean_reward_by_iteration", "examples", "prompts", "threshold", "neighbour_threshold",
+            "held_out_families", "layouts", "instructions")
     return {k: summary[k] for k in keep if k in summary}
 
 
