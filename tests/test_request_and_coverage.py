@@ -33,6 +33,25 @@ def test_pick_request_thresholds_caps_and_keeps_order():
     assert pick_request(torch.zeros(0), 0.5, 8) == []
 
 
+def test_pick_request_takes_neighbours_over_the_lower_bar_only_next_to_a_pick():
+    probabilities = torch.tensor([0.3, 0.1, 0.35, 0.9, 0.4, 0.05, 0.45])
+    assert pick_request(probabilities, 0.8, 8) == [3]
+    # 2 and 4 touch the pick; 6 is over the bar but not next to a picked sentence; 0 is cut off by 1
+    assert pick_request(probabilities, 0.8, 8, 0.3) == [2, 3, 4]
+    assert pick_request(probabilities, 0.8, 2, 0.3) == [2, 3]  # the cap holds
+    assert pick_request(probabilities, 0.95, 8, 0.3) == []  # neighbours never start a request
+
+
+def test_the_neighbour_threshold_is_checked_against_the_request_threshold():
+    from tpc_core.config import AgnosticConfig
+
+    assert AgnosticConfig(request_threshold=0.7, request_neighbour_threshold=0.2).request_neighbour_threshold == 0.2
+    with pytest.raises(ValueError, match="request_neighbour_threshold"):
+        AgnosticConfig(request_threshold=0.7, request_neighbour_threshold=0.8)
+    with pytest.raises(ValueError, match="request_neighbour_threshold"):
+        AgnosticConfig(request_neighbour_threshold=0.0)
+
+
 def test_request_text_states_a_repeated_question_once():
     sentences = ["Q: Who won?", "Some text.", "Q:  Who won?"]
     assert request_text(sentences, [0, 2]) == "Who won?"
@@ -198,3 +217,33 @@ def test_match_sentences_takes_the_neighbours_that_hold_the_rest_of_the_request(
     # two sentences hold 5 of its 7 content words: under the share, no match
     assert match_sentences(options, sentences, share=0.8, max_sentences=2) == []
     assert match_sentences("The prompt asks: Which is the approach's contribution?", sentences, share=0.8) == [1]
+
+
+def test_complete_request_keeps_a_multiple_choice_stem_with_its_options():
+    from tpc_core.request import complete_request
+
+    sentences = ["Some text.", "Question 1.", "Which of the following is a gem?", "Select all that apply.",
+                 "A. ruby", "B. oak", "C. jade", "Answer:"]
+    # the head fired on an option: the whole run of options, the short line above it and the stem
+    assert complete_request(sentences, [5]) == [2, 3, 4, 5, 6]
+    # the head fired on the stem: the short line after it and the options follow
+    assert complete_request(sentences, [2]) == [2, 3, 4, 5, 6]
+    assert request_text(sentences, [4]) == ("Which of the following is a gem? Select all that apply. A. ruby B. oak "
+                                            "C. jade")
+    # a stem that is itself a question takes nothing more above it; a sentence with no options is left alone
+    assert complete_request(["Intro.", "Who won?", "(a) Ann", "(b) Bo"], [3]) == [1, 2, 3]
+    assert complete_request(["Intro.", "Who won?", "More text."], [1]) == [1]
+    assert complete_request([], []) == []
+
+
+def test_request_covered_counts_the_share_of_the_requests_content_words():
+    from tpc_core.request import content_words, request_covered
+
+    request = "3. The ship sank near Malta in 1942, True or False?"
+    assert content_words(request) == ["ship", "sank", "near", "malta", "1942", "true", "false"]
+    assert request_covered(request, "The ship sank near Malta in 1942, true or false")
+    assert not request_covered(request, "Summarise the main points of the text.")
+    assert not request_covered(request, None)
+    # 5 of 7 words (0.71) is under the default share of 0.8, over a share of 0.7
+    assert not request_covered(request, "ship sank near malta 1942")
+    assert request_covered(request, "ship sank near malta 1942", share=0.7)

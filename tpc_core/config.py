@@ -212,6 +212,8 @@ class AgnosticConfig:
         request_threshold: A prompt whose best sentence reaches this probability has a written request:
             those sentences are the task description and nothing is generated.
         max_request_sentences: At most this many sentences form an extracted request.
+        request_neighbour_threshold: A sentence next to an extracted one joins the request when it reaches this
+            lower probability (a request written over two sentences); ``None``: off.
         centrality_weight: Prompts with no written request (a bare document, a summarisation prompt): weight
             of a sentence's cosine to the prompt's mean sentence embedding in its score.
         position_weight: The same prompts: weight of ``1 / sqrt(1 + k)`` for the k-th sentence of its
@@ -234,6 +236,7 @@ class AgnosticConfig:
     request_head: str | None = None
     request_threshold: float = 0.5
     max_request_sentences: int = 8
+    request_neighbour_threshold: float | None = None
     relevance_weight: float = 1.0
     centrality_weight: float = 0.0
     position_weight: float = 0.0
@@ -251,6 +254,9 @@ class AgnosticConfig:
             raise ValueError(f"agnostic.request_threshold must be in (0, 1], got {self.request_threshold}.")
         if self.max_request_sentences < 1:
             raise ValueError("agnostic.max_request_sentences must be >= 1.")
+        neighbour = self.request_neighbour_threshold
+        if neighbour is not None and not 0.0 < neighbour <= self.request_threshold:
+            raise ValueError(f"agnostic.request_neighbour_threshold must be in (0, request_threshold], got {neighbour}.")
         for key in ("relevance_weight", "centrality_weight", "position_weight", "redundancy", "salience_lead_weight"):
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:

@@ -20,8 +20,9 @@ from pathlib import Path
 
 import torch
 
-__all__ = ["FEATURE_NAMES", "POSITION_CAP", "RequestHead", "asks_for_summary", "is_grounded", "layout_features",
-           "match_sentences", "pick_request", "request_text", "sentence_core"]
+__all__ = ["FEATURE_NAMES", "POSITION_CAP", "RequestHead", "asks_for_summary", "complete_request", "content_words",
+           "is_grounded", "layout_features", "match_sentences", "pick_request", "request_covered", "request_text",
+           "sentence_core"]
 
 _LABEL = re.compile(r"^\W{0,3}(?:[A-Za-z]+(?: [A-Za-z]+)?)\s*:")
 _OPTION = re.compile(r"^\s*\(?[A-Ha-h][.):]\s")
@@ -225,16 +226,77 @@ class RequestHead:
         return cls(weight.float(), float(bias.item()), *hidden)
 
 
-def pick_request(probabilities: torch.Tensor, threshold: float, max_sentences: int) -> list[int]:
+def pick_request(probabilities: torch.Tensor, threshold: float, max_sentences: int,
+                 neighbour_threshold: float | None = None) -> list[int]:
     """Indices (ascending) of the request sentences, or ``[]`` when no sentence reaches ``threshold``.
 
     At most ``max_sentences`` are taken, the most probable first; a question written twice (before and after
-    the context) counts once per occurrence.
+    the context) counts once per occurrence. With ``neighbour_threshold``, a sentence next to a picked one is
+    taken too when it reaches that lower bar (and so on outwards): a request written over two sentences ("I need
+    some information about X. Is it ...?") often has one sentence the head is sure of and one it is not.
     """
     if not len(probabilities) or float(probabilities.max()) < threshold:
         return []
     ranked = sorted(range(len(probabilities)), key=lambda i: (-float(probabilities[i]), i))
-    return sorted(i for i in ranked[:max_sentences] if float(probabilities[i]) >= threshold)
+    picked = {i for i in ranked[:max_sentences] if float(probabilities[i]) >= threshold}
+    if neighbour_threshold is not None:
+        frontier = sorted(picked)
+        while frontier and len(picked) < max_sentences:
+            index = frontier.pop(0)
+            for near in (index - 1, index + 1):
+                if 0 <= near < len(probabilities) and near not in picked and len(picked) < max_sentences \
+                        and float(probabilities[near]) >= neighbour_threshold:
+                    picked.add(near)
+                    frontier.append(near)
+    return sorted(picked)
+
+
+def complete_request(sentences: Sequence[str], picked: Sequence[int]) -> list[int]:
+    """The picked sentences with the rest of a multiple-choice request they belong to: its option lines and its
+    stem.
+
+    A head that fires on an option line ("A. ...") would otherwise give the options without the question they
+    answer, and one that fires on the stem would give the stem without its options. Where a picked sentence is
+    an option, the whole run of option lines around it is added, and the sentence before the run (the stem);
+    when that sentence is a short line that asks nothing itself ("Select all that apply.", "Question 1."), the
+    one before it too. Where a picked sentence, or the short line after it, is followed by options, they are
+    added.
+
+    >>> complete_request(["Text.", "Question 1.", "Which of these is red?", "Select all that apply.",
+    ...                   "A. ruby", "B. jade"], [4])
+    [2, 3, 4, 5]
+    """
+    chosen = set(picked)
+    options = [_OPTION.match(s) is not None for s in sentences]
+    for index in sorted(picked):
+        if options[index]:
+            first = last = index
+            while first > 0 and options[first - 1]:
+                first -= 1
+            while last + 1 < len(sentences) and options[last + 1]:
+                last += 1
+            chosen.update(range(first, last + 1))
+            stem = first - 1
+            if stem >= 0:
+                chosen.add(stem)
+                if stem > 0 and _asks_nothing(sentences[stem]) and not options[stem - 1]:
+                    chosen.add(stem - 1)
+        else:
+            after = index + 1
+            if after + 1 < len(sentences) and not options[after] and _asks_nothing(sentences[after]) \
+                    and options[after + 1]:
+                chosen.add(after)
+                after += 1
+            while after < len(sentences) and options[after]:
+                chosen.add(after)
+                after += 1
+    return sorted(chosen)
+
+
+def _asks_nothing(sentence: str) -> bool:
+    """A short line that is no question itself: "Select all that apply.", "Question 1.", "Choose one."."""
+    text = _without_trailing_markup(sentence)
+    return len(text.split()) <= 6 and not text.endswith(("?", ":"))
 
 
 def request_text(sentences: Sequence[str], picked: Sequence[int]) -> str:
@@ -251,6 +313,7 @@ def request_text(sentences: Sequence[str], picked: Sequence[int]) -> str:
     >>> request_text(['Key: "a1b2"'], [0])
     'Key: "a1b2"'
     """
+    picked = complete_request(sentences, picked)
     seen: dict[str, None] = {}
     for index in picked:
         label, rest = sentence_core(sentences[index])
@@ -269,8 +332,29 @@ _STOP = frozenset("a an the of in on at to for from by with and or but is are wa
                   "we they me my your our their prompt asks ask question answer text".split())
 
 
-def _content_words(text: str) -> list[str]:
+def content_words(text: str) -> list[str]:
+    """The words of ``text`` that carry content: lower-cased, stop words and the descriptor's framing words out.
+
+    >>> content_words("What is the value of the key?")
+    ['value', 'key']
+    """
     return [w for w in re.findall(r"\w+", text.lower()) if w not in _STOP and len(w) > 1]
+
+
+def request_covered(request: str, description: str | None, *, share: float = 0.8) -> bool:
+    """Whether a task description keeps a written request: at least ``share`` of the request's distinct content
+    words occur in it (the measure of ``benchmarks.request_found``).
+
+    >>> request_covered("Highlight the parts that name the lawyer.", "Highlight the parts that name a lawyer")
+    True
+    >>> request_covered("Highlight the parts that name the lawyer.", "Summarise the main points of the text.")
+    False
+    """
+    words = set(content_words(request))
+    if not words:
+        return True
+    present = set(content_words(description or ""))
+    return len(words & present) >= share * len(words)
 
 
 def match_sentences(description: str, sentences: Sequence[str], *, share: float, min_words: int = 2,
@@ -291,10 +375,10 @@ def match_sentences(description: str, sentences: Sequence[str], *, share: float,
     ...                 ["Some text.", "I have a question: who plays sheila carter on the show"], share=0.8)
     [1]
     """
-    words = set(_content_words(description))
+    words = set(content_words(description))
     if len(words) < min_words or not sentences:
         return []
-    present = [words & set(_content_words(sentence)) for sentence in sentences]
+    present = [words & set(content_words(sentence)) for sentence in sentences]
     best = max(range(len(sentences)), key=lambda i: (len(present[i]), -i))
     if len(present[best]) < min_words:
         return []
@@ -335,7 +419,7 @@ def is_grounded(description: str, prompt: str, *, min_words: int = 2, share: flo
     and at least ``share`` of them, must occur in the prompt. "What is this?" or an invented question about
     a bare document is not grounded; a restated question, key or field list is.
     """
-    words = _content_words(description)
+    words = content_words(description)
     if len(words) < min_words:
         return False
     present = set(re.findall(r"\w+", prompt.lower()))

@@ -152,7 +152,7 @@ class TaskFinder:
         if self.head is None or not sentences:
             return None
         picked = pick_request(self.head.probabilities(embeddings, sentences), self.settings.request_threshold,
-                              self.settings.max_request_sentences)
+                              self.settings.max_request_sentences, self.settings.request_neighbour_threshold)
         return Task(request_text(sentences, picked), TaskSource.EXTRACTED) if picked else None
 
     def _judge(self, description: str, text: str, sentences: Sequence[str]) -> Task:

@@ -140,7 +140,8 @@ def export_checkpoint(config: ExportConfig) -> Path:
         summaries["request_head"] = _read_json(head_dir / HEAD_SUMMARY)
         shutil.copy2(head_dir / HEAD_FILE, output / HEAD_FILE)
         agnostic = replace(agnostic, request_head=HEAD_FILE, request_threshold=summaries["request_head"]["threshold"],
-                           max_request_sentences=summaries["request_head"]["config"]["max_sentences"])
+                           max_request_sentences=summaries["request_head"]["config"]["max_sentences"],
+                           request_neighbour_threshold=summaries["request_head"].get("neighbour_threshold"))
     metrics = [_read_json(Path(p)) for p in config.metrics_paths]
     tpc = TPCConfig(cse=cse, ctd=ctd, agnostic=agnostic, name=config.name, trained=True,
                     extra={"training": {k: _brief(v) for k, v in summaries.items()}})
@@ -180,7 +181,8 @@ def verify_checkpoint(directory: Path, *, with_ctd: bool) -> None:
 
 def _brief(summary: dict[str, Any]) -> dict[str, Any]:
     keep = ("command", "records", "steps", "train_seconds", "total_seconds", "first_loss", "last_loss", "data",
-            "mean_reward_by_iteration", "examples", "prompts", "threshold", "held_out_families")
+            "mean_reward_by_iteration", "examples", "prompts", "threshold", "neighbour_threshold",
+            "held_out_families", "layouts", "instructions")
     return {k: summary[k] for k in keep if k in summary}
 
 

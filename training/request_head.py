@@ -67,6 +67,14 @@ class RequestHeadConfig:
         layout_key_lookups: Extra train key lookups (synthetic JSON) in the layout shells.
         nq_path: NQ rows the layout records are drawn from (those of the CTD set's train records only).
         qa_path: ``qa_dev.jsonl`` (its train rows, as the CTD set uses them).
+        instruction_path: Records of ``training.curation.instruction_set`` (requests written as instructions,
+            numbered items, true/false statements, two sentences, multiple-choice stems, in four prompt shapes):
+            ``role == "fit"`` ones join the train prompts, ``role == "check"`` ones (held-out families, and the
+            train families on other rows) are only measured, per family and shape. ``None``: none.
+        baseline_head: A head file measured on the same encoded prompts for comparison (e.g. the one that
+            ships before retraining), or ``None``.
+        baseline_threshold: The threshold the baseline head is measured at (its checkpoint's
+            ``agnostic.request_threshold``).
     """
 
     data_path: str
@@ -87,6 +95,9 @@ class RequestHeadConfig:
     layout_key_lookups: int = 0
     nq_path: str = "../shared/data/nq_train.jsonl.gz"
     qa_path: str = "../shared/data/qa_dev.jsonl"
+    instruction_path: str | None = None
+    baseline_head: str | None = None
+    baseline_threshold: float = 0.7
 
     def __post_init__(self) -> None:
         if not 0 < self.threshold_fraction < 1:
@@ -109,6 +120,10 @@ class RequestHeadConfig:
         for path in (self.nq_path, self.qa_path) if self.uses_layouts else ():
             if not Path(path).is_file():
                 raise FileNotFoundError(f"{path} not found (needed for the layout_* prompts).")
+        for path in (self.instruction_path, self.baseline_head):
+            if path is not None and not Path(path).is_file():
+                raise FileNotFoundError(f"{path} not found (instruction_path: run python -m "
+                                        "training.curation.instruction_set first).")
 
 
 @dataclass
@@ -168,13 +183,24 @@ def _cached(stem: Path, records: Sequence[dict[str, Any]], compressor: Any, view
                          .encode("utf-8")).hexdigest()[:16]
     tensors, meta = stem.with_suffix(f".{key}.safetensors"), stem.with_suffix(f".{key}.json")
     cached: dict[str, EncodedPrompt] = {}
-    if tensors.is_file() and meta.is_file():
-        matrix, start = load_file(str(tensors))["embeddings"], 0
-        for row in json.loads(meta.read_text(encoding="utf-8")):
+    # Every cache of this stem is read (this key's last): a record set that grew reuses the prompts encoded for
+    # the old one; a prompt is reused only where its sentences are still the same (checked below).
+    for other in sorted(stem.parent.glob(f"{stem.name}.*.json"), key=lambda path: path == meta):
+        if not other.with_suffix(".safetensors").is_file():
+            continue
+        matrix, start = load_file(str(other.with_suffix(".safetensors")))["embeddings"], 0
+        for row in json.loads(other.read_text(encoding="utf-8")):
             count = len(row["sentences"])
             cached[row["record_id"]] = EncodedPrompt(row["record_id"], row["family"], row["kind"], row["sentences"],
                                                      matrix[start: start + count], row["labels"])
             start += count
+    def save(prompts: list[EncodedPrompt]) -> None:
+        stem.parent.mkdir(parents=True, exist_ok=True)
+        save_file({"embeddings": torch.cat([p.embeddings for p in prompts]).contiguous()}, str(tensors))
+        meta.write_text(json.dumps([{"record_id": p.record_id, "family": p.family, "kind": p.kind,
+                                     "sentences": p.sentences, "labels": p.labels} for p in prompts]),
+                        encoding="utf-8")
+
     encoded, fresh = [], 0
     for record in records:
         spans = _view(record, splitter, view)
@@ -183,17 +209,14 @@ def _cached(stem: Path, records: Sequence[dict[str, Any]], compressor: Any, view
         hit = cached.get(str(record["id"]))
         if hit is None or hit.sentences != [record["prompt"][s:e] for s, e in spans]:  # the splitter changed
             hit, fresh = _encode_one(record, spans, compressor), fresh + 1
-            if fresh % 250 == 0:
+            if fresh % 100 == 0:  # a partial cache: an interrupted run resumes from here
                 logger.info("%s: encoded %d prompts", stem.name, fresh)
+                save([*encoded, hit])
         encoded.append(hit)
     if fresh or not tensors.is_file():
         logger.info("%s: %d of %d prompts encoded, %d from the cache", stem.name, fresh, len(encoded),
                     len(encoded) - fresh)
-        stem.parent.mkdir(parents=True, exist_ok=True)
-        save_file({"embeddings": torch.cat([p.embeddings for p in encoded]).contiguous()}, str(tensors))
-        meta.write_text(json.dumps([{"record_id": p.record_id, "family": p.family, "kind": p.kind,
-                                     "sentences": p.sentences, "labels": p.labels} for p in encoded]),
-                        encoding="utf-8")
+        save(encoded)
     return encoded
 
 
@@ -249,7 +272,8 @@ def _fit(prompts: Sequence[EncodedPrompt], config: RequestHeadConfig) -> Any:
     return RequestHead(weight.detach(), float(bias.detach()), detach(hidden_weight), detach(hidden_bias))
 
 
-def prompt_scores(prompts: Sequence[EncodedPrompt], head: Any, threshold: float, max_sentences: int) -> dict[str, Any]:
+def prompt_scores(prompts: Sequence[EncodedPrompt], head: Any, threshold: float, max_sentences: int,
+                  neighbour_threshold: float | None = None) -> dict[str, Any]:
     """Prompt-level quality of the head at ``threshold``.
 
     ``request_found``: share of prompts with a written request where a request was found; ``exact``: share of
@@ -261,7 +285,8 @@ def prompt_scores(prompts: Sequence[EncodedPrompt], head: Any, threshold: float,
 
     with_request, without, found, exact, jaccard, kept_empty = 0, 0, 0, 0, 0.0, 0
     for prompt in prompts:
-        picked = set(pick_request(head.probabilities(prompt.embeddings, prompt.sentences), threshold, max_sentences))
+        picked = set(pick_request(head.probabilities(prompt.embeddings, prompt.sentences), threshold, max_sentences,
+                                  neighbour_threshold))
         truth = {i for i, label in enumerate(prompt.labels) if label}
         if truth:
             with_request += 1
@@ -307,6 +332,62 @@ def _layout_records(config: RequestHeadConfig, records: Sequence[dict[str, Any]]
                           without_request=config.layout_without_request, key_lookups=config.layout_key_lookups)
 
 
+def _instruction_records(config: RequestHeadConfig) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The instruction-style records to fit on and those only measured (``([], [])`` when none are asked for)."""
+    if config.instruction_path is None:
+        return [], []
+    rows = list(read_jsonl(config.instruction_path))
+    return [r for r in rows if r.get("role") == "fit"], [r for r in rows if r.get("role") == "check"]
+
+
+def written_request_outcomes(prompts: Sequence[EncodedPrompt], records: Sequence[dict[str, Any]], head: Any,
+                             threshold: float, max_sentences: int, neighbour: float | None = None) -> list[Any]:
+    """What the head alone makes of each encoded prompt (``benchmarks.request_found`` outcomes): the extracted
+    request, or ``not_extracted`` (compression would then ask the CTD)."""
+    from benchmarks.request_found import Outcome
+    from tpc_core.request import pick_request, request_text
+    from training.curation.instructions import request_of
+
+    by_id = {str(r["id"]): r for r in records}
+    outcomes = []
+    for prompt in prompts:
+        record = by_id[prompt.record_id]
+        picked = pick_request(head.probabilities(prompt.embeddings, prompt.sentences), threshold, max_sentences,
+                              neighbour)
+        outcomes.append(Outcome(prompt.record_id, prompt.family, str(record.get("shape", "")), request_of(record),
+                                request_text(prompt.sentences, picked) if picked else "",
+                                "extracted" if picked else "not_extracted"))
+    return outcomes
+
+
+class _Remembered:
+    """A head whose probabilities are computed once per prompt (the threshold search asks many times)."""
+
+    def __init__(self, head: Any) -> None:
+        self.head, self.seen = head, {}
+
+    def probabilities(self, embeddings: Any, sentences: Sequence[str]) -> Any:
+        key = id(embeddings)
+        if key not in self.seen:
+            self.seen[key] = self.head.probabilities(embeddings, sentences)
+        return self.seen[key]
+
+
+def _choose_thresholds(prompts: Sequence[EncodedPrompt], head: Any,
+                       max_sentences: int) -> tuple[float, float | None, dict[str, Any]]:
+    """The request threshold and the neighbour threshold (``pick_request``) with the best score on ``prompts``
+    (the mean of request-sentence overlap and no-request prompts kept empty; ties: nearest 0.5, no neighbours)."""
+    remembered = _Remembered(head)
+    thresholds = [round(0.05 * step, 2) for step in range(2, 20)] + [0.97, 0.98, 0.99]
+    neighbours: list[float | None] = [None, 0.5, 0.4, 0.3, 0.2, 0.1]
+    scores = {(t, n): prompt_scores(prompts, remembered, t, max_sentences, n)
+              for t in thresholds for n in neighbours if n is None or n < t}
+    threshold, neighbour = max(scores, key=lambda k: (scores[k]["score"], -abs(k[0] - 0.5), k[1] is None,
+                                                      -(k[1] or 0.0)))
+    return threshold, neighbour, {"chosen": scores[(threshold, neighbour)],
+                                  "no_neighbours": scores[(threshold, None)]}
+
+
 def train_request_head(config: RequestHeadConfig) -> Path:
     """Fit, choose the threshold, measure the held-out families, and write the head; returns ``output_dir``."""
     from tpc_core import TPCCompressor
@@ -321,26 +402,26 @@ def train_request_head(config: RequestHeadConfig) -> Path:
     compressor = TPCCompressor.from_pretrained(config.cse_checkpoint, device="cpu", trust_config_paths=True,
                                                local_files_only=config.local_files_only)
     layouts = _layout_records(config, records)
+    instructions_fit, instructions_check = _instruction_records(config)
     cache = Path(config.output_dir) / "encoded"
     encoded_fit, encoded_pick = [], []
-    for name, rows in (("", train), ("layout_", layouts)):
+    for name, rows in (("", train), ("layout_", layouts), ("instruction_", instructions_fit)):
         held = [_held_for_threshold(str(r["id"]), config.threshold_fraction) for r in rows]
         encoded_fit += _cached(cache / f"{name}fit", [r for r, h in zip(rows, held) if not h], compressor,
                                config.view_sentences)
         encoded_pick += _cached(cache / f"{name}threshold", [r for r, h in zip(rows, held) if h], compressor,
                                 config.view_sentences)
     encoded_validation = _cached(cache / "validation", validation, compressor, config.view_sentences)
+    encoded_check = _cached(cache / "instruction_check", instructions_check, compressor, config.view_sentences)
     encode_seconds = time.perf_counter() - started
     head = _fit(encoded_fit, config)
-    candidates = [round(0.05 * step, 2) for step in range(2, 20)] + [0.97, 0.98, 0.99]
-    by_threshold = {t: prompt_scores(encoded_pick, head, t, config.max_sentences) for t in candidates}
-    threshold = max(candidates, key=lambda t: (by_threshold[t]["score"], -abs(t - 0.5)))
+    threshold, neighbour, by_threshold = _choose_thresholds(encoded_pick, head, config.max_sentences)
     output = Path(config.output_dir)
     output.mkdir(parents=True, exist_ok=True)
     head.save(output / HEAD_FILE)
-    validation_scores = prompt_scores(encoded_validation, head, threshold, config.max_sentences)
+    validation_scores = prompt_scores(encoded_validation, head, threshold, config.max_sentences, neighbour)
     by_family = {family: prompt_scores([p for p in encoded_validation if p.family == family], head, threshold,
-                                       config.max_sentences)
+                                       config.max_sentences, neighbour)
                  for family in sorted({p.family for p in encoded_validation})}
     summary = {
         "stage": "request_head", "config": asdict(config),
@@ -350,15 +431,48 @@ def train_request_head(config: RequestHeadConfig) -> Path:
                     "families": dict(Counter(r["family"] for r in layouts))},
         "records": {"fit": len(encoded_fit), "threshold": len(encoded_pick), "validation": len(encoded_validation)},
         "kinds": dict(Counter(r.get("kind") for r in train)),
-        "threshold": threshold, "threshold_choice": by_threshold[threshold],
-        "train_fit": prompt_scores(encoded_fit, head, threshold, config.max_sentences),
+        "threshold": threshold, "neighbour_threshold": neighbour, "threshold_choice": by_threshold,
+        "train_fit": prompt_scores(encoded_fit, head, threshold, config.max_sentences, neighbour),
         "held_out_families": validation_scores, "held_out_by_family": by_family,
+        **_instruction_summary(config, instructions_fit, instructions_check, encoded_validation, encoded_check, head,
+                               threshold, neighbour),
         "encode_seconds": round(encode_seconds, 1), "total_seconds": round(time.perf_counter() - started, 1),
         "command": " ".join(["python", "-m", "training.request_head", *sys.argv[1:]]),
     }
     (output / SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     logger.info("request head: threshold %.2f; held-out families %s", threshold, validation_scores)
     return output
+
+
+def _instruction_summary(config: RequestHeadConfig, fit: Sequence[dict[str, Any]], check: Sequence[dict[str, Any]],
+                         validation: Sequence[EncodedPrompt], encoded_check: Sequence[EncodedPrompt], head: Any,
+                         threshold: float, neighbour: float | None) -> dict[str, Any]:
+    """The instruction-style check records measured (per family and shape), and the baseline head on the same
+    encoded prompts (the held-out CTD families and the check records) where one is given."""
+    from benchmarks.request_found import summarise
+
+    if config.instruction_path is None:
+        return {}
+    summary: dict[str, Any] = {"instructions": {
+        "path": config.instruction_path,
+        "sha256_16": hashlib.sha256(Path(config.instruction_path).read_bytes()).hexdigest()[:16],
+        "fit_records": len(fit), "check_records": len(check),
+        "check": summarise(written_request_outcomes(encoded_check, check, head, threshold, config.max_sentences,
+                                                    neighbour))}}
+    if config.baseline_head is not None:
+        from tpc_core.request import RequestHead
+
+        baseline = RequestHead.load(config.baseline_head)
+        base_threshold = config.baseline_threshold
+        summary["baseline"] = {
+            "head": config.baseline_head, "threshold": base_threshold,
+            "held_out_families": prompt_scores(validation, baseline, base_threshold, config.max_sentences),
+            "held_out_by_family": {family: prompt_scores([p for p in validation if p.family == family], baseline,
+                                                         base_threshold, config.max_sentences)
+                                   for family in sorted({p.family for p in validation})},
+            "instruction_check": summarise(written_request_outcomes(encoded_check, check, baseline, base_threshold,
+                                                                    config.max_sentences))}
+    return summary
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,57 @@
+"""The shipped tpc-mini finds requests written as instructions (issue 23), in everyday prompt shapes.
+
+Each prompt below writes its request in one of the kinds the request head was taught (an instruction with no
+question mark, a numbered true/false item, a request over two sentences, a multiple-choice stem with its
+options) around the bundled example document. The written request must come back as the task description,
+extracted from the prompt (nothing generated), with at least 80 % of its content words.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tpc_core.request import request_covered
+
+DOCUMENT = (Path(__file__).resolve().parents[1] / "examples" / "data" / "declaration_of_independence.txt").read_text(
+    encoding="utf-8")
+
+# Known misses of the shipped head (measured; issue 23 is not closed by it): strict, so a head that finds them
+# makes these tests fail until the marks are removed.
+_MISSED = pytest.mark.xfail(strict=True, reason="the shipped head scores this instruction under its threshold in "
+                                                "at least one shape (issue 23, see the model card)")
+REQUESTS = (
+    pytest.param("Highlight the parts (if any) of this document that list grievances about taxes. Details: quote "
+                 "each one.", marks=_MISSED),
+    pytest.param("Please describe what the signers pledged to each other at the end of the declaration.",
+                 marks=_MISSED),
+    "4. The king dissolved representative houses repeatedly, True or False?",
+    "I need to get some more information about the colonies' complaints. Was the king accused of cutting off trade?",
+    "Question 2. Which of the following does the declaration accuse the king of? Select all that apply.\n"
+    "A. Quartering armed troops\nB. Building railways\nC. Cutting off trade\nD. Raising wages",
+)
+
+
+def _shapes(request: str) -> list[str]:
+    return [f"{DOCUMENT}\n\n{request}",
+            f"User: Please read this first.\n\n{DOCUMENT}\n\nAssistant: I have read it.\n\nUser: {request}\n\n"
+            "Assistant:",
+            f"{request}\n\nText:\n{DOCUMENT}"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("request_text", REQUESTS)
+def test_a_request_written_as_an_instruction_is_extracted(tpc_mini, request_text):
+    for prompt in _shapes(request_text):
+        result = tpc_mini.compress(prompt, rate=0.2)
+        assert result.task_source == "extracted", (result.task_source, result.task_description)
+        assert request_covered(request_text, result.task_description), result.task_description
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="the document's last sentence, right before 'Assistant:', sits where a "
+                                       "request would and the shipped head takes it (issue 23, see the model card)")
+def test_a_bare_document_in_a_chat_gets_no_extracted_request(tpc_mini):
+    result = tpc_mini.compress(f"User: Please read this first.\n\n{DOCUMENT}\n\nAssistant:", rate=0.2)
+    assert result.task_source != "extracted", result.task_description
