@@ -218,7 +218,7 @@ def add_corpus_parser(commands: Any) -> argparse.ArgumentParser:
                              "length, so little of a forward pass is padding).")
     parser.add_argument("--num-workers", type=int, default=1, help="Ray actors, one compressor each (default 1).")
     parser.add_argument("--cpus-per-worker", type=float, default=1.0,
-                        help="CPUs per Ray actor, also its torch threads (default 1).")
+                        help="CPUs per Ray actor, also its torch threads unless --threads is given (default 1).")
     parser.add_argument("--rows-per-file", type=int, default=1000, help="Rows per Parquet file, local engine.")
     parser.add_argument("--address", default=None,
                         help="Connect to an existing Ray cluster ('auto', 'ray://host:10001'); default: start one.")
