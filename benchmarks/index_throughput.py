@@ -1,7 +1,7 @@
 """Index-time throughput: many short passages through ``tpc compress-corpus``'s local engine against one long prompt.
 
 Usage:
-    python -m benchmarks.index_throughput [--docs 512] [--ctd-docs 16] [--rate 0.5] [--batch-size 16]
+    python -m benchmarks.index_throughput [--docs 512] [--ctd-docs 16] [--rate 0.5] [--batch-size 64]
         [--threads N] [--out benchmarks/results/corpus]
 
 One process, one loaded tpc-mini, every row timed after a warm-up:
@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--ctd-docs", type=int, default=16, help="passages of the CTD-on row (0: skip it)")
     parser.add_argument("--long-tokens", type=int, default=10_000, help="size of the long prompt (default 10k)")
     parser.add_argument("--rate", type=float, default=0.5)
-    parser.add_argument("--batch-size", type=int, default=16, help="rows per compress_batch call (the CLI's)")
+    parser.add_argument("--batch-size", type=int, default=64, help="rows per compress_batch call (the CLI default)")
     parser.add_argument("--repeats", type=int, default=3, help="runs of the long prompt, median taken")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
     parser.add_argument("--model", default="tpc-mini")
