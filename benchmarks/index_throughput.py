@@ -11,7 +11,7 @@ One process, one loaded tpc-mini, every row timed after a warm-up:
   corpus rows (the machine's load drifts; both are shown and their mean is the reference).
 * **corpus, fixed description**: ``--docs`` real Wikipedia passages (one per row; see
   :func:`benchmarks.corpus_throughput.load_passages`) through the local engine of ``tpc compress-corpus``
-  (:func:`tpc_core.corpus._run_local`: batches of rows, ``compress_table``, Parquet parts) with
+  (:func:`tpc_core.corpus.run_local`: batches of rows, ``compress_table``, Parquet parts) with
   ``--task-description``.
 * **corpus, no description**: the same rows, no description, the command's default (``describe_bare=False``).
 * **corpus, no description, CTD on** (``--describe-bare``): only the first ``--ctd-docs`` rows (0 skips it):
@@ -88,10 +88,10 @@ def long_prompt_row(compressor, text: str, question: str, rate: float, repeats: 
 
 def corpus_row(compressor, rows: list[dict], mode: str, settings, batch_size: int, workdir: Path,  # noqa: ANN001
                meter: PaddingMeter) -> Row:
-    """``rows`` through the local engine (plan, ``_run_local``, Parquet parts in ``workdir``), model loaded."""
+    """``rows`` through the local engine (plan, ``run_local``, Parquet parts in ``workdir``), model loaded."""
     import pyarrow.parquet as pq
 
-    from tpc_core.corpus import _run_local
+    from tpc_core.corpus import run_local
     from tpc_core.corpus_io import plan_corpus, write_manifest
 
     slug = "".join(ch if ch.isalnum() else "-" for ch in mode)
@@ -101,7 +101,7 @@ def corpus_row(compressor, rows: list[dict], mode: str, settings, batch_size: in
     write_manifest(plan.out_dir, plan.settings)
     real, total = meter.real, meter.total
     started = time.perf_counter()
-    _, origin, _ = _run_local(plan, compressor, batch_size, rows_per_file=1000, show_progress=False)
+    _, origin, _ = run_local(plan, compressor, batch_size, rows_per_file=1000, show_progress=False)
     seconds = time.perf_counter() - started
     sources: dict[str, int] = {}
     for value in pq.read_table(plan.out_dir, columns=["task_source"]).column(0).to_pylist():
