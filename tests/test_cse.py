@@ -1,5 +1,6 @@
 """CSE wiring: window planning (pure), bidirectional decoders, marker embeddings."""
 
+import pytest
 import torch
 
 from tpc_core.cse import bidirectional_mask, plan_windows
@@ -82,3 +83,58 @@ def test_markers_are_added_as_special_tokens(tiny):
     for token in ("<end_of_sent>", "<end_of_question>"):
         ids = tokenizer(token, add_special_tokens=False)["input_ids"]
         assert len(ids) == 1 and ids[0] < tiny.encoder.model.get_input_embeddings().weight.shape[0]
+
+
+def _padded_cost(batches, lengths, call_cost):
+    return sum(len(batch) * max(lengths[i] for i in batch) + call_cost for batch in batches)
+
+
+def _best_cost(sorted_lengths, max_rows, call_cost):
+    """Brute force over every cut of the sorted lengths into consecutive groups of at most ``max_rows``."""
+    if not sorted_lengths:
+        return 0
+    return min(len(sorted_lengths[:size]) * sorted_lengths[size - 1] + call_cost
+               + _best_cost(sorted_lengths[size:], max_rows, call_cost)
+               for size in range(1, min(max_rows, len(sorted_lengths)) + 1))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_plan_batches_covers_every_input_once_within_max_rows_at_the_least_padding(seed):
+    import random
+
+    from tpc_core.cse import plan_batches
+
+    generator = random.Random(seed)
+    lengths = [generator.choice([12, 40, 41, 90, 128]) for _ in range(generator.randint(0, 9))]
+    max_rows, call_cost = generator.randint(1, 4), generator.choice([0, 16, 128])
+    batches = plan_batches(lengths, max_rows, call_cost)
+    assert sorted(i for batch in batches for i in batch) == list(range(len(lengths)))
+    assert all(1 <= len(batch) <= max_rows for batch in batches)
+    flat = [lengths[i] for batch in batches for i in batch]
+    assert flat == sorted(flat)  # shortest first, each batch a run of similar lengths
+    assert _padded_cost(batches, lengths, call_cost) == _best_cost(sorted(lengths), max_rows, call_cost)
+
+
+def test_plan_batches_keeps_long_windows_apart_from_short_ones():
+    from tpc_core.cse import plan_batches
+
+    lengths = [128, 20, 20, 20, 20, 20, 20, 128]
+    assert plan_batches(lengths, 16, 128) == [[1, 2, 3, 4, 5, 6], [0, 7]]
+    assert plan_batches(lengths, 16, 10_000) == [[1, 2, 3, 4, 5, 6, 0, 7]]  # calls dearer than any padding
+    with pytest.raises(ValueError, match="max_rows must be a positive int"):
+        plan_batches(lengths, 0, 128)
+
+
+@pytest.mark.slow
+def test_a_repeated_question_is_encoded_once_and_reads_as_if_alone(tpc_mini):
+    rows = []
+    hook = tpc_mini.encoder.model.register_forward_pre_hook(
+        lambda _module, _args, kwargs: rows.append(kwargs["input_ids"].shape[0]), with_kwargs=True)
+    try:
+        repeated = tpc_mini.encoder.encode_questions(["Who signed it?"] * 5 + ["When?"])
+    finally:
+        hook.remove()
+    assert rows == [2]  # two distinct texts, one forward row each
+    alone = tpc_mini.encoder.encode_questions(["Who signed it?", "When?"])
+    assert torch.equal(repeated, alone[[0, 0, 0, 0, 0, 1]])
+    assert tpc_mini.encoder.encode_questions([]).shape == (0, repeated.shape[1])

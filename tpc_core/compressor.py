@@ -223,7 +223,8 @@ class TPCCompressor:
             token_counter: How budgets are counted: ``None`` (the CSE tokenizer), a tokenizer, a name/path or
                 a ``Callable[[str], int]``.
             **options: See :meth:`compress_batch` (``budget_scope``, ``force_keep_patterns``,
-                ``keep_first_sentence``, ``document_separator``, ``splitter``, ``min_score``, ``top_n``).
+                ``keep_first_sentence``, ``document_separator``, ``splitter``, ``min_score``, ``top_n``,
+                ``describe_bare``).
 
         Returns:
             A :class:`CompressionResult`; its text is made only of original sentences, verbatim, in order, and
@@ -240,7 +241,8 @@ class TPCCompressor:
                        force_keep_patterns: str | Iterable[str] = (), keep_first_sentence: bool = False,
                        document_separator: str = "\n\n", splitter: str | SentenceSplitter | None = None,
                        min_score: float | None = None, top_n: int | None = None,
-                       batch_size: int = 16, show_progress: bool | None = None) -> list[CompressionResult]:
+                       batch_size: int = 16, show_progress: bool | None = None,
+                       describe_bare: bool = True) -> list[CompressionResult]:
         """Compress many prompts, batching the model calls across them. Thread-safe.
 
         Args:
@@ -264,6 +266,11 @@ class TPCCompressor:
                 highest (when nothing was scored, the first ``top_n``).
             batch_size: Prompts processed together (bounds memory).
             show_progress: Show a progress bar (default: only for more than one batch on a terminal).
+            describe_bare: With no question, whether the CTD describes a prompt in which the request head finds
+                no written request. ``False`` gives such a prompt the checkpoint's fallback task (what an
+                ungrounded CTD description leads to) without a generation: much faster on bare documents; the
+                same result wherever the head finds the request or the CTD's description would fall back.
+                ``tpc compress-corpus`` passes ``False`` unless told ``--describe-bare``.
 
         Warns:
             UserWarning: At the caller's line, when sentences larger than the whole budget were skipped
@@ -278,7 +285,7 @@ class TPCCompressor:
                                            force_keep_patterns=force_keep_patterns,
                                            keep_first_sentence=keep_first_sentence,
                                            document_separator=document_separator, batch_size=batch_size,
-                                           min_score=min_score, top_n=top_n)
+                                           min_score=min_score, top_n=top_n, describe_bare=describe_bare)
         if isinstance(contexts, str) or not isinstance(contexts, Sequence):
             raise TypeError("compress_batch takes a list of prompts; use compress() for a single string.")
         documents = [as_documents(context, position) for position, context in enumerate(contexts)]
@@ -306,12 +313,13 @@ class TPCCompressor:
         for first in progress:
             batch = slice(first, first + options.batch_size)
             segmented = [segment(docs, split, counter, options) for docs in documents[batch]]
-            for prompt in self._score(segmented, questions[batch], separator):
+            for prompt in self._score(segmented, questions[batch], separator, options.describe_bare):
                 selected = select(prompt, options, self.config.agnostic.redundancy)
                 results.append(to_result(assemble(selected, counter, separator), separator))
         return results
 
-    def _score(self, prompts: list[Segmented], questions: list[str | None], separator: str) -> list[Scored]:
+    def _score(self, prompts: list[Segmented], questions: list[str | None], separator: str,
+               describe_bare: bool = True) -> list[Scored]:
         """Embeddings, tasks and scores of the prompts that are over budget; the others pass through unscored."""
         todo = [k for k, prompt in enumerate(prompts) if prompt.needs_scoring]
         scored = [Scored(prompt) for prompt in prompts]
@@ -319,7 +327,8 @@ class TPCCompressor:
             return scored
         needing = [prompts[k] for k in todo]
         embeddings = self.scorer.embed(needing)
-        tasks = self.task_finder.find(needing, embeddings, [questions[k] for k in todo], separator=separator)
+        tasks = self.task_finder.find(needing, embeddings, [questions[k] for k in todo], separator=separator,
+                                      describe_bare=describe_bare)
         for k, prompt in zip(todo, score_prompts(self.scorer, needing, embeddings, tasks, self.config.agnostic,
                                                  salience=self._salience_head)):
             scored[k] = prompt

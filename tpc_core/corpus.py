@@ -8,7 +8,8 @@ Two engines write the same OUT (a directory of Parquet files, see :mod:`tpc_core
 * ``ray`` (:mod:`tpc_core.corpus_ray`): Ray Data, one compressor per actor.
 
 Both skip the rows whose id is already in OUT, so a run can be interrupted and started again with the same
-command.
+command. Without ``--task-description``, rows in which no written request is found get the checkpoint's fallback
+task without a CTD generation unless ``--describe-bare`` is given (:attr:`CorpusSettings.describe_bare`).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from tpc_core.corpus_io import (
     plan_corpus,
     write_manifest,
 )
-from tpc_core.corpus_table import compress_table, load_compressor, row_outcome
+from tpc_core.corpus_table import check_threads, compress_table, load_compressor, row_outcome, torch_threads
 from tpc_core.registry import DEFAULT_MODEL
 
 if TYPE_CHECKING:
@@ -40,8 +41,8 @@ if TYPE_CHECKING:
 
     from tpc_core.compressor import TPCCompressor
 
-__all__ = ["CorpusReport", "compress_corpus", "compress_table", "row_outcome", "load_compressor", "add_corpus_parser",
-           "run_corpus_command", "ENGINES"]
+__all__ = ["CorpusReport", "compress_corpus", "run_local", "compress_table", "row_outcome", "load_compressor",
+           "add_corpus_parser", "run_corpus_command", "ENGINES"]
 
 ENGINES = ("local", "ray")
 
@@ -98,8 +99,11 @@ def _write_part(table: pa.Table, out_dir: Path, name: str) -> Path:
     return final
 
 
-def _run_local(plan: CorpusPlan, compressor: TPCCompressor, batch_size: int, rows_per_file: int,
-               show_progress: bool | None) -> tuple[int, int, int]:
+def run_local(plan: CorpusPlan, compressor: TPCCompressor, batch_size: int, rows_per_file: int,
+              show_progress: bool | None) -> tuple[int, int, int]:
+    """The local engine on a validated plan with a loaded compressor (what ``compress_corpus`` runs after loading
+    the model; public so benchmarks time it without the load). Returns (rows done, origin tokens, compressed
+    tokens); ``plan.out_dir`` must exist (``write_manifest`` creates it)."""
     import pyarrow as pa
     from tqdm.auto import tqdm
 
@@ -125,10 +129,10 @@ def _run_local(plan: CorpusPlan, compressor: TPCCompressor, batch_size: int, row
 
 
 def compress_corpus(source: str | Path, out: str | Path, settings: CorpusSettings, *, engine: str = "local",
-                    batch_size: int = 16, num_workers: int = 1, cpus_per_worker: float = 1.0,
+                    batch_size: int = 64, num_workers: int = 1, cpus_per_worker: float = 1.0,
                     rows_per_file: int = 1000, address: str | None = None, device: str | None = None,
                     local_files_only: bool = False, explicit_id: bool = True,
-                    show_progress: bool | None = None) -> CorpusReport:
+                    show_progress: bool | None = None, threads: int | None = None) -> CorpusReport:
     """Compress every row of IN not yet in OUT, and write it to OUT.
 
     Args:
@@ -145,6 +149,8 @@ def compress_corpus(source: str | Path, out: str | Path, settings: CorpusSetting
         local_files_only: Never use the network to load the model.
         explicit_id: Whether ``settings.id_column`` was named by the user (then it must exist in IN).
         show_progress: Progress bar (``local``; default: on a terminal).
+        threads: torch intra-op threads of the model (``local``: for this run, restored after; ``ray``: of each
+            actor). ``None``: torch's default (``local``) or ``int(cpus_per_worker)`` (``ray``).
 
     Raises:
         CorpusInputError: Bad input or options, before any model loads.
@@ -157,6 +163,7 @@ def compress_corpus(source: str | Path, out: str | Path, settings: CorpusSetting
             raise CorpusInputError(f"{name} must be a positive integer, got {value!r}")
     if not cpus_per_worker > 0:
         raise CorpusInputError(f"cpus_per_worker must be positive, got {cpus_per_worker!r}")
+    check_threads(threads)
     if engine == "ray":
         from tpc_core.corpus_ray import require_ray
 
@@ -170,10 +177,11 @@ def compress_corpus(source: str | Path, out: str | Path, settings: CorpusSetting
         from tpc_core.corpus_ray import run_ray
 
         run_ray(plan, batch_size=batch_size, num_workers=num_workers, cpus_per_worker=cpus_per_worker,
-                address=address, device=device, local_files_only=local_files_only)
+                address=address, device=device, local_files_only=local_files_only, threads=threads)
         return CorpusReport(plan.total_rows, skipped, plan.pending_rows, None, None, time.perf_counter() - started)
-    compressor = load_compressor(plan.settings, device=device, local_files_only=local_files_only)
-    done, origin, compressed = _run_local(plan, compressor, batch_size, rows_per_file, show_progress)
+    with torch_threads(threads):
+        compressor = load_compressor(plan.settings, device=device, local_files_only=local_files_only)
+        done, origin, compressed = run_local(plan, compressor, batch_size, rows_per_file, show_progress)
     return CorpusReport(plan.total_rows, skipped, done, origin, compressed, time.perf_counter() - started)
 
 
@@ -195,35 +203,59 @@ def add_corpus_parser(commands: Any) -> argparse.ArgumentParser:
     budget.add_argument("--target-tokens", type=int, default=None, help="Budget in tokens per row.")
     parser.add_argument("--task-description", default=None,
                         help="One description of the task for every row (fast, and independent of batching); "
-                             "without it the compressor describes each row (prompt-agnostic mode).")
+                             "without it each row is compressed prompt-agnostically: its own written request where "
+                             "the request head finds one, else a summary-like coverage selection.")
+    parser.add_argument("--describe-bare", action="store_true",
+                        help="Without --task-description, let the CTD describe every row in which no written "
+                             "request is found (one generation per such row: far slower). Default: such rows get "
+                             "the checkpoint's fallback task, which is what most CTD descriptions of bare "
+                             "documents end in.")
     parser.add_argument("--text-column", default="text", help="Column holding the text (default: text).")
     parser.add_argument("--id-column", default=None,
                         help="Column identifying a row, used to resume (default: id; without one, the row's "
                              "number in IN, written as a 'row' column).")
     parser.add_argument("--token-counter", default=None, help="Count tokens with this tokenizer (default: the CSE's).")
     parser.add_argument("--engine", choices=ENGINES, default="local", help="local (default) or ray (Ray Data).")
-    parser.add_argument("--batch-size", type=int, default=16, help="Rows per model batch (default 16).")
+    parser.add_argument("--batch-size", type=int, default=64,
+                        help="Rows per model batch (default 64: the windows of many short rows are bucketed by "
+                             "length, so little of a forward pass is padding).")
     parser.add_argument("--num-workers", type=int, default=1, help="Ray actors, one compressor each (default 1).")
     parser.add_argument("--cpus-per-worker", type=float, default=1.0,
-                        help="CPUs per Ray actor, also its torch threads (default 1).")
+                        help="CPUs per Ray actor, also its torch threads unless --threads is given (default 1).")
     parser.add_argument("--rows-per-file", type=int, default=1000, help="Rows per Parquet file, local engine.")
     parser.add_argument("--address", default=None,
                         help="Connect to an existing Ray cluster ('auto', 'ray://host:10001'); default: start one.")
     parser.add_argument("--device", default=None, help="cpu, cuda, mps (default: best available).")
+    parser.add_argument("--threads", type=_positive_int, default=None,
+                        help="torch intra-op threads of the model (local: this run; ray: each actor, default "
+                             "--cpus-per-worker). Default: torch's own choice.")
     parser.add_argument("--local-files-only", action="store_true", help="Never use the network.")
     return parser
+
+
+def _positive_int(text: str) -> int:
+    """argparse type of ``--threads``: a positive integer, else argparse's usage error (exit code 2)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return value
 
 
 def run_corpus_command(args: argparse.Namespace) -> int:
     """Run ``tpc compress-corpus``; exit code 2 for bad input (checked before any model loads)."""
     settings = CorpusSettings(model=args.model, rate=args.rate, target_tokens=args.target_tokens,
                               task_description=args.task_description, text_column=args.text_column,
-                              id_column=args.id_column or "id", token_counter=args.token_counter)
+                              id_column=args.id_column or "id", token_counter=args.token_counter,
+                              describe_bare=args.describe_bare)
     try:
         report = compress_corpus(args.input, args.output, settings, engine=args.engine, batch_size=args.batch_size,
                                  num_workers=args.num_workers, cpus_per_worker=args.cpus_per_worker,
                                  rows_per_file=args.rows_per_file, address=args.address, device=args.device,
-                                 local_files_only=args.local_files_only, explicit_id=args.id_column is not None)
+                                 local_files_only=args.local_files_only, explicit_id=args.id_column is not None,
+                                 threads=args.threads)
     except (ValueError, TypeError, OSError, ImportError) as error:  # CorpusInputError, a model that cannot load
         print(f"tpc: error: {error}", file=sys.stderr)
         return 2

@@ -34,6 +34,9 @@ OUTPUT_COLUMNS: tuple[str, ...] = ("compressed_text", "origin_tokens", "compress
 #: The id column written when IN has none: the row's 0-based number in IN.
 ROW_COLUMN = "row"
 MANIFEST_NAME = "_tpc_corpus.json"
+#: Settings added after OUT manifests were first written, with the behaviour of the runs that did not record them
+#: (before ``describe_bare`` existed, the CTD described every row with no written request).
+_SETTINGS_BEFORE_THEY_WERE_RECORDED: dict[str, Any] = {"describe_bare": True}
 JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".ndjson")
 PARQUET_SUFFIXES = (".parquet",)
 
@@ -55,6 +58,10 @@ class CorpusSettings:
         text_column: The column holding the text to compress.
         id_column: The column identifying a row; ``None``: rows are identified by their number in IN.
         token_counter: How tokens are counted (``None``: the CSE tokenizer).
+        describe_bare: Without ``task_description``, whether the CTD describes a row in which the request head
+            finds no written request (one generation per such row). ``False`` (default): such a row gets the
+            checkpoint's fallback task, the one the CTD's ungrounded descriptions lead to, without a generation
+            (see :class:`tpc_core.task.TaskFinder`).
     """
 
     model: str
@@ -64,6 +71,7 @@ class CorpusSettings:
     text_column: str = "text"
     id_column: str | None = "id"
     token_counter: str | None = None
+    describe_bare: bool = False
 
     @property
     def id_field(self) -> str:
@@ -257,6 +265,13 @@ def _check_rows(table: pa.Table, settings: CorpusSettings) -> list[Any]:
     return values
 
 
+def _deciding(settings: dict[str, Any]) -> dict[str, Any]:
+    """The settings that decide a row's output: ``describe_bare`` does not when one description serves all rows."""
+    if settings.get("task_description") is not None:
+        return {k: v for k, v in settings.items() if k != "describe_bare"}
+    return settings
+
+
 def plan_corpus(source: str | Path, out: str | Path, settings: CorpusSettings, *,
                 explicit_id: bool = True) -> CorpusPlan:
     """Validate IN, OUT and the settings, and find the rows still to do. Loads no model.
@@ -277,6 +292,8 @@ def plan_corpus(source: str | Path, out: str | Path, settings: CorpusSettings, *
         validate_budget_args(settings.target_tokens, settings.rate)
     except (TypeError, ValueError) as error:
         raise CorpusInputError(str(error)) from None
+    if not isinstance(settings.describe_bare, bool):
+        raise CorpusInputError(f"describe_bare must be True or False, got {settings.describe_bare!r}")
     files, file_format = input_files(source)
     _require_pyarrow()
     out_dir = Path(out)
@@ -301,9 +318,10 @@ def plan_corpus(source: str | Path, out: str | Path, settings: CorpusSettings, *
         if manifest is None:
             raise CorpusInputError(f"OUT {out_dir} is not empty and was not written by tpc compress-corpus "
                                    f"(no {MANIFEST_NAME}); give a new or empty directory")
-        if manifest.get("settings") != settings.to_dict():
-            changed = {k: (v, manifest["settings"].get(k)) for k, v in settings.to_dict().items()
-                       if manifest["settings"].get(k) != v}
+        recorded = _deciding({**_SETTINGS_BEFORE_THEY_WERE_RECORDED, **manifest.get("settings", {})})
+        wanted = _deciding(settings.to_dict())
+        if recorded != wanted:
+            changed = {k: (v, recorded.get(k)) for k, v in wanted.items() if recorded.get(k) != v}
             raise CorpusInputError("OUT holds rows compressed with other settings ("
                                    + "; ".join(f"{k}: now {new!r}, OUT {old!r}" for k, (new, old) in changed.items())
                                    + "); resume with the same options or use a new OUT")

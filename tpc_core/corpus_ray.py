@@ -48,7 +48,7 @@ class CorpusWorker:
         settings: :class:`CorpusSettings` as a dict.
         schema: OUT's schema; every batch is cast to it, so all part files agree (as the local engine's do).
         batch_size: Rows per model batch.
-        threads: torch threads (the CPUs the actor reserved).
+        threads: torch threads (``--threads``, else the CPUs the actor reserved).
         device: Model device (``None``: the best available on the actor's node).
         local_files_only: Never use the network to load the model.
     """
@@ -87,11 +87,12 @@ def _numbered_dataset(plan: CorpusPlan, blocks: int) -> Any:
 
 
 def run_ray(plan: CorpusPlan, *, batch_size: int, num_workers: int, cpus_per_worker: float,
-            address: str | None, device: str | None, local_files_only: bool) -> None:
+            address: str | None, device: str | None, local_files_only: bool, threads: int | None = None) -> None:
     """Compress the plan's pending rows with Ray Data and write them to ``plan.out_dir``.
 
     Connects to ``address`` (or the cluster this process already joined; otherwise starts a local one and shuts
-    it down after). Files are written under OUT with Ray's own unique names.
+    it down after). Files are written under OUT with Ray's own unique names. Each actor runs its model on
+    ``threads`` torch threads (default: ``int(cpus_per_worker)``, at least 1).
     """
     import ray
     import ray.data
@@ -121,7 +122,8 @@ def run_ray(plan: CorpusPlan, *, batch_size: int, num_workers: int, cpus_per_wor
             CorpusWorker, batch_size=batch_size, batch_format="pyarrow",
             compute=ray.data.ActorPoolStrategy(size=num_workers),
             fn_constructor_kwargs={"settings": settings.to_dict(), "schema": output_schema(plan.schema, settings),
-                                   "batch_size": batch_size, "threads": int(cpus_per_worker), "device": device,
+                                   "batch_size": batch_size, "threads": threads or max(1, int(cpus_per_worker)),
+                                   "device": device,
                                    "local_files_only": local_files_only},
             num_cpus=cpus_per_worker, num_gpus=1 if use_gpu else None)
         try:

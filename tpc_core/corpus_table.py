@@ -8,9 +8,11 @@ engine imports the other. ``tpc_core.corpus`` re-exports these names.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from tpc_core.corpus_io import CorpusSettings
+from tpc_core.corpus_io import CorpusInputError, CorpusSettings
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -18,10 +20,37 @@ if TYPE_CHECKING:
     from tpc_core.compressor import TPCCompressor
     from tpc_core.result import CompressionResult
 
-__all__ = ["compress_table", "load_compressor", "row_outcome"]
+__all__ = ["check_threads", "compress_table", "load_compressor", "row_outcome", "torch_threads"]
 
 # The engines' own logger name, as before this module was split out of tpc_core.corpus.
 logger = logging.getLogger("tpc_core.corpus")
+
+
+def check_threads(threads: int | None) -> None:
+    """``threads`` is ``None`` or a positive int.
+
+    Raises:
+        CorpusInputError: Anything else (a bool, a float, zero, a negative number).
+    """
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+        raise CorpusInputError(f"threads must be a positive integer (torch intra-op threads), got {threads!r}")
+
+
+@contextmanager
+def torch_threads(threads: int | None) -> Iterator[None]:
+    """torch's intra-op thread count set to ``threads`` inside the block, restored after (``None``: unchanged)."""
+    check_threads(threads)
+    if threads is None:
+        yield
+        return
+    import torch
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
 
 
 def load_compressor(settings: CorpusSettings, device: str | None = None,
@@ -55,7 +84,8 @@ def compress_table(compressor: TPCCompressor, table: pa.Table, settings: CorpusS
     Args:
         compressor: A loaded compressor.
         table: Rows of IN (the text column holds strings).
-        settings: The compression settings (``task_description`` is given as the question when set).
+        settings: The compression settings (``task_description`` is given as the question when set;
+            ``describe_bare`` decides whether the CTD describes rows with no written request).
         batch_size: Rows per model batch.
     """
     import pyarrow as pa
@@ -63,7 +93,8 @@ def compress_table(compressor: TPCCompressor, table: pa.Table, settings: CorpusS
     texts = table.column(settings.text_column).to_pylist()
     results = compressor.compress_batch(texts, question=settings.task_description, rate=settings.rate,
                                         target_tokens=settings.target_tokens, token_counter=settings.token_counter,
-                                        batch_size=batch_size, show_progress=False)
+                                        batch_size=batch_size, show_progress=False,
+                                        describe_bare=settings.describe_bare)
     outcomes = [row_outcome(text, result) for text, result in zip(texts, results)]
     whole = sum(status == "kept_whole" for _, _, status in outcomes)
     if whole:

@@ -20,8 +20,8 @@ import torch.nn.functional as F
 
 from tpc_core.config import CSEConfig
 
-__all__ = ["ContextSentenceEncoder", "Slot", "Window", "bidirectional_mask", "pad_batch", "plan_windows",
-           "pool_question", "pool_sentence", "special_token_frame"]
+__all__ = ["ContextSentenceEncoder", "Slot", "Window", "bidirectional_mask", "pad_batch", "plan_batches",
+           "plan_windows", "pool_question", "pool_sentence", "special_token_frame"]
 
 
 class Slot(NamedTuple):
@@ -62,6 +62,45 @@ def pad_batch(batch: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor
         input_ids[row, : len(ids)] = torch.tensor(list(ids), dtype=torch.long)
         attention[row, : len(ids)] = 1
     return input_ids, attention
+
+
+def plan_batches(lengths: Sequence[int], max_rows: int, call_cost_tokens: int) -> list[list[int]]:
+    """Group inputs into forward batches that waste little padding: the indices of each batch.
+
+    Inputs are taken shortest first and cut into consecutive groups of at most ``max_rows``; the cuts minimise
+    the padded positions read (rows x the group's longest input) plus ``call_cost_tokens`` for each forward call,
+    so a few long windows (a passage's second window, a long document's last) are not padded up with many short
+    ones, and short inputs are not split into many tiny calls. Exact dynamic programming, O(n x max_rows).
+
+    Args:
+        lengths: Token count of each input.
+        max_rows: Most inputs in one batch (bounds memory).
+        call_cost_tokens: What one more forward call is worth in padded positions.
+
+    Returns:
+        Batches of indices into ``lengths``, each sorted by length, batches in increasing length.
+    """
+    if max_rows < 1:
+        raise ValueError(f"max_rows must be a positive int, got {max_rows!r}")
+    order = sorted(range(len(lengths)), key=lambda index: lengths[index])
+    sorted_lengths = [lengths[index] for index in order]
+    count = len(order)
+    cost = [0] + [0] * count
+    cut = [0] * (count + 1)
+    for end in range(1, count + 1):
+        # A group ending at `end` is padded to sorted_lengths[end - 1], its longest input.
+        best_cost, best_start = None, end - 1
+        for start in range(max(0, end - max_rows), end):
+            candidate = cost[start] + (end - start) * sorted_lengths[end - 1] + call_cost_tokens
+            if best_cost is None or candidate < best_cost:
+                best_cost, best_start = candidate, start
+        cost[end], cut[end] = best_cost or 0, best_start
+    batches: list[list[int]] = []
+    end = count
+    while end > 0:
+        batches.append(order[cut[end]: end])
+        end = cut[end]
+    return batches[::-1]
 
 
 def pool_sentence(hidden: torch.Tensor, start: int, end: int, marker: int, pooling: str) -> torch.Tensor:
@@ -221,8 +260,18 @@ class ContextSentenceEncoder:
         """L2-normalised embeddings (n, d) of questions.
 
         A question longer than one window is encoded window by window; its embedding is the token-weighted
-        mean of its windows' embeddings, so a long query or task description is never cut.
+        mean of its windows' embeddings, so a long query or task description is never cut. A text repeated in
+        ``questions`` (one task description for a whole batch of corpus rows) is encoded once.
         """
+        if not questions:
+            return torch.zeros((0, self.model.config.hidden_size))
+        unique = list(dict.fromkeys(questions))
+        if len(unique) < len(questions):
+            rows = {text: row for row, text in enumerate(unique)}
+            return self._encode_unique_questions(unique)[[rows[text] for text in questions]]
+        return self._encode_unique_questions(questions)
+
+    def _encode_unique_questions(self, questions: Sequence[str]) -> torch.Tensor:
         windows = self.question_windows(questions)
         flat = [(row, ids) for row, question in enumerate(windows) for ids in question]
         pooled: list[torch.Tensor] = []
@@ -260,10 +309,10 @@ class ContextSentenceEncoder:
                     jobs.append((context_index, window, wanted))
         size = self.model.config.hidden_size
         outputs = [torch.zeros((len(ids), size)) for ids in contexts]
-        # Similar lengths in one batch waste less padding.
-        jobs.sort(key=lambda job: len(job[1].input_ids))
-        for first in range(0, len(jobs), self.config.batch_size):
-            batch = jobs[first: first + self.config.batch_size]
+        # Similar lengths in one batch waste less padding; a call is worth about one window of padding.
+        lengths = [len(window.input_ids) for _, window, _ in jobs]
+        for indices in plan_batches(lengths, self.config.batch_size, self.config.max_window_tokens):
+            batch = [jobs[index] for index in indices]
             hidden = self._forward([window.input_ids for _, window, _ in batch])
             for row, (context_index, window, wanted) in enumerate(batch):
                 wanted_set = set(wanted)

@@ -28,6 +28,7 @@ class CompressionOptions:
     batch_size: int = 16
     min_score: float | None = None
     top_n: int | None = None
+    describe_bare: bool = True
 
     def __post_init__(self) -> None:
         validate_budget_args(self.target_tokens, self.rate)
@@ -38,6 +39,8 @@ class CompressionOptions:
             raise TypeError(f"document_separator must be a str, got {type(self.document_separator).__name__}.")
         if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int) or self.batch_size < 1:
             raise ValueError(f"batch_size must be a positive int, got {self.batch_size!r}.")
+        if not isinstance(self.describe_bare, bool):
+            raise TypeError(f"describe_bare must be True or False, got {self.describe_bare!r}.")
 
     @classmethod
     def build(cls, *, force_keep_patterns: Any = (), **values: Any) -> CompressionOptions:

@@ -34,7 +34,8 @@ class TaskSource(str, Enum):
         EXTRACTED: The prompt's own request sentences, found by the request head; nothing generated.
         MATCHED: The prompt sentences that the CTD's description restates, used as written.
         GENERATED: The CTD's description, grounded in the prompt.
-        FALLBACK: The checkpoint's neutral description: the CTD's text was not grounded in the prompt.
+        FALLBACK: The checkpoint's neutral description: the CTD's text was not grounded in the prompt, or the
+            CTD was skipped for a prompt with no written request (``describe_bare=False``).
         COVERAGE: No description at all (a request head but no CTD): coverage alone selects.
     """
 
@@ -104,6 +105,12 @@ class TaskFinder:
        **generated** when the prompt grounds its content words; else **fallback**: the checkpoint's neutral
        description replaces invented text.
 
+    With ``describe_bare=False`` step 3 is skipped: a prompt with no question and no request found by the head
+    (every question-less prompt when the checkpoint has no head) gets the **fallback** task at once, the same task
+    the CTD's ungrounded descriptions lead to, without spending a generation (the slowest step by far on a CPU)
+    whose result is mostly thrown away. Prompts that write their request (extracted) are unchanged. Index-time
+    compression (``tpc compress-corpus``) skips by default.
+
     Selection: by relevance for a question, an extracted request and a matched one; by coverage (when the
     checkpoint sets coverage weights) for a generated or fallback description, for no description, and for a
     matched request that asks for a summary ("Summarise …": cosine to "summarise" ranks nothing).
@@ -120,7 +127,7 @@ class TaskFinder:
         self.describe = describe
 
     def find(self, prompts: Sequence[Segmented], embeddings: Sequence[torch.Tensor],
-             questions: Sequence[str | None], *, separator: str) -> list[Task]:
+             questions: Sequence[str | None], *, separator: str, describe_bare: bool = True) -> list[Task]:
         """The task of each prompt: its question where the caller gave one, else the cascade above.
 
         Args:
@@ -128,6 +135,8 @@ class TaskFinder:
             embeddings: Each prompt's sentence embeddings, flat (n_sentences, d), in sentence order.
             questions: The caller's question for each prompt, or ``None``.
             separator: Joins a prompt's documents into the text the CTD reads.
+            describe_bare: Whether the CTD describes a prompt with no written request (``False``: the fallback
+                task, no generation).
 
         Raises:
             ValueError: A prompt needs a generated description and the checkpoint has neither a CTD nor a head.
@@ -138,6 +147,9 @@ class TaskFinder:
         if missing and self.describe is None and self.head is not None:
             for k in missing:
                 tasks[k] = Task(None, TaskSource.COVERAGE, self._whole_text())
+        elif missing and not describe_bare:
+            for k in missing:
+                tasks[k] = self._fallback()
         elif missing:
             if self.describe is None:
                 raise ValueError("This checkpoint has no task descriptor (ctd) and no request head: pass a question.")
@@ -159,7 +171,7 @@ class TaskFinder:
         """A generated description: matched, generated or fallback."""
         settings = self.settings
         if self.head is not None and not is_grounded(description, text):
-            return Task(settings.fallback_description, TaskSource.FALLBACK, self._whole_text())
+            return self._fallback()
         matched = (match_sentences(description, sentences, share=settings.match_share,
                                    max_sentences=settings.max_request_sentences) if settings.match_share else [])
         if matched:  # the request as written, not the CTD's paraphrase of it
@@ -167,6 +179,10 @@ class TaskFinder:
             return Task(request, TaskSource.MATCHED,
                         self._whole_text() if asks_for_summary(request) else Selection.RELEVANCE)
         return Task(description, TaskSource.GENERATED, self._whole_text())
+
+    def _fallback(self) -> Task:
+        """The checkpoint's neutral description, selected as a prompt that asks for no specific fact."""
+        return Task(self.settings.fallback_description, TaskSource.FALLBACK, self._whole_text())
 
     def _whole_text(self) -> Selection:
         """How a prompt that asks for no specific fact is selected: coverage, where the checkpoint sets it."""

@@ -142,3 +142,59 @@ def test_cli_input_errors_exit_2_before_any_model_loads(tmp_path, monkeypatch, c
     assert cli.main(["compress-corpus", str(source), out, "--engine", "ray"]) == 2
     assert "pip install 'tpc-langchain[ray]'" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def _without_describe_bare(out):
+    """OUT as a run before ``describe_bare`` existed left it: its manifest does not name the setting."""
+    manifest = json.loads((out / MANIFEST_NAME).read_text(encoding="utf-8"))
+    del manifest["settings"]["describe_bare"]
+    (out / MANIFEST_NAME).write_text(json.dumps(manifest), encoding="utf-8")
+    return out
+
+
+def test_an_out_written_before_describe_bare_existed_resumes_only_with_the_ctd_on(tmp_path):
+    """OUT manifests older than ``describe_bare`` were written with the CTD describing bare rows."""
+    source = write_jsonl(tmp_path / "in.jsonl", ROWS)
+    out = _without_describe_bare(_out_with(tmp_path, {"doc-0"}))
+    with pytest.raises(CorpusInputError, match="describe_bare: now False, OUT True"):
+        plan_corpus(source, out, settings())
+    assert plan_corpus(source, out, settings(describe_bare=True)).done == {"doc-0"}
+    # With one description for every row the CTD never runs, so the setting decides nothing.
+    (tmp_path / "fixed").mkdir()
+    fixed = _without_describe_bare(_out_with(tmp_path / "fixed", {"doc-1"}, settings(task_description="What?")))
+    assert plan_corpus(source, fixed, settings(task_description="What?")).done == {"doc-1"}
+
+
+def test_describe_bare_and_threads_are_checked_before_any_model_loads(tmp_path, monkeypatch, capsys):
+    from tpc_core import cli
+    from tpc_core.corpus import compress_corpus
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("the model was loaded before the options were checked")
+
+    monkeypatch.setattr("tpc_core.compressor.TPCCompressor.from_pretrained", no_model)
+    source = write_jsonl(tmp_path / "in.jsonl", ROWS)
+    with pytest.raises(CorpusInputError, match="describe_bare must be True or False"):
+        plan_corpus(source, tmp_path / "out", settings(describe_bare="yes"))
+    for threads in (0, -2, 1.5, True, "2"):
+        with pytest.raises(CorpusInputError, match="threads must be a positive integer"):
+            compress_corpus(source, tmp_path / "out", settings(), threads=threads)
+    for value in ("0", "two", "-1"):
+        with pytest.raises(SystemExit) as exit_info:
+            cli.main(["compress-corpus", str(source), str(tmp_path / "out"), "--threads", value])
+        assert exit_info.value.code == 2
+        assert f"--threads: must be a positive integer, got {value!r}" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_torch_threads_applies_a_count_inside_its_block_and_restores_it():
+    import torch
+
+    from tpc_core.corpus_table import torch_threads
+
+    before = torch.get_num_threads()
+    with torch_threads(1):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    with torch_threads(None):
+        assert torch.get_num_threads() == before

@@ -81,3 +81,39 @@ def test_parquet_without_ids_and_the_compressors_own_task_description(tmp_path, 
     assert (row["compressed_tokens"], row["compression"]) == (expected.compressed_tokens, "compressed")
     assert (row["task_description"], row["task_source"]) == (expected.task_description, expected.task_source)
     assert row["task_source"] != "question"
+
+
+def test_bare_rows_skip_the_ctd_by_default_on_the_threads_asked_for(tmp_path, tpc_mini, monkeypatch):
+    """No --task-description: rows with a written request take it, bare rows the fallback task, and no row costs
+    a CTD generation (the engine's compressor may not call it); the model loads and runs on --threads."""
+    import torch
+
+    import tpc_core.corpus_table as corpus_table
+
+    rows = corpus_rows()[:3]  # para-0 writes a request the head finds; para-1 and para-2 are bare
+    threads_seen = []
+    load = corpus_table.load_compressor
+
+    def load_watching_threads(*args, **kwargs):
+        compressor = load(*args, **kwargs)
+        threads_seen.append(torch.get_num_threads())
+        compressor.task_finder.describe = _no_generation
+        return compressor
+
+    monkeypatch.setattr(corpus, "load_compressor", load_watching_threads)
+    source = tmp_path / "in.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), source)
+    before = torch.get_num_threads()
+    report = compress_corpus(source, tmp_path / "out", CorpusSettings(model="tpc-mini", rate=0.4), threads=1)
+    assert report.compressed_rows == 3 and threads_seen == [1] and torch.get_num_threads() == before
+    out = read_out(tmp_path / "out")
+    assert [row["task_source"] for row in out] == ["extracted", "fallback", "fallback"]
+    for row, original in zip(out, rows):
+        expected = tpc_mini.compress(original["text"], rate=0.4, describe_bare=False)
+        text, tokens, status = corpus.row_outcome(original["text"], expected)
+        assert (row["compressed_text"], row["compressed_tokens"], row["compression"]) == (text, tokens, status)
+        assert row["task_description"] == expected.task_description
+
+
+def _no_generation(prompts):
+    raise AssertionError("compress-corpus ran a CTD generation on a bare row")
