@@ -449,9 +449,13 @@ class TPCMethod(Method):
     """
 
     def __init__(self, counter: MiniLMTokenCounter, *, aware: bool, model: str = DEFAULT_TPC_MODEL,
-                 device: str | None = None, label: str | None = None, **kwargs: Any) -> None:  # fmt: skip
+                 device: str | None = None, label: str | None = None, describe_bare: bool = True,
+                 **kwargs: Any) -> None:  # fmt: skip
         super().__init__(counter, **kwargs)
         self.aware, self.model, self.device = aware, model, device
+        # False: a prompt with no written request takes the fallback task without a CTD generation, as the
+        # index-time adapters and ``tpc compress-corpus`` do (the index suite sets it).
+        self.describe_bare = describe_bare
         self.kind = "tpc-aware" if aware else "tpc-agnostic"
         self.name = label or self.kind
         self.settings = frozenset({AWARE if aware else AGNOSTIC})
@@ -475,12 +479,14 @@ class TPCMethod(Method):
 
         version, checkpoint = getattr(tpc_core, "__version__", "?"), _checkpoint_fingerprint(split_model_spec(self.model)[0])
         hub = cached_commits(split_model_spec(self.model)[0])  # cpc-*: the commits of the cached Hub parts
-        return f"{self.kind}:{self.model}:tpc_core={version}:{_package_fingerprint()}{checkpoint}{hub}"
+        bare = "" if self.describe_bare else ":no-ctd-on-bare"
+        return f"{self.kind}:{self.model}{bare}:tpc_core={version}:{_package_fingerprint()}{checkpoint}{hub}"
 
     def compress(self, text: str, question: str | None, budget: int, *, sample_id: str = "") -> Compressed:
         compressor = _tpc_compressor(self.model, self.device)
         result = compressor.compress(
-            text, question=question if self.aware else None, target_tokens=budget, token_counter=self.counter
+            text, question=question if self.aware else None, target_tokens=budget, token_counter=self.counter,
+            describe_bare=self.describe_bare,
         )
         info = {"engine_compressed_tokens": result.compressed_tokens, "engine_origin_tokens": result.origin_tokens}
         if result.task_description:

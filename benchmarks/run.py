@@ -56,6 +56,7 @@ from benchmarks.methods import (
     METHOD_NAMES,
     OPT_IN_METHOD_NAMES,
     Method,
+    TPCMethod,
     build_method,
     method_settings,
     method_specs,
@@ -293,6 +294,9 @@ def run_index(args: argparse.Namespace, cache: JsonCache) -> dict[str, Any]:
     """Index time: each dev context compressed on its own with no question; the later questions' evidence kept."""
     samples = stratified(load_qa_dev(args.data_dir), 3 if args.smoke and args.limit is None else args.limit)
     methods = _methods(args, INDEX_SMOKE_METHODS if args.smoke else INDEX_METHODS, label_tpc_by_model=True)
+    for method in methods.values():  # as TPCDocumentTransformer / TPCTransform / compress-corpus: no CTD on bare rows
+        if isinstance(method, TPCMethod):
+            method.describe_bare = False
     counter = minilm_token_counter()
     started = time.perf_counter()
     records: list[dict[str, Any]] = []

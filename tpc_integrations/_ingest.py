@@ -39,6 +39,11 @@ class TPCIngestSettings(TPCEngineSettings):
     """Documents compressed together per model call (bounds memory)."""
     show_progress: Optional[bool] = None
     """Progress bar over batches: None shows it on a terminal for more than one batch."""
+    describe_bare: bool = False
+    """Whether the CTD writes a task description for a document in which no request is found. Off by default at
+    index time: stored documents ask nothing, and on held-out training contexts the CTD's descriptions did not
+    change what was kept (``benchmarks.ctd_bare_value``) while costing seconds per document; such documents are
+    selected by salience and coverage under the fallback task."""
 
     @model_validator(mode="after")
     def _check_batch_size(self) -> TPCIngestSettings:
@@ -110,7 +115,7 @@ def compress_each(settings: TPCIngestSettings, texts: Sequence[str]) -> list[Ing
                                         force_keep_patterns=settings.force_keep_patterns,
                                         keep_first_sentence=settings.keep_first_sentence,
                                         batch_size=settings.batch_size, show_progress=settings.show_progress,
-                                        **options)
+                                        describe_bare=settings.describe_bare, **options)
     outcomes = [_outcome(text, result) for text, result in zip(texts, results)]
     whole = sum(outcome.status == "kept_whole" for outcome in outcomes)
     if whole:

@@ -151,6 +151,23 @@ def test_langchain_transformer_prompt_agnostic(compressor, sample, caplog):
     assert len([r for r in caplog.records if "prompt-agnostically" in r.getMessage()]) == 1
 
 
+def test_bare_documents_at_index_time_take_the_fallback_task_without_a_generation(compressor, sample):
+    from tpc_integrations.langchain import TPCDocumentTransformer
+    from tpc_integrations.llama_index import TPCTransform
+
+    # A stored document asks nothing: by default the adapters do not spend a CTD generation on it (describe_bare
+    # False) and select by salience under the fallback task, exactly as compress_batch(describe_bare=False) does.
+    text = "\n\n".join(sample.documents[:2])
+    expected = compressor.compress_batch([text], rate=RATE, describe_bare=False)[0]
+    assert expected.task_source == "fallback"
+    out = TPCDocumentTransformer(compressor=compressor, rate=RATE).transform_documents(_lc_documents([text]))
+    assert out[0].page_content == expected.compressed_prompt
+    assert out[0].metadata["tpc_task_source"] == "fallback"
+    assert TPCTransform(compressor=compressor, rate=RATE).describe_bare is False
+    with pytest.raises(ValueError):
+        TPCDocumentTransformer(compressor=compressor, rate=RATE, describe_bare="maybe")
+
+
 # ------------------------------------------------------------------------------------------------ LlamaIndex
 def test_llama_index_ingestion_pipeline_with_a_node_parser(compressor, sample, task):
     from llama_index.core import VectorStoreIndex
