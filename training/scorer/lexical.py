@@ -1,15 +1,16 @@
 """Lexical scores of a prompt's sentences against a question: BM25 and rare-term exact match.
 
 Both use only the prompt's own sentences as the collection (IDF from the prompt), so they need no corpus and
-no training. Tokenisation is the benchmark's (``\\w+``, lower-cased), so BM25 here equals the ``bm25``
-benchmark method on the same sentences.
+no training. BM25 is the engine's own (:func:`tpc_core.lexical.bm25_scores`, equal to rank-bm25 on the same
+``\\w+`` lower-cased tokens, so to the ``bm25`` benchmark method).
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
+
+from tpc_core.lexical import bm25_scores, words
 
 __all__ = ["STOPWORDS", "bm25_scores", "content_terms", "rare_match_scores", "words"]
 
@@ -24,24 +25,9 @@ must also whose many much one ones does did name named called according followin
 """.split())
 
 
-def words(text: str) -> list[str]:
-    """Lower-cased ``\\w+`` tokens (the benchmark's BM25 tokenisation)."""
-    return re.findall(r"\w+", text.lower())
-
-
 def content_terms(question: str) -> list[str]:
     """The question's distinct non-stopword terms, in order of first appearance."""
     return list(dict.fromkeys(term for term in words(question) if term not in STOPWORDS))
-
-
-def bm25_scores(sentences: Sequence[str], question: str) -> list[float]:
-    """BM25 (Okapi, rank-bm25 defaults) of each sentence against the question, the sentences as the corpus."""
-    from rank_bm25 import BM25Okapi
-
-    if not sentences:
-        return []
-    corpus = [words(sentence) or ["_"] for sentence in sentences]
-    return [float(score) for score in BM25Okapi(corpus).get_scores(words(question))]
 
 
 def rare_match_scores(sentences: Sequence[str], question: str) -> list[float]:
