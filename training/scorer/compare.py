@@ -305,20 +305,27 @@ def _interval(stats: Mapping[str, float]) -> str:
 _SHORT = {"hotpotqa_dev_distractor": "hotpotqa", "nq_open_oracle": "nq", "kv_retrieval_75_keys": "kv"}
 
 
-def to_markdown(report: Mapping[str, Any]) -> str:
-    """The per-source table, the fusion grids and the latency notes."""
+def source_table(report: Mapping[str, Any]) -> list[str]:
+    """Markdown lines of the per-source table: one row per ``report["rows"]`` entry, recall against minilm-cosine's
+    (a source a row has no records for shows ``nan``)."""
     sources = list(report["sources"])
     head = ["method", "kind", "recall", "×minilm", "retention", "over"] + [
         f"{_SHORT.get(s, s)} (n={report['sources'][s]})" for s in sources]
     base = next(r for r in report["rows"] if r["method"] == "minilm-cosine")["evidence_recall"]
-    lines = [f"# Scorer comparison, held-out train ({report['samples']} records of {report['ids']}), prompt-aware, "
-             f"rate {report['rate']}", "", "Evidence recall per source; retention = answer retention.", "",
-             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in report["rows"]:
         cells = [row["method"], row["kind"], f"{row['evidence_recall']:.3f}", f"{row['evidence_recall'] / base:.3f}",
                  f"{row['answer_retention']:.3f}", str(row["over_budget"])]
-        cells += [f"{row['by_source'][s]['evidence_recall']:.3f}" for s in sources]
+        cells += [f"{row['by_source'].get(s, {}).get('evidence_recall', float('nan')):.3f}" for s in sources]
         lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def to_markdown(report: Mapping[str, Any]) -> str:
+    """The per-source table, the fusion grids and the latency notes."""
+    lines = [f"# Scorer comparison, held-out train ({report['samples']} records of {report['ids']}), prompt-aware, "
+             f"rate {report['rate']}", "", "Evidence recall per source; retention = answer retention.", "",
+             *source_table(report)]
     lines += ["", "## Fusion grids (mean evidence recall on all records; CV = each fold scored with the weight "
               f"best on the other {report['folds'] - 1} folds)", ""]
     for family, info in report["families"].items():

@@ -172,21 +172,11 @@ def run(checkpoint: str, ids_path: str, reference: Path, out_dir: Path, cache: P
 
 
 def to_markdown(report: dict[str, Any]) -> str:
-    from training.scorer.compare import _SHORT, _interval
+    from training.scorer.compare import _interval, source_table
 
-    sources = list(report["sources"])
-    head = ["method", "kind", "recall", "×minilm", "retention", "over"] + [
-        f"{_SHORT.get(s, s)} (n={report['sources'][s]})" for s in sources]
-    base = next(r for r in report["rows"] if r["method"] == "minilm-cosine")["evidence_recall"]
     lines = [f"# Question-conditioned scorer, held-out train ({report['samples']} records of {report['ids']}), "
              f"prompt-aware, rate {report['rate']}", "", f"Checkpoint: `{report['checkpoint']}`. Reference rows "
-             "copied from `compare.json` (same records, same protocol).", "",
-             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for row in report["rows"]:
-        cells = [row["method"], row["kind"], f"{row['evidence_recall']:.3f}", f"{row['evidence_recall'] / base:.3f}",
-                 f"{row['answer_retention']:.3f}", str(row["over_budget"])]
-        cells += [f"{row['by_source'].get(s, {}).get('evidence_recall', float('nan')):.3f}" for s in sources]
-        lines.append("| " + " | ".join(cells) + " |")
+             "copied from `compare.json` (same records, same protocol).", "", *source_table(report)]
     lines += ["", "Paired bootstrap over records (95%):", ""]
     for label, t in report["tests"].items():
         lines.append(f"- {label}: − tpc-mini {_interval(t['minus_tpc_mini'])}; − minilm-cosine "
