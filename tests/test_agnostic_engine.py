@@ -13,7 +13,7 @@ import shutil
 import pytest
 import torch
 
-from tpc_core.request import FEATURE_NAMES, RequestHead, is_grounded
+from tpc_core.engine.request import FEATURE_NAMES, RequestHead, is_grounded
 
 PROMPT = ("Paris is the capital of France. Rome is the capital of Italy. The Tiber flows through Rome. "
           "Bread is made from flour. Which river flows through Rome?")

@@ -1,9 +1,19 @@
-"""The import structure of ``tpc_core``: layered (no import cycles) and private names kept private.
+"""The structure of the code: layered (no import cycles), one-way folders, private names kept private, small modules.
 
 Read from the source with ``ast`` (nothing is imported), so every module is covered, whatever it is named,
 including ones added later. Imports inside functions count (a lazy import is still a dependency); imports
 under ``if TYPE_CHECKING:`` do not (they never run). ``from tpc_core import Name`` is resolved through the
 package's lazy ``_EXPORTS`` table to the module that defines ``Name``.
+
+The rules, each a test below:
+
+* no import cycle among the modules of any of the four code folders (``tpc_core``, ``tpc_integrations``,
+  ``training``, ``benchmarks``), and none between the folders (``training`` may use ``benchmarks``' evaluation
+  protocol, never the other way round);
+* no private name of another module used: neither ``module._name`` nor ``obj._name`` on an object that the
+  using module did not define (``self`` / ``cls`` inside a class of the module are its own);
+* no module of ``tpc_core`` or ``tpc_integrations`` over 450 lines, none of ``training`` or ``benchmarks``
+  over 600.
 """
 
 from __future__ import annotations
@@ -17,6 +27,9 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "tpc_core"
 # Code outside tpc_core that must use only its public names (tests may reach inside; they test it).
 CLIENTS = ("tpc_integrations", "benchmarks", "training", "examples")
+# The four code folders (examples are scripts that use them; tests may reach inside).
+CODE_FOLDERS = ("tpc_core", "tpc_integrations", "training", "benchmarks")
+MAX_LINES = {"tpc_core": 450, "tpc_integrations": 450, "training": 600, "benchmarks": 600}
 
 
 def _module_name(path: Path) -> str:
@@ -116,7 +129,7 @@ class _Imports:
                     continue
                 for alias in node.names:
                     submodule = f"{source}.{alias.name}"
-                    if submodule in PACKAGE_MODULES:  # from tpc_core import corpus_io
+                    if submodule in PACKAGE_MODULES:  # from tpc_core.corpus import io as corpus_io
                         self._edge(submodule, node.lineno)
                         aliases[alias.asname or alias.name] = submodule
                         continue
@@ -207,9 +220,9 @@ GRAPH = {module: _Imports(module, path).edges for module, path in PACKAGE_MODULE
 
 def test_the_walk_sees_the_package_and_its_lazy_imports():
     """Guards the test itself: it must find the modules and the function-level imports it is about."""
-    assert {"tpc_core.compressor", "tpc_core.loading", "tpc_core.corpus"} <= set(GRAPH)
-    assert "tpc_core.compressor" in GRAPH["tpc_core.loading"] or "tpc_core.loading" in GRAPH["tpc_core.compressor"]
-    assert "tpc_core.corpus_ray" in GRAPH["tpc_core.corpus"]  # imported inside a function only
+    assert {"tpc_core.compressor", "tpc_core.loading.checkpoint", "tpc_core.corpus.local"} <= set(GRAPH)
+    assert "tpc_core.compressor" in GRAPH["tpc_core.loading.checkpoint"] or "tpc_core.loading.checkpoint" in GRAPH["tpc_core.compressor"]
+    assert "tpc_core.corpus.ray_engine" in GRAPH["tpc_core.corpus.local"]  # imported inside a function only
 
 
 def test_tpc_core_has_no_import_cycles():
@@ -233,13 +246,151 @@ def test_no_module_uses_a_private_name_of_a_tpc_core_module(top):
 
 
 def test_private_name_detection(tmp_path):
-    source = ("import tpc_core.loading\nimport tpc_core.offline as offline\nfrom tpc_core import segmentation\n"
-              "from tpc_core.loading import _detect_architecture, resolve_base\n"
-              "def f():\n    tpc_core.loading._from_pretrained\n    offline._package_dir\n"
+    source = ("import tpc_core.loading.checkpoint\nimport tpc_core.loading.offline as offline\nfrom tpc_core import segmentation\n"
+              "from tpc_core.loading.checkpoint import _detect_architecture, resolve_base\n"
+              "def f():\n    tpc_core.loading.checkpoint._from_pretrained\n    offline._package_dir\n"
               "    segmentation._split\n    offline.__name__\n    segmentation.public._private_attr\n")
     path = tmp_path / "client.py"
     path.write_text(source, encoding="utf-8")
     uses = _Imports("client", path).private
-    assert uses == ["line 4: from tpc_core.loading import _detect_architecture",
-                    "line 6: tpc_core.loading._from_pretrained", "line 7: offline._package_dir",
+    assert uses == ["line 4: from tpc_core.loading.checkpoint import _detect_architecture",
+                    "line 6: tpc_core.loading.checkpoint._from_pretrained", "line 7: offline._package_dir",
                     "line 8: segmentation._split"]
+
+
+# ---------------------------------------------------------------------------------------------- all four folders
+ALL_MODULES = {name: path for folder in CODE_FOLDERS for name, path in _modules(folder).items()}
+
+
+def _known_module(dotted: str) -> str | None:
+    """The longest module of the four code folders that ``dotted`` names or lies in."""
+    parts = dotted.split(".")
+    for end in range(len(parts), 0, -1):
+        candidate = ".".join(parts[:end])
+        if candidate in ALL_MODULES:
+            return candidate
+    return None
+
+
+def _code_imports(module: str, path: Path) -> dict[str, int]:
+    """Every module of the four folders that ``module`` imports at run time (type-only imports aside)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    edges: dict[str, int] = {}
+    is_package = path.name == "__init__.py"
+    for node in _runtime_nodes(tree):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            source = _absolute(module, node, is_package)
+            targets = [f"{source}.{alias.name}" if f"{source}.{alias.name}" in ALL_MODULES
+                       else EXPORTS.get(alias.name, source) if source == PACKAGE else source for alias in node.names]
+        elif isinstance(node, ast.Call) and _is_import_module(node):
+            targets = [node.args[0].value]
+        for dotted in targets:
+            target = _known_module(dotted)
+            if target is not None and target != module:
+                edges[target] = min(node.lineno, edges.get(target, node.lineno))
+    return edges
+
+
+CODE_GRAPH = {module: _code_imports(module, path) for module, path in ALL_MODULES.items()}
+
+
+@pytest.mark.parametrize("folder", CODE_FOLDERS)
+def test_no_import_cycles_inside_a_code_folder(folder):
+    graph = {module: {target: line for target, line in edges.items() if target.split(".")[0] == folder}
+             for module, edges in CODE_GRAPH.items() if module.split(".")[0] == folder}
+    cycles = _cycles(graph)
+    assert not cycles, f"import cycles in {folder}/ (move what both need into a lower module):\n" + "\n".join(
+        _describe(component, graph) for component in cycles)
+
+
+def test_the_code_folders_are_one_way():
+    folders: dict[str, dict[str, int]] = {folder: {} for folder in CODE_FOLDERS}
+    where: dict[tuple[str, str], str] = {}
+    for module, edges in CODE_GRAPH.items():
+        for target, line in edges.items():
+            source_folder, target_folder = module.split(".")[0], target.split(".")[0]
+            if source_folder != target_folder:
+                folders[source_folder].setdefault(target_folder, line)
+                where.setdefault((source_folder, target_folder), f"{module} -> {target} (line {line})")
+    cycles = _cycles(folders)
+    assert not cycles, "code folders that import each other both ways:\n" + "\n".join(
+        "; ".join(where[(a, b)] for a in component for b in component if (a, b) in where) for component in cycles)
+    assert "benchmarks" not in folders["tpc_core"] and "training" not in folders["tpc_core"]
+    assert "tpc_integrations" not in folders["tpc_core"], "the engine must not know its adapters"
+
+
+def _defined_private_names(tree: ast.AST) -> set[str]:
+    """Private names this module defines: functions, classes, assignments, ``self._x = ...``, parameters, imports."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            if not isinstance(node, ast.ClassDef):
+                names.update(arg.arg for arg in [*node.args.args, *node.args.kwonlyargs])
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.attr)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "getattr") \
+                and len(node.args) > 1 and isinstance(node.args[1], ast.Constant):
+            names.add(str(node.args[1].value))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
+            names.add(node.value)  # __slots__, _CACHES tables, dataclass field names
+    return {name for name in names if _is_private(name)}
+
+
+def foreign_private_uses(path: Path) -> list[str]:
+    """``obj._name`` where this module defines no ``_name``: another module's private attribute."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    own = _defined_private_names(tree)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and _known_module(node.module or "") is not None:
+            found.extend((node.lineno, f"from {node.module} import {alias.name}") for alias in node.names
+                         if _is_private(alias.name))
+        if isinstance(node, ast.Attribute) and _is_private(node.attr) and node.attr not in own:
+            base = node.value
+            if isinstance(base, ast.Name) and base.id in ("self", "cls"):
+                found.append((node.lineno, f"{base.id}.{node.attr} (inherited from another module)"))
+            elif not (isinstance(base, ast.Name) and base.id in ("sys", "os")):  # sys._getframe, os._exit
+                found.append((node.lineno, f"{_dotted(base) or '<expr>'}.{node.attr}"))
+    return [f"line {line}: {use}" for line, use in sorted(found)]
+
+
+@pytest.mark.parametrize("folder", [*CODE_FOLDERS, "examples"])
+def test_no_private_attribute_of_another_modules_object(folder):
+    found = {module: uses for module, path in _modules(folder).items() if (uses := foreign_private_uses(path))}
+    assert not found, "private attributes of objects from other modules (give them a public name):\n" + "\n".join(
+        f"{module}: {use}" for module, uses in found.items() for use in uses)
+
+
+def test_foreign_private_detection(tmp_path):
+    source = ("class A:\n    def __init__(self):\n        self._own = 1\n    def f(self, other):\n"
+              "        return self._own, other._own, other._theirs, self._inherited\n"
+              "from benchmarks.evaluate import _tpc_method\n"
+              "def g(compressor):\n    return compressor._splitter(None), sys._getframe(1)\n")
+    path = tmp_path / "client.py"
+    path.write_text(source, encoding="utf-8")
+    assert foreign_private_uses(path) == ["line 5: other._theirs", "line 5: self._inherited (inherited from another module)",
+                                          "line 6: from benchmarks.evaluate import _tpc_method", "line 8: compressor._splitter"]
+
+
+@pytest.mark.parametrize("folder", CODE_FOLDERS)
+def test_modules_are_small(folder):
+    limit = MAX_LINES[folder]
+    sizes = {module: len(path.read_text(encoding="utf-8").splitlines()) for module, path in _modules(folder).items()}
+    large = {module: lines for module, lines in sizes.items() if lines > limit}
+    assert not large, f"modules of {folder}/ over {limit} lines (split them by concern): {large}"
+
+
+def test_the_tree_shows_the_three_concerns():
+    """The algorithm, the loading of models and the corpus job each have their own package."""
+    for package in ("engine", "loading", "corpus", "segmentation"):
+        assert (ROOT / PACKAGE / package / "__init__.py").is_file(), package
+    assert not [path.name for path in (ROOT / PACKAGE).glob("*.py")
+                if path.stem not in ("__init__", "__main__", "compressor", "cli", "config")]

@@ -11,9 +11,9 @@ import json
 
 import pytest
 
-from tpc_core.options import CompressionOptions
-from tpc_core.stages import segment
-from tpc_core.task import Selection, Task, TaskFinder, TaskSource
+from tpc_core.engine.options import CompressionOptions
+from tpc_core.engine.stages import segment
+from tpc_core.engine.task import Selection, Task, TaskFinder, TaskSource
 
 pytestmark = pytest.mark.slow
 

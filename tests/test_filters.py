@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from tpc_core.options import CompressionOptions
+from tpc_core.engine.options import CompressionOptions
 from tpc_core.segmentation import get_splitter
-from tpc_core.selection import filter_kept, validate_filter_args
-from tpc_core.stages import Scored, assemble, segment, select, to_result
-from tpc_core.task import Task
-from tpc_core.tokens import TokenCounter
+from tpc_core.engine.selection import filter_kept, validate_filter_args
+from tpc_core.engine.stages import Scored, assemble, segment, select, to_result
+from tpc_core.engine.task import Task
+from tpc_core.engine.tokens import TokenCounter
 
 DOCUMENTS = [
     "The harbour froze in January. Ships waited outside for weeks.\nThe mayor ordered icebreakers from the north.",

@@ -137,8 +137,8 @@ def test_a_pickle_that_runs_code_is_refused(hub_cache):
 
 def _checkpoint(tmp_path: Path, hub_cache: HubCache, **cse_changes) -> Path:
     """A saved cpc-llama-1b checkpoint whose CSE section is edited (a user's checkpoint referencing Hub parts)."""
-    from tpc_core.hub_cse import hub_cse_config
-    from tpc_core.registry import REGISTRY
+    from tpc_core.loading.hub_cse import hub_cse_config
+    from tpc_core.loading.registry import REGISTRY
     from tpc_core import TPCConfig
     import dataclasses
 
@@ -188,7 +188,7 @@ def test_gated_base_without_a_token_fails_before_any_download(monkeypatch, tmp_p
     monkeypatch.setattr(huggingface_hub, "get_token", lambda: None)
     monkeypatch.setattr(huggingface_hub, "snapshot_download",
                         lambda *a, **k: pytest.fail("nothing may be downloaded for a gated repo without a token"))
-    from tpc_core.hub import GatedRepoAccessError
+    from tpc_core.loading.hub import GatedRepoAccessError
 
     with pytest.raises(GatedRepoAccessError, match="mistralai/Mistral-7B-Instruct-v0.2 is a gated repository"):
         TPCCompressor.from_pretrained("cpc-mistral-7b", cache_dir=str(tmp_path / "empty"), device="cpu")
@@ -203,7 +203,7 @@ def test_prompt_agnostic_mode_uses_the_ctd_named(hub_cache, tiny_checkpoint):
 
 def test_default_ctd_is_tpc_minis(cpc):
     from tpc_core.config import TPCConfig
-    from tpc_core.registry import REGISTRY
+    from tpc_core.loading.registry import REGISTRY
 
     assert cpc.config.ctd == TPCConfig.load(REGISTRY["tpc-mini"].local_dir).ctd
     assert (cpc.checkpoint_dir / cpc.config.ctd.adapter_dir / "adapter_model.safetensors").is_file()
@@ -218,7 +218,7 @@ def test_ctd_option_is_only_for_hub_assembled_names(tiny_checkpoint):
 def test_unpublished_names_fail_before_any_download(name, monkeypatch):
     import huggingface_hub
 
-    from tpc_core.registry import UnpublishedModelError
+    from tpc_core.loading.registry import UnpublishedModelError
 
     monkeypatch.setattr(huggingface_hub, "snapshot_download", lambda *a, **k: pytest.fail("downloaded"))
     with pytest.raises(UnpublishedModelError) as error:
@@ -229,7 +229,7 @@ def test_unpublished_names_fail_before_any_download(name, monkeypatch):
 
 def test_cli_info_says_the_same(capsys):
     from tpc_core.cli import main
-    from tpc_core.registry import REGISTRY, unpublished_message
+    from tpc_core.loading.registry import REGISTRY, unpublished_message
 
     assert main(["info", "--model", "tpc-large"]) == 2
     assert unpublished_message(REGISTRY["tpc-large"]) in capsys.readouterr().err
@@ -262,7 +262,7 @@ def test_mistral_decoder_is_run_bidirectionally():
     sliding window), so the first token sees the last."""
     from transformers import MistralConfig, MistralModel
 
-    from tpc_core.cse import bidirectional_mask
+    from tpc_core.engine.cse import bidirectional_mask
 
     torch.manual_seed(0)
     model = MistralModel(MistralConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
@@ -278,7 +278,7 @@ def test_mistral_decoder_is_run_bidirectionally():
 
 def test_cli_models_lists_what_the_registry_says(capsys):
     from tpc_core.cli import main
-    from tpc_core.registry import REGISTRY, unpublished_message
+    from tpc_core.loading.registry import REGISTRY, unpublished_message
 
     assert main(["models"]) == 0
     out = capsys.readouterr().out

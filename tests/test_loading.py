@@ -5,7 +5,7 @@ import json
 import pytest
 
 from tpc_core import TPCCompressor, TPCConfig
-from tpc_core.registry import REGISTRY
+from tpc_core.loading.registry import REGISTRY
 
 
 def test_registry_names():
@@ -112,7 +112,7 @@ def test_reading_a_checkpoint_config_writes_nothing(tmp_path, monkeypatch):
     and an assembled cpc-* config in memory; it refuses an offline miss; it never writes a file."""
     import shutil
 
-    from tpc_core.loading import HubOptions, read_checkpoint_config
+    from tpc_core.loading.checkpoint import HubOptions, read_checkpoint_config
 
     monkeypatch.setenv("TPC_CACHE", str(tmp_path / "tpc_cache"))
     cache = tmp_path / "hf_cache"

@@ -12,12 +12,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tpc_core.options import CompressionOptions
-from tpc_core.result import CompressionResult
+from tpc_core.engine.options import CompressionOptions
+from tpc_core.engine.result import CompressionResult
 from tpc_core.segmentation import get_splitter
-from tpc_core.stages import Scored, assemble, segment, select, to_result
-from tpc_core.task import Task
-from tpc_core.tokens import TokenCounter, resolve_token_counter
+from tpc_core.engine.stages import Scored, assemble, segment, select, to_result
+from tpc_core.engine.task import Task
+from tpc_core.engine.tokens import TokenCounter, resolve_token_counter
 
 PURE_CASES = 2000
 END_TO_END_CASES = 200
@@ -60,7 +60,7 @@ def counters() -> dict[str, TokenCounter]:
     """Words, characters, and the MiniLM WordPiece default (a real HF tokenizer, no model)."""
     from transformers import AutoTokenizer
 
-    from tpc_core.offline import minilm_dir
+    from tpc_core.loading.offline import minilm_dir
 
     return {"words": TokenCounter(lambda text: len(text.split()), name="words"),
             "chars": TokenCounter(len, name="chars"),

@@ -63,7 +63,7 @@ def test_loading_and_compressing_print_nothing_in_a_fresh_process():
 def test_quiet_loading_restores_the_callers_settings():
     from transformers.utils import logging as hf_logging
 
-    from tpc_core.quiet import quiet_loading
+    from tpc_core.loading.quiet import quiet_loading
 
     was_enabled = hf_logging.is_progress_bar_enabled()
     try:

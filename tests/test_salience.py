@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from tpc_core.config import AgnosticConfig, TPCConfig
-from tpc_core.salience import (
+from tpc_core.engine.salience import (
     HAND_FEATURES,
     SalienceHead,
     load_salience_head,
@@ -156,11 +156,11 @@ TEXT = ("Passage 1:\nThe council met on Monday. It approved the new budget after
 
 def test_a_checkpoint_with_a_head_scores_coverage_tasks_with_it(headed_checkpoint) -> None:
     from tpc_core import TPCCompressor
-    from tpc_core.options import CompressionOptions
-    from tpc_core.scoring import score_prompts
+    from tpc_core.engine.options import CompressionOptions
+    from tpc_core.engine.scoring import score_prompts
     from tpc_core.segmentation import get_splitter
-    from tpc_core.stages import segment
-    from tpc_core.task import Selection, Task, TaskSource
+    from tpc_core.engine.stages import segment
+    from tpc_core.engine.task import Selection, Task, TaskSource
 
     compressor = TPCCompressor.from_pretrained(headed_checkpoint, device="cpu")
     head = compressor._salience_head
@@ -181,12 +181,12 @@ def test_a_checkpoint_with_a_head_scores_coverage_tasks_with_it(headed_checkpoin
 def test_a_checkpoint_without_a_head_keeps_the_hand_set_rule(tiny_checkpoint, tmp_path) -> None:
     from checkpoint_helpers import edited_checkpoint
     from tpc_core import TPCCompressor
-    from tpc_core.coverage import coverage_scores, section_ranks
-    from tpc_core.options import CompressionOptions
-    from tpc_core.scoring import score_prompts
+    from tpc_core.engine.coverage import coverage_scores, section_ranks
+    from tpc_core.engine.options import CompressionOptions
+    from tpc_core.engine.scoring import score_prompts
     from tpc_core.segmentation import get_splitter
-    from tpc_core.stages import segment
-    from tpc_core.task import Selection, Task, TaskSource
+    from tpc_core.engine.stages import segment
+    from tpc_core.engine.task import Selection, Task, TaskSource
 
     root = edited_checkpoint(tiny_checkpoint, tmp_path, "agnostic", centrality_weight=1.0, position_weight=0.5)
     compressor = TPCCompressor.from_pretrained(root, device="cpu")
@@ -238,9 +238,9 @@ def test_the_shipped_tpc_mini_head_loads_and_matches_its_encoder(tpc_mini) -> No
     config = TPCConfig.load(tpc_mini.checkpoint_dir)
     assert config.agnostic.salience_head and config.agnostic.salience_head.endswith(".safetensors")
     assert "salience" in config.extra["training"]
-    from tpc_core.options import CompressionOptions
+    from tpc_core.engine.options import CompressionOptions
     from tpc_core.segmentation import get_splitter
-    from tpc_core.stages import segment
+    from tpc_core.engine.stages import segment
 
     prompt = segment((TEXT,), get_splitter("nupunkt"), tpc_mini.token_counter, CompressionOptions(rate=0.3))
     embeddings = tpc_mini.scorer.embed([prompt])[0]

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tpc_core.config import SCORERS, ScorerConfig, TPCConfig
-from tpc_core.lexical import bm25_scores, words
-from tpc_core.scoring import CosineBM25, PooledCosine, fuse_lexical
+from tpc_core.engine.lexical import bm25_scores, words
+from tpc_core.engine.scoring import CosineBM25, PooledCosine, fuse_lexical
 
 VOCABULARY = [f"w{i}" for i in range(12)] + ["Paris", "1889", "x-7"]
 sentence_text = st.lists(st.sampled_from(VOCABULARY), max_size=10).map(" ".join)

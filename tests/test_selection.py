@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from tpc_core.selection import resolve_budget, select_sentences
+from tpc_core.engine.selection import resolve_budget, select_sentences
 
 
 def test_budget_from_rate_and_tokens():
@@ -58,8 +58,8 @@ def test_mismatched_lengths_raise():
 
 
 # ---------------------------------------------------------------------------------------------- budget policy
-from tpc_core.selection import allocate, document_budgets, fit_to_budget, join_kept  # noqa: E402
-from tpc_core.tokens import TokenCounter  # noqa: E402
+from tpc_core.engine.selection import allocate, document_budgets, fit_to_budget, join_kept  # noqa: E402
+from tpc_core.engine.tokens import TokenCounter  # noqa: E402
 
 CHARS = TokenCounter(len, name="chars")
 

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tpc_core.options import CompressionOptions
+from tpc_core.engine.options import CompressionOptions
 from tpc_core.segmentation import get_splitter
-from tpc_core.stages import segment
+from tpc_core.engine.stages import segment
 
 TEXT = "The bridge opened in 1932. It was designed by a local engineer. Traffic doubled within a decade."
 
@@ -110,7 +110,7 @@ def test_any_custom_splitter_either_is_refused_or_yields_verbatim_sentences(span
 
 
 def lambda_counter():
-    from tpc_core.tokens import TokenCounter
+    from tpc_core.engine.tokens import TokenCounter
 
     return TokenCounter(lambda text: len(text.split()))
 

@@ -1,6 +1,6 @@
 import pytest
 
-from tpc_core.tokens import TokenCounter, resolve_token_counter
+from tpc_core.engine.tokens import TokenCounter, resolve_token_counter
 
 
 def test_callable_counter_and_validation():
@@ -14,7 +14,7 @@ def test_callable_counter_and_validation():
 def test_hf_tokenizer_counts_without_truncation():
     from transformers import AutoTokenizer
 
-    from tpc_core.offline import minilm_dir
+    from tpc_core.loading.offline import minilm_dir
 
     tokenizer = AutoTokenizer.from_pretrained(str(minilm_dir()))
     counter = resolve_token_counter(tokenizer)
@@ -31,7 +31,7 @@ def test_tiktoken_name_works_offline():
 
 
 def test_path_name_is_loaded_as_tokenizer():
-    from tpc_core.offline import minilm_dir
+    from tpc_core.loading.offline import minilm_dir
 
     assert resolve_token_counter(str(minilm_dir()))("hello world") == 2
 

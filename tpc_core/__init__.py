@@ -13,16 +13,16 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "TPCCompressor": "tpc_core.compressor",
-    "CompressionResult": "tpc_core.result",
-    "SentenceRecord": "tpc_core.result",
+    "CompressionResult": "tpc_core.engine.result",
+    "SentenceRecord": "tpc_core.engine.result",
     "TPCConfig": "tpc_core.config",
     "CSEConfig": "tpc_core.config",
     "CTDConfig": "tpc_core.config",
-    "DEFAULT_MODEL": "tpc_core.registry",
-    "REGISTRY": "tpc_core.registry",
-    "Task": "tpc_core.task",
-    "TaskSource": "tpc_core.task",
-    "Selection": "tpc_core.task",
+    "DEFAULT_MODEL": "tpc_core.loading.registry",
+    "REGISTRY": "tpc_core.loading.registry",
+    "Task": "tpc_core.engine.task",
+    "TaskSource": "tpc_core.engine.task",
+    "Selection": "tpc_core.engine.task",
 }
 
 __all__ = [*_EXPORTS, "__version__"]
@@ -30,9 +30,9 @@ __all__ = [*_EXPORTS, "__version__"]
 if TYPE_CHECKING:
     from tpc_core.compressor import TPCCompressor
     from tpc_core.config import CSEConfig, CTDConfig, TPCConfig
-    from tpc_core.registry import DEFAULT_MODEL, REGISTRY
-    from tpc_core.result import CompressionResult, SentenceRecord
-    from tpc_core.task import Selection, Task, TaskSource
+    from tpc_core.loading.registry import DEFAULT_MODEL, REGISTRY
+    from tpc_core.engine.result import CompressionResult, SentenceRecord
+    from tpc_core.engine.task import Selection, Task, TaskSource
 
 
 def __getattr__(name: str) -> Any:

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from tpc_core.registry import DEFAULT_MODEL, REGISTRY
+from tpc_core.loading.registry import DEFAULT_MODEL, REGISTRY
 
 __all__ = ["main", "build_parser"]
 
@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
                                "highlighted, dropped ones dimmed, each shaded by its score (UTF-8; the normal "
                                "output is printed as well).")
     commands.add_parser("models", help="List the registered names: what each is and whether it is published.")
-    from tpc_core.corpus import add_corpus_parser
+    from tpc_core.corpus.local import add_corpus_parser
 
     add_corpus_parser(commands)
     info = commands.add_parser("info", help="Show the model, device and versions.")
@@ -84,7 +84,7 @@ def _check_html_path(path: str | None) -> None:
 
 def _quiet_loading() -> None:
     """A CLI's stderr is for the user: no Hub download bars, no transformers log chatter. (Weight-loading bars
-    and loading deprecation warnings are silenced by the library itself, ``tpc_core.quiet``.)"""
+    and loading deprecation warnings are silenced by the library itself, ``tpc_core.loading.quiet``.)"""
     from huggingface_hub.utils import disable_progress_bars
     from transformers.utils import logging as transformers_logging
 
@@ -94,7 +94,7 @@ def _quiet_loading() -> None:
 
 def registry_lines() -> list[str]:
     """One line per registered name, with what the registry says about it (``tpc models``)."""
-    from tpc_core.registry import unpublished_message
+    from tpc_core.loading.registry import unpublished_message
 
     lines = []
     for model in REGISTRY.values():
@@ -116,14 +116,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\n".join(registry_lines()))
         return 0
     if args.command == "compress-corpus":  # its own checks (before any model loads) and exit codes
-        from tpc_core.corpus import run_corpus_command
+        from tpc_core.corpus.local import run_corpus_command
 
         _quiet_loading()
         return run_corpus_command(args)
     try:  # everything that needs no model is checked before the (slow) model load
         text = None
         if args.command == "compress":
-            from tpc_core.selection import validate_budget_args
+            from tpc_core.engine.selection import validate_budget_args
 
             validate_budget_args(args.target_tokens, args.rate)
             text = _read_input(args.file)

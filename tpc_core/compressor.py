@@ -30,12 +30,12 @@ from typing import Any, Union, overload
 import torch
 
 from tpc_core.config import ScorerConfig, TPCConfig
-from tpc_core.cse import ContextSentenceEncoder
-from tpc_core.ctd import TaskDescriptor
-from tpc_core.devices import resolve_device, resolve_dtype
-from tpc_core.copying import picklable_state, restore_state
-from tpc_core.hub_cse import pin_hub_revisions
-from tpc_core.loading import (
+from tpc_core.engine.cse import ContextSentenceEncoder
+from tpc_core.engine.ctd import TaskDescriptor
+from tpc_core.loading.devices import resolve_device, resolve_dtype
+from tpc_core.loading.copying import picklable_state, restore_state
+from tpc_core.loading.hub_cse import pin_hub_revisions
+from tpc_core.loading.checkpoint import (
     HubOptions,
     check_config_paths,
     load_cse_parts,
@@ -45,16 +45,16 @@ from tpc_core.loading import (
     resolve_checkpoint_dir,
     save_checkpoint,
 )
-from tpc_core.options import CompressionOptions, as_documents, as_questions
-from tpc_core.registry import DEFAULT_MODEL
-from tpc_core.result import CompressionResult
-from tpc_core.salience import load_salience_head
-from tpc_core.scoring import Scorer, build_scorer, score_prompts
+from tpc_core.engine.options import CompressionOptions, as_documents, as_questions
+from tpc_core.loading.registry import DEFAULT_MODEL
+from tpc_core.engine.result import CompressionResult
+from tpc_core.engine.salience import load_salience_head
+from tpc_core.engine.scoring import Scorer, build_scorer, score_prompts
 from tpc_core.segmentation import SentenceSplitter, get_splitter
-from tpc_core.selection import BUDGET_SCOPES
-from tpc_core.stages import Scored, Segmented, assemble, segment, select, to_result
-from tpc_core.task import TaskFinder, TaskSource
-from tpc_core.tokens import TokenCounter, TokenCounterSpec, resolve_token_counter
+from tpc_core.engine.selection import BUDGET_SCOPES
+from tpc_core.engine.stages import Scored, Segmented, assemble, segment, select, to_result
+from tpc_core.engine.task import TaskFinder, TaskSource
+from tpc_core.engine.tokens import TokenCounter, TokenCounterSpec, resolve_token_counter
 
 __all__ = ["TPCCompressor", "Context", "BUDGET_SCOPES"]
 
@@ -100,7 +100,7 @@ class TPCCompressor:
 
     # ------------------------------------------------------------------ copying and pickling
     # copy.deepcopy and pickle (Ray actors, multiprocessing) carry the models by value; locks are rebuilt and
-    # caches start empty (see tpc_core.copying).
+    # caches start empty (see tpc_core.loading.copying).
     # The task finder holds this compressor's CTD call, so a copy builds its own.
     _CACHES = {"_splitters": dict, "task_finder": lambda: None}
 
@@ -143,7 +143,7 @@ class TPCCompressor:
                 mode; default ``"tpc-mini"``.
             trust_config_paths: Let the config's ``base_model`` name a local directory outside the checkpoint
                 (only for checkpoints you wrote yourself, e.g. ``training/``'s runs); off: every path in the
-                config stays inside the checkpoint (see ``tpc_core.loading``).
+                config stays inside the checkpoint (see ``tpc_core.loading.checkpoint``).
             scorer: Override the checkpoint's scoring function: a name from ``tpc_core.config.SCORERS``
                 (``"pooled_cosine"``: the paper's cosine; ``"cosine_bm25"``: cosine fused with BM25, with the
                 checkpoint's ``lexical_weight``) or a full ``ScorerConfig``; ``None``: the checkpoint's own.
@@ -181,7 +181,7 @@ class TPCCompressor:
     @property
     def token_counter(self) -> TokenCounter:
         """The default counter: the CSE tokenizer, no special tokens, no truncation; a word too long for
-        WordPiece (which would be one ``[UNK]``) counts as its 100-character pieces (see ``tpc_core.tokens``)."""
+        WordPiece (which would be one ``[UNK]``) counts as its 100-character pieces (see ``tpc_core.engine.tokens``)."""
         return self._default_counter
 
     @property

@@ -24,7 +24,7 @@ HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 FORMAT_VERSION = 1
 # Share of a long prompt's CTD input taken from its head (instructions and questions sit at either end).
 DEFAULT_HEAD_FRACTION = 0.25
-# Scoring functions R(task, sentence) a checkpoint may choose (``tpc_core.scoring.build_scorer``).
+# Scoring functions R(task, sentence) a checkpoint may choose (``tpc_core.engine.scoring.build_scorer``).
 SCORERS: tuple[str, ...] = ("pooled_cosine", "cosine_bm25")
 _T = TypeVar("_T")
 _UnionType = type(int | None)
@@ -79,7 +79,7 @@ class CSEConfig:
         adapter_dir: Checkpoint sub-directory with a PEFT (LoRA) adapter for the base model.
         extra_embeddings: Checkpoint file (safetensors) with trained rows of the added special tokens.
         adapter_repo: Hub repo of a PEFT (LoRA) adapter for the base model (instead of ``adapter_dir``);
-            see ``tpc_core.hub_cse``.
+            see ``tpc_core.loading.hub_cse``.
         adapter_revision: Hub revision of ``adapter_repo`` (a commit hash pins it).
         adapter_allow_bin: Accept an adapter published only as ``adapter_model.bin``, read with
             ``torch.load(weights_only=True)`` (never a full unpickler). Off: safetensors only.
@@ -152,7 +152,7 @@ class CSEConfig:
 
     @property
     def from_hub_parts(self) -> bool:
-        """Whether the CSE is assembled from Hub repos (base + adapter + tokenizer; ``tpc_core.hub_cse``)."""
+        """Whether the CSE is assembled from Hub repos (base + adapter + tokenizer; ``tpc_core.loading.hub_cse``)."""
         return self.adapter_repo is not None or self.tokenizer_repo is not None
 
 
@@ -168,7 +168,7 @@ class CTDConfig:
         instruction: User-turn instruction placed before the prompt.
         response_prefix: Start of the assistant turn; the model continues it. Small instruct models answer
             the prompt instead of describing its task without it.
-        max_input_tokens: Prompts longer than this keep their head and tail (see ``tpc_core.ctd``).
+        max_input_tokens: Prompts longer than this keep their head and tail (see ``tpc_core.engine.ctd``).
         head_fraction: Share of ``max_input_tokens`` taken from the head of a long prompt.
         max_new_tokens: Length limit of the task description.
         do_sample: Sample instead of greedy decoding (off: deterministic by default).
@@ -208,7 +208,7 @@ class AgnosticConfig:
 
     Attributes:
         request_head: Checkpoint file (safetensors) of the extractive request head
-            (``tpc_core.request``); ``None``: always generate with the CTD.
+            (``tpc_core.engine.request``); ``None``: always generate with the CTD.
         request_threshold: A prompt whose best sentence reaches this probability has a written request:
             those sentences are the task description and nothing is generated.
         max_request_sentences: At most this many sentences form an extracted request.
@@ -221,12 +221,12 @@ class AgnosticConfig:
         redundancy: The same prompts: MMR penalty on a candidate's highest cosine to a kept sentence.
         relevance_weight: The same prompts: weight of the cosine to the generated description.
         match_share: A generated description that restates sentences of the prompt (at least this share of
-            its content words in one sentence and its neighbours, ``tpc_core.request.match_sentences``) is
+            its content words in one sentence and its neighbours, ``tpc_core.engine.request.match_sentences``) is
             replaced by those sentences as written, and the prompt is scored by relevance like an extracted request
             (``"matched"``; a request for a summary keeps the coverage settings); ``0``: off.
         fallback_description: Used instead of a generated description that the prompt does not ground
-            (``tpc_core.request.is_grounded``): the CTD must not invent a question the prompt never asks.
-        salience_head: Checkpoint file (safetensors) of the salience head (``tpc_core.salience``): where set,
+            (``tpc_core.engine.request.is_grounded``): the CTD must not invent a question the prompt never asks.
+        salience_head: Checkpoint file (safetensors) of the salience head (``tpc_core.engine.salience``): where set,
             prompts selected by coverage are scored by it instead of the hand-set weights above (which then
             apply only to checkpoints without one). ``None``: the hand-set weights, as before.
         salience_lead_weight: Weight of the passage-lead prior blended with the salience head's score
@@ -280,7 +280,7 @@ class ScorerConfig:
         name: ``"pooled_cosine"``: the cosine of the pooled CSE sentence and description embeddings (the paper's
             R; what checkpoints without this section use). ``"cosine_bm25"``: that cosine fused with BM25 of the
             sentence against the description over the prompt's own sentences, so exact names, numbers and rare
-            words count (``tpc_core.scoring.CosineBM25``).
+            words count (``tpc_core.engine.scoring.CosineBM25``).
         lexical_weight: ``cosine_bm25`` only: weight of the BM25 z-score against the cosine z-score.
     """
 

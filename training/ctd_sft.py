@@ -108,7 +108,7 @@ def encode_example(descriptor: Any, prompt: str, continuation: str) -> CTDExampl
     """Inference input for ``prompt`` + ``continuation`` + end-of-turn, labels on the continuation only.
 
     Args:
-        descriptor: A ``tpc_core.ctd.TaskDescriptor`` (its ``build_chat_inputs`` makes the input).
+        descriptor: A ``tpc_core.engine.ctd.TaskDescriptor`` (its ``build_chat_inputs`` makes the input).
         prompt: The raw prompt.
         continuation: What should follow the response prefix.
     """
@@ -150,8 +150,8 @@ def load_policy(ctd: CTDConfig, checkpoint_dir: Path, lora: LoraSettings, device
     """
     import torch
 
-    from tpc_core.ctd import TaskDescriptor
-    from tpc_core.loading import HubOptions, load_ctd_parts
+    from tpc_core.engine.ctd import TaskDescriptor
+    from tpc_core.loading.checkpoint import HubOptions, load_ctd_parts
 
     base = replace(ctd, adapter_dir=None)
     model, tokenizer = load_ctd_parts(base, checkpoint_dir, HubOptions(local_files_only=local_files_only, confine_paths=False),

@@ -1,4 +1,4 @@
-"""Stage 4b: train the extractive request head on the CSE that ships (``tpc_core.request``).
+"""Stage 4b: train the extractive request head on the CSE that ships (``tpc_core.engine.request``).
 
 ``python -m training.request_head --config training/configs/tpc-mini.yaml [--set key=value ...]``
 
@@ -223,7 +223,7 @@ def _cached(stem: Path, records: Sequence[dict[str, Any]], compressor: Any, view
 def _fit(prompts: Sequence[EncodedPrompt], config: RequestHeadConfig) -> Any:
     import torch
 
-    from tpc_core.request import RequestHead, layout_features
+    from tpc_core.engine.request import RequestHead, layout_features
 
     inputs = torch.cat([torch.cat([p.embeddings.float(), layout_features(p.sentences)], dim=1) for p in prompts])
     labels = torch.tensor([float(label) for p in prompts for label in p.labels])
@@ -281,7 +281,7 @@ def prompt_scores(prompts: Sequence[EncodedPrompt], head: Any, threshold: float,
     labelled sentences; ``no_request_kept_empty``: share of prompts with no written request where nothing
     was picked (they go to the CTD); ``score``: the mean of jaccard and no_request_kept_empty.
     """
-    from tpc_core.request import pick_request
+    from tpc_core.engine.request import pick_request
 
     with_request, without, found, exact, jaccard, kept_empty = 0, 0, 0, 0, 0.0, 0
     for prompt in prompts:
@@ -345,7 +345,7 @@ def written_request_outcomes(prompts: Sequence[EncodedPrompt], records: Sequence
     """What the head alone makes of each encoded prompt (``benchmarks.request_found`` outcomes): the extracted
     request, or ``not_extracted`` (compression would then ask the CTD)."""
     from benchmarks.request_found import Outcome
-    from tpc_core.request import pick_request, request_text
+    from tpc_core.engine.request import pick_request, request_text
     from training.curation.instructions import request_of
 
     by_id = {str(r["id"]): r for r in records}
@@ -460,7 +460,7 @@ def _instruction_summary(config: RequestHeadConfig, fit: Sequence[dict[str, Any]
         "check": summarise(written_request_outcomes(encoded_check, check, head, threshold, config.max_sentences,
                                                     neighbour))}}
     if config.baseline_head is not None:
-        from tpc_core.request import RequestHead
+        from tpc_core.engine.request import RequestHead
 
         baseline = RequestHead.load(config.baseline_head)
         base_threshold = config.baseline_threshold

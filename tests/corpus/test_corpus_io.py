@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tpc_core.corpus_io import (
+from tpc_core.corpus.io import (
     MANIFEST_NAME,
     CorpusInputError,
     CorpusSettings,
@@ -116,7 +116,7 @@ def test_a_truncated_part_is_removed_and_its_rows_redone(tmp_path, caplog):
     pq.write_table(whole, out / "part-b.parquet")
     data = (out / "part-b.parquet").read_bytes()
     (out / "part-b.parquet").write_bytes(data[: len(data) // 2])  # a run killed while writing
-    with caplog.at_level(logging.WARNING, logger="tpc_core.corpus_io"):
+    with caplog.at_level(logging.WARNING, logger="tpc_core.corpus.io"):
         assert done_ids(out, "id") == {"doc-1"}
     assert not (out / "part-b.parquet").exists() and "incomplete part file" in caplog.text
 
@@ -167,7 +167,7 @@ def test_an_out_written_before_describe_bare_existed_resumes_only_with_the_ctd_o
 
 def test_describe_bare_and_threads_are_checked_before_any_model_loads(tmp_path, monkeypatch, capsys):
     from tpc_core import cli
-    from tpc_core.corpus import compress_corpus
+    from tpc_core.corpus.local import compress_corpus
 
     def no_model(*args, **kwargs):
         raise AssertionError("the model was loaded before the options were checked")
@@ -190,7 +190,7 @@ def test_describe_bare_and_threads_are_checked_before_any_model_loads(tmp_path, 
 def test_torch_threads_applies_a_count_inside_its_block_and_restores_it():
     import torch
 
-    from tpc_core.corpus_table import torch_threads
+    from tpc_core.corpus.table import torch_threads
 
     before = torch.get_num_threads()
     with torch_threads(1):

@@ -9,9 +9,9 @@ import pyarrow.parquet as pq
 import pytest
 from corpus_helpers import BUNDLED_QUESTION, TASK, corpus_rows, read_out
 
-import tpc_core.corpus as corpus
-from tpc_core.corpus import compress_corpus
-from tpc_core.corpus_io import CorpusSettings
+import tpc_core.corpus.local as corpus
+from tpc_core.corpus.local import compress_corpus
+from tpc_core.corpus.io import CorpusSettings
 
 pytestmark = pytest.mark.slow
 SETTINGS = CorpusSettings(model="tpc-mini", rate=0.4, task_description=TASK)
@@ -88,7 +88,7 @@ def test_bare_rows_skip_the_ctd_by_default_on_the_threads_asked_for(tmp_path, tp
     a CTD generation (the engine's compressor may not call it); the model loads and runs on --threads."""
     import torch
 
-    import tpc_core.corpus_table as corpus_table
+    import tpc_core.corpus.table as corpus_table
 
     rows = corpus_rows()[:3]  # para-0 writes a request the head finds; para-1 and para-2 are bare
     threads_seen = []

@@ -14,8 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 from corpus_helpers import TASK, corpus_rows, read_out, run_cli, write_jsonl
 
-from tpc_core.corpus import compress_corpus
-from tpc_core.corpus_io import MANIFEST_NAME, CorpusSettings
+from tpc_core.corpus.local import compress_corpus
+from tpc_core.corpus.io import MANIFEST_NAME, CorpusSettings
 
 pytestmark = pytest.mark.slow
 SETTINGS = CorpusSettings(model="tpc-mini", rate=0.4, task_description=TASK)
@@ -62,7 +62,7 @@ def test_rows_without_ids_are_numbered_as_in_the_input(ray_cluster, reference, t
 
 
 def test_a_model_the_workers_cannot_load_is_reported_by_name(ray_cluster, reference, tmp_path):
-    from tpc_core.corpus_ray import CorpusWorkerError
+    from tpc_core.corpus.ray_engine import CorpusWorkerError
 
     missing = tmp_path / "no-such-checkpoint"
     settings = CorpusSettings(model=str(missing), rate=0.4, task_description=TASK)

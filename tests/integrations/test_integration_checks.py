@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tpc_core.registry import REGISTRY
+from tpc_core.loading.registry import REGISTRY
 from tpc_integrations._checks import check_model
 
 

@@ -92,8 +92,8 @@ def test_bad_configs_fail_before_any_model_loads(tmp_path, data, capsys) -> None
 def _cse_parts(tiny_checkpoint: Path, data: dict[str, Path], tmp_path: Path):
     import torch
 
-    from tpc_core.cse import ContextSentenceEncoder
-    from tpc_core.loading import HubOptions, load_cse_parts
+    from tpc_core.engine.cse import ContextSentenceEncoder
+    from tpc_core.loading.checkpoint import HubOptions, load_cse_parts
     from training.common.loop import load_stage_config
     from training.cse_train import CSETrainConfig
 
@@ -387,7 +387,7 @@ def test_rl_reward_prefers_the_description_whose_compression_keeps_the_answer(tp
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from tpc_core.offline import OfflineModelMissing, smollm2_dir
+    from tpc_core.loading.offline import OfflineModelMissing, smollm2_dir
     from training.ctd_rl import ReferenceScorer, kl_reward
 
     try:

@@ -336,7 +336,7 @@ def label_document(documents: Sequence[str], summary: str, rate: float, *, split
     _Target(summary)  # a bad summary fails before any model loads
     if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 < rate <= 1:
         raise ValueError(f"rate must be in (0, 1], got {rate!r}")
-    from tpc_core.selection import resolve_budget, select_sentences  # noqa: PLC0415
+    from tpc_core.engine.selection import resolve_budget, select_sentences  # noqa: PLC0415
 
     sentences = sentence_spans(documents, splitter)
     texts = [documents[s.document][s.start : s.end] for s in sentences]
@@ -529,7 +529,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     manifest.update({
         "input": str(args.input), "input_sha256_matches_readme": input_sha == README_SHA256,
         "output": str(args.out), "records": len(records), "token_counter": "sentence-transformers/all-MiniLM-L6-v2 "
-        "WordPiece (tpc_core.tokens.resolve_token_counter; no special tokens, no truncation)",
+        "WordPiece (tpc_core.engine.tokens.resolve_token_counter; no special tokens, no truncation)",
         "budget": "floor(rate x sum of sentence tokens)", "rouge_tokens": r"lower-cased \w+",
         "oracle": "greedy ROUGE-1+2 recall, stops when no fitting sentence raises it",
         **_git_state(),

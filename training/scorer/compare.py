@@ -174,7 +174,7 @@ def cached_records(cache: Path, label: str, method: Any, samples: Sequence[Any],
 
 def _latency(compressor: Any, samples: Sequence[Any], tokens: int, repeats: int, counter: Any) -> dict[str, Any]:
     """Median seconds to compress one ~``tokens``-token prompt (question given, rate 0.2) per scorer."""
-    from tpc_core.scoring import PooledCosine
+    from tpc_core.engine.scoring import PooledCosine
     from training.scorer.scorers import FusedScorer, LateInteraction
 
     parts, total = [], 0

@@ -26,7 +26,7 @@ __all__ = ["CorpusInputError", "CorpusSettings", "CorpusPlan", "OUTPUT_COLUMNS",
 logger = logging.getLogger(__name__)
 
 #: Columns added to every row: the compressed text, token counts (the compressor's token counter), the task
-#: description each row was compressed for, with its source (a :class:`tpc_core.task.TaskSource` value:
+#: description each row was compressed for, with its source (a :class:`tpc_core.engine.task.TaskSource` value:
 #: ``"question"`` for a fixed ``--task-description``; empty when nothing needed scoring), and what happened
 #: (``compression``: :attr:`tpc_core.CompressionResult.status`).
 OUTPUT_COLUMNS: tuple[str, ...] = ("compressed_text", "origin_tokens", "compressed_tokens", "task_description",
@@ -61,7 +61,7 @@ class CorpusSettings:
         describe_bare: Without ``task_description``, whether the CTD describes a row in which the request head
             finds no written request (one generation per such row). ``False`` (default): such a row gets the
             checkpoint's fallback task, the one the CTD's ungrounded descriptions lead to, without a generation
-            (see :class:`tpc_core.task.TaskFinder`).
+            (see :class:`tpc_core.engine.task.TaskFinder`).
     """
 
     model: str
@@ -286,7 +286,7 @@ def plan_corpus(source: str | Path, out: str | Path, settings: CorpusSettings, *
     Raises:
         CorpusInputError: Anything that would make the run fail or lose rows, with what to do about it.
     """
-    from tpc_core.selection import validate_budget_args
+    from tpc_core.engine.selection import validate_budget_args
 
     try:
         validate_budget_args(settings.target_tokens, settings.rate)

@@ -166,7 +166,7 @@ def select_sentences(
 
 
 class Counter(Protocol):
-    """What selection needs of a token counter (``tpc_core.tokens.TokenCounter`` is one)."""
+    """What selection needs of a token counter (``tpc_core.engine.tokens.TokenCounter`` is one)."""
 
     def __call__(self, text: str) -> int: ...
 

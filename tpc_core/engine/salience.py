@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from tpc_core.coverage import section_ranks
+from tpc_core.engine.coverage import section_ranks
 
 if TYPE_CHECKING:
     from tpc_core.config import AgnosticConfig
-    from tpc_core.stages import Segmented
+    from tpc_core.engine.stages import Segmented
 
 __all__ = ["HAND_FEATURES", "PASSAGE_MARKER", "SalienceHead", "hand_features", "load_salience_head", "paragraph_ranks",
            "passage_lead_scores", "prompt_features", "salience_scores", "zscore"]
@@ -44,7 +44,7 @@ HAND_FEATURES: tuple[str, ...] = (
     "from_end_of_document",      # min(sentences after it in its document, 10) / 10
     "relative_position",         # index / sentences of its document
     "first_of_document",         # 1.0 for a document's first sentence
-    "position_in_section",       # min(section rank, 10) / 10 (tpc_core.coverage.section_ranks)
+    "position_in_section",       # min(section rank, 10) / 10 (tpc_core.engine.coverage.section_ranks)
     "section_lead",              # 1 / sqrt(1 + section rank); 0 for a header
     "is_header",                 # section rank -1: a short "Passage 3:" / heading line
     "document_index",            # which document of the prompt, min(index, 10) / 10
@@ -141,7 +141,7 @@ def hand_features(embeddings: torch.Tensor, counts: Sequence[int], document_of: 
         embeddings: ``(n, d)`` sentence embeddings, flat order.
         counts: Tokens of each sentence.
         document_of: The prompt document each sentence belongs to (non-decreasing).
-        section_rank: :func:`tpc_core.coverage.section_ranks` of each sentence (-1: header).
+        section_rank: :func:`tpc_core.engine.coverage.section_ranks` of each sentence (-1: header).
         paragraph_rank: :func:`paragraph_ranks` of each sentence (default: its position in its document).
 
     Raises:
@@ -324,7 +324,7 @@ def load_salience_head(config: AgnosticConfig, checkpoint_dir: Path) -> Salience
         ValueError: The path leaves the checkpoint (absolute, ``..``, a link out), or the file is no salience head.
         FileNotFoundError: The config names a head the checkpoint lacks.
     """
-    from tpc_core.checkpoint_paths import inside_checkpoint
+    from tpc_core.loading.paths import inside_checkpoint
 
     if config.salience_head is None:
         return None

@@ -3,7 +3,7 @@
 A :class:`Task` is a value. The caller's question makes one directly (:meth:`Task.from_question`); for a prompt
 with no question, :class:`TaskFinder` finds one (the prompt's written request, the CTD's description matched
 back to the prompt or checked against it, or the checkpoint's fallback). Scoring then only computes scores for
-the task it is given (:mod:`tpc_core.scoring`).
+the task it is given (:mod:`tpc_core.engine.scoring`).
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from tpc_core.request import asks_for_summary, is_grounded, match_sentences, pick_request, request_text
+from tpc_core.engine.request import asks_for_summary, is_grounded, match_sentences, pick_request, request_text
 
 if TYPE_CHECKING:
     import torch
 
     from tpc_core.config import AgnosticConfig
-    from tpc_core.request import RequestHead
-    from tpc_core.stages import Segmented
+    from tpc_core.engine.request import RequestHead
+    from tpc_core.engine.stages import Segmented
 
 __all__ = ["Describe", "Selection", "Task", "TaskFinder", "TaskSource"]
 

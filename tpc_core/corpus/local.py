@@ -1,11 +1,11 @@
 """Compress a whole corpus: ``tpc compress-corpus IN OUT`` and :func:`compress_corpus`.
 
-Two engines write the same OUT (a directory of Parquet files, see :mod:`tpc_core.corpus_io`):
+Two engines write the same OUT (a directory of Parquet files, see :mod:`tpc_core.corpus.io`):
 
 * ``local`` (default): this process, batches of rows through :meth:`TPCCompressor.compress_batch`, a progress
   bar, one Parquet file per ``rows_per_file`` rows, each written atomically (a temporary name, then a rename),
   so an interrupted run leaves only complete files.
-* ``ray`` (:mod:`tpc_core.corpus_ray`): Ray Data, one compressor per actor.
+* ``ray`` (:mod:`tpc_core.corpus.ray_engine`): Ray Data, one compressor per actor.
 
 Both skip the rows whose id is already in OUT, so a run can be interrupted and started again with the same
 command. Without ``--task-description``, rows in which no written request is found get the checkpoint's fallback
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tpc_core.corpus_io import (
+from tpc_core.corpus.io import (
     CorpusInputError,
     CorpusPlan,
     CorpusSettings,
@@ -33,8 +33,8 @@ from tpc_core.corpus_io import (
     plan_corpus,
     write_manifest,
 )
-from tpc_core.corpus_table import check_threads, compress_table, load_compressor, row_outcome, torch_threads
-from tpc_core.registry import DEFAULT_MODEL
+from tpc_core.corpus.table import check_threads, compress_table, load_compressor, row_outcome, torch_threads
+from tpc_core.loading.registry import DEFAULT_MODEL
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -165,7 +165,7 @@ def compress_corpus(source: str | Path, out: str | Path, settings: CorpusSetting
         raise CorpusInputError(f"cpus_per_worker must be positive, got {cpus_per_worker!r}")
     check_threads(threads)
     if engine == "ray":
-        from tpc_core.corpus_ray import require_ray
+        from tpc_core.corpus.ray_engine import require_ray
 
         require_ray()
     plan = plan_corpus(source, out, settings, explicit_id=explicit_id)
@@ -174,7 +174,7 @@ def compress_corpus(source: str | Path, out: str | Path, settings: CorpusSetting
     if plan.pending_rows == 0:
         return CorpusReport(plan.total_rows, skipped, 0, 0, 0, time.perf_counter() - started)
     if engine == "ray":
-        from tpc_core.corpus_ray import run_ray
+        from tpc_core.corpus.ray_engine import run_ray
 
         run_ray(plan, batch_size=batch_size, num_workers=num_workers, cpus_per_worker=cpus_per_worker,
                 address=address, device=device, local_files_only=local_files_only, threads=threads)
@@ -260,7 +260,7 @@ def run_corpus_command(args: argparse.Namespace) -> int:
         print(f"tpc: error: {error}", file=sys.stderr)
         return 2
     except RuntimeError as error:
-        from tpc_core.corpus_ray import CorpusWorkerError  # imports no Ray
+        from tpc_core.corpus.ray_engine import CorpusWorkerError  # imports no Ray
 
         if not isinstance(error, CorpusWorkerError):
             raise

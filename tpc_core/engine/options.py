@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tpc_core.selection import BUDGET_SCOPES, validate_budget_args, validate_filter_args
+from tpc_core.engine.selection import BUDGET_SCOPES, validate_budget_args, validate_filter_args
 
 __all__ = ["CompressionOptions", "as_documents", "as_questions", "compile_patterns"]
 

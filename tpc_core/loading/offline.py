@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tpc_core.quiet import quiet_loading
+from tpc_core.loading.quiet import quiet_loading
 
 __all__ = ["OFFLINE_PROVIDERS", "cache_root", "local_copy", "minilm_dir", "smollm2_dir", "OfflineModelMissing"]
 

@@ -54,7 +54,7 @@ class CompressionResult:
         budget: The token budget the selection had to respect.
         task_description: The question used for scoring: the user's, the request sentences found in the
             prompt, or the description the CTD wrote (``None`` when nothing was scored).
-        task_source: Where ``task_description`` came from, a :class:`tpc_core.task.TaskSource` (it compares equal
+        task_source: Where ``task_description`` came from, a :class:`tpc_core.engine.task.TaskSource` (it compares equal
             to its string): ``"question"`` (the caller's), ``"extracted"`` (the
             prompt's own request sentences, no generation), ``"matched"`` (the prompt sentences that the CTD's
             description restates, used as written, ``agnostic.match_share``; a written summary request keeps
@@ -138,12 +138,12 @@ class CompressionResult:
     def to_html(self, *, standalone: bool = False) -> str:
         """This result as HTML: the prompt as sent, kept sentences highlighted, dropped ones dimmed.
 
-        See :func:`tpc_core.render.render_html`.
+        See :func:`tpc_core.engine.render.render_html`.
 
         Args:
             standalone: A complete ``<!doctype html>`` page (for a file) instead of a fragment.
         """
-        from tpc_core.render import render_html  # lazily: most results are never shown
+        from tpc_core.engine.render import render_html  # lazily: most results are never shown
 
         return render_html(self, standalone=standalone)
 

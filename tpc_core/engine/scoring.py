@@ -4,13 +4,13 @@ Model calls, no policy. A :class:`Scorer` does two things: ``embed`` reads every
 (the sentence embeddings the request head and coverage use too), and ``relevance`` scores those sentences
 against a task description. :class:`PooledCosine` is the paper's R (Eq. 1): the cosine of each sentence's
 pooled CSE embedding to the description's. :class:`CosineBM25` fuses that cosine with lexical evidence (BM25
-over the prompt's own sentences, :mod:`tpc_core.lexical`). The checkpoint's ``scorer`` section chooses one
+over the prompt's own sentences, :mod:`tpc_core.engine.lexical`). The checkpoint's ``scorer`` section chooses one
 (:func:`build_scorer`); another scorer (late interaction, a question-conditioned pass) is one more class behind
 the same two methods.
 
-:func:`score_prompts` scores each prompt against the :class:`~tpc_core.task.Task` found for it
-(:mod:`tpc_core.task` decides what that task is and how to select for it); a task selected by coverage mixes in
-centrality and section leads (:mod:`tpc_core.coverage`) and hands the embeddings on for redundancy-aware
+:func:`score_prompts` scores each prompt against the :class:`~tpc_core.engine.task.Task` found for it
+(:mod:`tpc_core.engine.task` decides what that task is and how to select for it); a task selected by coverage mixes in
+centrality and section leads (:mod:`tpc_core.engine.coverage`) and hands the embeddings on for redundancy-aware
 selection.
 """
 
@@ -22,12 +22,12 @@ from typing import Protocol
 import torch
 
 from tpc_core.config import AgnosticConfig, ScorerConfig
-from tpc_core.coverage import coverage_scores, section_ranks
-from tpc_core.cse import ContextSentenceEncoder
-from tpc_core.lexical import bm25_scores
-from tpc_core.salience import SalienceHead, salience_scores
-from tpc_core.stages import Scored, Segmented
-from tpc_core.task import Selection, Task
+from tpc_core.engine.coverage import coverage_scores, section_ranks
+from tpc_core.engine.cse import ContextSentenceEncoder
+from tpc_core.engine.lexical import bm25_scores
+from tpc_core.engine.salience import SalienceHead, salience_scores
+from tpc_core.engine.stages import Scored, Segmented
+from tpc_core.engine.task import Selection, Task
 
 __all__ = ["CosineBM25", "PooledCosine", "Scorer", "build_scorer", "document_token_ids", "encode_sentences",
            "fuse_lexical", "score_prompts"]
@@ -35,7 +35,7 @@ __all__ = ["CosineBM25", "PooledCosine", "Scorer", "build_scorer", "document_tok
 
 def document_token_ids(encoder: ContextSentenceEncoder, prompts: Sequence[Segmented]) -> list[list[list[int]]]:
     """Every document's sentences as token ids (one tokenizer call for the whole batch), document by document:
-    the contexts :meth:`~tpc_core.cse.ContextSentenceEncoder.encode_contexts` reads."""
+    the contexts :meth:`~tpc_core.engine.cse.ContextSentenceEncoder.encode_contexts` reads."""
     ids = encoder.tokenize([sentence for prompt in prompts for sentence in prompt.sentences])
     contexts, position = [], 0
     for prompt in prompts:
@@ -118,7 +118,7 @@ def fuse_lexical(cosine: torch.Tensor, lexical: torch.Tensor, weight: float) -> 
 class CosineBM25(PooledCosine):
     """The pooled cosine fused with BM25 of each sentence against the description (:func:`fuse_lexical`).
 
-    BM25's collection is the prompt's own sentences (:func:`tpc_core.lexical.bm25_scores`): a name, number or
+    BM25's collection is the prompt's own sentences (:func:`tpc_core.engine.lexical.bm25_scores`): a name, number or
     rare word of the question that few sentences contain lifts those sentences. Embeddings are the pooled
     cosine's, so the request head and coverage see the same vectors.
 
@@ -163,10 +163,10 @@ def score_prompts(scorer: Scorer, prompts: Sequence[Segmented], embeddings: Sequ
         scorer: The checkpoint's scorer.
         prompts: Prompts that need scoring.
         embeddings: Their sentence embeddings (``scorer.embed``).
-        tasks: Their tasks (:class:`tpc_core.task.TaskFinder`).
+        tasks: Their tasks (:class:`tpc_core.engine.task.TaskFinder`).
         coverage: The checkpoint's coverage weights, for tasks selected by coverage.
         salience: The checkpoint's salience head: where given, it scores tasks selected by coverage
-            (:func:`tpc_core.salience.salience_scores`) instead of the hand-set weights.
+            (:func:`tpc_core.engine.salience.salience_scores`) instead of the hand-set weights.
     """
     relevances = scorer.relevance(prompts, embeddings, [task.description or "" for task in tasks])
     scored = []

@@ -10,7 +10,7 @@ __all__ = ["DEFAULT_MODEL", "HubCSE", "RegisteredModel", "REGISTRY", "Unpublishe
            "unpublished_message"]
 
 DEFAULT_MODEL = "tpc-mini"
-_CHECKPOINTS = Path(__file__).parent / "checkpoints"
+_CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ class RegisteredModel:
         local_dir: Directory inside the package (offline checkpoints).
         repo_id: Hub repository (online checkpoints).
         revision: Pinned Hub revision (tag or commit) so a name always means the same weights.
-        hub_cse: Published Hub parts the CSE is assembled from (``tpc_core.hub_cse``).
+        hub_cse: Published Hub parts the CSE is assembled from (``tpc_core.loading.hub_cse``).
         published: ``False``: no weights exist yet; loading fails before any download with
             :func:`unpublished_message`.
     """

@@ -3,9 +3,9 @@
 One prompt goes through these functions (:meth:`tpc_core.TPCCompressor.compress_batch` runs them on batches)::
 
     segmented = segment(documents, splitter, counter, options)          # sentences, counts, budget
-    embeddings = scorer.embed([segmented])                              # tpc_core.scoring (the CSE)
-    task = finder.find([segmented], embeddings, [question], ...)        # tpc_core.task (question or cascade)
-    scored = score_prompts(scorer, [segmented], embeddings, [task], coverage)[0]    # tpc_core.scoring
+    embeddings = scorer.embed([segmented])                              # tpc_core.engine.scoring (the CSE)
+    task = finder.find([segmented], embeddings, [question], ...)        # tpc_core.engine.task (question or cascade)
+    scored = score_prompts(scorer, [segmented], embeddings, [task], coverage)[0]    # tpc_core.engine.scoring
     selected = select(scored, options, redundancy)                      # who is kept: budget, then filters
     assembled = assemble(selected, counter, options.document_separator) # verbatim text, recounted: fits
     result = to_result(assembled, options.document_separator)           # CompressionResult
@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from tpc_core.coverage import select_diverse
-from tpc_core.options import CompressionOptions
-from tpc_core.result import CompressionResult, SentenceRecord
+from tpc_core.engine.coverage import select_diverse
+from tpc_core.engine.options import CompressionOptions
+from tpc_core.engine.result import CompressionResult, SentenceRecord
 from tpc_core.segmentation import SentenceSplitter, split_sentences
-from tpc_core.selection import (
+from tpc_core.engine.selection import (
     Counter,
     Joined,
     allocate,
@@ -36,7 +36,7 @@ from tpc_core.selection import (
     resolve_budget,
     select_sentences,
 )
-from tpc_core.task import Task
+from tpc_core.engine.task import Task
 
 __all__ = ["Assembled", "Scored", "Segmented", "Selected", "assemble", "segment", "select", "to_result"]
 
@@ -145,7 +145,7 @@ def segment(documents: tuple[str, ...], splitter: SentenceSplitter, counter: Cou
 
 def select(scored: Scored, options: CompressionOptions, redundancy: float = 0.0) -> Selected:
     """Choose sentences within the budget: forced ones first, then by score (MMR when embeddings are given);
-    then the filters (``min_score``, ``top_n``) only remove (:func:`tpc_core.selection.filter_kept`)."""
+    then the filters (``min_score``, ``top_n``) only remove (:func:`tpc_core.engine.selection.filter_kept`)."""
     prompt = scored.segmented
     documents = [d for d, _ in prompt.flat]
     if scored.scores is None:
@@ -175,7 +175,7 @@ def select(scored: Scored, options: CompressionOptions, redundancy: float = 0.0)
 
 def assemble(selected: Selected, counter: Counter, separator: str) -> Assembled:
     """Join the chosen sentences verbatim and recount; drop the weakest until the whole prompt fits (the one
-    budget loop: :func:`tpc_core.selection.fit_to_budget`)."""
+    budget loop: :func:`tpc_core.engine.selection.fit_to_budget`)."""
     prompt, scored = selected.scored.segmented, selected.scored
     if scored.scores is None:  # empty input, or the budget covers everything: the documents as they are
         chosen_documents = {prompt.flat[k][0] for k in selected.chosen}
