@@ -122,7 +122,7 @@ def find_tasks(compressor: Any, records: Iterable[Mapping[str, Any]], *, batch: 
     outcomes: list[Outcome] = []
     for start in range(0, len(records), batch):
         chunk = records[start: start + batch]
-        segmented = [segment((r["prompt"],), compressor._splitter(None), compressor._default_counter, options)
+        segmented = [segment((r["prompt"],), compressor.splitter(), compressor.token_counter, options)
                      for r in chunk]
         tasks = compressor.task_finder.find(segmented, compressor.scorer.embed(segmented), [None] * len(chunk),
                                             separator=options.document_separator)

@@ -25,7 +25,7 @@ BARE = corpus_rows()[2]["text"]
 
 def _segmented(compressor, texts):
     options = CompressionOptions(rate=0.4)
-    return [segment((text,), compressor._splitter(None), compressor.token_counter, options) for text in texts]
+    return [segment((text,), compressor.splitter(), compressor.token_counter, options) for text in texts]
 
 
 def _never(prompts):

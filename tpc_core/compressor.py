@@ -20,9 +20,7 @@ Loading and saving live in ``loading``.
 from __future__ import annotations
 
 import dataclasses
-import sys
 import threading
-import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Union, overload
@@ -31,6 +29,7 @@ import torch
 
 from tpc_core.config import ScorerConfig, TPCConfig
 from tpc_core.engine.cse import ContextSentenceEncoder
+from tpc_core.engine.caller import warn_at_caller
 from tpc_core.engine.ctd import TaskDescriptor
 from tpc_core.loading.devices import resolve_device, resolve_dtype
 from tpc_core.loading.copying import picklable_state, restore_state
@@ -59,7 +58,6 @@ from tpc_core.engine.tokens import TokenCounter, TokenCounterSpec, resolve_token
 __all__ = ["TPCCompressor", "Context", "BUDGET_SCOPES"]
 
 Context = Union[str, Sequence[str]]
-_PACKAGES = (str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent / "tpc_integrations"))
 
 
 class TPCCompressor:
@@ -291,13 +289,12 @@ class TPCCompressor:
         documents = [as_documents(context, position) for position, context in enumerate(contexts)]
         questions = as_questions(question, len(documents))
         counter = self._default_counter if token_counter is None else resolve_token_counter(token_counter)
-        split = self._splitter(splitter)
+        split = self.splitter(splitter)
         results = self._run(documents, questions, counter, split, options, show_progress)
         for result in results:
             if result.oversized_sentences:
-                warnings.warn(f"{result.oversized_sentences} sentence(s) are larger than the whole budget of "
-                              f"{result.budget} tokens and were skipped (sentences are never truncated).",
-                              UserWarning, stacklevel=_caller_stacklevel())
+                warn_at_caller(f"{result.oversized_sentences} sentence(s) are larger than the whole budget of "
+                               f"{result.budget} tokens and were skipped (sentences are never truncated).")
         return results
 
     def _run(self, documents: list[tuple[str, ...]], questions: list[str | None], counter: TokenCounter,
@@ -365,7 +362,7 @@ class TPCCompressor:
             descriptions = self._generate(batch) if batch else []
         else:
             options = CompressionOptions()
-            segmented = [segment((p,), self._splitter(None), self._default_counter, options) for p in batch]
+            segmented = [segment((p,), self.splitter(), self._default_counter, options) for p in batch]
             tasks = self.task_finder.find(segmented, self.scorer.embed(segmented), [None] * len(batch),
                                           separator=options.document_separator)
             if any(task.source is TaskSource.COVERAGE for task in tasks):  # a head but no CTD to describe the rest
@@ -387,7 +384,9 @@ class TPCCompressor:
                 "cse_pooling": self.config.cse.pooling, "ctd_base": self.config.ctd.base_model if self.config.ctd else None,
                 "splitter": self.config.splitter, "hub_parts": self.config.extra.get("hub_parts")}
 
-    def _splitter(self, splitter: str | SentenceSplitter | None) -> SentenceSplitter:
+    def splitter(self, splitter: str | SentenceSplitter | None = None) -> SentenceSplitter:
+        """The sentence splitter for ``splitter`` (a name, an object with ``spans(text)``, or ``None``: the
+        checkpoint's own); named splitters are built once and shared."""
         if splitter is None:
             splitter = self.config.splitter
         if not isinstance(splitter, str):
@@ -408,11 +407,3 @@ def _scorer_config(scorer: str | ScorerConfig, own: ScorerConfig) -> ScorerConfi
     if isinstance(scorer, str):
         return dataclasses.replace(own, name=scorer)  # validated by ScorerConfig.__post_init__
     raise TypeError(f"scorer must be a scorer name or a ScorerConfig, got {type(scorer).__name__}.")
-
-
-def _caller_stacklevel() -> int:
-    """``stacklevel`` that makes a warning point at the first frame outside tpc_core and tpc_integrations."""
-    frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGES):
-        frame, level = frame.f_back, level + 1
-    return level

@@ -15,9 +15,9 @@ from typing import Any
 import torch
 
 from tpc_core import TPCCompressor
-from tpc_core.devices import resolve_device, resolve_dtype
-from tpc_core.loading import HubOptions, read_checkpoint_config
-from tpc_core.registry import REGISTRY
+from tpc_core.loading.devices import resolve_device, resolve_dtype
+from tpc_core.loading.checkpoint import HubOptions, read_checkpoint_config
+from tpc_core.loading.registry import REGISTRY
 from tpc_core.segmentation import SPLITTER_NAMES
 
 __all__ = ["check_device", "check_dtype", "check_model", "check_model_kwargs", "check_splitter"]
@@ -68,7 +68,7 @@ def check_model(name_or_path: str, revision: str | None, model_kwargs: dict[str,
     assembled in the cache, no Hub file is cached).
 
     Registered names and local directories are checked offline; a Hub repo id's ``tpc_config.json`` is read from
-    the Hugging Face cache, else fetched into a temporary directory (see ``tpc_core.loading.read_checkpoint_config``).
+    the Hugging Face cache, else fetched into a temporary directory (see ``tpc_core.loading.checkpoint.read_checkpoint_config``).
     """
     options = HubOptions(revision=revision, token=model_kwargs.get("token"), cache_dir=model_kwargs.get("cache_dir"),
                          local_files_only=bool(model_kwargs.get("local_files_only", False)),

@@ -20,9 +20,9 @@ from typing import Any, Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from tpc_core import DEFAULT_MODEL, TPCCompressor
-from tpc_core.devices import resolve_device, resolve_dtype
-from tpc_core.selection import validate_budget_args, validate_filter_args
-from tpc_core.tokens import TokenCounter, resolve_token_counter
+from tpc_core.loading.devices import resolve_device, resolve_dtype
+from tpc_core.engine.selection import validate_budget_args, validate_filter_args
+from tpc_core.engine.tokens import TokenCounter, resolve_token_counter
 from tpc_integrations._checks import check_device, check_dtype, check_model, check_model_kwargs, check_splitter
 from tpc_integrations._peer_names import translate_peer_names
 
@@ -277,7 +277,7 @@ class DocumentOutcome:
         task_description: The question sentences were scored against: the user's query, the fixed
             ``task_description``, or in prompt-agnostic mode the one TPC read from the documents; ``None`` when
             nothing was scored.
-        task_source: Where it came from, a :class:`tpc_core.task.TaskSource` value as a string ("question" for a
+        task_source: Where it came from, a :class:`tpc_core.engine.task.TaskSource` value as a string ("question" for a
             query or the fixed description); ``None`` when nothing was scored.
     """
 

@@ -110,7 +110,7 @@ def test_embed_with_tokens_matches_engine_and_scorers_run(tiny) -> None:
     from tpc_core.engine.options import CompressionOptions
     from tpc_core.engine.stages import segment
 
-    segmented = segment((text,), tiny._splitter(None), tiny._default_counter, CompressionOptions.build(rate=0.3))
+    segmented = segment((text,), tiny.splitter(), tiny.token_counter, CompressionOptions.build(rate=0.3))
     pooled, states = embed_with_tokens(tiny.encoder, [segmented])
     assert torch.allclose(pooled[0], encode_sentences(tiny.encoder, [segmented])[0], atol=1e-6)
     assert len(states[0]) == len(segmented.sentences)

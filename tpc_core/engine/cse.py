@@ -220,7 +220,8 @@ class ContextSentenceEncoder:
             return []
         return [encoding.ids for encoding in self._backend.encode_batch(list(texts), add_special_tokens=False)]
 
-    def _forward(self, batch: list[list[int]]) -> torch.Tensor:
+    def forward(self, batch: list[list[int]]) -> torch.Tensor:
+        """Last hidden states (float32, on the model's device) of a batch of token-id rows, padded together."""
         input_ids, attention = pad_batch(batch, self.tokenizer.pad_token_id or 0)
         input_ids, attention = input_ids.to(self.device), attention.to(self.device)
         mask: torch.Tensor = attention
@@ -277,7 +278,7 @@ class ContextSentenceEncoder:
         pooled: list[torch.Tensor] = []
         for first in range(0, len(flat), self.config.batch_size):
             batch = [ids for _, ids in flat[first: first + self.config.batch_size]]
-            hidden = self._forward(batch)
+            hidden = self.forward(batch)
             for row, ids in enumerate(batch):
                 pooled.append(pool_question(hidden[row], len(ids), len(self.suffix), self.config.pooling))
         embeddings = []
@@ -313,7 +314,7 @@ class ContextSentenceEncoder:
         lengths = [len(window.input_ids) for _, window, _ in jobs]
         for indices in plan_batches(lengths, self.config.batch_size, self.config.max_window_tokens):
             batch = [jobs[index] for index in indices]
-            hidden = self._forward([window.input_ids for _, window, _ in batch])
+            hidden = self.forward([window.input_ids for _, window, _ in batch])
             for row, (context_index, window, wanted) in enumerate(batch):
                 wanted_set = set(wanted)
                 for slot in window.slots:

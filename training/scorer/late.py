@@ -40,7 +40,7 @@ def encode_contexts_with_tokens(encoder: ContextSentenceEncoder, contexts: Seque
     jobs.sort(key=lambda job: len(job[1].input_ids))
     for first in range(0, len(jobs), encoder.config.batch_size):
         batch = jobs[first: first + encoder.config.batch_size]
-        hidden = encoder._forward([window.input_ids for _, window, _ in batch])
+        hidden = encoder.forward([window.input_ids for _, window, _ in batch])
         for row, (context_index, window, wanted) in enumerate(batch):
             wanted_set = set(wanted)
             for slot in window.slots:
@@ -60,7 +60,7 @@ def question_token_states(encoder: ContextSentenceEncoder, questions: Sequence[s
     prefix, suffix = len(encoder.prefix), len(encoder.suffix)
     marker = 0 if encoder.question_marker is None else 1
     for windows in encoder.question_windows(questions):
-        hidden = encoder._forward(windows)
+        hidden = encoder.forward(windows)
         states, ids = [], []
         for row, window in enumerate(windows):
             end = len(window) - suffix - marker

@@ -92,7 +92,7 @@ def encode(questions: int, out: Path, chunk: int = 25, seed: int = 7) -> None:
             continue
         items = []
         for row in rows[first: first + chunk]:
-            prompt = segment((row["context"],), compressor._splitter(None), counter, CompressionOptions.build(rate=0.2))
+            prompt = segment((row["context"],), compressor.splitter(), counter, CompressionOptions.build(rate=0.2))
             gold = gold_mask(prompt.sentences, row["supporting_sentences"])
             if not any(gold):
                 continue
