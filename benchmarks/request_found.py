@@ -2,7 +2,7 @@
 
 A prompt's written request counts as **found** when at least 80 % of its content words appear in the task
 description that prompt-agnostic compression uses (``tpc_core.engine.request.request_covered``). Reported per phrasing
-family and per prompt shape (``training.curation.instructions``), with where each description came from
+family and per prompt shape (:mod:`benchmarks.instructions`), with where each description came from
 (extracted, matched, generated, fallback) and, for prompts that write no request, the share kept empty of an
 extracted request.
 
@@ -25,6 +25,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.instructions import INSTRUCTION_FAMILIES, instruction_records, request_of
+from benchmarks.loaders import read_jsonl
 from tpc_core.engine.request import request_covered
 
 __all__ = ["Outcome", "dev_records", "find_tasks", "main", "summarise", "summary_markdown"]
@@ -102,9 +104,6 @@ def summary_markdown(summary: Mapping[str, Any], title: str) -> str:
 
 def dev_records(qa_path: str, *, seed: int) -> list[dict[str, Any]]:
     """Every family and shape filled with the ``qa_dev`` dev rows (key-value rows skipped), one per row."""
-    from training.common.jsonl import read_jsonl
-    from training.curation.instructions import INSTRUCTION_FAMILIES, instruction_records
-
     rows = [row for row in read_jsonl(qa_path) if row.get("split") == "dev"]
     return instruction_records(rows, rows, seed=seed, families=tuple(INSTRUCTION_FAMILIES), prefix="dev",
                                split_by_family=False)
@@ -115,7 +114,6 @@ def find_tasks(compressor: Any, records: Iterable[Mapping[str, Any]], *, batch: 
     """Each record's prompt through the checkpoint's task finder, as prompt-agnostic compression runs it."""
     from tpc_core.engine.options import CompressionOptions
     from tpc_core.engine.stages import segment
-    from training.curation.instructions import request_of
 
     options = CompressionOptions()
     records = list(records)

@@ -344,9 +344,9 @@ def written_request_outcomes(prompts: Sequence[EncodedPrompt], records: Sequence
                              threshold: float, max_sentences: int, neighbour: float | None = None) -> list[Any]:
     """What the head alone makes of each encoded prompt (``benchmarks.request_found`` outcomes): the extracted
     request, or ``not_extracted`` (compression would then ask the CTD)."""
+    from benchmarks.instructions import request_of
     from benchmarks.request_found import Outcome
     from tpc_core.engine.request import pick_request, request_text
-    from training.curation.instructions import request_of
 
     by_id = {str(r["id"]): r for r in records}
     outcomes = []

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.instructions import INSTRUCTION_FAMILIES, SHAPES
 from benchmarks.request_found import Outcome, dev_records, summarise, summary_markdown
 
 QA = Path(__file__).resolve().parents[3] / "shared" / "data" / "qa_dev.jsonl"
@@ -38,6 +39,4 @@ def test_dev_records_fill_every_family_with_dev_rows_only():
     records = dev_records(str(QA), seed=13)
     dev = {json.loads(line)["id"] for line in QA.open() if json.loads(line)["split"] == "dev"}
     assert records and {r["source_id"] for r in records} <= dev
-    from training.curation.instructions import INSTRUCTION_FAMILIES, SHAPES
-
     assert {r["family"] for r in records} == set(INSTRUCTION_FAMILIES) and {r["shape"] for r in records} == set(SHAPES)

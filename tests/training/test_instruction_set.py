@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from training.curation.instructions import (
+from benchmarks.instructions import (
     HELD_OUT_INSTRUCTION_FAMILIES,
     INSTRUCTION_FAMILIES,
     SHAPES,

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks.passages import PASSAGE_STYLES, Passage, format_passages, hotpot_paragraphs, nq_passages
 from training.common.jsonl import read_jsonl
 from training.curation.converters import require_train_split, task_description_from_question
 
@@ -39,7 +40,6 @@ __all__ = [
     "CodeFile",
     "Document",
     "FormatInputs",
-    "Passage",
     "PassageSet",
     "TaskItem",
     "TextPools",
@@ -49,10 +49,8 @@ __all__ = [
     "extraction_item",
     "few_shot_classification_item",
     "few_shot_qa_item",
-    "format_passages",
     "load_format_inputs",
     "nq_mcq_item",
-    "nq_passages",
     "question_type",
     "row_item",
     "stdlib_code_files",
@@ -85,9 +83,6 @@ SHOT_SLOTS: Mapping[str, frozenset[str]] = {
 }
 
 _KV_QUESTION = re.compile(r'^\s*Key:\s*"(?P<key>[^"]+)"')
-_NQ_PASSAGE = re.compile(r"^Document \[\d+\] \(Title: ")
-_BLANK_LINE = re.compile(r"\n[ \t]*\n")
-_PASSAGE_STYLES = ("document", "passage", "titled", "numbered")
 _NOUN_BY_SOURCE = (("paperqa", "paper"), ("meetingqa", "transcript"), ("altqa", "article"))
 _QUESTION_TYPES = (
     ("person", re.compile(r"^(who|whom|whose|who's)\b")),
@@ -165,14 +160,6 @@ class TaskItem:
         for shot in self.shots:
             if set(shot) != SHOT_SLOTS.get(self.kind, frozenset()):
                 raise ValueError(f"{self.kind} item {self.source_id!r} has a shot with slots {sorted(shot)}")
-
-
-@dataclass(frozen=True)
-class Passage:
-    """A titled Wikipedia passage or HotpotQA paragraph."""
-
-    title: str
-    text: str
 
 
 @dataclass(frozen=True)
@@ -268,7 +255,7 @@ def text_pools(inputs: FormatInputs, stdlib: str | Path, min_passage_words: int 
             passages.update(dict.fromkeys(p for p in nq if len(p.text.split()) >= min_passage_words))
             passage_sets.append(PassageSet(tuple(nq), source, source_id))
         elif source.startswith("hotpotqa"):
-            paragraphs = _hotpot_paragraphs(str(row["context"]))
+            paragraphs = hotpot_paragraphs(str(row["context"]))
             if len(paragraphs) >= 3:
                 passage_sets.append(PassageSet(tuple(paragraphs), source, source_id))
         else:
@@ -293,31 +280,6 @@ def stdlib_code_files(stdlib: str | Path, min_lines: int = 60) -> tuple[CodeFile
     if not files:
         raise ValueError(f"no Python files of at least {min_lines} lines under {root}")
     return tuple(files)
-
-
-def nq_passages(row: Mapping[str, Any]) -> list[Passage]:
-    """The ``Document [k] (Title: T) text`` passages of an NQ context; empty for other contexts."""
-    passages = []
-    for block in (b.strip() for b in _BLANK_LINE.split(str(row["context"])) if b.strip()):
-        match = _NQ_PASSAGE.match(block)
-        if match is None:
-            return []
-        passages.append(_split_title(block[match.end() :]))
-    return passages
-
-
-def format_passages(passages: Sequence[Passage], style: str) -> str:
-    """Passages numbered from 1, blank-line separated, in ``style`` (one of ``document``, ``passage``,
-    ``titled``, ``numbered``)."""
-    writers = {
-        "document": lambda k, p: f"Document [{k}] (Title: {p.title}) {p.text}",
-        "passage": lambda k, p: f"Passage {k}:\n{p.text}",
-        "titled": lambda k, p: f"{p.title}\n{p.text}",
-        "numbered": lambda k, p: f"Document {k}: {p.title}\n{p.text}",
-    }
-    if style not in writers:
-        raise ValueError(f"unknown passage style {style!r}; expected one of {sorted(writers)}")
-    return "\n\n".join(writers[style](k, p) for k, p in enumerate(passages, 1))
 
 
 def question_type(question: str) -> str | None:
@@ -437,7 +399,7 @@ def summarise_many_item(pools: TextPools, rng: random.Random) -> TaskItem:
     """3-10 passages of one NQ context or HotpotQA paragraph set, relabelled ``Passage k:`` or ``Document k``."""
     group = rng.choice(pools.passage_sets)
     chosen = _ordered_sample(group.passages, rng.randint(3, min(10, len(group.passages))), rng)
-    style = rng.choice(_PASSAGE_STYLES)
+    style = rng.choice(PASSAGE_STYLES)
     unit = "passage" if style == "passage" else "document"
     return TaskItem("summarise_many", {"context": format_passages(chosen, style), "unit": unit},
                     "Summarise the main points of all the passages.", group.source, group.source_id)
@@ -514,7 +476,7 @@ def _nq_context(row: Mapping[str, Any], rng: random.Random, low: int, high: int)
     gold = int(row["meta"]["gold_doc_index"])
     others = [i for i in range(len(passages)) if i != gold]
     keep = sorted([gold, *rng.sample(others, rng.randint(low, min(high, len(passages))) - 1)])
-    style = "document" if rng.random() < 0.6 else rng.choice(_PASSAGE_STYLES[1:])
+    style = "document" if rng.random() < 0.6 else rng.choice(PASSAGE_STYLES[1:])
     return format_passages([passages[i] for i in keep], style)
 
 
@@ -548,24 +510,6 @@ def _genre_snippet(pools: TextPools, rng: random.Random) -> tuple[str, str, str]
 
 def _subject(opening: str) -> str:
     return next((subject for subject, cue in _SUBJECT_CUES if cue.search(opening)), "generic")
-
-
-def _split_title(block: str) -> Passage:
-    """``T) text`` -> Passage(T, text); ``T`` may hold balanced parentheses, e.g. ``Kelly Taylor (90210)``."""
-    depth = 0
-    for index, char in enumerate(block):
-        if char == "(":
-            depth += 1
-        elif char == ")":
-            if depth == 0:
-                return Passage(block[:index], block[index + 1 :].strip())
-            depth -= 1
-    raise ValueError(f"unterminated passage title in {block[:80]!r}")
-
-
-def _hotpot_paragraphs(context: str) -> list[Passage]:
-    blocks = [b.strip() for b in _BLANK_LINE.split(context) if b.strip()]
-    return [Passage(*b.split("\n", 1)) if "\n" in b else Passage("", b) for b in blocks]
 
 
 def _clip(text: str, limit: int) -> str:

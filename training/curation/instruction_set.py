@@ -1,4 +1,4 @@
-"""Build the request head's instruction-style records (:mod:`training.curation.instructions`) from train data.
+"""Build the request head's instruction-style records (:mod:`benchmarks.instructions`) from train data.
 
 ``python -m training.curation.instruction_set --ctd runs/curation/ctd_formats/ctd.jsonl
 --out runs/curation/instructions [--seed 13]``
@@ -23,14 +23,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from training.common.jsonl import read_jsonl
-from training.curation.format_tasks import load_format_inputs
-from training.curation.instructions import (
+from benchmarks.instructions import (
     HELD_OUT_INSTRUCTION_FAMILIES,
     INSTRUCTION_FAMILIES,
     instruction_records,
     no_request_records,
 )
+from training.common.jsonl import read_jsonl
+from training.curation.format_tasks import load_format_inputs
 
 __all__ = ["build_instruction_set", "main"]
 

@@ -11,7 +11,9 @@ before the document, or after a worked few-shot example.
 
 Wordings are written here, not taken from any evaluation set. Records are filled from rows the caller passes:
 the request head trains on train rows only (``qa_dev`` train split, NQ train, ``summ_train`` for prompts with
-no request); the dev check (``benchmarks.request_found``) fills the same families with ``qa_dev`` dev rows.
+no request; ``python -m training.curation.instruction_set``); the dev check (:mod:`benchmarks.request_found`)
+fills the same families with ``qa_dev`` dev rows. The families live with the evaluation because they define what
+the dev check measures; training builds its records from them.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from training.curation.format_tasks import format_passages, nq_passages
+from benchmarks.passages import format_passages, nq_passages
 
 __all__ = ["HELD_OUT_INSTRUCTION_FAMILIES", "INSTRUCTION_FAMILIES", "NO_REQUEST_FAMILIES", "SHAPES", "Request",
            "instruction_records", "no_request_records", "request_of"]
