@@ -25,12 +25,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["evaluate_checkpoints", "in_family", "select_samples", "spread_subset", "main"]
+__all__ = ["evaluate_checkpoints", "in_family", "loaded_tpc_method", "select_samples", "spread_subset", "main"]
 
 logger = logging.getLogger(__name__)
 
 
-def _tpc_method(counter: Any, compressor: Any, label: str, aware: bool) -> Any:
+def loaded_tpc_method(counter: Any, compressor: Any, label: str, aware: bool) -> Any:
+    """A ``benchmarks`` method named ``label`` that compresses with a TPC compressor already in memory (the question
+    passed on only when ``aware``)."""
     from benchmarks.methods import AGNOSTIC, AWARE, Compressed, Method
 
     class LoadedTPC(Method):
@@ -126,10 +128,10 @@ def evaluate_checkpoints(checkpoints: dict[str, str], *, baselines: Sequence[str
         compressor = TPCCompressor.from_pretrained(name, device="cpu", trust_config_paths=True, scorer=scorer)
         for setting in settings:
             aware = setting == "aware"
-            runs.append((label, AWARE if aware else AGNOSTIC, _tpc_method(counter, compressor, label, aware),
+            runs.append((label, AWARE if aware else AGNOSTIC, loaded_tpc_method(counter, compressor, label, aware),
                          "longbench"))
         for family in families:
-            runs.append((label, AGNOSTIC, _tpc_method(counter, compressor, label, False), family))
+            runs.append((label, AGNOSTIC, loaded_tpc_method(counter, compressor, label, False), family))
     by_family = {family: in_family(samples, family) for family in families}
     rows = []
     for label, setting, method, family in runs:

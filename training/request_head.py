@@ -31,7 +31,8 @@ from training.common.jsonl import read_jsonl
 from training.common.loop import run_stage_cli
 from training.curation.layouts import records_digest
 
-__all__ = ["RequestHeadConfig", "EncodedPrompt", "head_and_tail", "label_sentences", "prompt_scores", "train_request_head", "main"]
+__all__ = ["RequestHeadConfig", "EncodedPrompt", "fit_head", "head_and_tail", "held_for_threshold", "label_sentences",
+           "prompt_scores", "train_request_head", "main"]
 
 logger = logging.getLogger(__name__)
 HEAD_FILE = "request_head.safetensors"
@@ -220,7 +221,9 @@ def _cached(stem: Path, records: Sequence[dict[str, Any]], compressor: Any, view
     return encoded
 
 
-def _fit(prompts: Sequence[EncodedPrompt], config: RequestHeadConfig) -> Any:
+def fit_head(prompts: Sequence[EncodedPrompt], config: RequestHeadConfig) -> Any:
+    """A request head fitted full-batch on the encoded prompts' sentence labels (``config`` sets its hidden width,
+    iterations, L2 weight and seed)."""
     import torch
 
     from tpc_core.engine.request import RequestHead, layout_features
@@ -310,7 +313,9 @@ def _spread(records: list[dict[str, Any]], limit: int | None) -> list[dict[str, 
     return [records[(i * len(records)) // limit] for i in range(limit)]
 
 
-def _held_for_threshold(record_id: str, fraction: float) -> bool:
+def held_for_threshold(record_id: str, fraction: float) -> bool:
+    """Whether a record is kept out of fitting to choose the threshold on (a stable hash of its id, ``fraction``
+    of all records)."""
     digest = hashlib.sha256(("threshold:" + record_id).encode("utf-8")).hexdigest()
     return int(digest[:8], 16) / 0x1_0000_0000 < fraction
 
@@ -406,7 +411,7 @@ def train_request_head(config: RequestHeadConfig) -> Path:
     cache = Path(config.output_dir) / "encoded"
     encoded_fit, encoded_pick = [], []
     for name, rows in (("", train), ("layout_", layouts), ("instruction_", instructions_fit)):
-        held = [_held_for_threshold(str(r["id"]), config.threshold_fraction) for r in rows]
+        held = [held_for_threshold(str(r["id"]), config.threshold_fraction) for r in rows]
         encoded_fit += _cached(cache / f"{name}fit", [r for r, h in zip(rows, held) if not h], compressor,
                                config.view_sentences)
         encoded_pick += _cached(cache / f"{name}threshold", [r for r, h in zip(rows, held) if h], compressor,
@@ -414,7 +419,7 @@ def train_request_head(config: RequestHeadConfig) -> Path:
     encoded_validation = _cached(cache / "validation", validation, compressor, config.view_sentences)
     encoded_check = _cached(cache / "instruction_check", instructions_check, compressor, config.view_sentences)
     encode_seconds = time.perf_counter() - started
-    head = _fit(encoded_fit, config)
+    head = fit_head(encoded_fit, config)
     threshold, neighbour, by_threshold = _choose_thresholds(encoded_pick, head, config.max_sentences)
     output = Path(config.output_dir)
     output.mkdir(parents=True, exist_ok=True)

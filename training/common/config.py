@@ -39,6 +39,7 @@ __all__ = [
     "from_dict",
     "load_config",
     "parse_override",
+    "read_config_file",
 ]
 
 T = TypeVar("T")
@@ -65,7 +66,7 @@ def load_config(
             the dataclass' own ``__post_init__`` rejected it. The message names the key and the value.
     """
     source = str(path) if path is not None else "<defaults>"
-    data: dict[str, Any] = _read_mapping(Path(path)) if path is not None else {}
+    data: dict[str, Any] = read_config_file(Path(path)) if path is not None else {}
     for item in overrides:
         keys, value = parse_override(item)
         _set_nested(data, keys, value, item)
@@ -117,7 +118,12 @@ def config_from_args(args: argparse.Namespace, config_class: type[T]) -> T:
 # --------------------------------------------------------------------------------------------- internals
 
 
-def _read_mapping(path: Path) -> dict[str, Any]:
+def read_config_file(path: Path) -> dict[str, Any]:
+    """The top-level mapping of a ``.yaml`` / ``.yml`` / ``.json`` config file (``{}`` for an empty one).
+
+    Raises:
+        ValueError: The file is missing, has another suffix, does not parse, or is not a mapping.
+    """
     if not path.is_file():
         raise ValueError(f"config file not found: {path}")
     text = path.read_text(encoding="utf-8")

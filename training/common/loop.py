@@ -134,9 +134,9 @@ def load_stage_config(path: str | Path | None, config_class: type[T], section: s
     A recipe file holds one top-level mapping per stage (``cse_train:``, ``ctd_sft:``, ``ctd_rl:``,
     ``export:``); a stage file holds the stage's keys directly. ``--set`` overrides apply to the stage's keys.
     """
-    from training.common.config import _read_mapping  # noqa: PLC2701 (same package)
+    from training.common.config import read_config_file
 
-    data: dict[str, Any] = _read_mapping(Path(path)) if path is not None else {}
+    data: dict[str, Any] = read_config_file(Path(path)) if path is not None else {}
     source = str(path) if path is not None else "<defaults>"
     if section in data and isinstance(data[section], dict):
         data, source = dict(data[section]), f"{source} [{section}]"

@@ -34,7 +34,8 @@ from typing import Any
 
 import torch
 
-__all__ = ["Config", "FAMILIES", "cross_validate", "folds_by_source", "main", "paired_bootstrap", "summarise"]
+__all__ = ["Config", "FAMILIES", "cross_validate", "folds_by_source", "format_interval", "main", "paired_bootstrap",
+           "summarise"]
 
 logger = logging.getLogger(__name__)
 
@@ -228,7 +229,7 @@ def run(ids_path: str, out_dir: Path, cache: Path, *, k: int = 5, rate: float = 
     from benchmarks.loaders import load_qa_dev
     from benchmarks.methods import build_method
     from tpc_core import TPCCompressor
-    from training.evaluate import _tpc_method, select_samples
+    from training.evaluate import loaded_tpc_method, select_samples
     from training.scorer.scorers import CachedComponents, ComponentScorer
 
     ids = json.loads(Path(ids_path).read_text(encoding="utf-8"))
@@ -253,7 +254,8 @@ def run(ids_path: str, out_dir: Path, cache: Path, *, k: int = 5, rate: float = 
     stored: dict[str, Any] = torch.load(components_path) if components_path.exists() else {}
     recorder.records.update(stored)
     compressor.scorer = recorder
-    per_sample["tpc-mini (pooled cosine)"] = cached_run("tpc-mini", _tpc_method(counter, compressor, "tpc-mini", True))
+    per_sample["tpc-mini (pooled cosine)"] = cached_run("tpc-mini",
+                                                        loaded_tpc_method(counter, compressor, "tpc-mini", True))
     if set(recorder.records) - set(stored):
         torch.save(dict(recorder.records), components_path)
     logger.info("tpc-mini + components done (%.0fs)", time.perf_counter() - started)
@@ -262,7 +264,7 @@ def run(ids_path: str, out_dir: Path, cache: Path, *, k: int = 5, rate: float = 
     for config in configs:
         compressor.scorer = CachedComponents(recorder.records, dict(config.weights), config.method)
         per_sample[config.name] = cached_run(f"replay {config.name}",
-                                             _tpc_method(counter, compressor, config.name, True))
+                                             loaded_tpc_method(counter, compressor, config.name, True))
     logger.info("replays done (%.0fs)", time.perf_counter() - started)
 
     for label in ("minilm-cosine", "bm25", "tpc-mini (pooled cosine)"):
@@ -298,7 +300,8 @@ def run(ids_path: str, out_dir: Path, cache: Path, *, k: int = 5, rate: float = 
     return report
 
 
-def _interval(stats: Mapping[str, float]) -> str:
+def format_interval(stats: Mapping[str, float]) -> str:
+    """A paired bootstrap's mean and 95 % interval as ``+0.012 [-0.003, +0.027]``."""
     return f"{stats['mean']:+.3f} [{stats['low']:+.3f}, {stats['high']:+.3f}]"
 
 
@@ -333,8 +336,8 @@ def to_markdown(report: Mapping[str, Any]) -> str:
         folds = ", ".join(c.split(") ", 1)[-1] for c in info["fold_choices"])
         lines.append(f"- **{family}**: {grid}. Chosen on all: `{info['chosen_on_all']}`; per-fold choices: {folds}; "
                      f"CV recall {info['cv_evidence_recall']:.3f}; CV − tpc-mini "
-                     f"{_interval(info['cv_minus_tpc_mini'])}, CV − minilm-cosine "
-                     f"{_interval(info['cv_minus_minilm_cosine'])} (paired bootstrap over records, 95%).")
+                     f"{format_interval(info['cv_minus_tpc_mini'])}, CV − minilm-cosine "
+                     f"{format_interval(info['cv_minus_minilm_cosine'])} (paired bootstrap over records, 95%).")
     if "latency" in report:
         lat = report["latency"]
         lines += ["", f"## Latency, one ~{lat['prompt_tokens']}-token prompt, question given, rate 0.2, CPU, "

@@ -127,7 +127,7 @@ def run(checkpoint: str, ids_path: str, reference: Path, out_dir: Path, cache: P
     from benchmarks.loaders import load_qa_dev
     from tpc_core import TPCCompressor
     from tpc_core.engine.scoring import PooledCosine
-    from training.evaluate import _tpc_method, select_samples
+    from training.evaluate import loaded_tpc_method, select_samples
     from training.scorer.compare import cached_records, paired_bootstrap, summarise
     from training.scorer.cross import CrossScorer
 
@@ -145,7 +145,7 @@ def run(checkpoint: str, ids_path: str, reference: Path, out_dir: Path, cache: P
     started = time.perf_counter()
     for label, weight in ((f"cross ({tag})", 0.0), (f"cross+bm25 (z) w={bm25_weight:g} ({tag})", bm25_weight)):
         compressor.scorer = _Recording(cross, raw, weight)
-        method = _tpc_method(counter, compressor, label, True)
+        method = loaded_tpc_method(counter, compressor, label, True)
         per_sample[label] = cached_records(cache, label, method, samples, counter, rate, sources)
         logger.info("%s done (%.0fs)", label, time.perf_counter() - started)
     rows = [{"kind": "reference (compare.json)", **r} for r in ref["rows"] if r["method"] in REFERENCE_ROWS]
@@ -172,15 +172,15 @@ def run(checkpoint: str, ids_path: str, reference: Path, out_dir: Path, cache: P
 
 
 def to_markdown(report: dict[str, Any]) -> str:
-    from training.scorer.compare import _interval, source_table
+    from training.scorer.compare import format_interval, source_table
 
     lines = [f"# Question-conditioned scorer, held-out train ({report['samples']} records of {report['ids']}), "
              f"prompt-aware, rate {report['rate']}", "", f"Checkpoint: `{report['checkpoint']}`. Reference rows "
              "copied from `compare.json` (same records, same protocol).", "", *source_table(report)]
     lines += ["", "Paired bootstrap over records (95%):", ""]
     for label, t in report["tests"].items():
-        lines.append(f"- {label}: − tpc-mini {_interval(t['minus_tpc_mini'])}; − minilm-cosine "
-                     f"{_interval(t['minus_minilm_cosine'])}")
+        lines.append(f"- {label}: − tpc-mini {format_interval(t['minus_tpc_mini'])}; − minilm-cosine "
+                     f"{format_interval(t['minus_minilm_cosine'])}")
     if "latency" in report:
         lat = report["latency"]
         lines += ["", f"## Latency, one ~{lat['prompt_tokens']}-token prompt, question given, rate 0.2, CPU, "

@@ -195,7 +195,7 @@ def record(ids_path: str, projection_path: Path, cache: Path) -> None:
             for prompt, pooled, description in zip(prompts, embeddings, descriptions):
                 q_states, q_ids = question_token_states(encoder, [description])[0]
                 with torch.no_grad():
-                    score = maxsim(q_states[content_token_mask(encoder.tokenizer, q_ids)], self._states_of(prompt),
+                    score = maxsim(q_states[content_token_mask(encoder.tokenizer, q_ids)], self.token_states_of(prompt),
                                    projection)
                 records[record_key(prompt, description)]["components"]["maxsim_proj"] = score
                 out.append(pooled @ encoder.encode_questions([description])[0])

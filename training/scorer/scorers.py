@@ -101,7 +101,8 @@ class _KeepsStates:
         self._states = {id(prompt): (prompt, s) for prompt, s in zip(prompts, states)}
         return pooled
 
-    def _states_of(self, prompt: Segmented) -> list[torch.Tensor] | None:
+    def token_states_of(self, prompt: Segmented) -> list[torch.Tensor] | None:
+        """The token states kept for ``prompt`` by the last :meth:`embed` (``None`` for a prompt it did not see)."""
         kept = self._states.get(id(prompt))
         return kept[1] if kept is not None and kept[0] is prompt else None
 
@@ -121,7 +122,7 @@ class LateInteraction(_KeepsStates):
     def relevance(self, prompts: Sequence[Segmented], embeddings: Sequence[torch.Tensor],
                   descriptions: Sequence[str]) -> list[torch.Tensor]:
         """MaxSim of each sentence against its prompt's description."""
-        return [component_scores(self.encoder, p, e, self._states_of(p), d, [self.component])[self.component]
+        return [component_scores(self.encoder, p, e, self.token_states_of(p), d, [self.component])[self.component]
                 for p, e, d in zip(prompts, embeddings, descriptions)]
 
 
@@ -147,7 +148,7 @@ class FusedScorer(_KeepsStates):
         """Fused score of each sentence."""
         out = []
         for prompt, pooled, description in zip(prompts, embeddings, descriptions):
-            parts = component_scores(self.encoder, prompt, pooled, self._states_of(prompt), description,
+            parts = component_scores(self.encoder, prompt, pooled, self.token_states_of(prompt), description,
                                      list(self.weights))
             names = list(self.weights)
             out.append(fuse([parts[n] for n in names], [self.weights[n] for n in names], self.method).float())
@@ -167,7 +168,7 @@ class ComponentScorer(_KeepsStates):
         """Pooled cosine, recording all components (and the pooled embeddings) per prompt."""
         out = []
         for prompt, pooled, description in zip(prompts, embeddings, descriptions):
-            parts = component_scores(self.encoder, prompt, pooled, self._states_of(prompt), description)
+            parts = component_scores(self.encoder, prompt, pooled, self.token_states_of(prompt), description)
             self.records[record_key(prompt, description)] = {"description": description, "pooled": pooled,
                                                              "components": parts}
             out.append(parts["cos"])

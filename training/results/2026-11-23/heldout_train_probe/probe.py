@@ -4,7 +4,7 @@ from benchmarks.budget import minilm_token_counter
 from benchmarks.evaluate import compress_one
 from benchmarks.loaders import load_qa_dev
 from benchmarks.methods import AGNOSTIC
-from training.evaluate import select_samples, in_family, _tpc_method
+from training.evaluate import select_samples, in_family, loaded_tpc_method
 from tpc_core import TPCCompressor
 
 ids = json.load(open('training/results/2026-11-23/validation_ids.json'))
@@ -27,7 +27,7 @@ for fam in families:
     ss = samples if fam == 'longbench' else in_family(samples, fam)
     by_id = {s.id: s for s in ss}
     for mode in __import__('os').environ.get('MODES','agnostic,oracle').split(','):
-        m = _tpc_method(counter, comp, 'tpc', False) if mode == 'agnostic' else Oracle(counter)
+        m = loaded_tpc_method(counter, comp, 'tpc', False) if mode == 'agnostic' else Oracle(counter)
         m.name = 'tpc'
         t = time.time()
         recs = [compress_one(m, s, AGNOSTIC, counter, rate=0.2, target_tokens=None) for s in ss]

@@ -1,7 +1,7 @@
 """Diag: head variants on the cached encodings: check found (held-out train) + CTD held-out families."""
 import json, glob, sys, time
 from safetensors.torch import load_file
-from training.request_head import EncodedPrompt, prompt_scores, _fit, RequestHeadConfig, written_request_outcomes, _held_for_threshold
+from training.request_head import EncodedPrompt, prompt_scores, fit_head, RequestHeadConfig, written_request_outcomes, held_for_threshold
 from benchmarks.request_found import summarise
 recs={r["id"]:r for r in map(json.loads, open("runs/curation/instructions/records.jsonl"))}
 def load(stem):
@@ -21,7 +21,7 @@ base=RequestHeadConfig("x","y","z")
 for spec in sys.argv[1:]:
     kw=dict(kv.split("=") for kv in spec.split(",")) if spec else {}
     cfg=RequestHeadConfig("x","y","z", hidden=int(kw.get("hidden",64)), iterations=int(kw.get("it",300)), l2=float(kw.get("l2",1e-4)))
-    t0=time.time(); head=_fit(fit,cfg); 
+    t0=time.time(); head=fit_head(fit,cfg); 
     for t,n in [(0.6,0.3),(0.7,0.3),(0.8,0.3),(0.85,0.4)]:
         v=prompt_scores(val,head,t,8,n); p=prompt_scores(pick,head,t,8,n)
         c=summarise(written_request_outcomes(check,list(recs.values()),head,t,8,n))
