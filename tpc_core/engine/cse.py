@@ -284,8 +284,9 @@ class ContextSentenceEncoder:
         embeddings = []
         position = 0
         for question in windows:
-            weights = torch.tensor([float(len(ids)) for ids in question])
             stacked = torch.stack(pooled[position: position + len(question)])
+            # Made where the pooled vectors are: a host tensor here fails on CUDA and MPS (issue 29).
+            weights = torch.tensor([float(len(ids)) for ids in question], dtype=torch.float32, device=stacked.device)
             embeddings.append((stacked * weights[:, None]).sum(dim=0) / weights.sum())
             position += len(question)
         return F.normalize(torch.stack(embeddings), dim=-1).cpu()
