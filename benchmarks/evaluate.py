@@ -20,7 +20,7 @@ from typing import Any
 from benchmarks.budget import MiniLMTokenCounter, budget_for
 from benchmarks.cache import JsonCache, cache_key
 from benchmarks.loaders import Sample
-from benchmarks.methods import AGNOSTIC, AWARE, Method
+from benchmarks.method import AGNOSTIC, AWARE, Method
 from benchmarks.metrics import answer_retention, evidence_recall, score_prediction
 from benchmarks.reader import CachedReader
 from benchmarks.templates import NO_CHAT_TEMPLATE, fill_template, instruction_query

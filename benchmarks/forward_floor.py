@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from benchmarks.budget import MiniLMTokenCounter, minilm_token_counter
-from benchmarks.methods import AWARE, Compressed, Method
+from benchmarks.method import AWARE, Compressed, Method
 
 __all__ = ["BATCH_SIZE", "FLOOR_METHOD", "WINDOW_TOKENS", "MiniLMForward", "MiniLMForwardFloor", "token_windows"]
 

@@ -25,7 +25,7 @@ from benchmarks.budget import MiniLMTokenCounter
 from benchmarks.cache import JsonCache
 from benchmarks.evaluate import evaluate
 from benchmarks.loaders import Sample
-from benchmarks.methods import AGNOSTIC, Method
+from benchmarks.method import AGNOSTIC, Method
 from benchmarks.metrics import answer_retention, evidence_recall
 from benchmarks.report import aggregate
 

@@ -49,14 +49,11 @@ from benchmarks.loaders import (
     LONGBENCH_TASKS,
     ZEROSCROLLS_TASKS,
 )
+from benchmarks.method import AGNOSTIC, Method
 from benchmarks.methods import (
-    AGNOSTIC,
     ALL_METHOD_NAMES,
-    DEFAULT_TPC_MODEL,
     METHOD_NAMES,
     OPT_IN_METHOD_NAMES,
-    Method,
-    TPCMethod,
     build_method,
     method_settings,
     method_specs,
@@ -80,6 +77,7 @@ from benchmarks.report import (
 )
 from benchmarks.summ import evaluate_summ, evenly_spaced
 from benchmarks.timing import DEFAULT_LENGTHS, run_speed_suite
+from benchmarks.tpc_method import DEFAULT_TPC_MODEL, TPCMethod
 
 __all__ = ["main", "parse_args", "stratified"]
 

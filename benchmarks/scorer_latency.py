@@ -4,7 +4,7 @@ Usage:
     python -m benchmarks.scorer_latency [--lengths 1000,4000,10000,32000] [--repeats 3]
         [--scorer tpc-mini@pooled_cosine --scorer tpc-mini@cosine_bm25] [--out benchmarks/results/scorer_latency]
 
-Each ``--scorer`` is a TPC model, optionally with ``@SCORER`` (``benchmarks.methods.split_model_spec``). Prompts
+Each ``--scorer`` is a TPC model, optionally with ``@SCORER`` (``benchmarks.tpc_method.split_model_spec``). Prompts
 are real dev contexts concatenated to each length (``benchmarks.engine_overhead.build_prompt``, MiniLM tokens),
 with the first row's question. For every length and scorer, in one process: the median wall time of
 ``compress(text, question=..., rate=0.2)`` over ``--repeats`` runs after one warm-up, and the MiniLM forward
@@ -44,7 +44,7 @@ def measure(scorers: list[str], lengths: list[int], repeats: int) -> list[dict[s
 
     from benchmarks.engine_overhead import build_prompt
     from benchmarks.forward_floor import MiniLMForward
-    from benchmarks.methods import split_model_spec
+    from benchmarks.tpc_method import split_model_spec
 
     compressors = {}
     for spec in scorers:

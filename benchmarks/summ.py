@@ -17,7 +17,7 @@ from benchmarks.budget import MiniLMTokenCounter
 from benchmarks.cache import JsonCache
 from benchmarks.evaluate import evaluate
 from benchmarks.loaders import Sample
-from benchmarks.methods import AGNOSTIC, Method
+from benchmarks.method import AGNOSTIC, Method
 from benchmarks.metrics import rouge_n_recall
 
 __all__ = ["ROUGE_FIELDS", "evenly_spaced", "score_summary_record", "evaluate_summ"]

@@ -30,8 +30,10 @@ from typing import Any
 from benchmarks.budget import MiniLMTokenCounter, budget_for, minilm_token_counter
 from benchmarks.forward_floor import FLOOR_METHOD, MiniLMForwardFloor
 from benchmarks.loaders import Sample
-from benchmarks.methods import AWARE, DEFAULT_TPC_MODEL, Method, MethodSpec, build_method
+from benchmarks.method import AWARE, Method
+from benchmarks.methods import MethodSpec, build_method
 from benchmarks.templates import QA_DEV_TEMPLATES, fill_template
+from benchmarks.tpc_method import DEFAULT_TPC_MODEL
 
 __all__ = ["DEFAULT_LENGTHS", "build_timed_method", "build_length_prompts", "run_speed_suite"]
 

@@ -33,7 +33,7 @@ logger = logging.getLogger(__name__)
 def loaded_tpc_method(counter: Any, compressor: Any, label: str, aware: bool) -> Any:
     """A ``benchmarks`` method named ``label`` that compresses with a TPC compressor already in memory (the question
     passed on only when ``aware``)."""
-    from benchmarks.methods import AGNOSTIC, AWARE, Compressed, Method
+    from benchmarks.method import AGNOSTIC, AWARE, Compressed, Method
 
     class LoadedTPC(Method):
         """A TPC checkpoint already in memory, compressing through the public API."""
@@ -114,7 +114,9 @@ def evaluate_checkpoints(checkpoints: dict[str, str], *, baselines: Sequence[str
     from benchmarks.budget import minilm_token_counter
     from benchmarks.evaluate import compress_one
     from benchmarks.loaders import load_qa_dev
-    from benchmarks.methods import AGNOSTIC, AWARE, build_method, split_model_spec
+    from benchmarks.method import AGNOSTIC, AWARE
+    from benchmarks.methods import build_method
+    from benchmarks.tpc_method import split_model_spec
     from tpc_core import TPCCompressor
 
     if split not in ("dev", "train"):

@@ -11,7 +11,8 @@ import pytest
 from benchmarks.budget import budget_for, join_spans, minilm_token_counter, select_under_budget
 from benchmarks.evaluate import compress_one, evaluate
 from benchmarks.loaders import Sample
-from benchmarks.methods import Compressed, Method, build_method, split_spans
+from benchmarks.method import Compressed, Method, split_spans
+from benchmarks.methods import build_method
 from benchmarks.templates import QA_DEV_TEMPLATES
 
 CONTEXT = (

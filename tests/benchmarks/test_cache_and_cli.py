@@ -14,7 +14,7 @@ from benchmarks.budget import minilm_token_counter
 from benchmarks.cache import JsonCache
 from benchmarks.evaluate import evaluate
 from benchmarks.loaders import Sample
-from benchmarks.methods import Compressed, Method
+from benchmarks.method import Compressed, Method
 from benchmarks.reader import CachedReader
 
 REPO = Path(__file__).resolve().parents[2]

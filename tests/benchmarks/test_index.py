@@ -16,7 +16,8 @@ from benchmarks.index import (
     plot_index_recall,
 )
 from benchmarks.loaders import Sample
-from benchmarks.methods import AGNOSTIC, Compressed, Method, build_method
+from benchmarks.method import AGNOSTIC, Compressed, Method
+from benchmarks.methods import build_method
 from benchmarks.run import main, parse_args
 
 CONTEXT_A = "Alpha rose early today. Alpha ate bread. Alpha slept late. Beta sold the old house."  # 4+3+3+5 words

@@ -7,25 +7,17 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.baselines import passage_starts
 from benchmarks.budget import minilm_token_counter
 from benchmarks.cache import JsonCache
 from benchmarks.evaluate import evaluate
 from benchmarks.loaders import Sample, load_summ_dev
-from benchmarks.methods import (
-    AGNOSTIC,
-    Compressed,
-    Method,
-    TPCMethod,
-    _checkpoint_fingerprint,
-    build_method,
-    method_specs,
-    passage_starts,
-    split_spans,
-    tpc_model_labels,
-)
+from benchmarks.method import AGNOSTIC, Compressed, Method, split_spans
+from benchmarks.methods import build_method, method_specs, tpc_model_labels
 from benchmarks.run import main, parse_args
 from benchmarks.summ import evaluate_summ, evenly_spaced, score_summary_record
 from benchmarks.templates import DATASET2PROMPT, fill_template
+from benchmarks.tpc_method import TPCMethod, _checkpoint_fingerprint
 
 PROMPT = """Summarise the news below. Keep it short.
 

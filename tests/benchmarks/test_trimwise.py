@@ -11,15 +11,9 @@ import pytest
 from benchmarks.budget import join_spans, minilm_token_counter
 from benchmarks.evaluate import evaluate
 from benchmarks.loaders import Sample
-from benchmarks.methods import (
-    METHOD_NAMES,
-    OPT_IN_METHOD_NAMES,
-    build_method,
-    drop_lowest_until_fits,
-    method_settings,
-    spans_within,
-    split_spans,
-)
+from benchmarks.method import split_spans
+from benchmarks.methods import METHOD_NAMES, OPT_IN_METHOD_NAMES, build_method, method_settings
+from benchmarks.trimwise_methods import drop_lowest_until_fits, spans_within
 
 pytest.importorskip("trimwise")
 pytest.importorskip("llama_index.postprocessor.trimwise")

@@ -63,7 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from benchmarks.budget import join_spans  # noqa: PLC0415
     from benchmarks.index import index_contexts  # noqa: PLC0415
     from benchmarks.loaders import load_qa_dev  # noqa: PLC0415
-    from benchmarks.methods import LeadPerPassage  # noqa: PLC0415
+    from benchmarks.baselines import LeadPerPassage  # noqa: PLC0415
     from benchmarks.metrics import evidence_recall  # noqa: PLC0415
     from tpc_core.engine.salience import passage_lead_scores  # noqa: PLC0415
     from training.salience.evaluate import COVERAGE_RULE, coverage_rule_scores, prior_blend, select_by_score  # noqa: PLC0415

@@ -152,7 +152,7 @@ def cached_records(cache: Path, label: str, method: Any, samples: Sequence[Any],
     """Each sample's slim benchmark record for ``method``, compressed once and appended to a JSONL cache under
     ``cache`` (a rerun resumes where it stopped); keyed by sample id, for the ids in ``sources``."""
     from benchmarks.evaluate import compress_one
-    from benchmarks.methods import AWARE
+    from benchmarks.method import AWARE
 
     path = cache / f"records_{label.replace(' ', '_').replace('/', '_')}.jsonl"
     done = {}

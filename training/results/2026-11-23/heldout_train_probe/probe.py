@@ -3,7 +3,7 @@ from collections import defaultdict
 from benchmarks.budget import minilm_token_counter
 from benchmarks.evaluate import compress_one
 from benchmarks.loaders import load_qa_dev
-from benchmarks.methods import AGNOSTIC
+from benchmarks.method import AGNOSTIC
 from training.evaluate import select_samples, in_family, loaded_tpc_method
 from tpc_core import TPCCompressor
 
@@ -16,7 +16,7 @@ if os.environ.get('MATCH'):
     object.__setattr__(comp.config, 'agnostic', dataclasses.replace(comp.config.agnostic, match_share=float(os.environ['MATCH'])))
     print('match_share', comp.config.agnostic.match_share)
 families = sys.argv[2].split(',') if len(sys.argv) > 2 else ['longbench', 'json_wrapper', 'xml_tags', 'task_then_documents']
-from benchmarks.methods import Compressed, Method
+from benchmarks.method import Compressed, Method
 class Oracle(Method):
     def compress(self, text, question, budget, *, sample_id=''):
         s = by_id[sample_id]
