@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from tpc_core import segmentation
+from tpc_core.segmentation import backends
+from tpc_core.segmentation import splitter as splitter_module
 from tpc_core.segmentation import (
     SPLITTER_NAMES,
     SentenceSplitter,
@@ -302,15 +303,15 @@ def test_nltk_backend_works_or_says_how_to_install() -> None:
 def test_nltk_without_data_raises_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     nltk_data = pytest.importorskip("nltk.data")
     monkeypatch.setattr(nltk_data, "path", [])  # as if no punkt_tab were installed anywhere
-    monkeypatch.setattr(segmentation, "_bundled_nltk_data", lambda: None)
-    segmentation._nltk_finder.cache_clear()
-    segmentation._cached_splitter.cache_clear()
+    monkeypatch.setattr(backends, "_bundled_nltk_data", lambda: None)
+    backends._nltk_finder.cache_clear()
+    splitter_module._cached_splitter.cache_clear()
     try:
         with pytest.raises(RuntimeError, match="nltk.downloader punkt_tab"):
             get_splitter("nltk")
     finally:
-        segmentation._nltk_finder.cache_clear()
-        segmentation._cached_splitter.cache_clear()
+        backends._nltk_finder.cache_clear()
+        splitter_module._cached_splitter.cache_clear()
 
 
 @pytest.mark.parametrize("bad", [None, b"bytes", 3, ["a list"]])
