@@ -131,3 +131,41 @@ def test_reading_a_checkpoint_config_writes_nothing(tmp_path, monkeypatch):
     assert assembled.ctd == TPCConfig.load(snapshot).ctd and assembled.cse.adapter_repo is not None
     assert assembled.extra["ctd_from"] == str(snapshot)
     assert sorted(tmp_path.rglob("*")) == before
+
+
+def _head_file(kind, path):
+    """A small random head of ``kind`` ("request_head" / "salience_head") written to ``path``."""
+    import torch
+
+    from tpc_core.engine.request import FEATURE_NAMES, RequestHead
+    from tpc_core.engine.salience import HAND_FEATURES, SalienceHead
+
+    if kind == "request_head":
+        RequestHead(torch.randn(4 + len(FEATURE_NAMES)), 0.25).save(path)
+    else:
+        features = len(HAND_FEATURES)
+        SalienceHead(torch.randn(4 + features), 0.5, torch.zeros(features), torch.ones(features)).save(path)
+
+
+@pytest.mark.parametrize("kind", ["request_head", "salience_head"])
+def test_both_heads_load_through_one_loader_that_keeps_them_inside_the_checkpoint(kind, tmp_path):
+    from tpc_core.config import AgnosticConfig
+    from tpc_core.engine.request import RequestHead
+    from tpc_core.engine.salience import SalienceHead
+    from tpc_core.loading.heads import load_request_head, load_salience_head
+
+    load, head_type = {"request_head": (load_request_head, RequestHead),
+                       "salience_head": (load_salience_head, SalienceHead)}[kind]
+    checkpoint = tmp_path / "ckpt"
+    checkpoint.mkdir()
+    _head_file(kind, checkpoint / "head.safetensors")
+    _head_file(kind, tmp_path / "outside.safetensors")
+    (checkpoint / "link.safetensors").symlink_to(tmp_path / "outside.safetensors")
+
+    assert load(AgnosticConfig(), checkpoint) is None
+    assert isinstance(load(AgnosticConfig(**{kind: "head.safetensors"}), checkpoint), head_type)
+    for leaving in ("../outside.safetensors", str(tmp_path / "outside.safetensors"), "link.safetensors"):
+        with pytest.raises(ValueError, match=f"agnostic.{kind}"):
+            load(AgnosticConfig(**{kind: leaving}), checkpoint)
+    with pytest.raises(FileNotFoundError, match=f"names agnostic.{kind} 'nope.safetensors' but .* is missing"):
+        load(AgnosticConfig(**{kind: "nope.safetensors"}), checkpoint)

@@ -17,12 +17,12 @@ from tpc_core.config import AgnosticConfig, TPCConfig
 from tpc_core.engine.salience import (
     HAND_FEATURES,
     SalienceHead,
-    load_salience_head,
     passage_lead_scores,
     prompt_features,
     salience_scores,
     zscore,
 )
+from tpc_core.loading.heads import load_salience_head
 
 
 def _random_head(width: int, hidden: int = 0, seed: int = 0) -> SalienceHead:

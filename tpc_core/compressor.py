@@ -39,7 +39,6 @@ from tpc_core.loading.checkpoint import (
     check_config_paths,
     load_cse_parts,
     load_ctd_parts,
-    load_request_head,
     push_checkpoint,
     resolve_checkpoint_dir,
     save_checkpoint,
@@ -47,7 +46,7 @@ from tpc_core.loading.checkpoint import (
 from tpc_core.engine.options import CompressionOptions, as_documents, as_questions
 from tpc_core.loading.registry import DEFAULT_MODEL
 from tpc_core.engine.result import CompressionResult
-from tpc_core.engine.salience import load_salience_head
+from tpc_core.loading.heads import load_request_head, load_salience_head
 from tpc_core.engine.scoring import Scorer, build_scorer, score_prompts
 from tpc_core.segmentation import SentenceSplitter, get_splitter
 from tpc_core.engine.selection import BUDGET_SCOPES

@@ -8,7 +8,8 @@ the prompt and to its document) — and was trained on greedy-ROUGE oracle label
 every second, ...), which held-out summarisation data showed to be the strongest single signal. Selection under
 the budget stays the engine's (greedy, or MMR against what is already kept).
 
-Pure functions plus one small frozen head; nothing here loads a model.
+Pure functions plus one small frozen head; nothing here loads a model or reads a config (the package that loads
+checkpoints finds a checkpoint's head file: ``loading/heads.py``).
 """
 
 from __future__ import annotations
@@ -20,18 +21,14 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import torch
 
 from tpc_core.engine.coverage import section_ranks
+from tpc_core.engine.segmented import Segmented
 
-if TYPE_CHECKING:
-    from tpc_core.config import AgnosticConfig
-    from tpc_core.engine.stages import Segmented
-
-__all__ = ["HAND_FEATURES", "PASSAGE_MARKER", "SalienceHead", "hand_features", "load_salience_head", "paragraph_ranks",
-           "passage_lead_scores", "prompt_features", "salience_scores", "zscore"]
+__all__ = ["HAND_FEATURES", "PASSAGE_MARKER", "SalienceHead", "hand_features", "paragraph_ranks", "passage_lead_scores",
+           "prompt_features", "salience_scores", "zscore"]
 
 _BLANK_LINE = re.compile(r"\n[ \t]*\n\s*")
 _CAP = 10  # positions past the 10th sentence look alike to a lead rule; the capped features say "far in"
@@ -315,20 +312,3 @@ def salience_scores(head: SalienceHead, prompt: Segmented, embeddings: torch.Ten
     with torch.inference_mode():
         raw = head.logits(embeddings, hand)
     return zscore(zscore(raw) + lead_weight * zscore(prior)).float()
-
-
-def load_salience_head(config: AgnosticConfig, checkpoint_dir: Path) -> SalienceHead | None:
-    """The checkpoint's salience head, or ``None`` when its config names none (then coverage uses the weights).
-
-    Raises:
-        ValueError: The path leaves the checkpoint (absolute, ``..``, a link out), or the file is no salience head.
-        FileNotFoundError: The config names a head the checkpoint lacks.
-    """
-    from tpc_core.loading.paths import inside_checkpoint
-
-    if config.salience_head is None:
-        return None
-    path = inside_checkpoint(Path(checkpoint_dir), config.salience_head, "agnostic.salience_head")
-    if not path.is_file():
-        raise FileNotFoundError(f"The checkpoint names salience head {config.salience_head!r} but {path} is missing.")
-    return SalienceHead.load(path)

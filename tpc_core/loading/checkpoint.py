@@ -35,14 +35,13 @@ import torch
 
 from tpc_core.loading.architecture import detect_architecture
 from tpc_core.loading.paths import check_config_paths, inside_checkpoint, is_path_like
-from tpc_core.config import CONFIG_NAME, AgnosticConfig, CSEConfig, CTDConfig, TPCConfig
+from tpc_core.config import CONFIG_NAME, CSEConfig, CTDConfig, TPCConfig
 from tpc_core.loading.offline import OFFLINE_PROVIDERS, OfflineModelMissing, local_copy
 from tpc_core.loading.quiet import quiet_loading
 from tpc_core.loading.registry import DEFAULT_MODEL, RegisteredModel, UnpublishedModelError, lookup, unpublished_message
-from tpc_core.engine.request import RequestHead
 
-__all__ = ["HubOptions", "check_config_paths", "inside_checkpoint", "load_cse_parts", "load_ctd_parts", "load_request_head",
-           "push_checkpoint", "read_checkpoint_config", "resolve_base", "resolve_checkpoint_dir", "save_checkpoint"]
+__all__ = ["HubOptions", "check_config_paths", "inside_checkpoint", "load_cse_parts", "load_ctd_parts", "push_checkpoint",
+           "read_checkpoint_config", "resolve_base", "resolve_checkpoint_dir", "save_checkpoint"]
 
 logger = logging.getLogger(__name__)
 _SAFE_PATTERNS = ["*.json", "*.safetensors", "*.txt", "*.model", "*.md", "*.jinja", "*.yaml", "tokenizer*"]
@@ -244,16 +243,6 @@ def resolve_base(reference: str, checkpoint_dir: Path, what: str = "base_model",
         logger.warning("%s %r is loaded from the Hub without a pinned base_revision: its weights may change.",
                        what, reference)
     return reference
-
-
-def load_request_head(config: AgnosticConfig, checkpoint_dir: Path) -> RequestHead | None:
-    """The checkpoint's extractive request head, or ``None`` when it has none."""
-    if config.request_head is None:
-        return None
-    path = inside_checkpoint(checkpoint_dir, config.request_head, "agnostic.request_head")
-    if not path.is_file():
-        raise FileNotFoundError(f"The checkpoint names request head {config.request_head!r} but {path} is missing.")
-    return RequestHead.load(path)
 
 
 def _from_pretrained(loader: Any, source: str, kwargs: dict[str, Any], what: str) -> Any:

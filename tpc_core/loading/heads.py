@@ -1,0 +1,56 @@
+"""The checkpoint's small trained heads, read from the files its config names: one loader for every head.
+
+``tpc_config.json``'s ``agnostic`` section may name a request head (``request_head``: finds the prompt's own
+request, :class:`tpc_core.engine.request.RequestHead`) and a salience head (``salience_head``: scores sentences
+for coverage, :class:`tpc_core.engine.salience.SalienceHead`). Both are single safetensors files of a few
+hundred kB, loaded when the compressor is built so a bad path fails at load time; like every config path they
+stay inside the checkpoint (:func:`tpc_core.loading.paths.inside_checkpoint`: no absolute path, no ``..`` out
+of it, no link out of it). The engine only runs heads; it never reads a file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+from tpc_core.engine.request import RequestHead
+from tpc_core.engine.salience import SalienceHead
+from tpc_core.loading.paths import inside_checkpoint
+
+if TYPE_CHECKING:
+    from tpc_core.config import AgnosticConfig
+
+__all__ = ["load_head", "load_request_head", "load_salience_head"]
+
+Head = TypeVar("Head", RequestHead, SalienceHead)
+
+
+def load_head(head_type: type[Head], reference: str | None, checkpoint_dir: Path, what: str) -> Head | None:
+    """The head a config names, read from inside the checkpoint, or ``None`` when the config names none.
+
+    Args:
+        head_type: The head class; its ``load(path)`` reads and checks the file.
+        reference: The config's value: a path relative to the checkpoint, or ``None``.
+        checkpoint_dir: The checkpoint directory the path is confined to.
+        what: The config key, for messages (``"agnostic.salience_head"``).
+
+    Raises:
+        ValueError: The path leaves the checkpoint (absolute, ``..``, a link out), or the file is not such a head.
+        FileNotFoundError: The config names a head the checkpoint lacks.
+    """
+    if reference is None:
+        return None
+    path = inside_checkpoint(Path(checkpoint_dir), reference, what)
+    if not path.is_file():
+        raise FileNotFoundError(f"The checkpoint names {what} {reference!r} but {path} is missing.")
+    return head_type.load(path)
+
+
+def load_request_head(config: AgnosticConfig, checkpoint_dir: Path) -> RequestHead | None:
+    """The checkpoint's extractive request head, or ``None`` when it has none (see :func:`load_head`)."""
+    return load_head(RequestHead, config.request_head, checkpoint_dir, "agnostic.request_head")
+
+
+def load_salience_head(config: AgnosticConfig, checkpoint_dir: Path) -> SalienceHead | None:
+    """The checkpoint's salience head, or ``None`` when it has none: coverage then uses the config's weights."""
+    return load_head(SalienceHead, config.salience_head, checkpoint_dir, "agnostic.salience_head")
