@@ -72,13 +72,14 @@ def select_samples(samples: Sequence[Any], ids: Sequence[str] | None) -> list[An
 
 def in_family(samples: Sequence[Any], family: str) -> list[Any]:
     """The samples with their prompt template replaced by a CTD-data template family
-    (``training.curation.formats``), phrasing variants drawn per sample id, so every run sees the same prompts.
+    (``training.curation.format_families``), phrasing variants drawn per sample id, so every run sees the same
+    prompts.
     """
     import dataclasses
     import hashlib
     import random
 
-    from training.curation.formats import render
+    from training.curation.format_families import render
 
     changed = []
     for sample in samples:
@@ -193,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="N dev samples spread evenly over the split (default: all 193)")
     parser.add_argument("--family", action="append", default=[], metavar="NAME",
                         help="also measure prompt-agnostic mode with the samples in this CTD-data template family "
-                             "(repeatable; see training.curation.formats)")
+                             "(repeatable; see training.curation.format_families)")
     parser.add_argument("--rate", type=float, default=0.2)
     parser.add_argument("--out", default=None, help="write the metrics JSON here")
     args = parser.parse_args(argv)

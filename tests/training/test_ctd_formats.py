@@ -25,17 +25,16 @@ from training.curation.format_tasks import (
     row_item,
     text_pools,
 )
-from training.curation.formats import (
+from training.curation.format_families import (
     FAMILIES,
     FAMILIES_BY_KIND,
     HELD_OUT_FAMILIES,
     LONGBENCH_FAMILIES,
     QA_FAMILIES,
     Template,
-    build_records,
-    main,
     render,
 )
+from training.curation.formats import build_records, main
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 NQ, QA = DATA / "nq_train.jsonl.gz", DATA / "qa_dev.jsonl"
@@ -255,7 +254,7 @@ def test_cli_writes_records_and_stats(small_inputs: tuple[Path, Path], tmp_path:
 
 
 def test_layout_families_are_new_wrappers_not_held_out_or_probe_ones() -> None:
-    from training.curation.formats import PROBE_FAMILIES
+    from training.curation.format_families import PROBE_FAMILIES
     from training.curation.layouts import LAYOUT_FAMILIES
 
     assert len(LAYOUT_FAMILIES) >= 5

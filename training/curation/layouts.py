@@ -26,7 +26,8 @@ from training.curation.format_tasks import (
     summarise_one_item,
     synthetic_kv_item,
 )
-from training.curation.formats import Template, make_record
+from training.curation.format_families import Template
+from training.curation.formats import make_record
 
 __all__ = ["LAYOUT_FAMILIES", "layout_records", "records_digest"]
 
