@@ -34,8 +34,8 @@ from typing import Any
 
 import torch
 
-__all__ = ["Config", "FAMILIES", "cross_validate", "folds_by_source", "format_interval", "main", "paired_bootstrap",
-           "summarise"]
+__all__ = ["Config", "FAMILIES", "cross_validate", "folds_by_source", "format_interval", "latency_lines",
+           "latency_prompt", "main", "paired_bootstrap", "summarise", "time_scorers"]
 
 logger = logging.getLogger(__name__)
 
@@ -173,27 +173,23 @@ def cached_records(cache: Path, label: str, method: Any, samples: Sequence[Any],
     return {i: done[i] for i in sources}
 
 
-def _latency(compressor: Any, samples: Sequence[Any], tokens: int, repeats: int, counter: Any) -> dict[str, Any]:
-    """Median seconds to compress one ~``tokens``-token prompt (question given, rate 0.2) per scorer."""
-    from tpc_core.engine.scoring import PooledCosine
-    from training.scorer.scorers import FusedScorer, LateInteraction
-
+def latency_prompt(compressor: Any, samples: Sequence[Any], tokens: int, counter: Any) -> tuple[str, str]:
+    """The latency prompt: the longest contexts joined until ``tokens`` counted tokens, cut to ``tokens`` encoder
+    tokens; and the first sample's question."""
     parts, total = [], 0
     for sample in sorted(samples, key=lambda s: -len(s.context)):
         if total >= tokens:
             break
         parts.append(sample.context)
         total += counter(sample.context)
-    text = "\n\n".join(parts)
-    ids = compressor.encoder.tokenize([text])[0][:tokens]
-    text = compressor.encoder.tokenizer.decode(ids)
-    question = samples[0].question
-    scorers = {"pooled cosine (tpc-mini)": PooledCosine(compressor.encoder),
-               "maxsim": LateInteraction(compressor.encoder),
-               "cos+bm25": FusedScorer(compressor.encoder, {"cos": 1.0, "bm25": 0.3}),
-               "cos+maxsim+bm25": FusedScorer(compressor.encoder, {"cos": 1.0, "maxsim_content": 1.0, "bm25": 0.3})}
-    load_before = os.getloadavg()
-    out: dict[str, Any] = {"prompt_tokens": counter(text), "repeats": repeats, "threads": torch.get_num_threads()}
+    ids = compressor.encoder.tokenize(["\n\n".join(parts)])[0][:tokens]
+    return compressor.encoder.tokenizer.decode(ids), samples[0].question
+
+
+def time_scorers(compressor: Any, scorers: Mapping[str, Any], text: str, question: str, repeats: int,
+                 counter: Any) -> dict[str, dict[str, float]]:
+    """Per scorer, median seconds of the whole ``compress`` call (question given, rate 0.2) and of its relevance
+    step, after one warm-up call; ``compressor.scorer`` is left set to the last scorer."""
     seconds: dict[str, dict[str, float]] = {}
     for name, scorer in scorers.items():
         compressor.scorer = scorer
@@ -216,7 +212,22 @@ def _latency(compressor: Any, samples: Sequence[Any], tokens: int, repeats: int,
             scorer.relevance = original  # type: ignore[method-assign]
         seconds[name] = {"compress_s": round(statistics.median(whole), 3),
                          "relevance_s": round(statistics.median(relevance), 3)}
-    out["seconds"] = seconds
+    return seconds
+
+
+def _latency(compressor: Any, samples: Sequence[Any], tokens: int, repeats: int, counter: Any) -> dict[str, Any]:
+    """Median seconds to compress one ~``tokens``-token prompt (question given, rate 0.2) per scorer."""
+    from tpc_core.engine.scoring import PooledCosine
+    from training.scorer.scorers import FusedScorer, LateInteraction
+
+    text, question = latency_prompt(compressor, samples, tokens, counter)
+    scorers = {"pooled cosine (tpc-mini)": PooledCosine(compressor.encoder),
+               "maxsim": LateInteraction(compressor.encoder),
+               "cos+bm25": FusedScorer(compressor.encoder, {"cos": 1.0, "bm25": 0.3}),
+               "cos+maxsim+bm25": FusedScorer(compressor.encoder, {"cos": 1.0, "maxsim_content": 1.0, "bm25": 0.3})}
+    load_before = os.getloadavg()
+    out: dict[str, Any] = {"prompt_tokens": counter(text), "repeats": repeats, "threads": torch.get_num_threads()}
+    out["seconds"] = time_scorers(compressor, scorers, text, question, repeats, counter)
     out["loadavg_before"] = [round(x, 2) for x in load_before]
     out["loadavg_after"] = [round(x, 2) for x in os.getloadavg()]
     return out
@@ -339,14 +350,18 @@ def to_markdown(report: Mapping[str, Any]) -> str:
                      f"{format_interval(info['cv_minus_tpc_mini'])}, CV − minilm-cosine "
                      f"{format_interval(info['cv_minus_minilm_cosine'])} (paired bootstrap over records, 95%).")
     if "latency" in report:
-        lat = report["latency"]
-        lines += ["", f"## Latency, one ~{lat['prompt_tokens']}-token prompt, question given, rate 0.2, CPU, "
-                  f"{lat['threads']} thread(s), median of {lat['repeats']}", "",
-                  f"Load average before {lat['loadavg_before']}, after {lat['loadavg_after']} (2 shared cores).", "",
-                  "| scorer | compress (s) | relevance step (s) |", "|---|---|---|"]
-        for name, s in lat["seconds"].items():
-            lines.append(f"| {name} | {s['compress_s']:.3f} | {s['relevance_s']:.3f} |")
+        lines += latency_lines(report["latency"])
     return "\n".join(lines) + "\n"
+
+
+def latency_lines(latency: Mapping[str, Any], note: str = "") -> list[str]:
+    """Markdown lines of a latency section: its heading, the load average (then ``note``), a row per scorer."""
+    lines = ["", f"## Latency, one ~{latency['prompt_tokens']}-token prompt, question given, rate 0.2, CPU, "
+             f"{latency['threads']} thread(s), median of {latency['repeats']}", "",
+             f"Load average before {latency['loadavg_before']}, after {latency['loadavg_after']} (2 shared cores)."
+             + (f" {note}" if note else ""), "", "| scorer | compress (s) | relevance step (s) |", "|---|---|---|"]
+    lines += [f"| {name} | {s['compress_s']:.3f} | {s['relevance_s']:.3f} |" for name, s in latency["seconds"].items()]
+    return lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -65,40 +65,14 @@ class _Recording:
 
 def _latency(compressor: Any, samples: Sequence[Any], scorers: dict[str, Any], tokens: int, repeats: int,
              counter: Any) -> dict[str, Any]:
-    """As :func:`training.scorer.compare._latency`, for the given scorers (same prompt construction)."""
-    parts, total = [], 0
-    for sample in sorted(samples, key=lambda s: -len(s.context)):
-        if total >= tokens:
-            break
-        parts.append(sample.context)
-        total += counter(sample.context)
-    ids = compressor.encoder.tokenize(["\n\n".join(parts)])[0][:tokens]
-    text = compressor.encoder.tokenizer.decode(ids)
-    question = samples[0].question
+    """The latency of the given scorers on the prompt of :func:`training.scorer.compare.latency_prompt`, and of one
+    plain MiniLM forward over the same tokens."""
+    from training.scorer.compare import latency_prompt, time_scorers
+
+    text, question = latency_prompt(compressor, samples, tokens, counter)
     out: dict[str, Any] = {"prompt_tokens": counter(text), "repeats": repeats, "threads": torch.get_num_threads(),
                            "loadavg_before": [round(x, 2) for x in os.getloadavg()]}
-    seconds = {}
-    for name, scorer in scorers.items():
-        compressor.scorer = scorer
-        compressor.compress(text, question=question, rate=0.2, token_counter=counter)  # warm-up
-        whole, relevance = [], []
-        for _ in range(repeats):
-            original, holder = scorer.relevance, {}
-
-            def timed(prompts, embeddings, descriptions, _orig=original, _holder=holder):  # noqa: ANN001
-                started = time.perf_counter()
-                result = _orig(prompts, embeddings, descriptions)
-                _holder["s"] = time.perf_counter() - started
-                return result
-            scorer.relevance = timed
-            started = time.perf_counter()
-            compressor.compress(text, question=question, rate=0.2, token_counter=counter)
-            whole.append(time.perf_counter() - started)
-            relevance.append(holder["s"])
-            scorer.relevance = original
-        seconds[name] = {"compress_s": round(statistics.median(whole), 3),
-                         "relevance_s": round(statistics.median(relevance), 3)}
-    out["seconds"] = seconds
+    out["seconds"] = time_scorers(compressor, scorers, text, question, repeats, counter)
     out["loadavg_after"] = [round(x, 2) for x in os.getloadavg()]
     # one plain MiniLM forward over the same tokens (512-token chunks), the issue's speed yardstick
     from training.scorer.cross import load_base
@@ -172,7 +146,7 @@ def run(checkpoint: str, ids_path: str, reference: Path, out_dir: Path, cache: P
 
 
 def to_markdown(report: dict[str, Any]) -> str:
-    from training.scorer.compare import format_interval, source_table
+    from training.scorer.compare import format_interval, latency_lines, source_table
 
     lines = [f"# Question-conditioned scorer, held-out train ({report['samples']} records of {report['ids']}), "
              f"prompt-aware, rate {report['rate']}", "", f"Checkpoint: `{report['checkpoint']}`. Reference rows "
@@ -182,15 +156,8 @@ def to_markdown(report: dict[str, Any]) -> str:
         lines.append(f"- {label}: − tpc-mini {format_interval(t['minus_tpc_mini'])}; − minilm-cosine "
                      f"{format_interval(t['minus_minilm_cosine'])}")
     if "latency" in report:
-        lat = report["latency"]
-        lines += ["", f"## Latency, one ~{lat['prompt_tokens']}-token prompt, question given, rate 0.2, CPU, "
-                  f"{lat['threads']} thread(s), median of {lat['repeats']}", "",
-                  f"Load average before {lat['loadavg_before']}, after {lat['loadavg_after']} (2 shared cores). "
-                  f"One plain MiniLM forward over the same tokens (512-token chunks): "
-                  f"{lat['plain_minilm_forward_s']:.3f} s.", "",
-                  "| scorer | compress (s) | relevance step (s) |", "|---|---|---|"]
-        for name, s in lat["seconds"].items():
-            lines.append(f"| {name} | {s['compress_s']:.3f} | {s['relevance_s']:.3f} |")
+        lines += latency_lines(report["latency"], "One plain MiniLM forward over the same tokens (512-token chunks): "
+                               f"{report['latency']['plain_minilm_forward_s']:.3f} s.")
     return "\n".join(lines) + "\n"
 
 
