@@ -239,12 +239,8 @@ def _convert(
         if "ctd" in config.tasks and f"ctd:{doc.id}" not in state.done:
             record, template = qa_row_to_ctd(doc.row, rng=_rng(config, "ctd", doc.id))
             outcome = _Outcome(notes=Counter({f"template={template}": 1}))
-            key = Deduplicator.key(doc.text, record["task_description"])
-            if state.dedup.add(key):
-                _write(writers["ctd"], written["ctd"], record)
-                outcome.kept, outcome.dedup_keys = 1, (key,)
-            else:
-                outcome.reject("duplicate")
+            _keep_new(state, Deduplicator.key(doc.text, record["task_description"]), writers["ctd"], written["ctd"],
+                      record, outcome)
             state.record("ctd", doc.id, outcome)
         if "mcqr" in config.tasks and f"mcqr:{doc.id}" not in state.done:
             record, notes = qa_row_to_mcqr(
@@ -263,12 +259,7 @@ def _convert(
                     notes=Counter({k: v for k, v in notes.items() if k not in reasons}),
                 )
             else:
-                key = _mcqr_key(record)
-                if state.dedup.add(key):
-                    _write(writers["mcqr"], written["mcqr"], record)
-                    outcome.kept, outcome.dedup_keys = 1, (key,)
-                else:
-                    outcome.reject("duplicate")
+                _keep_new(state, _mcqr_key(record), writers["mcqr"], written["mcqr"], record, outcome)
             state.record("mcqr", doc.id, outcome)
         _progress(config, number, len(docs), state)
 
@@ -320,18 +311,15 @@ def _ctd_batch(
         if template is None:
             state.record("ctd", doc.id, _Outcome().reject(problem or "template_invalid"))
             continue
-        key = Deduplicator.key(text, query)
-        if not state.dedup.add(key):
-            state.record("ctd", doc.id, _Outcome().reject("duplicate"))
-            continue
         record = {
             "id": f"{doc.id}:ctd",
             "prompt": fill_template(template, text, query),
             "task_description": query,
             "source": doc.source,
         }
-        _write(writers["ctd"], written["ctd"], record)
-        state.record("ctd", doc.id, _Outcome(kept=1, dedup_keys=(key,)))
+        outcome = _Outcome()
+        _keep_new(state, Deduplicator.key(text, query), writers["ctd"], written["ctd"], record, outcome)
+        state.record("ctd", doc.id, outcome)
 
 
 def _mcqr_batch(
@@ -372,13 +360,7 @@ def _mcqr_batch(
                 "negatives": list(sample.negatives),
                 "source": doc.source,
             }
-            key = _mcqr_key(record)
-            if not state.dedup.add(key):
-                outcome.reject("duplicate")
-                continue
-            _write(writers["mcqr"], written["mcqr"], record)
-            outcome.kept += 1
-            outcome.dedup_keys += (key,)
+            _keep_new(state, _mcqr_key(record), writers["mcqr"], written["mcqr"], record, outcome)
     for doc in docs:
         if doc.id not in failed:
             state.record("mcqr", doc.id, outcomes[doc.id])
@@ -446,6 +428,17 @@ def _text_hash(text: str) -> str:
 
 def _rng(config: CurationConfig, task: str, key: str) -> random.Random:
     return random.Random(f"{config.seed}:{task}:{key}")  # str seeds hash with sha512: stable across runs
+
+
+def _keep_new(state: _RunState, key: str, writer: JsonlAppender, written: set[str], record: dict[str, Any],
+              outcome: _Outcome) -> None:
+    """Write ``record`` and count it kept under ``key``, or count a duplicate where an earlier record had ``key``."""
+    if not state.dedup.add(key):
+        outcome.reject("duplicate")
+        return
+    _write(writer, written, record)
+    outcome.kept += 1
+    outcome.dedup_keys += (key,)
 
 
 def _write(writer: JsonlAppender, written: set[str], record: dict[str, Any]) -> None:
