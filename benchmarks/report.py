@@ -6,7 +6,7 @@ import json
 import os
 import platform
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -127,55 +127,54 @@ def _skipped_rows(skipped: Mapping[str, str], width: int) -> list[str]:
     return [f"| {name} | skipped: {reason} |" + " |" * (width - 1) for name, reason in skipped.items()]
 
 
-def longbench_table(records: Sequence[Mapping[str, Any]], skipped: Mapping[str, str], order: Sequence[str]) -> str:
-    """Table 1 layout: category averages (of task means, ×100) of reader scores, Tokens, 1/τ."""
-    lines: list[str] = []
-    header = "| Methods | " + " | ".join(LONGBENCH_CATEGORIES) + " | Tokens | 1/τ |"
-    lines += [header, "|" + "---|" * (len(LONGBENCH_CATEGORIES) + 3)]
+def _reader_table(records: Sequence[Mapping[str, Any]], skipped: Mapping[str, str], order: Sequence[str],
+                  columns: Sequence[str], cells: Callable[[list[Mapping[str, Any]]], list[str]]) -> str:
+    """Rows per setting and method: ``cells`` of the method's records under ``columns``, then Tokens and 1/τ."""
+    lines = ["| Methods | " + " | ".join(columns) + " | Tokens | 1/τ |", "|" + "---|" * (len(columns) + 3)]
     for setting in ("aware", "agnostic"):
         rows = [record for record in records if record["setting"] == setting and "error" not in record]
         if not rows:
             continue
-        lines.append(f"| *{SETTING_TITLES[setting]}* |" + " |" * (len(LONGBENCH_CATEGORIES) + 2))
+        lines.append(f"| *{SETTING_TITLES[setting]}* |" + " |" * (len(columns) + 2))
         for method in _ordered({record["method"] for record in rows}, order):
             mine = [record for record in rows if record["method"] == method]
-            task_scores: dict[str, list[float]] = defaultdict(list)
-            for record in mine:
-                if record.get("score") is not None:
-                    task_scores[record["dataset"]].append(record["score"])
-            cells = []
-            for category in LONGBENCH_CATEGORIES:
-                means = [100 * sum(v) / len(v) for task, v in task_scores.items() if DATASET2CATEGORY.get(task) == category]
-                cells.append(_fmt(sum(means) / len(means) if means else None, 2))
             compressed = sum(record["compressed_tokens"] for record in mine)
             origin = sum(record["origin_tokens"] for record in mine)
             tau = f"{origin / compressed:.0f}×" if compressed else "—"
-            lines.append(f"| {method} | " + " | ".join(cells) + f" | {compressed / len(mine):,.0f} | {tau} |")
-    lines += _skipped_rows(skipped, len(LONGBENCH_CATEGORIES) + 3)
+            lines.append(f"| {method} | " + " | ".join(cells(mine)) + f" | {compressed / len(mine):,.0f} | {tau} |")
+    lines += _skipped_rows(skipped, len(columns) + 3)
     return "\n".join(lines)
+
+
+def longbench_table(records: Sequence[Mapping[str, Any]], skipped: Mapping[str, str], order: Sequence[str]) -> str:
+    """Table 1 layout: category averages (of task means, ×100) of reader scores, Tokens, 1/τ."""
+
+    def cells(mine: list[Mapping[str, Any]]) -> list[str]:
+        task_scores: dict[str, list[float]] = defaultdict(list)
+        for record in mine:
+            if record.get("score") is not None:
+                task_scores[record["dataset"]].append(record["score"])
+        row = []
+        for category in LONGBENCH_CATEGORIES:
+            means = [100 * sum(v) / len(v) for task, v in task_scores.items() if DATASET2CATEGORY.get(task) == category]
+            row.append(_fmt(sum(means) / len(means) if means else None, 2))
+        return row
+
+    return _reader_table(records, skipped, order, LONGBENCH_CATEGORIES, cells)
 
 
 def zeroscrolls_table(records: Sequence[Mapping[str, Any]], skipped: Mapping[str, str], order: Sequence[str]) -> str:
     """Table 2 layout: per-task reader scores (×100), Tokens, 1/τ."""
     tasks = sorted({record["source"] for record in records})
-    lines = ["| Methods | " + " | ".join(tasks) + " | Tokens | 1/τ |", "|" + "---|" * (len(tasks) + 3)]
-    for setting in ("aware", "agnostic"):
-        rows = [record for record in records if record["setting"] == setting and "error" not in record]
-        if not rows:
-            continue
-        lines.append(f"| *{SETTING_TITLES[setting]}* |" + " |" * (len(tasks) + 2))
-        for method in _ordered({record["method"] for record in rows}, order):
-            mine = [record for record in rows if record["method"] == method]
-            cells = []
-            for task in tasks:
-                scores = [r["score"] for r in mine if r["source"] == task and r.get("score") is not None]
-                cells.append(_fmt(100 * sum(scores) / len(scores) if scores else None, 2))
-            compressed = sum(record["compressed_tokens"] for record in mine)
-            origin = sum(record["origin_tokens"] for record in mine)
-            tau = f"{origin / compressed:.0f}×" if compressed else "—"
-            lines.append(f"| {method} | " + " | ".join(cells) + f" | {compressed / len(mine):,.0f} | {tau} |")
-    lines += _skipped_rows(skipped, len(tasks) + 3)
-    return "\n".join(lines)
+
+    def cells(mine: list[Mapping[str, Any]]) -> list[str]:
+        row = []
+        for task in tasks:
+            scores = [r["score"] for r in mine if r["source"] == task and r.get("score") is not None]
+            row.append(_fmt(100 * sum(scores) / len(scores) if scores else None, 2))
+        return row
+
+    return _reader_table(records, skipped, order, tasks, cells)
 
 
 SUMM_ROUGE_FIELDS: dict[str, str] = {"rouge1_recall": "ROUGE-1 recall", "rouge2_recall": "ROUGE-2 recall"}
