@@ -31,6 +31,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from benchmarks.report import pyplot, save_figure
+
 ROOT = Path(__file__).resolve().parents[1]
 NQ = ROOT.parent / "shared" / "data" / "nq_train.jsonl.gz"
 BUNDLED = ROOT / "examples" / "data" / "declaration_of_independence.txt"
@@ -193,11 +195,7 @@ def markdown(results: list[Measurement], rate: float, batch_size: int) -> str:
 
 
 def plot(results: list[Measurement], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     figure, axis = plt.subplots(figsize=(7, 3.5))
     names = [m.config for m in results]
     positions = range(len(results))
@@ -208,9 +206,7 @@ def plot(results: list[Measurement], path: Path) -> None:
     axis.set_ylabel("documents / s")
     axis.set_title("tpc compress-corpus throughput, tpc-mini on this machine's CPUs")
     axis.legend()
-    figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
+    save_figure(figure, path)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -27,7 +27,7 @@ from benchmarks.evaluate import evaluate
 from benchmarks.loaders import Sample
 from benchmarks.method import AGNOSTIC, Method
 from benchmarks.metrics import answer_retention, evidence_recall
-from benchmarks.report import aggregate
+from benchmarks.report import aggregate, pyplot, save_figure
 
 __all__ = [
     "BARE_TEMPLATE",
@@ -186,11 +186,7 @@ def index_table(by_rate: Mapping[str, Mapping[str, Any]], skipped: Mapping[str, 
 def plot_index_recall(by_rate: Mapping[str, Mapping[str, Any]], path: Path, order: Sequence[str] = (),
                       metric: str = "evidence_recall") -> Path:  # fmt: skip
     """One panel per rate: ``metric`` per source (and overall) as grouped bars, one bar per method."""
-    import matplotlib  # noqa: PLC0415
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
+    plt = pyplot()
     rates = list(by_rate)
     methods = _ordered({method for summary in by_rate.values() for method in summary}, order)
     colours = {method: plt.get_cmap("tab10")(i % 10) for i, method in enumerate(methods)}
@@ -207,7 +203,4 @@ def plot_index_recall(by_rate: Mapping[str, Mapping[str, Any]], path: Path, orde
         axis.set(ylabel=metric.replace("_", " "), ylim=(0, 1), title=f"Index-time compression, rate {rate} (no question)")
         axis.grid(alpha=0.3, axis="y")
         axis.legend(fontsize=7, ncol=len(methods))
-    figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
-    return path
+    return save_figure(figure, path)

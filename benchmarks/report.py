@@ -27,6 +27,8 @@ __all__ = [
     "plot_rate_curves",
     "plot_latency",
     "plot_summ_rouge",
+    "pyplot",
+    "save_figure",
     "write_json",
 ]
 
@@ -261,13 +263,27 @@ def speed_ratio_lines(results: Sequence[Mapping[str, Any]], numerators: Sequence
     return lines
 
 
-def plot_rate_curves(curves: Mapping[str, Any], path: Path, metric: str = "evidence_recall") -> Path:
-    """Quality (``metric``) vs compression rate, one panel per setting. ``curves[rate][setting][method]``."""
+def pyplot() -> Any:
+    """``matplotlib.pyplot`` on the Agg backend: figures are written to files, never shown."""
     import matplotlib  # noqa: PLC0415
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
+    return plt
+
+
+def save_figure(figure: Any, path: Path) -> Path:
+    """Lay ``figure`` out, write it to ``path`` at 120 dpi and close it."""
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    pyplot().close(figure)
+    return path
+
+
+def plot_rate_curves(curves: Mapping[str, Any], path: Path, metric: str = "evidence_recall") -> Path:
+    """Quality (``metric``) vs compression rate, one panel per setting. ``curves[rate][setting][method]``."""
+    plt = pyplot()
     settings = [s for s in ("aware", "agnostic") if any(s in curves[r] for r in curves)]
     every = sorted({m for rate in curves for setting in curves[rate].values() for m in setting})
     colours = {method: plt.get_cmap("tab10")(i % 10) for i, method in enumerate(every)}  # same colour in both panels
@@ -286,19 +302,12 @@ def plot_rate_curves(curves: Mapping[str, Any], path: Path, metric: str = "evide
         axis.set(title=SETTING_TITLES[setting], xlabel="rate (budget / original tokens)", ylabel=metric.replace("_", " "))
         axis.grid(alpha=0.3)
         axis.legend(fontsize=7)
-    figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
-    return path
+    return save_figure(figure, path)
 
 
 def plot_summ_rouge(summary: Mapping[str, Mapping[str, Any]], path: Path, order: Sequence[str] = ()) -> Path:
     """Grouped bars: ROUGE-1 and ROUGE-2 recall of the reference summary per method."""
-    import matplotlib  # noqa: PLC0415
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
+    plt = pyplot()
     methods = [m for m in _ordered(summary, order) if summary[m].get("rouge1_recall") is not None]
     width = 0.8 / len(SUMM_ROUGE_FIELDS)
     figure, axis = plt.subplots(figsize=(max(6.0, 1.1 * len(methods) + 2), 4))
@@ -311,19 +320,12 @@ def plot_summ_rouge(summary: Mapping[str, Mapping[str, Any]], path: Path, order:
     axis.set(ylabel="recall of the reference summary", ylim=(0, 1))
     axis.grid(alpha=0.3, axis="y")
     axis.legend(fontsize=8)
-    figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
-    return path
+    return save_figure(figure, path)
 
 
 def plot_latency(results: Sequence[Mapping[str, Any]], path: Path) -> Path:
     """Median seconds per prompt vs prompt length (log-log)."""
-    import matplotlib  # noqa: PLC0415
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
+    plt = pyplot()
     figure, axis = plt.subplots(figsize=(6, 4))
     for result in results:
         if "rows" in result:
@@ -332,10 +334,7 @@ def plot_latency(results: Sequence[Mapping[str, Any]], path: Path) -> Path:
     axis.set(xscale="log", yscale="log", xlabel="prompt tokens (MiniLM)", ylabel="seconds per prompt (median)")
     axis.grid(alpha=0.3, which="both")
     axis.legend(fontsize=7)
-    figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
-    return path
+    return save_figure(figure, path)
 
 
 def environment_info() -> dict[str, Any]:
