@@ -11,6 +11,7 @@ get bidirectional attention (LLM2Vec) through a 4-D attention mask; encoder base
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -21,7 +22,7 @@ import torch.nn.functional as F
 from tpc_core.config import CSEConfig
 
 __all__ = ["ContextSentenceEncoder", "Slot", "Window", "bidirectional_mask", "pad_batch", "plan_batches",
-           "plan_windows", "pool_question", "pool_sentence", "special_token_frame"]
+           "plan_windows", "pool_question", "pool_sentence", "pool_spans", "special_token_frame"]
 
 
 class Slot(NamedTuple):
@@ -113,6 +114,37 @@ def pool_question(hidden: torch.Tensor, length: int, suffix_length: int, pooling
     """A question window's vector from its hidden states ``(L, d)``: the ``<end_of_question>`` state (just
     before the frame suffix), or the mean over its ``length`` real tokens."""
     return hidden[length - suffix_length - 1] if pooling == "marker" else hidden[:length].mean(dim=0)
+
+
+def pool_spans(hidden: torch.Tensor, spans: Sequence[tuple[int, int, int, int]], pooling: str) -> torch.Tensor:
+    """The vectors of many spans of one batch's hidden states ``(B, L, d)`` at once: ``(n, d)``, on ``hidden``'s
+    device (what :func:`pool_sentence` gives for each, in one batched product instead of ``n`` small ops).
+
+    Args:
+        hidden: A batch's last hidden states.
+        spans: ``(row, start, end, marker)`` of each span: its tokens ``start`` to ``end`` (exclusive; an empty
+            span reads the token at ``start``) in batch row ``row``, and its marker position.
+        pooling: ``"marker"`` (the marker's state) or a mean over the span's tokens.
+    """
+    if not spans:
+        return hidden.new_zeros((0, hidden.shape[-1]))
+    # Each span's place among the spans of its row, counted here so that nothing is read back from the device.
+    places, seen = [], {}
+    for row, *_ in spans:
+        places.append(seen.get(row, 0))
+        seen[row] = places[-1] + 1
+    # One small host-to-device copy of the span table; everything else is made on the device.
+    table = torch.tensor([(*span, place) for span, place in zip(spans, places)], dtype=torch.long,
+                         device=hidden.device)
+    rows, starts, markers, place = table[:, 0], table[:, 1], table[:, 3], table[:, 4]
+    if pooling == "marker":
+        return hidden[rows, markers]
+    ends = torch.maximum(table[:, 2], starts + 1)
+    positions = torch.arange(hidden.shape[1], device=hidden.device)
+    inside = (positions >= starts[:, None]) & (positions < ends[:, None])
+    selector = hidden.new_zeros((hidden.shape[0], max(seen.values()), hidden.shape[1]))
+    selector[rows, place] = inside.to(hidden.dtype)
+    return torch.bmm(selector, hidden)[rows, place] / (ends - starts).to(hidden.dtype)[:, None]
 
 
 def plan_windows(sentence_ids: Sequence[Sequence[int]], *, max_window_tokens: int, overlap_tokens: int,
@@ -274,22 +306,21 @@ class ContextSentenceEncoder:
 
     def _encode_unique_questions(self, questions: Sequence[str]) -> torch.Tensor:
         windows = self.question_windows(questions)
-        flat = [(row, ids) for row, question in enumerate(windows) for ids in question]
+        flat = [ids for question in windows for ids in question]
         pooled: list[torch.Tensor] = []
         for first in range(0, len(flat), self.config.batch_size):
-            batch = [ids for _, ids in flat[first: first + self.config.batch_size]]
-            hidden = self.forward(batch)
-            for row, ids in enumerate(batch):
-                pooled.append(pool_question(hidden[row], len(ids), len(self.suffix), self.config.pooling))
-        embeddings = []
-        position = 0
-        for question in windows:
-            stacked = torch.stack(pooled[position: position + len(question)])
-            # Made where the pooled vectors are: a host tensor here fails on CUDA and MPS (issue 29).
-            weights = torch.tensor([float(len(ids)) for ids in question], dtype=torch.float32, device=stacked.device)
-            embeddings.append((stacked * weights[:, None]).sum(dim=0) / weights.sum())
-            position += len(question)
-        return F.normalize(torch.stack(embeddings), dim=-1).cpu()
+            batch = flat[first: first + self.config.batch_size]
+            spans = [(row, 0, len(ids), len(ids) - len(self.suffix) - 1) for row, ids in enumerate(batch)]
+            pooled.append(pool_spans(self.forward(batch), spans, self.config.pooling))
+        stacked = torch.cat(pooled)
+        # A long question is the token-weighted mean of its windows: one (questions, windows) weight matrix,
+        # made where the pooled vectors are (a host tensor here failed on CUDA and MPS: issue 29).
+        owner = [row for row, question in enumerate(windows) for _ in question]
+        weights = torch.zeros((len(windows), len(flat)), dtype=torch.float32, device=stacked.device)
+        weights[torch.tensor(owner, device=stacked.device), torch.arange(len(flat), device=stacked.device)] = \
+            torch.tensor([float(len(ids)) for ids in flat], dtype=torch.float32, device=stacked.device)
+        embeddings = (weights @ stacked) / weights.sum(dim=1, keepdim=True)
+        return F.normalize(embeddings, dim=-1).cpu()  # the one copy to the host
 
     def encode_contexts(self, contexts: Sequence[Sequence[Sequence[int]]]) -> list[torch.Tensor]:
         """Embeddings of every sentence of every context, each sentence read inside its context.
@@ -310,16 +341,26 @@ class ContextSentenceEncoder:
                 if wanted:
                     jobs.append((context_index, window, wanted))
         size = self.model.config.hidden_size
-        outputs = [torch.zeros((len(ids), size)) for ids in contexts]
+        counts = [len(ids) for ids in contexts]
+        if not jobs:
+            return [torch.zeros((count, size)) for count in counts]
+        first_sentence = [0, *itertools.accumulate(counts)]  # flat index of each context's first sentence
+        pooled: list[torch.Tensor] = []
+        order: list[int] = []  # the flat sentence index of each pooled row
         # Similar lengths in one batch waste less padding; a call is worth about one window of padding.
         lengths = [len(window.input_ids) for _, window, _ in jobs]
         for indices in plan_batches(lengths, self.config.batch_size, self.config.max_window_tokens):
             batch = [jobs[index] for index in indices]
             hidden = self.forward([window.input_ids for _, window, _ in batch])
+            spans = []
             for row, (context_index, window, wanted) in enumerate(batch):
                 wanted_set = set(wanted)
                 for slot in window.slots:
                     if slot.sentence in wanted_set:
-                        outputs[context_index][slot.sentence] = pool_sentence(
-                            hidden[row], slot.start, slot.end, slot.marker, self.config.pooling).cpu()
-        return [F.normalize(matrix, dim=-1) if len(matrix) else matrix for matrix in outputs]
+                        spans.append((row, slot.start, slot.end, slot.marker))
+                        order.append(first_sentence[context_index] + slot.sentence)
+            pooled.append(pool_spans(hidden, spans, self.config.pooling))
+        vectors = F.normalize(torch.cat(pooled), dim=-1)
+        ordered = torch.empty_like(vectors)
+        ordered[torch.tensor(order, dtype=torch.long, device=vectors.device)] = vectors
+        return list(ordered.cpu().split(counts))  # the one copy to the host
