@@ -62,7 +62,8 @@ def coverage_scores(relevance: torch.Tensor, embeddings: torch.Tensor, ranks: Se
         centroid = torch.nn.functional.normalize(embeddings.float().mean(dim=0), dim=0)
         scores = scores + centrality_weight * (embeddings.float() @ centroid)
     if position_weight:
-        lead = torch.tensor([1.0 / math.sqrt(1.0 + r) if r >= 0 else 0.0 for r in ranks], dtype=torch.float32)
+        lead = torch.tensor([1.0 / math.sqrt(1.0 + r) if r >= 0 else 0.0 for r in ranks], dtype=torch.float32,
+                            device=scores.device)
         scores = scores + position_weight * lead
     return scores
 

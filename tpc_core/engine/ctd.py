@@ -81,7 +81,7 @@ class TaskDescriptor:
         options = generation_options(self.config, self.tokenizer.pad_token_id, max_new_tokens=max_new_tokens)
         with torch.inference_mode():
             output = self.model.generate(**inputs, **options)
-        new_tokens = output[:, inputs["input_ids"].shape[1]:]
+        new_tokens = output[:, inputs["input_ids"].shape[1]:].cpu()  # the one copy to the host
         return [finish_description(self.config.response_prefix, text)
                 for text in self.tokenizer.batch_decode(new_tokens, skip_special_tokens=True)]
 

@@ -140,7 +140,8 @@ class CosineBM25(PooledCosine):
             if not description.strip() or cosine.numel() < 2:
                 fused.append(cosine)
                 continue
-            lexical = torch.tensor(bm25_scores(prompt.sentences, description), dtype=cosine.dtype)
+            lexical = torch.tensor(bm25_scores(prompt.sentences, description), dtype=cosine.dtype,
+                                   device=cosine.device)
             fused.append(fuse_lexical(cosine, lexical, self.lexical_weight))
         return fused
 
