@@ -121,3 +121,57 @@ def test_ctd_generation_on_the_device(tiny):
     with FakeDevice() as mode:
         assert on_device_descriptor.describe(prompts) == expected
     assert len(mode.host_copies) == 1, mode.host_copies  # the generated ids, once
+
+
+# ---------------------------------------------------------------- bad input: devices and dtypes this machine lacks
+needs_no_gpu = pytest.mark.skipif(torch.cuda.is_available() or torch.backends.mps.is_available(),
+                                  reason="checks the messages of a machine without CUDA and MPS")
+
+
+@needs_no_gpu
+@pytest.mark.parametrize(("device", "name"), [("cuda", "CUDA"), ("cuda:1", "CUDA"), ("mps", "MPS")])
+def test_an_absent_device_gets_the_same_clear_error(device, name):
+    from tpc_core.loading.devices import resolve_device
+
+    with pytest.raises(ValueError) as raised:
+        resolve_device(device)
+    assert str(raised.value).startswith(f"device={device!r} was requested but {name}")
+    assert "not available on this machine (it has cpu); use device='cpu', or None" in str(raised.value)
+
+
+@needs_no_gpu
+def test_from_pretrained_on_an_absent_device_fails_before_loading_a_model():
+    from tpc_core import TPCCompressor
+
+    for device in ("mps", "cuda"):
+        with pytest.raises(ValueError, match="was requested but .* is not available on this machine"):
+            TPCCompressor.from_pretrained("tpc-mini", device=device)
+
+
+@pytest.mark.parametrize("device", ["gpu", "cuda0", "apple", "meta"])
+def test_an_unknown_device_names_the_accepted_ones(device):
+    from tpc_core.loading.devices import resolve_device
+
+    with pytest.raises(ValueError, match=r"auto, cpu, cuda, cuda:N, mps \(auto: the best available\); "
+                                         r"this machine has .*cpu"):
+        resolve_device(device)
+    with pytest.raises(TypeError, match="device must be"):
+        resolve_device(0)
+
+
+def test_fp16_on_the_cpu_is_warned_about_at_the_callers_line():
+    from tpc_core.loading.devices import resolve_dtype
+
+    with pytest.warns(UserWarning, match="fp16 on the CPU") as caught:
+        assert resolve_dtype("fp16", torch.device("cpu")) is torch.float16
+    assert caught[0].filename == __file__
+    with pytest.warns(UserWarning, match="fp16 on the CPU"):
+        assert resolve_dtype(torch.float16, torch.device("cpu")) is torch.float16
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert resolve_dtype(None, torch.device("cpu")) is torch.float32
+        assert resolve_dtype("bf16", torch.device("cpu")) is torch.bfloat16
+    with pytest.raises(ValueError, match="Unknown dtype 'half'; use one of"):
+        resolve_dtype("half", torch.device("cpu"))
