@@ -2,9 +2,10 @@
 
 The adapters hold no compression logic. Each one turns its framework's objects into a list of texts,
 calls :func:`compress_call` (one :meth:`tpc_core.TPCCompressor.compress` call over all of them, so a
-``"global"`` budget spans the whole retrieved set, with the post-budget filters ``min_score`` / ``top_n``) and
-turns each :class:`DocumentOutcome` back into a new framework object. This module imports pydantic but neither
-framework.
+``"global"`` budget spans the whole retrieved set; the engine also applies the post-budget filters ``min_score``
+/ ``top_n``) and turns each :class:`DocumentOutcome` back into a new framework object. Each settings class says
+in one place, :meth:`TPCEngineSettings.engine_options`, which engine keywords its fields become. This module
+imports pydantic but neither framework.
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ __all__ = [
     "TPCSettings",
     "clear_model_cache",
     "compress_call",
-    "compress_texts",
     "copy_metadata",
     "ensure_text",
     "ensure_type",
@@ -210,6 +210,13 @@ class TPCEngineSettings(BaseModel):
                                                       model_kwargs=self.model_kwargs)
         return self._compressor
 
+    def engine_options(self) -> dict[str, Any]:
+        """The keyword options of :meth:`tpc_core.TPCCompressor.compress` / ``compress_batch`` these fields
+        set, by the engine's names: the one place a field becomes an engine option (subclasses add theirs)."""
+        return {"target_tokens": self.target_tokens, "rate": self.rate,
+                "token_counter": self.resolved_token_counter(), "force_keep_patterns": self.force_keep_patterns,
+                "keep_first_sentence": self.keep_first_sentence, "splitter": self.splitter}
+
     def resolved_token_counter(self) -> TokenCounter | None:
         """The user's counter, resolved once (a tokenizer name would otherwise be loaded on every call)."""
         if self.token_counter is None:
@@ -260,6 +267,12 @@ class TPCSettings(TPCEngineSettings):
     def _check_knobs(self) -> TPCSettings:
         validate_filter_args(self.min_score, self.top_n)
         return self
+
+    def engine_options(self) -> dict[str, Any]:
+        """:meth:`TPCEngineSettings.engine_options` plus the budget scope and the engine's post-budget filters
+        (``sort_by_score`` is the adapters' own: the engine keeps document order)."""
+        return {**super().engine_options(), "budget_scope": self.budget_scope, "min_score": self.min_score,
+                "top_n": self.top_n}
 
 
 # ---------------------------------------------------------------------------------------------- mapping
@@ -366,7 +379,8 @@ def copy_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
 
 
 def compress_call(settings: TPCSettings, texts: Sequence[str], query: str | None) -> CallOutcome:
-    """Compress ``texts`` in one engine call, then apply the post-budget knobs (``min_score``, ``top_n``).
+    """Compress ``texts`` in one engine call with the adapter's options (the engine applies the budget and the
+    post-budget filters ``min_score`` / ``top_n``) and map its result to one outcome per text.
 
     Args:
         settings: The adapter (its engine, budget and selection options).
@@ -382,14 +396,7 @@ def compress_call(settings: TPCSettings, texts: Sequence[str], query: str | None
     question = settings.question_for(query)
     mode = "query" if question is not None and question == query else (
         "task_description" if question is not None else "agnostic")
-    compressor = settings.compressor
-    options: dict[str, Any] = {"splitter": settings.splitter} if settings.splitter is not None else {}
-    result = compressor.compress(list(texts), question=question, target_tokens=settings.target_tokens,
-                                 rate=settings.rate, token_counter=settings.resolved_token_counter(),
-                                 budget_scope=settings.budget_scope,
-                                 force_keep_patterns=settings.force_keep_patterns,
-                                 keep_first_sentence=settings.keep_first_sentence, min_score=settings.min_score,
-                                 top_n=settings.top_n, **options)
+    result = settings.compressor.compress(list(texts), question=question, **settings.engine_options())
     source = str(result.task_source) if result.task_source is not None else None
     outcomes = [DocumentOutcome(text=result.compressed_documents[i], score=result.document_score(i),
                                 origin_tokens=result.document_origin_tokens[i],
@@ -403,8 +410,3 @@ def compress_call(settings: TPCSettings, texts: Sequence[str], query: str | None
                      "text).", dropped, len(outcomes))
     return CallOutcome(outcomes, sum(result.document_origin_tokens), sum(result.document_compressed_tokens),
                        result.budget, result.task_description, source, mode if result.scored else "unscored")
-
-
-def compress_texts(settings: TPCSettings, texts: Sequence[str], query: str | None) -> list[DocumentOutcome]:
-    """:func:`compress_call`'s per-document outcomes, in input order (``[]`` for no texts)."""
-    return compress_call(settings, texts, query).documents

@@ -51,6 +51,12 @@ class TPCIngestSettings(TPCEngineSettings):
             raise ValueError(f"batch_size must be a positive int, got {self.batch_size!r}.")
         return self
 
+    def engine_options(self) -> dict[str, Any]:
+        """:meth:`TPCEngineSettings.engine_options` plus batching, progress and ``describe_bare``
+        (``compress_batch``'s options)."""
+        return {**super().engine_options(), "batch_size": self.batch_size, "show_progress": self.show_progress,
+                "describe_bare": self.describe_bare}
+
 
 @dataclass(frozen=True)
 class IngestOutcome:
@@ -107,15 +113,8 @@ def compress_each(settings: TPCIngestSettings, texts: Sequence[str]) -> list[Ing
     """
     if not texts:
         return []
-    question = settings.question_for(None)
-    compressor = settings.compressor
-    options: dict[str, Any] = {"splitter": settings.splitter} if settings.splitter is not None else {}
-    results = compressor.compress_batch(list(texts), question=question, target_tokens=settings.target_tokens,
-                                        rate=settings.rate, token_counter=settings.resolved_token_counter(),
-                                        force_keep_patterns=settings.force_keep_patterns,
-                                        keep_first_sentence=settings.keep_first_sentence,
-                                        batch_size=settings.batch_size, show_progress=settings.show_progress,
-                                        describe_bare=settings.describe_bare, **options)
+    results = settings.compressor.compress_batch(list(texts), question=settings.question_for(None),
+                                                 **settings.engine_options())
     outcomes = [_outcome(text, result) for text, result in zip(texts, results)]
     whole = sum(outcome.status == "kept_whole" for outcome in outcomes)
     if whole:
