@@ -116,11 +116,7 @@ class TPCDocumentCompressor(TPCSettings, BaseDocumentCompressor):
 
     def _compress(self, documents: Sequence[Document], query: str) -> tuple[list[Document], CallOutcome]:
         documents = list(documents)
-        for position, doc in enumerate(documents):
-            ensure_type(doc, Document, f"Document {position}",
-                        "langchain Document; wrap text as Document(page_content=text)")
-        texts = [ensure_text(doc.page_content, _describe(position, doc)) for position, doc in enumerate(documents)]
-        return documents, compress_call(self, texts, query)
+        return documents, compress_call(self, _texts(documents), query)
 
     def _outputs(self, documents: list[Document], call: CallOutcome) -> list[Document]:
         kept = [(doc, outcome) for doc, outcome in zip(documents, call.documents) if outcome.kept]
@@ -170,12 +166,8 @@ class TPCDocumentTransformer(TPCIngestSettings, BaseDocumentTransformer):
             raise TypeError(f"TPCDocumentTransformer.transform_documents got unexpected arguments {sorted(kwargs)}; "
                             "set options as fields (rate, target_tokens, task_description, ...).")
         documents = list(documents)
-        for position, doc in enumerate(documents):
-            ensure_type(doc, Document, f"Document {position}",
-                        "langchain Document; wrap text as Document(page_content=text)")
-        texts = [ensure_text(doc.page_content, _describe(position, doc)) for position, doc in enumerate(documents)]
         return [_with_outcome(doc, outcome.text, outcome.metadata())
-                for doc, outcome in zip(documents, compress_each(self, texts))]
+                for doc, outcome in zip(documents, compress_each(self, _texts(documents)))]
 
     async def atransform_documents(self, documents: Sequence[Document], **kwargs: Any) -> Sequence[Document]:
         """:meth:`transform_documents` in a worker thread, so the event loop keeps running."""
@@ -198,6 +190,14 @@ async def _adispatch(call: CallOutcome, callbacks: Callbacks | None) -> None:
     manager = get_async_callback_manager_for_config(ensure_config({"callbacks": callbacks} if callbacks else None))
     if manager.handlers:
         await manager.on_custom_event(COMPRESSION_EVENT, call.event_data(), run_id=manager.parent_run_id)
+
+
+def _texts(documents: list[Document]) -> list[str]:
+    """Each document's ``page_content``; a TypeError naming the item that is not a ``Document`` or not text."""
+    for position, doc in enumerate(documents):
+        ensure_type(doc, Document, f"Document {position}",
+                    "langchain Document; wrap text as Document(page_content=text)")
+    return [ensure_text(doc.page_content, _describe(position, doc)) for position, doc in enumerate(documents)]
 
 
 def _describe(position: int, document: Any) -> str:

@@ -97,15 +97,13 @@ class TPCNodePostprocessor(TPCSettings, BaseNodePostprocessor):
         query = query_bundle.query_str if query_bundle is not None else None
         dispatcher.event(ReRankStartEvent(query=query_bundle, nodes=nodes, top_n=self.top_n or len(nodes),
                                           model_name=self.model_name_or_path))
-        positions = [position for position, item in enumerate(nodes) if _is_text(item.node)]
-        texts = [ensure_text(nodes[p].node.get_content(metadata_mode=MetadataMode.NONE),
-                             f"Node {p} (node_id={nodes[p].node.node_id!r})") for p in positions]
+        texts = _texts([item.node for item in nodes])
         with self.callback_manager.event(
             CBEventType.RERANKING,
             payload={EventPayload.NODES: nodes, EventPayload.MODEL_NAME: self.model_name_or_path,
                      EventPayload.QUERY_STR: query, EventPayload.TOP_K: self.top_n or len(nodes)},
         ) as event:
-            outcomes = dict(zip(positions, compress_call(self, texts, query).documents))
+            outcomes = dict(zip(texts, compress_call(self, list(texts.values()), query).documents))
             results = []
             for position, item in enumerate(nodes):
                 outcome = outcomes.get(position)
@@ -154,10 +152,8 @@ class TPCTransform(TPCIngestSettings, TransformComponent):
     def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> list[BaseNode]:
         """Compress each text node for indexing (``kwargs``, e.g. ``show_progress``, are the pipeline's)."""
         nodes = list(nodes)
-        positions = [position for position, node in enumerate(nodes) if _is_text(node)]
-        texts = [ensure_text(nodes[p].get_content(metadata_mode=MetadataMode.NONE),
-                             f"Node {p} (node_id={nodes[p].node_id!r})") for p in positions]
-        outcomes = dict(zip(positions, compress_each(self, texts)))
+        texts = _texts(nodes)
+        outcomes = dict(zip(texts, compress_each(self, list(texts.values()))))
         results: list[BaseNode] = []
         for position, node in enumerate(nodes):
             outcome = outcomes.get(position)
@@ -173,6 +169,14 @@ class TPCTransform(TPCIngestSettings, TransformComponent):
     async def acall(self, nodes: Sequence[BaseNode], **kwargs: Any) -> list[BaseNode]:
         """:meth:`__call__` in a worker thread, so the event loop keeps running."""
         return await asyncio.to_thread(self.__call__, nodes, **kwargs)
+
+
+def _texts(nodes: list[BaseNode]) -> dict[int, str]:
+    """The text of each text node by its position (media and unknown kinds are left out), read without metadata;
+    a TypeError naming the node whose content is not a str."""
+    return {position: ensure_text(node.get_content(metadata_mode=MetadataMode.NONE),
+                                  f"Node {position} (node_id={node.node_id!r})")
+            for position, node in enumerate(nodes) if _is_text(node)}
 
 
 def _is_text(node: BaseNode) -> bool:
