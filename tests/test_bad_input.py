@@ -94,3 +94,36 @@ def test_bad_input_is_refused_with_a_message_naming_it(tiny, tiny_checkpoint, tm
         return
     with pytest.raises(error, match=message):
         call(tiny, tiny_checkpoint, tmp_path)
+
+
+# ------------------------------------------------------------------------------------- issue 28: lone surrogates
+# What errors="surrogateescape" decoding or JSON with a broken \u escape leaves in a str; a tokenizer refuses it
+# with "TypeError: TextEncodeInput must be Union[...]", so it is refused at entry, named, with what to do.
+BROKEN = "Bad \ud800 char. More text here."
+
+
+@pytest.mark.parametrize("call, where", [
+    (lambda t: t.compress(BROKEN, question="Who?"), "Prompt 0"),
+    (lambda t: t.compress(BROKEN), "Prompt 0"),
+    (lambda t: t.compress(DOCS[0], question="Bad \ud800 char?"), "Prompt 0: the question"),
+    (lambda t: t.compress_batch([DOCS, [DOCS[0], BROKEN]], question="Who?"), "Prompt 1: document 1"),
+    (lambda t: t.compress_batch([DOCS[0], DOCS[1]], question=[None, "Bad \ud800 char?"]), "Prompt 1: the question"),
+    (lambda t: t.describe_task(["Summarise this.", BROKEN]), "Prompt 1"),
+    (lambda t: t.compress(DOCS, question="Who?", document_separator="\n\ud800\n"), "document_separator"),
+], ids=["compress", "compress agnostic", "question", "one document of a list", "one question of a batch",
+        "describe_task", "document_separator"])
+def test_a_lone_surrogate_is_a_value_error_that_names_it_and_says_what_to_do(tiny, call, where):
+    with pytest.raises(ValueError) as caught:
+        call(tiny)
+    message = str(caught.value)
+    assert message.startswith(f"{where} holds a lone surrogate '\\ud800' (U+D800) at offset ")
+    assert 'errors="replace"' in message
+    offset = int(message.split("at offset ")[1].split(",")[0])
+    assert offset == {"document_separator": 1}.get(where, 4)
+
+
+def test_text_beyond_the_basic_plane_is_not_a_lone_surrogate(tiny):
+    """Emoji and other astral characters are one code point in a str, never a surrogate pair: they pass."""
+    result = tiny.compress(["Café ☕ opened in 1999. 😀 The owner is Ana.", "Zürich is in 🇨🇭."], question="Who?",
+                           rate=0.5)
+    assert result.origin_tokens > 0

@@ -275,8 +275,8 @@ class TPCCompressor:
 
         Raises:
             TypeError: A context that is not a string or a list of strings, or a wrongly typed option.
-            ValueError: An impossible budget, an unknown ``budget_scope``, a bad regex or ``batch_size``, or
-                mismatched question count.
+            ValueError: An impossible budget, an unknown ``budget_scope``, a bad regex or ``batch_size``, a
+                mismatched question count, or a text with a lone surrogate (decode it with errors="replace").
         """
         options = CompressionOptions.build(target_tokens=target_tokens, rate=rate, budget_scope=budget_scope,
                                            force_keep_patterns=force_keep_patterns,
@@ -350,13 +350,15 @@ class TPCCompressor:
 
         Raises:
             TypeError: If a prompt is not a string.
-            ValueError: If a description must be generated and the checkpoint has no CTD.
+            ValueError: If a prompt holds a lone surrogate, or a description must be generated and the checkpoint
+                has no CTD.
         """
         single = isinstance(prompts, str)
         batch = [prompts] if single else list(prompts)
         for position, prompt in enumerate(batch):
             if not isinstance(prompt, str):
                 raise TypeError(f"describe_task takes strings; prompt {position} is {type(prompt).__name__}.")
+            as_documents(prompt, position)  # a lone surrogate: a clear ValueError before a tokenizer sees it
         if self._request_head is None or not batch:  # no extractive path: the CTD describes every prompt
             descriptions = self._generate(batch) if batch else []
         else:

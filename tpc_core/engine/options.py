@@ -37,6 +37,7 @@ class CompressionOptions:
             raise ValueError(f"budget_scope must be one of {BUDGET_SCOPES}, got {self.budget_scope!r}.")
         if not isinstance(self.document_separator, str):
             raise TypeError(f"document_separator must be a str, got {type(self.document_separator).__name__}.")
+        _refuse_lone_surrogates(self.document_separator, "document_separator")
         if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int) or self.batch_size < 1:
             raise ValueError(f"batch_size must be a positive int, got {self.batch_size!r}.")
         if not isinstance(self.describe_bare, bool):
@@ -72,20 +73,48 @@ def compile_patterns(patterns: Any) -> tuple[re.Pattern[str], ...]:
     return tuple(compiled)
 
 
+# U+D800..U+DFFF never stand alone in valid text; they reach a str through errors="surrogateescape" decoding or
+# JSON with a broken \u escape, and a tokenizer refuses them with an unhelpful TypeError.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _refuse_lone_surrogates(text: str, where: str) -> None:
+    """Raise ``ValueError`` naming the first lone surrogate of ``text``, its offset and ``where`` it is."""
+    found = None if text.isascii() else _LONE_SURROGATE.search(text)
+    if found is not None:
+        char = found.group()
+        raise ValueError(f"{where} holds a lone surrogate {char!r} (U+{ord(char):04X}) at offset {found.start()}, "
+                         "which no tokenizer can encode (it comes from bytes decoded with errors='surrogateescape' "
+                         "or JSON with a broken \\u escape). Decode the text with errors=\"replace\" (or fix its "
+                         "source) and pass it again.")
+
+
 def as_documents(context: Any, position: int) -> tuple[str, ...]:
-    """One prompt's documents: a string is one document; a list must hold only strings."""
+    """One prompt's documents: a string is one document; a list must hold only strings.
+
+    Raises:
+        TypeError: A context that is not a string or a list of strings.
+        ValueError: A document with a lone surrogate (the message names it, its offset and what to do).
+    """
     if isinstance(context, str):
+        _refuse_lone_surrogates(context, f"Prompt {position}")
         return (context,)
     if isinstance(context, Sequence) and not isinstance(context, (bytes, bytearray)):
         for index, document in enumerate(context):
             if not isinstance(document, str):
                 raise TypeError(f"Prompt {position}: document {index} is a {type(document).__name__}, not a str.")
+            _refuse_lone_surrogates(document, f"Prompt {position}: document {index}")
         return tuple(context)
     raise TypeError(f"Prompt {position}: context must be a str or a list of str, got {type(context).__name__}.")
 
 
 def as_questions(question: Any, count: int) -> list[str | None]:
-    """One question per prompt; a blank question means "no question" (prompt-agnostic mode)."""
+    """One question per prompt; a blank question means "no question" (prompt-agnostic mode).
+
+    Raises:
+        TypeError: A question that is not a string or ``None``.
+        ValueError: A question count that is not the prompt count, or a question with a lone surrogate.
+    """
     if question is None or isinstance(question, str):
         questions: list[Any] = [question] * count
     elif isinstance(question, Sequence):
@@ -94,7 +123,9 @@ def as_questions(question: Any, count: int) -> list[str | None]:
             raise ValueError(f"Got {len(questions)} questions for {count} prompts.")
     else:
         raise TypeError(f"question must be a str, a list of str or None, got {type(question).__name__}.")
-    for q in questions:
+    for position, q in enumerate(questions):
         if q is not None and not isinstance(q, str):
             raise TypeError(f"question must be a str or None, got {type(q).__name__}.")
+        if q is not None:
+            _refuse_lone_surrogates(q, f"Prompt {position}: the question")
     return [q if q is not None and q.strip() else None for q in questions]
