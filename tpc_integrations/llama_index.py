@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import inspect
 from collections.abc import Sequence
 from typing import Any, Optional
 
@@ -40,12 +41,18 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
 
 from pydantic import ConfigDict
 
+from tpc_core.engine.caller import register_library_path
 from tpc_integrations._common import TPCSettings, compress_call, copy_metadata, ensure_text, ensure_type
 from tpc_integrations._ingest import TPCIngestSettings, compress_each
 
 __all__ = ["TPCNodePostprocessor", "TPCTransform"]
 
 dispatcher = instrument.get_dispatcher(__name__)
+
+# LlamaIndex calls our methods through its span wrapper, and the postprocessor through the base class's public
+# postprocess_nodes: warnings from tpc_core skip those frames too, so they name the line that called the adapter.
+register_library_path(inspect.getfile(type(dispatcher)))
+register_library_path(inspect.getfile(BaseNodePostprocessor))
 
 
 class TPCNodePostprocessor(TPCSettings, BaseNodePostprocessor):
