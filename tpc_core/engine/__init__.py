@@ -1,6 +1,7 @@
 """The algorithm: one prompt in, one :class:`~tpc_core.engine.result.CompressionResult` out.
 
-No file, Hub or network access happens here; :mod:`tpc_core.loading` builds the models this package runs.
+No file, Hub or network access happens here, and nothing here imports the loading package above it (which
+finds checkpoints and builds the models and heads this package runs).
 The stages, in the order a prompt goes through them:
 
 * split: :mod:`tpc_core.segmentation` (public on its own), counted by :mod:`.tokens`, checked by :mod:`.options`;
