@@ -25,6 +25,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from training.common.cli import start_cli
+
 __all__ = ["evaluate_checkpoints", "in_family", "loaded_tpc_method", "select_samples", "spread_subset", "main"]
 
 logger = logging.getLogger(__name__)
@@ -198,7 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rate", type=float, default=0.2)
     parser.add_argument("--out", default=None, help="write the metrics JSON here")
     args = parser.parse_args(argv)
-    logging.basicConfig(level="INFO", format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    start_cli()
     checkpoints = {}
     for item in args.checkpoint:
         label, sep, path = item.partition("=")

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from training.common.cli import start_cli
 from training.common.config import add_config_arguments, from_dict, parse_override
 
 __all__ = ["LoraSettings", "OptimSettings", "TrainResult", "load_stage_config", "run_stage_cli", "train_loop",
@@ -162,7 +163,7 @@ def run_stage_cli(argv: Sequence[str] | None, *, prog: str, description: str, co
     if extra_arguments is not None:
         extra_arguments(parser)
     args = parser.parse_args(argv)
-    logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    start_cli(level=args.log_level)
     try:
         config = load_stage_config(args.config, config_class, section, args.overrides)
         if check is not None:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from collections.abc import Sequence
 
+from training.common.cli import start_cli
 from training.common.config import add_config_arguments, config_from_args
 from training.curation.config import CurationConfig
 from training.curation.pipeline import run_curation
@@ -20,7 +20,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_config_arguments(parser)
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     args = parser.parse_args(argv)
-    logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    start_cli(level=args.log_level)
     try:
         config = config_from_args(args, CurationConfig)
         config.check_paths()

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from training.common.cli import start_cli
 from training.curation.format_families import FAMILIES, FAMILIES_BY_KIND, HELD_OUT_FAMILIES, Template, split_of
 from training.curation.format_tasks import (
     KINDS,
@@ -225,7 +226,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--stdlib", type=Path, default=Path(sysconfig.get_paths()["stdlib"]),
                         help="Python files for code completion (default: this Python's standard library)")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    start_cli()
     for path in (args.nq, args.qa, args.stdlib):
         if not path.exists():
             parser.error(f"{path} does not exist")

@@ -23,6 +23,8 @@ from training.common.jsonl import read_jsonl
 
 __all__ = [
     "DATASET_LICENCES",
+    "DEFAULT_FEATURES",
+    "DEFAULT_LABELS",
     "DEFAULT_SUMM_TRAIN",
     "PERMISSIVE_DATASETS",
     "README_SHA256",
@@ -40,6 +42,12 @@ __all__ = [
 
 DEFAULT_SUMM_TRAIN = Path("../shared/data/summ_train.jsonl.gz")
 """Relative to the checkout root, as every training stage finds the shared data."""
+
+DEFAULT_LABELS = Path("runs/salience/labels.jsonl.gz")
+"""Where :mod:`training.salience.labels` writes the labels and the later stages read them."""
+
+DEFAULT_FEATURES = Path("runs/salience/features")
+"""Where :mod:`training.salience.features` caches the encoded documents and the later stages read them."""
 
 README_SHA256 = "fa3f31e0a1e8dc09711aa260fec471c21c83c97cc41352ddfc36edb80f62b329"
 """The sha256 of ``summ_train.jsonl.gz`` stated in ``shared/data/README.md``."""

@@ -30,6 +30,9 @@ from typing import Any
 
 import torch
 
+from training.common.cli import start_cli
+from training.salience.data import DEFAULT_FEATURES, DEFAULT_LABELS, DEFAULT_SUMM_TRAIN
+
 __all__ = [
     "DEFAULT_REDUNDANCIES",
     "baseline_scores",
@@ -382,9 +385,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
     parser = argparse.ArgumentParser(prog="python -m training.salience.evaluate", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    parser.add_argument("--input", type=Path, default=Path("../shared/data/summ_train.jsonl.gz"))
-    parser.add_argument("--features", type=Path, default=Path("runs/salience/features"))
-    parser.add_argument("--labels", type=Path, default=Path("runs/salience/labels.jsonl.gz"))
+    parser.add_argument("--input", type=Path, default=DEFAULT_SUMM_TRAIN)
+    parser.add_argument("--features", type=Path, default=DEFAULT_FEATURES)
+    parser.add_argument("--labels", type=Path, default=DEFAULT_LABELS)
     parser.add_argument("--kind", action="append", choices=HEAD_KINDS, help="head kinds (default: all)")
     parser.add_argument("--permissive-kind", action="append", choices=HEAD_KINDS,
                         help="kinds also trained on the permissive subsets only (default: emb-logreg, emb-mlp)")
@@ -406,8 +409,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from training.salience.train import HEAD_KINDS  # noqa: PLC0415
 
     args = parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
-    torch.set_num_threads(1)
+    start_cli(threads=1)
     rates = tuple(args.rate or DEFAULT_RATES)
     redundancies = tuple(args.redundancy or DEFAULT_REDUNDANCIES)
     kinds = tuple(args.kind or HEAD_KINDS)

@@ -20,11 +20,12 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import torch
 
 from tpc_core.engine.salience import SalienceHead as EngineHead
+from training.common.cli import start_cli
+from training.salience.data import DEFAULT_FEATURES, DEFAULT_LABELS, DEFAULT_SUMM_TRAIN
 from training.salience.train import HEAD_KINDS, SalienceHead
 
 __all__ = ["HEAD_FILE", "to_engine_head", "main"]
@@ -62,9 +63,9 @@ def _sha256(path: Path) -> str:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m training.salience.export", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--features", type=Path, default=Path("runs/salience/features"))
-    parser.add_argument("--labels", type=Path, default=Path("runs/salience/labels.jsonl.gz"))
-    parser.add_argument("--input", type=Path, default=Path("../shared/data/summ_train.jsonl.gz"))
+    parser.add_argument("--features", type=Path, default=DEFAULT_FEATURES)
+    parser.add_argument("--labels", type=Path, default=DEFAULT_LABELS)
+    parser.add_argument("--input", type=Path, default=DEFAULT_SUMM_TRAIN)
     parser.add_argument("--kind", choices=HEAD_KINDS, required=True)
     parser.add_argument("--only-dataset", action="append", default=[], help="train on these meta.datasets only")
     parser.add_argument("--lead-weight", type=float, required=True, help="agnostic.salience_lead_weight")
@@ -82,8 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from training.salience.train import build_training_set, train_head  # noqa: PLC0415
 
     args = parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
-    torch.set_num_threads(1)
+    start_cli(threads=1)
     config_path = args.checkpoint / "tpc_config.json"
     if not config_path.is_file():
         raise FileNotFoundError(f"{args.checkpoint} is not a checkpoint: it has no tpc_config.json")

@@ -37,6 +37,8 @@ from tpc_core.engine.salience import HAND_FEATURES as _HAND_FEATURES
 from tpc_core.engine.salience import hand_features as _hand_features
 from tpc_core.engine.salience import paragraph_ranks as _paragraph_ranks
 from tpc_core.engine.salience import prompt_features
+from training.common.cli import start_cli
+from training.salience.data import DEFAULT_FEATURES, DEFAULT_LABELS, DEFAULT_SUMM_TRAIN
 
 __all__ = [
     "DEFAULT_MAX_SENTENCES",
@@ -194,9 +196,9 @@ def _encode_shard(compressor: Any, records: Sequence[Mapping[str, Any]], rows: M
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m training.salience.features", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    parser.add_argument("--input", type=Path, default=Path("../shared/data/summ_train.jsonl.gz"))
-    parser.add_argument("--labels", type=Path, default=Path("runs/salience/labels.jsonl.gz"))
-    parser.add_argument("--out", type=Path, default=Path("runs/salience/features"))
+    parser.add_argument("--input", type=Path, default=DEFAULT_SUMM_TRAIN)
+    parser.add_argument("--labels", type=Path, default=DEFAULT_LABELS)
+    parser.add_argument("--out", type=Path, default=DEFAULT_FEATURES)
     parser.add_argument("--max-sentences", type=int, default=DEFAULT_MAX_SENTENCES)
     parser.add_argument("--per-subset", default="multi_news+=300,multi_news=250,ectsum=200,scisummnet=200,qmsum=120",
                         help="subset=N,... documents kept per subset (evenly spaced); others are kept whole")
@@ -212,8 +214,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from tpc_core import TPCCompressor  # noqa: PLC0415
     args = parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
-    torch.set_num_threads(args.threads)
+    start_cli(threads=args.threads)
     per_subset = {name: int(n) for name, n in (part.split("=") for part in args.per_subset.split(",") if part)}
     order = balanced_order(read_labels(args.labels), per_subset)
     shards = [order[i: i + args.shard_size] for i in range(0, len(order), args.shard_size)]

@@ -28,6 +28,8 @@ from typing import Any
 
 import torch
 
+from training.common.cli import start_cli
+
 __all__ = ["main"]
 
 logger = logging.getLogger(__name__)
@@ -86,8 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--model", default="tpc-mini")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
-    torch.set_num_threads(1)
+    start_cli(threads=1)
     rates = tuple(args.rate or (0.5, 0.3))
     started = time.perf_counter()
     samples = load_qa_dev(args.qa, split="train")  # never the dev split: recipes are chosen here

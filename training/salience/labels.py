@@ -23,7 +23,6 @@ import argparse
 import gzip
 import json
 import logging
-import math
 import re
 import subprocess
 import sys
@@ -35,7 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from training.common.cli import start_cli
 from training.salience.data import (
+    DEFAULT_LABELS,
     DEFAULT_SUMM_TRAIN,
     README_SHA256,
     Sentence,
@@ -475,7 +476,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m training.salience.labels", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     parser.add_argument("--input", type=Path, default=DEFAULT_SUMM_TRAIN, help="summ_train.jsonl(.gz)")
-    parser.add_argument("--out", type=Path, default=Path("runs/salience/labels.jsonl.gz"), help="labels (.jsonl.gz)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_LABELS, help="labels (.jsonl.gz)")
     parser.add_argument("--rate", type=float, default=0.2, help="budget = floor(rate x document tokens)")
     parser.add_argument("--splitter", default="nupunkt", help="tpc_core.segmentation splitter name")
     parser.add_argument("--limit", type=int, default=None, help="label N rows spread evenly over the file")
@@ -493,7 +494,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     """Label summ_train (resumable); write the labels, a manifest and a markdown table beside them."""
     args = parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    start_cli()
     stem = args.out.name.removesuffix(".jsonl.gz")
     manifest_path, table_path = args.out.with_name(stem + ".manifest.json"), args.out.with_name(stem + ".summary.md")
     try:

@@ -31,6 +31,8 @@ from typing import Any
 
 import torch
 
+from training.common.cli import start_cli
+from training.salience.data import DEFAULT_FEATURES, DEFAULT_LABELS
 from training.salience.features import HAND_FEATURES
 
 __all__ = ["HEAD_KINDS", "HeadConfig", "SalienceHead", "TrainingSet", "build_training_set", "load_head", "save_head",
@@ -236,8 +238,8 @@ def load_head(directory: str | Path) -> SalienceHead:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m training.salience.train", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    parser.add_argument("--features", type=Path, default=Path("runs/salience/features"))
-    parser.add_argument("--labels", type=Path, default=Path("runs/salience/labels.jsonl.gz"))
+    parser.add_argument("--features", type=Path, default=DEFAULT_FEATURES)
+    parser.add_argument("--labels", type=Path, default=DEFAULT_LABELS)
     parser.add_argument("--kind", choices=HEAD_KINDS, default="emb-mlp")
     parser.add_argument("--exclude-dataset", action="append", default=[], help="hold out a meta.dataset")
     parser.add_argument("--only-dataset", action="append", default=[], help="train on these meta.datasets only")
@@ -251,8 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from training.salience.features import load_features, read_labels  # noqa: PLC0415
 
     args = parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
-    torch.set_num_threads(1)
+    start_cli(threads=1)
     documents = [d for d in load_features(args.features) if d["dataset"] not in args.exclude_dataset
                  and (not args.only_dataset or d["dataset"] in args.only_dataset)]  # fmt: skip
     labels = {record["id"]: record for record in read_labels(args.labels)}

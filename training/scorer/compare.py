@@ -34,6 +34,8 @@ from typing import Any
 
 import torch
 
+from training.common.cli import start_cli
+
 __all__ = ["Config", "FAMILIES", "cross_validate", "folds_by_source", "format_interval", "latency_lines",
            "latency_prompt", "main", "paired_bootstrap", "summarise", "time_scorers"]
 
@@ -376,8 +378,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--skip-latency", action="store_true")
     args = parser.parse_args(argv)
-    logging.basicConfig(level="INFO", format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    torch.set_num_threads(1)
+    start_cli(threads=1)
     report = run(args.ids, Path(args.out_dir), Path(args.cache), k=args.folds, rate=args.rate,
                  latency_tokens=args.latency_tokens, repeats=args.repeats, skip_latency=args.skip_latency)
     print(to_markdown(report))

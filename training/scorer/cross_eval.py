@@ -25,6 +25,8 @@ from typing import Any
 
 import torch
 
+from training.common.cli import start_cli
+
 logger = logging.getLogger(__name__)
 
 REFERENCE_ROWS = ("minilm-cosine", "bm25", "tpc-mini (pooled cosine)", "cos+bm25 (z) w=0.3", "cos+bm25 (z) [CV]",
@@ -175,8 +177,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--skip-latency", action="store_true")
     args = parser.parse_args(argv)
-    logging.basicConfig(level="INFO", format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    torch.set_num_threads(args.threads)
+    start_cli(threads=args.threads)
     report = run(args.checkpoint, args.ids, Path(args.reference), Path(args.out_dir), Path(args.cache),
                  rate=args.rate, bm25_weight=args.bm25_weight, latency_tokens=args.latency_tokens,
                  repeats=args.repeats, skip_latency=args.skip_latency)

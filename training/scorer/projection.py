@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import torch
-import torch.nn.functional as F
+
+from training.common.cli import start_cli
 
 __all__ = ["gold_mask", "identity_projection", "multi_positive_nce", "main"]
 
@@ -225,8 +226,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--projection", default="runs/scorer/projection/projection.pt")
     p.add_argument("--cache", default="runs/scorer")
     args = parser.parse_args(argv)
-    logging.basicConfig(level="INFO", format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    torch.set_num_threads(1)
+    start_cli(threads=1)
     started = time.perf_counter()
     if args.command == "encode":
         encode(args.questions, Path(args.out))
