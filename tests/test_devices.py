@@ -152,8 +152,8 @@ def test_from_pretrained_on_an_absent_device_fails_before_loading_a_model():
 def test_an_unknown_device_names_the_accepted_ones(device):
     from tpc_core.loading.devices import resolve_device
 
-    with pytest.raises(ValueError, match=r"auto, cpu, cuda, cuda:N, mps \(auto: the best available\); "
-                                         r"this machine has .*cpu"):
+    with pytest.raises(ValueError, match=rf"device={device!r} is not a device (name|TPC runs on); use one of auto, "
+                                         r"cpu, cuda, cuda:N, mps \(auto: the best available\); this machine has .*cpu"):
         resolve_device(device)
     with pytest.raises(TypeError, match="device must be"):
         resolve_device(0)

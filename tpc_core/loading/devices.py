@@ -57,11 +57,11 @@ def resolve_device(device: str | torch.device | None = None) -> torch.device:
     try:
         resolved = torch.device(device)
     except RuntimeError as error:
-        raise ValueError(f"Unknown device {device!r}: use one of {accepted} (auto: the best available); this "
-                         f"machine has {', '.join(available_devices())}.") from error
+        raise ValueError(f"device={device!r} is not a device name; use one of {accepted} (auto: the best "
+                         f"available); this machine has {', '.join(available_devices())}.") from error
     if resolved.type not in ("cpu", "cuda", "mps"):
-        raise ValueError(f"device={device!r}: TPC runs on {accepted} (auto: the best available); this machine has "
-                         f"{', '.join(available_devices())}.")
+        raise ValueError(f"device={device!r} is not a device TPC runs on; use one of {accepted} (auto: the best "
+                         f"available); this machine has {', '.join(available_devices())}.")
     present = torch.cuda.is_available() if resolved.type == "cuda" else resolved.type != "mps" or _mps_available()
     if not present:
         raise ValueError(f"device={device!r} was requested but {_NAMES[resolved.type]} is not available on this "
