@@ -7,6 +7,9 @@ no torch, no external resources (no CDN, no JavaScript), so it works offline, in
 (``CompressionResult._repr_html_``) and as a standalone page (``tpc compress FILE --html OUT.html``).
 
 Everything that comes from the prompt or the task description is escaped: a prompt is untrusted input.
+
+The view reads a result through two small protocols (:class:`ShownResult`, :class:`ShownSentence`), so this module
+imports nothing of the engine: ``result`` imports it, never the other way round.
 """
 
 from __future__ import annotations
@@ -14,13 +17,44 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from tpc_core.engine.result import CompressionResult, SentenceRecord
+__all__ = ["ShownResult", "ShownSentence", "render_html"]
 
-__all__ = ["render_html"]
+
+class ShownSentence(Protocol):
+    """What the view reads of a sentence (:class:`tpc_core.engine.result.SentenceRecord` is one); it writes nothing."""
+
+    doc_index: int
+    index: int
+    start: int
+    end: int
+    text: str
+    score: float | None
+    tokens: int
+    kept: bool
+
+
+class ShownResult(Protocol):
+    """What the view reads of a result (:class:`tpc_core.engine.result.CompressionResult` is one); it writes nothing."""
+
+    documents: Sequence[str]
+    sentences: Sequence[ShownSentence]
+    scored: bool
+    task_description: str | None
+    task_source: object
+    origin_tokens: int
+    compressed_tokens: int
+    budget: int
+    ratio: float
+    oversized_sentences: int
+    document_origin_tokens: Sequence[int]
+    document_compressed_tokens: Sequence[int]
+
+
+# A sentence and where it lies in the document shown (its own span, or where a rebuilt document put it).
+_Placed = tuple[ShownSentence, int, int]
 
 # Backgrounds are translucent and text colour is inherited, so the same colours read on a notebook's light and
 # dark themes; the class names are prefixed and every rule is scoped under .tpc-result so a notebook's CSS and
@@ -89,7 +123,7 @@ class _ScoreRange:
         return min(1.0, max(0.0, (score - self.low) / (self.high - self.low)))
 
 
-def _score_range(sentences: Sequence[SentenceRecord]) -> _ScoreRange:
+def _score_range(sentences: Sequence[ShownSentence]) -> _ScoreRange:
     scores = [s.score for s in sentences if s.score is not None and math.isfinite(s.score)]
     return _ScoreRange(min(scores), max(scores)) if scores else _ScoreRange(None, None)
 
@@ -98,7 +132,7 @@ def _escape(text: str) -> str:
     return html.escape(text, quote=True)
 
 
-def _sentence_html(record: SentenceRecord, text: str, scores: _ScoreRange, scored: bool) -> str:
+def _sentence_html(record: ShownSentence, text: str, scores: _ScoreRange, scored: bool) -> str:
     """One sentence as a ``<span>``: class, data attributes, tooltip and score shading."""
     # An unscored result kept everything as given (empty input, or the budget covered it): show it as kept.
     kept = record.kept or not scored
@@ -121,14 +155,14 @@ def _sentence_html(record: SentenceRecord, text: str, scores: _ScoreRange, score
             f"{_escape(text)}</span>")
 
 
-def _document_body(document: str, sentences: Sequence[SentenceRecord], scores: _ScoreRange, scored: bool) -> str:
+def _document_body(document: str, sentences: Sequence[_Placed], scores: _ScoreRange, scored: bool) -> str:
     """A document's text, verbatim: sentences as spans, the text between them as it was."""
     parts, cursor = [], 0
-    for record in sorted(sentences, key=lambda s: (s.start, s.end, s.index)):
+    for record, record_start, record_end in sorted(sentences, key=lambda s: (s[1], s[2], s[0].index)):
         # Spans are clipped to the document and to what is already shown, so a malformed span can never
         # duplicate or lose text: the document's characters appear exactly once, in order.
-        start = min(max(record.start, cursor), len(document))
-        end = min(max(record.end, start), len(document))
+        start = min(max(record_start, cursor), len(document))
+        end = min(max(record_end, start), len(document))
         parts.append(_escape(document[cursor:start]))
         parts.append(_sentence_html(record, document[start:end], scores, scored))
         cursor = end
@@ -136,7 +170,7 @@ def _document_body(document: str, sentences: Sequence[SentenceRecord], scores: _
     return "".join(parts)
 
 
-def _documents(result: CompressionResult) -> tuple[list[str], list[list[SentenceRecord]], bool]:
+def _documents(result: ShownResult) -> tuple[list[str], list[list[_Placed]], bool]:
     """Each document's text and sentences; rebuilt from the sentences where the result lacks the input.
 
     Returns:
@@ -144,9 +178,9 @@ def _documents(result: CompressionResult) -> tuple[list[str], list[list[Sentence
         ``documents`` existed, or from JSON without them).
     """
     count = max([len(result.documents), *(s.doc_index + 1 for s in result.sentences)], default=0)
-    grouped: list[list[SentenceRecord]] = [[] for _ in range(count)]
+    grouped: list[list[_Placed]] = [[] for _ in range(count)]
     for record in result.sentences:
-        grouped[record.doc_index].append(record)
+        grouped[record.doc_index].append((record, record.start, record.end))
     documents, rebuilt = [], False
     for doc_index, records in enumerate(grouped):
         if doc_index < len(result.documents):
@@ -154,16 +188,16 @@ def _documents(result: CompressionResult) -> tuple[list[str], list[list[Sentence
             continue
         # No input text: lay the sentences end to end, one space apart, and point their spans there.
         rebuilt, text, placed = True, "", []
-        for record in sorted(records, key=lambda s: s.index):
+        for record, _, _ in sorted(records, key=lambda s: s[0].index):
             start = len(text) + (1 if text else 0)
             text = f"{text} {record.text}" if text else record.text
-            placed.append(replace(record, start=start, end=start + len(record.text)))
+            placed.append((record, start, start + len(record.text)))
         documents.append(text)
         grouped[doc_index] = placed
     return documents, grouped, rebuilt
 
 
-def _tokens_line(result: CompressionResult) -> str:
+def _tokens_line(result: ShownResult) -> str:
     kept = sum(1 for s in result.sentences if s.kept)
     ratio = result.ratio
     ratio_text = "all removed" if math.isinf(ratio) else f"{ratio:.2f}x"
@@ -173,7 +207,7 @@ def _tokens_line(result: CompressionResult) -> str:
             f"ratio {ratio_text} · kept {kept} of {len(result.sentences)} sentences</dd>")
 
 
-def _header_html(result: CompressionResult, scores: _ScoreRange) -> str:
+def _header_html(result: ShownResult, scores: _ScoreRange) -> str:
     if result.task_description is not None:
         task = f'<dd class="tpc-task">{_escape(result.task_description)}</dd>'
     elif result.scored:
@@ -215,7 +249,7 @@ def _legend_html(scores: _ScoreRange) -> str:
     return f'<div class="tpc-legend">{"".join(swatches)}</div>'
 
 
-def _fragment(result: CompressionResult) -> str:
+def _fragment(result: ShownResult) -> str:
     scores = _score_range(result.sentences) if result.scored else _ScoreRange(None, None)
     documents, grouped, rebuilt = _documents(result)
     parts = [f"<style>{_STYLE}</style>", '<div class="tpc-result">', _header_html(result, scores)]
@@ -241,7 +275,7 @@ def _fragment(result: CompressionResult) -> str:
     return "".join(parts)
 
 
-def render_html(result: CompressionResult, *, standalone: bool = False) -> str:
+def render_html(result: ShownResult, *, standalone: bool = False) -> str:
     """Render a compression result as HTML: the prompt as sent, kept sentences highlighted, dropped ones dimmed.
 
     Every document is shown in order with the text between sentences preserved (``white-space: pre-wrap``).
