@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from tpc_core.version import __version__
 
 _EXPORTS = {
     "TPCCompressor": "tpc_core.compressor",
