@@ -80,6 +80,20 @@ def test_without_a_ctd_coverage_alone_selects(tiny_checkpoint, tmp_path):
         compressor.describe_task(DOCUMENT)
 
 
+def test_without_a_head_the_finder_hands_every_prompt_to_the_ctd_and_reads_nothing():
+    from tpc_core.config import AgnosticConfig
+    from tpc_core.engine.task import TaskFinder
+
+    def never_read(texts):
+        raise AssertionError("no head: nothing is segmented or embedded")
+
+    written = TaskFinder(AgnosticConfig(), None, lambda texts: [f"asks: {text}" for text in texts], name="ckpt")
+    assert written.descriptions(["A?", "B."], never_read, separator="\n\n") == ["asks: A?", "asks: B."]
+    assert written.descriptions([], never_read, separator="\n\n") == []
+    with pytest.raises(ValueError, match="Checkpoint 'ckpt' has no task descriptor \\(ctd\\); pass a question"):
+        TaskFinder(AgnosticConfig(), None, None, name="ckpt").descriptions(["A?"], never_read, separator="\n\n")
+
+
 def test_request_head_path_must_stay_inside_the_checkpoint(tiny_checkpoint, tmp_path):
     from tpc_core import TPCCompressor
 

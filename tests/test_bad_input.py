@@ -82,6 +82,10 @@ TABLE = [
      ValueError, "target_tokens must be a positive number of tokens"),
     ("9", "question not a str", lambda t, c, p: t.compress(DOCS, question=["Who?"]),
      TypeError, "question must be a str or None, got list"),
+    ("28", "unknown keyword", lambda t, c, p: t.compress(DOCS, question="Who?", topn=1),
+     TypeError, r"Unknown compression option\(s\) 'topn'; the accepted keywords are target_tokens, rate and .*top_n"),
+    ("28", "unknown batch keyword", lambda t, c, p: t.compress_batch([DOCS], question="Who?", keep_first=True),
+     TypeError, r"'keep_first'; .*keep_first_sentence"),
 ]
 
 
@@ -94,6 +98,20 @@ def test_bad_input_is_refused_with_a_message_naming_it(tiny, tiny_checkpoint, tm
         return
     with pytest.raises(error, match=message):
         call(tiny, tiny_checkpoint, tmp_path)
+
+
+def test_each_keyword_option_is_declared_once_with_its_default_in_the_options():
+    """``CompressKeywords`` (type, doc) and ``CompressionOptions`` (default, check) name the same options."""
+    import dataclasses
+
+    from tpc_core.engine.options import CompressionOptions, CompressKeywords
+
+    fields = {field.name: field.default for field in dataclasses.fields(CompressionOptions)}
+    assert set(CompressKeywords.__annotations__) == set(fields) - {"target_tokens", "rate"}
+    assert {name: fields[name] for name in CompressKeywords.__annotations__} == {
+        "budget_scope": "global", "force_keep_patterns": (), "keep_first_sentence": False,
+        "document_separator": "\n\n", "splitter": None, "min_score": None, "top_n": None, "batch_size": 16,
+        "show_progress": None, "describe_bare": True}
 
 
 # ------------------------------------------------------------------------------------- issue 28: lone surrogates

@@ -8,7 +8,7 @@ import pytest
 from tpc_core.engine.options import CompressionOptions
 from tpc_core.segmentation import get_splitter
 from tpc_core.engine.selection import filter_kept, validate_filter_args
-from tpc_core.engine.stages import Scored, assemble, segment, select, to_result
+from tpc_core.engine.stages import Scored, compress_scored, segment, to_result
 from tpc_core.engine.task import Task
 from tpc_core.engine.tokens import TokenCounter
 
@@ -87,7 +87,7 @@ def test_the_one_budget_loop_holds_when_a_filtered_join_costs_more():
     segmented = segment((document,), get_splitter("nupunkt"), counter, options)
     assert segmented.needs_scoring
     scored = Scored(segmented, (0.9, 0.1, 0.5, 0.05), Task.from_question("q"))
-    result = to_result(assemble(select(scored, options), counter, "\n\n"), "\n\n")
+    result = to_result(compress_scored(scored, options, counter), "\n\n")
     # The budget keeps Alpha, Beta and Gamma (6 tokens); min_score removes Beta; "Alpha one. Gamma three." then
     # costs 14 > 6, so the one budget loop drops the weaker, Gamma.
     assert result.compressed_prompt == "Alpha one."

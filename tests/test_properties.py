@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from tpc_core.engine.options import CompressionOptions
 from tpc_core.engine.result import CompressionResult
 from tpc_core.segmentation import get_splitter
-from tpc_core.engine.stages import Scored, assemble, segment, select, to_result
+from tpc_core.engine.stages import Scored, compress_scored, segment, to_result
 from tpc_core.engine.task import Task
 from tpc_core.engine.tokens import TokenCounter, resolve_token_counter
 
@@ -107,7 +107,7 @@ def test_pure_pipeline_keeps_every_guarantee(counters, docs, data):
         scores = data.draw(st.lists(st.floats(-1, 1), min_size=len(segmented.flat), max_size=len(segmented.flat)),
                            label="scores")
         scored = Scored(segmented, tuple(scores), Task.from_question("q"))
-    result = to_result(assemble(select(scored, options), counter, separator), separator)
+    result = to_result(compress_scored(scored, options, counter), separator)
     check_guarantees(result, docs, counter, separator)
     assert result.oversized_sentences == sum(1 for s in result.sentences if s.tokens > result.budget) \
         if segmented.needs_scoring else result.oversized_sentences == 0

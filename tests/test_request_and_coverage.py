@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tpc_core.engine.coverage import coverage_scores, section_ranks, select_diverse
+from tpc_core.engine.coverage import coverage_scores, mmr_within_budget, section_ranks
 from tpc_core.engine.request import FEATURE_NAMES, POSITION_CAP, RequestHead, is_grounded, layout_features, pick_request, request_text
 
 
@@ -130,13 +130,13 @@ def test_select_diverse_skips_a_near_duplicate_and_respects_the_budget():
     embeddings = torch.nn.functional.normalize(torch.tensor([[1.0, 0.0], [1.0, 0.01], [0.0, 1.0]]), dim=-1)
     scores = [1.0, 0.95, 0.6]
     counts = [5, 5, 5]
-    assert select_diverse(scores, embeddings, counts, 10, redundancy=0.0) == [0, 1]
-    assert select_diverse(scores, embeddings, counts, 10, redundancy=1.0) == [0, 2]
-    assert select_diverse(scores, embeddings, [5, 5, 20], 12, redundancy=1.0) == [0, 1]  # 2 never fits
-    assert select_diverse(scores, embeddings, counts, 10, redundancy=1.0, force_keep=[False, True, False]) == [1, 2]
-    assert select_diverse([], torch.zeros(0, 2), [], 10, redundancy=1.0) == []
+    assert mmr_within_budget(scores, embeddings, counts, 10, redundancy=0.0) == [0, 1]
+    assert mmr_within_budget(scores, embeddings, counts, 10, redundancy=1.0) == [0, 2]
+    assert mmr_within_budget(scores, embeddings, [5, 5, 20], 12, redundancy=1.0) == [0, 1]  # 2 never fits
+    assert mmr_within_budget(scores, embeddings, counts, 10, redundancy=1.0, force_keep=[False, True, False]) == [1, 2]
+    assert mmr_within_budget([], torch.zeros(0, 2), [], 10, redundancy=1.0) == []
     with pytest.raises(ValueError, match="3 scores, 2 token counts"):
-        select_diverse(scores, embeddings, [1, 2], 10, redundancy=0.0)
+        mmr_within_budget(scores, embeddings, [1, 2], 10, redundancy=0.0)
 
 
 def test_request_head_with_a_hidden_layer_round_trips(tmp_path):

@@ -9,9 +9,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tpc_core.config import SCORERS, ScorerConfig, TPCConfig
+from tpc_core.config import ScorerConfig, TPCConfig
 from tpc_core.engine.lexical import bm25_scores, words
-from tpc_core.engine.scoring import CosineBM25, PooledCosine, fuse_lexical
+from tpc_core.engine.scoring import SCORERS, CosineBM25, PooledCosine, build_scorer, fuse_lexical
 
 VOCABULARY = [f"w{i}" for i in range(12)] + ["Paris", "1889", "x-7"]
 sentence_text = st.lists(st.sampled_from(VOCABULARY), max_size=10).map(" ".join)
@@ -31,8 +31,8 @@ def test_scorer_section_round_trips_through_json():
 
 
 @pytest.mark.parametrize(("section", "message"), [
-    ({"name": "maxsim"}, "scorer.name must be one of"),
     ({"name": 3}, "scorer.name must be a str"),
+    ({"name": " "}, "scorer.name must be a non-empty scorer name"),
     ({"lexical_weight": -0.1}, "scorer.lexical_weight must be a finite number >= 0"),
     ({"lexical_weight": float("nan")}, "scorer.lexical_weight must be a finite number >= 0"),
     ({"lexical_weight": "0.3"}, "scorer.lexical_weight must be a number"),
@@ -42,6 +42,21 @@ def test_scorer_section_round_trips_through_json():
 def test_bad_scorer_sections_are_refused_with_the_key_named(section, message):
     with pytest.raises(ValueError, match=message):
         TPCConfig.from_dict({"cse": {"base_model": "m"}, "scorer": section})
+
+
+def test_the_config_checks_types_only_and_build_scorer_checks_the_name_against_the_table():
+    config = TPCConfig.from_dict({"cse": {"base_model": "m"}, "scorer": {"name": "maxsim"}})  # a type-correct name
+    assert config.scorer.name == "maxsim"
+    with pytest.raises(ValueError, match=r"scorer.name must be one of \['pooled_cosine', 'cosine_bm25'\], "
+                                         r"got 'maxsim'"):
+        build_scorer(config.scorer, encoder=None)
+
+
+def test_the_table_is_the_one_place_a_scorer_is_named():
+    assert SCORERS == {"pooled_cosine": PooledCosine, "cosine_bm25": CosineBM25}
+    bm25 = build_scorer(ScorerConfig("cosine_bm25", lexical_weight=0.7), encoder=None)
+    assert type(bm25) is CosineBM25 and bm25.lexical_weight == 0.7
+    assert type(build_scorer(ScorerConfig("pooled_cosine"), encoder=None)) is PooledCosine
 
 
 # ------------------------------------------------------------------ BM25
@@ -107,7 +122,9 @@ def test_the_checkpoint_config_chooses_the_scorer_and_from_pretrained_can_overri
     assert type(cosine.scorer) is PooledCosine and cosine.config.scorer.name == "pooled_cosine"
     custom = TPCCompressor.from_pretrained("tpc-mini", scorer=ScorerConfig("cosine_bm25", lexical_weight=1.0))
     assert type(custom.scorer) is CosineBM25 and custom.scorer.lexical_weight == 1.0
-    with pytest.raises(ValueError, match="scorer.name must be one of"):
+    # the name is checked against tpc_core.engine.scoring.SCORERS at load time, before any weights load
+    with pytest.raises(ValueError, match=r"scorer.name must be one of \['pooled_cosine', 'cosine_bm25'\], "
+                                         r"got 'colbert'"):
         TPCCompressor.from_pretrained("tpc-mini", scorer="colbert")
     with pytest.raises(TypeError, match="scorer must be a scorer name or a ScorerConfig"):
         TPCCompressor.from_pretrained("tpc-mini", scorer=0.3)

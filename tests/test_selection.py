@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from tpc_core.engine.selection import resolve_budget, select_sentences
+from tpc_core.engine.selection import resolve_budget, top_k_within_budget
 
 
 def test_budget_from_rate_and_tokens():
@@ -34,27 +34,27 @@ def test_badly_typed_budgets_raise_type_error(kwargs):
 def test_topk_under_budget_in_original_order():
     scores = [0.1, 0.9, 0.5, 0.8]
     counts = [5, 5, 5, 5]
-    assert select_sentences(scores, counts, 10) == [1, 3]
-    assert select_sentences(scores, counts, 15) == [1, 2, 3]
+    assert top_k_within_budget(scores, counts, 10) == [1, 3]
+    assert top_k_within_budget(scores, counts, 15) == [1, 2, 3]
 
 
 def test_oversized_sentence_is_skipped_and_smaller_ones_fill_the_room():
-    assert select_sentences([0.9, 0.5, 0.4], [50, 4, 4], 10) == [1, 2]
+    assert top_k_within_budget([0.9, 0.5, 0.4], [50, 4, 4], 10) == [1, 2]
 
 
 def test_forced_sentences_first_but_never_over_budget():
-    assert select_sentences([0.1, 0.9, 0.8], [4, 4, 4], 8, force_keep=[True, False, False]) == [0, 1]
-    assert select_sentences([0.1, 0.9], [20, 4], 8, force_keep=[True, False]) == [1]
+    assert top_k_within_budget([0.1, 0.9, 0.8], [4, 4, 4], 8, force_keep=[True, False, False]) == [0, 1]
+    assert top_k_within_budget([0.1, 0.9], [20, 4], 8, force_keep=[True, False]) == [1]
 
 
 def test_ties_broken_by_position_and_separator_cost():
-    assert select_sentences([0.5, 0.5, 0.5], [3, 3, 3], 6) == [0, 1]
-    assert select_sentences([0.5, 0.5, 0.5], [3, 3, 3], 6, separator_tokens=1) == [0]
+    assert top_k_within_budget([0.5, 0.5, 0.5], [3, 3, 3], 6) == [0, 1]
+    assert top_k_within_budget([0.5, 0.5, 0.5], [3, 3, 3], 6, separator_tokens=1) == [0]
 
 
 def test_mismatched_lengths_raise():
     with pytest.raises(ValueError):
-        select_sentences([0.1], [1, 2], 5)
+        top_k_within_budget([0.1], [1, 2], 5)
 
 
 # ---------------------------------------------------------------------------------------------- budget policy

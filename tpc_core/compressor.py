@@ -10,18 +10,24 @@ Route of one prompt (``compress`` → ``compress_batch`` → ``_run``):
 4. ``task.TaskFinder.find``: the task: the caller's question, or for a prompt with none the cascade (request
    head, CTD, matched / grounded / fallback) and how to select for it;
 5. ``scoring.score_prompts``: each sentence's score against the task (``Scorer.relevance``);
-6. ``stages.select``: TopK within the budget (``selection``; MMR from ``coverage`` when the task selects by
-   coverage), then the filters ``min_score`` / ``top_n``;
-7. ``stages.assemble`` then ``stages.to_result``: the kept sentences verbatim, recounted to fit the budget.
+6. ``stages.compress_scored``: ``stages.apply_budget`` (TopK within the budget, ``selection``; MMR from
+   ``coverage`` when the task selects by coverage; then the filters ``min_score`` / ``top_n``) and
+   ``stages.assemble`` (the kept sentences verbatim, recounted to fit the budget); a prompt that needed no scoring
+   keeps its documents whole;
+7. ``stages.to_result``: the public value.
 
 Loading and saving live in ``loading``.
+
+A new keyword option of ``compress`` / ``compress_batch`` touches ``engine/options.py`` only: its type and
+documentation in ``CompressKeywords``, its default and check in ``CompressionOptions``; then the stage that uses
+it reads it from the options. Neither method's signature or docstring lists the options.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Union, overload
 
@@ -43,16 +49,17 @@ from tpc_core.loading.checkpoint import (
     resolve_checkpoint_dir,
     save_checkpoint,
 )
-from tpc_core.engine.options import CompressionOptions, as_documents, as_questions
+from tpc_core.engine.options import CompressionOptions, CompressKeywords, Unpack, as_documents, as_questions
 from tpc_core.loading.registry import DEFAULT_MODEL
 from tpc_core.engine.result import CompressionResult
 from tpc_core.loading.heads import load_request_head, load_salience_head
-from tpc_core.engine.scoring import Scorer, build_scorer, score_prompts
+from tpc_core.engine.scoring import Scorer, build_scorer, score_prompts, scorer_class
 from tpc_core.segmentation import SentenceSplitter, get_splitter
 from tpc_core.engine.selection import BUDGET_SCOPES
-from tpc_core.engine.stages import Scored, Segmented, assemble, segment, select, to_result
-from tpc_core.engine.task import TaskFinder, TaskSource
+from tpc_core.engine.stages import Scored, Segmented, compress_scored, segment, to_result
+from tpc_core.engine.task import TaskFinder
 from tpc_core.engine.tokens import TokenCounter, TokenCounterSpec, resolve_token_counter
+from tpc_core.version import __version__
 
 __all__ = ["TPCCompressor", "Context", "BUDGET_SCOPES"]
 
@@ -111,7 +118,7 @@ class TPCCompressor:
     def _new_task_finder(self) -> TaskFinder:
         """The prompt-agnostic task finder: the checkpoint's settings, request head and CTD."""
         return TaskFinder(self.config.agnostic, self._request_head,
-                          self._generate if self.config.ctd is not None else None)
+                          self._generate if self.config.ctd is not None else None, name=self.config.name)
 
     # ------------------------------------------------------------------ loading and saving (see loading.py)
     @classmethod
@@ -141,7 +148,7 @@ class TPCCompressor:
             trust_config_paths: Let the config's ``base_model`` name a local directory outside the checkpoint
                 (only for checkpoints you wrote yourself, e.g. ``training/``'s runs); off: every path in the
                 config stays inside the checkpoint (see ``tpc_core.loading.checkpoint``).
-            scorer: Override the checkpoint's scoring function: a name from ``tpc_core.config.SCORERS``
+            scorer: Override the checkpoint's scoring function: a name from ``tpc_core.engine.scoring.SCORERS``
                 (``"pooled_cosine"``: the paper's cosine; ``"cosine_bm25"``: cosine fused with BM25, with the
                 checkpoint's ``lexical_weight``) or a full ``ScorerConfig``; ``None``: the checkpoint's own.
         """
@@ -154,6 +161,7 @@ class TPCCompressor:
         if scorer is not None:
             config = dataclasses.replace(config, scorer=_scorer_config(scorer, config.scorer))
         check_config_paths(config, checkpoint_dir, options)  # the CTD's too, though it loads on first use
+        scorer_class(config.scorer)  # an unknown scorer name fails before any weights load
         resolved_device = resolve_device(device)
         resolved_dtype = resolve_dtype(dtype, resolved_device)
         model, tokenizer, architecture = load_cse_parts(config.cse, checkpoint_dir, options, resolved_device,
@@ -208,7 +216,8 @@ class TPCCompressor:
 
     # ------------------------------------------------------------------ public compression API
     def compress(self, context: Context, question: str | None = None, target_tokens: int | None = None,
-                 rate: float | None = None, token_counter: TokenCounterSpec = None, **options: Any) -> CompressionResult:
+                 rate: float | None = None, token_counter: TokenCounterSpec = None,
+                 **options: Unpack[CompressKeywords]) -> CompressionResult:
         """Compress one prompt.
 
         Args:
@@ -219,9 +228,9 @@ class TPCCompressor:
             rate: Fraction of tokens to keep, in (0, 1]; default 0.2.
             token_counter: How budgets are counted: ``None`` (the CSE tokenizer), a tokenizer, a name/path or
                 a ``Callable[[str], int]``.
-            **options: See :meth:`compress_batch` (``budget_scope``, ``force_keep_patterns``,
-                ``keep_first_sentence``, ``document_separator``, ``splitter``, ``min_score``, ``top_n``,
-                ``describe_bare``).
+            **options: The keyword options, each typed and documented in
+                :class:`~tpc_core.engine.options.CompressKeywords` (``show_progress`` excepted: one prompt shows
+                no progress bar).
 
         Returns:
             A :class:`CompressionResult`; its text is made only of original sentences, verbatim, in order, and
@@ -234,12 +243,8 @@ class TPCCompressor:
 
     def compress_batch(self, contexts: Sequence[Context], question: str | Sequence[str | None] | None = None,
                        target_tokens: int | None = None, rate: float | None = None,
-                       token_counter: TokenCounterSpec = None, *, budget_scope: str = "global",
-                       force_keep_patterns: str | Iterable[str] = (), keep_first_sentence: bool = False,
-                       document_separator: str = "\n\n", splitter: str | SentenceSplitter | None = None,
-                       min_score: float | None = None, top_n: int | None = None,
-                       batch_size: int = 16, show_progress: bool | None = None,
-                       describe_bare: bool = True) -> list[CompressionResult]:
+                       token_counter: TokenCounterSpec = None,
+                       **options: Unpack[CompressKeywords]) -> list[CompressionResult]:
         """Compress many prompts, batching the model calls across them. Thread-safe.
 
         Args:
@@ -248,48 +253,27 @@ class TPCCompressor:
             target_tokens: Budget in tokens for each prompt (exclusive with ``rate``).
             rate: Kept fraction for each prompt; default 0.2.
             token_counter: See :meth:`compress`.
-            budget_scope: "global" (one budget across a prompt's documents) or "per_document" (each document
-                gets the budget's share proportional to its size).
-            force_keep_patterns: Regexes; sentences matching any are taken first (still within budget).
-            keep_first_sentence: Take each document's first sentence first (still within budget).
-            document_separator: Joins compressed documents in ``compressed_prompt`` (counted in the budget).
-            splitter: Sentence splitter name or object (default: the checkpoint's, "nupunkt"). An object's
-                ``spans(text)`` is checked against the segmentation contract (sorted, non-overlapping spans
-                without surrounding whitespace that cover every non-blank character); a ``ValueError`` names
-                the first bad span.
-            min_score: After the budget, kept sentences scoring below this are removed (ignored when nothing
-                was scored: the budget covered the prompt).
-            top_n: After the budget, at most this many documents keep text: those whose best sentence scores
-                highest (when nothing was scored, the first ``top_n``).
-            batch_size: Prompts processed together (bounds memory).
-            show_progress: Show a progress bar (default: only for more than one batch on a terminal).
-            describe_bare: With no question, whether the CTD describes a prompt in which the request head finds
-                no written request. ``False`` gives such a prompt the checkpoint's fallback task (what an
-                ungrounded CTD description leads to) without a generation: much faster on bare documents; the
-                same result wherever the head finds the request or the CTD's description would fall back.
-                ``tpc compress-corpus`` passes ``False`` unless told ``--describe-bare``.
+            **options: The keyword options (``budget_scope``, ``top_n``, ``batch_size``, ...), each typed, documented
+                and given its default in :class:`~tpc_core.engine.options.CompressKeywords`.
 
         Warns:
             UserWarning: At the caller's line, when sentences larger than the whole budget were skipped
                 (also counted in ``CompressionResult.oversized_sentences``).
 
         Raises:
-            TypeError: A context that is not a string or a list of strings, or a wrongly typed option.
+            TypeError: A context that is not a string or a list of strings, an unknown keyword (the message names
+                it and the accepted ones), or a wrongly typed option.
             ValueError: An impossible budget, an unknown ``budget_scope``, a bad regex or ``batch_size``, a
                 mismatched question count, or a text with a lone surrogate (decode it with errors="replace").
         """
-        options = CompressionOptions.build(target_tokens=target_tokens, rate=rate, budget_scope=budget_scope,
-                                           force_keep_patterns=force_keep_patterns,
-                                           keep_first_sentence=keep_first_sentence,
-                                           document_separator=document_separator, batch_size=batch_size,
-                                           min_score=min_score, top_n=top_n, describe_bare=describe_bare)
+        settings = CompressionOptions.build(target_tokens=target_tokens, rate=rate, **options)
         if isinstance(contexts, str) or not isinstance(contexts, Sequence):
             raise TypeError("compress_batch takes a list of prompts; use compress() for a single string.")
         documents = [as_documents(context, position) for position, context in enumerate(contexts)]
         questions = as_questions(question, len(documents))
         counter = self._default_counter if token_counter is None else resolve_token_counter(token_counter)
-        split = self.splitter(splitter)
-        results = self._run(documents, questions, counter, split, options, show_progress)
+        split = self.splitter(settings.splitter)
+        results = self._run(documents, questions, counter, split, settings)
         for result in results:
             if result.oversized_sentences:
                 warn_at_caller(f"{result.oversized_sentences} sentence(s) are larger than the whole budget of "
@@ -297,36 +281,35 @@ class TPCCompressor:
         return results
 
     def _run(self, documents: list[tuple[str, ...]], questions: list[str | None], counter: TokenCounter,
-             split: SentenceSplitter, options: CompressionOptions,
-             show_progress: bool | None) -> list[CompressionResult]:
-        """The pipeline, one batch of prompts at a time: segment → score → select → assemble → result."""
+             split: SentenceSplitter, options: CompressionOptions) -> list[CompressionResult]:
+        """The pipeline, one batch of prompts at a time: segment → score → budget and assemble → result."""
         from tqdm.auto import tqdm
 
-        chunks = range(0, len(documents), options.batch_size)
+        chunks, show = range(0, len(documents), options.batch_size), options.show_progress
         progress = tqdm(chunks, desc="tpc compress", unit="batch",
-                        disable=(not show_progress) if show_progress is not None else (len(chunks) <= 1 or None))
+                        disable=(not show) if show is not None else (len(chunks) <= 1 or None))
         separator, results = options.document_separator, []
         for first in progress:
             batch = slice(first, first + options.batch_size)
             segmented = [segment(docs, split, counter, options) for docs in documents[batch]]
             for prompt in self._score(segmented, questions[batch], separator, options.describe_bare):
-                selected = select(prompt, options, self.config.agnostic.redundancy)
-                results.append(to_result(assemble(selected, counter, separator), separator))
+                assembled = compress_scored(prompt, options, counter, self.config.agnostic.redundancy)
+                results.append(to_result(assembled, separator))
         return results
 
     def _score(self, prompts: list[Segmented], questions: list[str | None], separator: str,
                describe_bare: bool = True) -> list[Scored]:
         """Embeddings, tasks and scores of the prompts that are over budget; the others pass through unscored."""
-        todo = [k for k, prompt in enumerate(prompts) if prompt.needs_scoring]
+        over_budget = [k for k, prompt in enumerate(prompts) if prompt.needs_scoring]
         scored = [Scored(prompt) for prompt in prompts]
-        if not todo:
+        if not over_budget:
             return scored
-        needing = [prompts[k] for k in todo]
-        embeddings = self.scorer.embed(needing)
-        tasks = self.task_finder.find(needing, embeddings, [questions[k] for k in todo], separator=separator,
+        to_score = [prompts[k] for k in over_budget]
+        embeddings = self.scorer.embed(to_score)
+        tasks = self.task_finder.find(to_score, embeddings, [questions[k] for k in over_budget], separator=separator,
                                       describe_bare=describe_bare)
-        for k, prompt in zip(todo, score_prompts(self.scorer, needing, embeddings, tasks, self.config.agnostic,
-                                                 salience=self._salience_head)):
+        for k, prompt in zip(over_budget, score_prompts(self.scorer, to_score, embeddings, tasks,
+                                                        self.config.agnostic, salience=self._salience_head)):
             scored[k] = prompt
         return scored
 
@@ -340,7 +323,7 @@ class TPCCompressor:
         """The task description prompt-agnostic compression uses for each prompt.
 
         The prompt's own request sentences where the checkpoint's request head finds them (nothing is
-        generated), otherwise the description the CTD writes.
+        generated), otherwise the description the CTD writes (:meth:`TaskFinder.descriptions` decides).
 
         Args:
             prompts: One prompt, or a list of prompts (generated in batches).
@@ -359,24 +342,19 @@ class TPCCompressor:
             if not isinstance(prompt, str):
                 raise TypeError(f"describe_task takes strings; prompt {position} is {type(prompt).__name__}.")
             as_documents(prompt, position)  # a lone surrogate: a clear ValueError before a tokenizer sees it
-        if self._request_head is None or not batch:  # no extractive path: the CTD describes every prompt
-            descriptions = self._generate(batch) if batch else []
-        else:
-            options = CompressionOptions()
-            segmented = [segment((p,), self.splitter(), self._default_counter, options) for p in batch]
-            tasks = self.task_finder.find(segmented, self.scorer.embed(segmented), [None] * len(batch),
-                                          separator=options.document_separator)
-            if any(task.source is TaskSource.COVERAGE for task in tasks):  # a head but no CTD to describe the rest
-                raise ValueError(f"Checkpoint {self.config.name!r} has no task descriptor (ctd) to describe a prompt "
-                                 f"with no written request.")
-            descriptions = [task.description or "" for task in tasks]
+        descriptions = self.task_finder.descriptions(batch, self._read_prompts,
+                                                     separator=CompressionOptions().document_separator)
         return descriptions[0] if single else descriptions
+
+    def _read_prompts(self, prompts: list[str]) -> tuple[list[Segmented], list[torch.Tensor]]:
+        """Whole prompts segmented with the default splitter and counter, and their sentence embeddings."""
+        options = CompressionOptions()
+        segmented = [segment((prompt,), self.splitter(), self._default_counter, options) for prompt in prompts]
+        return segmented, self.scorer.embed(segmented)
 
     def info(self) -> dict[str, Any]:
         """Model, device and version facts (what ``tpc info`` prints)."""
         import transformers
-
-        from tpc_core import __version__
 
         return {"tpc_langchain": __version__, "torch": torch.__version__, "transformers": transformers.__version__,
                 "checkpoint": self.config.name, "checkpoint_dir": str(self.checkpoint_dir),

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-__all__ = ["CONFIG_NAME", "DEFAULT_HEAD_FRACTION", "FORMAT_VERSION", "HUB_ID", "SCORERS", "AgnosticConfig", "CSEConfig",
+__all__ = ["CONFIG_NAME", "DEFAULT_HEAD_FRACTION", "FORMAT_VERSION", "HUB_ID", "AgnosticConfig", "CSEConfig",
            "CTDConfig", "ScorerConfig", "TPCConfig", "check_field_types"]
 
 CONFIG_NAME = "tpc_config.json"
@@ -24,8 +24,6 @@ HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 FORMAT_VERSION = 1
 # Share of a long prompt's CTD input taken from its head (instructions and questions sit at either end).
 DEFAULT_HEAD_FRACTION = 0.25
-# Scoring functions R(task, sentence) a checkpoint may choose (``tpc_core.engine.scoring.build_scorer``).
-SCORERS: tuple[str, ...] = ("pooled_cosine", "cosine_bm25")
 _T = TypeVar("_T")
 _UnionType = type(int | None)
 
@@ -276,11 +274,15 @@ class AgnosticConfig:
 class ScorerConfig:
     """How a sentence is scored against the task description: the paper's R (Eq. 1).
 
+    Only types are checked here (this module imports nothing of the engine); the name is checked against the
+    engine's table ``tpc_core.engine.scoring.SCORERS`` when the checkpoint loads (``build_scorer``).
+
     Attributes:
-        name: ``"pooled_cosine"``: the cosine of the pooled CSE sentence and description embeddings (the paper's
-            R; what checkpoints without this section use). ``"cosine_bm25"``: that cosine fused with BM25 of the
-            sentence against the description over the prompt's own sentences, so exact names, numbers and rare
-            words count (``tpc_core.engine.scoring.CosineBM25``).
+        name: A key of ``tpc_core.engine.scoring.SCORERS``. ``"pooled_cosine"``: the cosine of the pooled CSE
+            sentence and description embeddings (the paper's R; what checkpoints without this section use).
+            ``"cosine_bm25"``: that cosine fused with BM25 of the sentence against the description over the
+            prompt's own sentences, so exact names, numbers and rare words count
+            (``tpc_core.engine.scoring.CosineBM25``).
         lexical_weight: ``cosine_bm25`` only: weight of the BM25 z-score against the cosine z-score.
     """
 
@@ -289,8 +291,9 @@ class ScorerConfig:
 
     def __post_init__(self) -> None:
         check_field_types(self, "scorer")
-        if self.name not in SCORERS:
-            raise ValueError(f"scorer.name must be one of {list(SCORERS)}, got {self.name!r}.")
+        if not self.name.strip():
+            raise ValueError(f"scorer.name must be a non-empty scorer name (tpc_core.engine.scoring.SCORERS), got "
+                             f"{self.name!r}.")
         if not math.isfinite(self.lexical_weight) or self.lexical_weight < 0:
             raise ValueError(f"scorer.lexical_weight must be a finite number >= 0, got {self.lexical_weight!r}.")
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import torch
 
-__all__ = ["SECTION_START", "coverage_scores", "section_ranks", "select_diverse"]
+__all__ = ["SECTION_START", "coverage_scores", "mmr_within_budget", "section_ranks"]
 
 # A line that opens a section: "Passage 3:", "Document [2] (Title: ...)", "Article 1", a markdown heading.
 SECTION_START = re.compile(r"^[ \t]*(?:(?:Passage|Document|Article|Doc|Source|Text|Story)\s*\[?\d+\]?\b|#{1,6}\s)",
@@ -68,13 +68,13 @@ def coverage_scores(relevance: torch.Tensor, embeddings: torch.Tensor, ranks: Se
     return scores
 
 
-def select_diverse(scores: Sequence[float], embeddings: torch.Tensor, token_counts: Sequence[int], budget: int, *,
-                   redundancy: float, force_keep: Sequence[bool] | None = None) -> list[int]:
+def mmr_within_budget(scores: Sequence[float], embeddings: torch.Tensor, token_counts: Sequence[int], budget: int, *,
+                      redundancy: float, force_keep: Sequence[bool] | None = None) -> list[int]:
     """Maximal-marginal-relevance selection under a hard token budget.
 
     Forced sentences are taken first while they fit. Then, repeatedly, the sentence that still fits with
     the highest ``score - redundancy * max cosine to a kept sentence`` is taken, until none fits. With
-    ``redundancy == 0`` this is the greedy knapsack by score of ``selection.select_sentences``.
+    ``redundancy == 0`` this is the greedy knapsack by score of ``selection.top_k_within_budget``.
 
     Returns:
         Indices of the kept sentences, ascending (original order).

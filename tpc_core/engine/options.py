@@ -1,23 +1,81 @@
 """The caller's arguments, checked once and frozen: what ``compress_batch`` hands to the pipeline.
 
 Every bad argument fails here, before any model runs, with a message naming the argument.
+
+The keyword options of :meth:`tpc_core.TPCCompressor.compress` and ``compress_batch`` have one home:
+:class:`CompressKeywords` declares each one's type and documents it (both methods take
+``**options: Unpack[CompressKeywords]``), and the same-named field of :class:`CompressionOptions` holds its
+default and its check (:meth:`CompressionOptions.build`, the one checker, also refuses unknown keywords).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from tpc_core.engine.selection import BUDGET_SCOPES, validate_budget_args, validate_filter_args
+from tpc_core.segmentation import SentenceSplitter
 
-__all__ = ["CompressionOptions", "as_documents", "as_questions", "compile_patterns"]
+# Re-exported for the methods that take ``**options: Unpack[CompressKeywords]`` (typing has it from 3.11).
+if sys.version_info >= (3, 11):
+    from typing import Unpack
+else:  # pragma: no cover - Python 3.10
+    from typing_extensions import Unpack
+
+__all__ = ["CompressKeywords", "CompressionOptions", "Unpack", "as_documents", "as_questions", "compile_patterns"]
+
+
+class CompressKeywords(TypedDict, total=False):
+    """The keyword options of ``compress`` and ``compress_batch``, each declared and documented once, here.
+
+    A new option is one key here (its type and meaning) and one field of :class:`CompressionOptions` (its
+    default and check); the stage that uses it reads it from the options. Unknown keywords raise a
+    ``TypeError`` that names them and the accepted ones.
+
+    Attributes:
+        budget_scope: "global" (one budget across a prompt's documents, the default) or "per_document" (each
+            document gets the budget's share proportional to its size).
+        force_keep_patterns: Regexes (strings or compiled); sentences matching any are taken first (still
+            within budget). A single string is one pattern. Default: none.
+        keep_first_sentence: Take each document's first sentence first (still within budget). Default ``False``.
+        document_separator: Joins compressed documents in ``compressed_prompt`` (counted in the budget).
+            Default ``"\\n\\n"``.
+        splitter: Sentence splitter name or object (default ``None``: the checkpoint's, "nupunkt"). An object's
+            ``spans(text)`` is checked against the segmentation contract (sorted, non-overlapping spans without
+            surrounding whitespace that cover every non-blank character); a ``ValueError`` names the first bad
+            span.
+        min_score: After the budget, kept sentences scoring below this are removed (ignored when nothing was
+            scored: the budget covered the prompt). Default ``None``: off.
+        top_n: After the budget, at most this many documents keep text: those whose best sentence scores highest
+            (when nothing was scored, the first ``top_n``). Default ``None``: off.
+        batch_size: Prompts processed together (bounds memory). Default 16.
+        show_progress: Show a progress bar (default ``None``: only for more than one batch on a terminal;
+            ``compress`` never shows one).
+        describe_bare: With no question, whether the CTD describes a prompt in which the request head finds no
+            written request (default ``True``). ``False`` gives such a prompt the checkpoint's fallback task
+            (what an ungrounded CTD description leads to) without a generation: much faster on bare documents;
+            the same result wherever the head finds the request or the CTD's description would fall back.
+            ``tpc compress-corpus`` passes ``False`` unless told ``--describe-bare``.
+    """
+
+    budget_scope: str
+    force_keep_patterns: str | re.Pattern[str] | Iterable[str | re.Pattern[str]]
+    keep_first_sentence: bool
+    document_separator: str
+    splitter: str | SentenceSplitter | None
+    min_score: float | None
+    top_n: int | None
+    batch_size: int
+    show_progress: bool | None
+    describe_bare: bool
 
 
 @dataclass(frozen=True)
 class CompressionOptions:
-    """Validated compression options (see :meth:`tpc_core.TPCCompressor.compress_batch` for each one)."""
+    """Validated compression options: the budget, and each of :class:`CompressKeywords` with its default."""
 
     target_tokens: int | None = None
     rate: float | None = None
@@ -29,6 +87,8 @@ class CompressionOptions:
     min_score: float | None = None
     top_n: int | None = None
     describe_bare: bool = True
+    splitter: str | SentenceSplitter | None = None
+    show_progress: bool | None = None
 
     def __post_init__(self) -> None:
         validate_budget_args(self.target_tokens, self.rate)
@@ -44,9 +104,23 @@ class CompressionOptions:
             raise TypeError(f"describe_bare must be True or False, got {self.describe_bare!r}.")
 
     @classmethod
-    def build(cls, *, force_keep_patterns: Any = (), **values: Any) -> CompressionOptions:
-        """Options from the caller's keyword arguments, patterns compiled."""
-        return cls(force_keep_patterns=compile_patterns(force_keep_patterns), **values)
+    def build(cls, *, target_tokens: int | None = None, rate: float | None = None,
+              **options: Unpack[CompressKeywords]) -> CompressionOptions:
+        """Options from the caller's keyword arguments, patterns compiled; the defaults fill the rest.
+
+        Raises:
+            TypeError: A keyword that is not an option (the message names it and the accepted ones), or a
+                wrongly typed value.
+            ValueError: An impossible value (see each check above).
+        """
+        unknown = sorted(set(options) - set(CompressKeywords.__annotations__))
+        if unknown:
+            raise TypeError(f"Unknown compression option(s) {', '.join(map(repr, unknown))}; the accepted keywords "
+                            f"are target_tokens, rate and {', '.join(CompressKeywords.__annotations__)}.")
+        values: dict[str, Any] = dict(options)
+        if "force_keep_patterns" in values:
+            values["force_keep_patterns"] = compile_patterns(values["force_keep_patterns"])
+        return cls(target_tokens=target_tokens, rate=rate, **values)
 
 
 def compile_patterns(patterns: Any) -> tuple[re.Pattern[str], ...]:

@@ -21,14 +21,11 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import torch
 
 from tpc_core.engine.coverage import section_ranks
-
-if TYPE_CHECKING:
-    from tpc_core.engine.stages import Segmented
+from tpc_core.engine.segmented import Segmented
 
 __all__ = ["HAND_FEATURES", "PASSAGE_MARKER", "SalienceHead", "hand_features", "paragraph_ranks", "passage_lead_scores",
            "prompt_features", "salience_scores", "zscore"]

@@ -4,9 +4,9 @@ Model calls, no policy. A :class:`Scorer` does two things: ``embed`` reads every
 (the sentence embeddings the request head and coverage use too), and ``relevance`` scores those sentences
 against a task description. :class:`PooledCosine` is the paper's R (Eq. 1): the cosine of each sentence's
 pooled CSE embedding to the description's. :class:`CosineBM25` fuses that cosine with lexical evidence (BM25
-over the prompt's own sentences, :mod:`tpc_core.engine.lexical`). The checkpoint's ``scorer`` section chooses one
-(:func:`build_scorer`); another scorer (late interaction, a question-conditioned pass) is one more class behind
-the same two methods.
+over the prompt's own sentences, :mod:`tpc_core.engine.lexical`). The checkpoint's ``scorer`` section names one
+in :data:`SCORERS`, the one table from name to class (:func:`build_scorer` reads it); another scorer (late
+interaction, a question-conditioned pass) is one more class behind the same methods and one more entry there.
 
 :func:`score_prompts` scores each prompt against the :class:`~tpc_core.engine.task.Task` found for it
 (:mod:`tpc_core.engine.task` decides what that task is and how to select for it); a task selected by coverage mixes in
@@ -26,11 +26,12 @@ from tpc_core.engine.coverage import coverage_scores, section_ranks
 from tpc_core.engine.cse import ContextSentenceEncoder
 from tpc_core.engine.lexical import bm25_scores
 from tpc_core.engine.salience import SalienceHead, salience_scores
-from tpc_core.engine.stages import Scored, Segmented
+from tpc_core.engine.segmented import Segmented
+from tpc_core.engine.stages import Scored
 from tpc_core.engine.task import Selection, Task
 
-__all__ = ["CosineBM25", "PooledCosine", "Scorer", "build_scorer", "document_token_ids", "encode_sentences",
-           "fuse_lexical", "score_prompts"]
+__all__ = ["SCORERS", "CosineBM25", "PooledCosine", "Scorer", "build_scorer", "document_token_ids",
+           "encode_sentences", "fuse_lexical", "score_prompts", "scorer_class"]
 
 
 def document_token_ids(encoder: ContextSentenceEncoder, prompts: Sequence[Segmented]) -> list[list[list[int]]]:
@@ -59,6 +60,11 @@ def encode_sentences(encoder: ContextSentenceEncoder, prompts: Sequence[Segmente
 class Scorer(Protocol):
     """How sentences are scored against a task description."""
 
+    @classmethod
+    def from_config(cls, config: ScorerConfig, encoder: ContextSentenceEncoder) -> Scorer:
+        """The scorer a checkpoint's ``scorer`` section describes, on its CSE."""
+        ...
+
     def embed(self, prompts: Sequence[Segmented]) -> list[torch.Tensor]:
         """Each prompt's sentence embeddings, flat (n_sentences, d), each sentence read inside its document."""
         ...
@@ -78,6 +84,11 @@ class PooledCosine:
 
     def __init__(self, encoder: ContextSentenceEncoder) -> None:
         self.encoder = encoder
+
+    @classmethod
+    def from_config(cls, config: ScorerConfig, encoder: ContextSentenceEncoder) -> PooledCosine:
+        """No settings of its own."""
+        return cls(encoder)
 
     def embed(self, prompts: Sequence[Segmented]) -> list[torch.Tensor]:
         """See :func:`encode_sentences`."""
@@ -131,6 +142,11 @@ class CosineBM25(PooledCosine):
         super().__init__(encoder)
         self.lexical_weight = lexical_weight
 
+    @classmethod
+    def from_config(cls, config: ScorerConfig, encoder: ContextSentenceEncoder) -> CosineBM25:
+        """``scorer.lexical_weight`` weighs BM25."""
+        return cls(encoder, config.lexical_weight)
+
     def relevance(self, prompts: Sequence[Segmented], embeddings: Sequence[torch.Tensor],
                   descriptions: Sequence[str]) -> list[torch.Tensor]:
         """The pooled cosines, each prompt's fused with its sentences' BM25 against its description."""
@@ -146,13 +162,25 @@ class CosineBM25(PooledCosine):
         return fused
 
 
+#: Scoring functions R(task, sentence) a checkpoint may name in ``scorer.name``: the one table from name to class.
+SCORERS: dict[str, type[Scorer]] = {"pooled_cosine": PooledCosine, "cosine_bm25": CosineBM25}
+
+
+def scorer_class(config: ScorerConfig) -> type[Scorer]:
+    """The class :data:`SCORERS` holds for ``config.name``.
+
+    Raises:
+        ValueError: A name the table does not hold (the message names ``scorer.name``, the value and the accepted
+            names).
+    """
+    if config.name not in SCORERS:
+        raise ValueError(f"scorer.name must be one of {list(SCORERS)}, got {config.name!r}.")
+    return SCORERS[config.name]
+
+
 def build_scorer(config: ScorerConfig, encoder: ContextSentenceEncoder) -> Scorer:
-    """The scorer a checkpoint's ``scorer`` section names."""
-    if config.name == "pooled_cosine":
-        return PooledCosine(encoder)
-    if config.name == "cosine_bm25":
-        return CosineBM25(encoder, config.lexical_weight)
-    raise ValueError(f"Unknown scorer {config.name!r}.")  # ScorerConfig already refuses it
+    """The scorer a checkpoint's ``scorer`` section names (:func:`scorer_class`), on its CSE."""
+    return scorer_class(config).from_config(config, encoder)
 
 
 def score_prompts(scorer: Scorer, prompts: Sequence[Segmented], embeddings: Sequence[torch.Tensor],

@@ -10,7 +10,7 @@ The budget policy, in the order the engine applies it:
    (documents joined by the separator, counted with the caller's counter).
 2. :func:`document_budgets` splits it: one budget for all documents (``"global"``), or each document's share
    proportional to its size (``"per_document"``).
-3. A picker (:func:`select_sentences`, or ``coverage.select_diverse``) chooses within each budget;
+3. A picker (:func:`top_k_within_budget`, or ``coverage.mmr_within_budget``) chooses within each budget;
    :func:`allocate` runs it per group.
 4. :func:`filter_kept` applies the caller's filters, which only remove: a score floor (``min_score``) and a
    cap on the documents that keep text (``top_n``).
@@ -26,8 +26,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-__all__ = ["BUDGET_SCOPES", "DEFAULT_RATE", "Counter", "Joined", "allocate", "document_budgets", "filter_kept",
-           "fit_to_budget", "join_documents", "join_kept", "joined_count", "resolve_budget", "select_sentences",
+__all__ = ["BUDGET_SCOPES", "DEFAULT_RATE", "CountTokens", "Joined", "allocate", "document_budgets", "filter_kept",
+           "fit_to_budget", "join_documents", "join_kept", "joined_count", "resolve_budget", "top_k_within_budget",
            "validate_budget_args", "validate_filter_args"]
 
 BUDGET_SCOPES = ("global", "per_document")
@@ -124,7 +124,7 @@ def filter_kept(chosen: frozenset[int], documents: Sequence[int], scores: Sequen
     return frozenset(kept)
 
 
-def select_sentences(
+def top_k_within_budget(
     scores: Sequence[float],
     token_counts: Sequence[int],
     budget: int,
@@ -165,7 +165,7 @@ def select_sentences(
     return sorted(kept)
 
 
-class Counter(Protocol):
+class CountTokens(Protocol):
     """What selection needs of a token counter (``tpc_core.engine.tokens.TokenCounter`` is one)."""
 
     def __call__(self, text: str) -> int: ...
@@ -220,7 +220,7 @@ def join_kept(document: str, spans: Sequence[tuple[int, int]], kept: Sequence[in
     return "".join(pieces)
 
 
-def joined_count(counter: Counter, texts: Sequence[str], counts: Sequence[int], separator: str) -> int:
+def joined_count(counter: CountTokens, texts: Sequence[str], counts: Sequence[int], separator: str) -> int:
     """Tokens of ``separator.join(texts)``: the count of the one text, or a real count of the join."""
     if len(texts) <= 1:
         return sum(counts)
@@ -247,20 +247,36 @@ class Joined:
         """The compressed prompt: the non-empty documents joined by ``separator``."""
         return separator.join(text for text in self.texts if text)
 
+    @classmethod
+    def count(cls, kept: Sequence[Sequence[int]], texts: Sequence[str], counter: CountTokens, separator: str,
+              tokens: Sequence[int] | None = None) -> Joined:
+        """Count compressed documents, separators included.
+
+        Args:
+            kept: Kept sentence indices of each document.
+            texts: Each document's compressed text ("" when it kept nothing).
+            counter: The caller's counter.
+            separator: Joins the non-empty texts.
+            tokens: Each text's count where it is already known (a document kept whole); ``None``: counted here.
+        """
+        nonempty = [text for text in texts if text]
+        if tokens is None:
+            counted = iter(counter.count_many(nonempty))
+            tokens = [next(counted) if text else 0 for text in texts]
+        own = tuple(count if text else 0 for count, text in zip(tokens, texts))
+        total = joined_count(counter, nonempty, [n for n, text in zip(own, texts) if text], separator)
+        return cls(tuple(tuple(k) for k in kept), tuple(texts), own, total)
+
 
 def join_documents(documents: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]],
-                   kept: Sequence[Sequence[int]], counter: Counter, separator: str) -> Joined:
+                   kept: Sequence[Sequence[int]], counter: CountTokens, separator: str) -> Joined:
     """Join each document's kept sentences (:func:`join_kept`) and count them, separators included."""
-    texts = tuple(join_kept(doc, doc_spans, doc_kept) for doc, doc_spans, doc_kept in zip(documents, spans, kept))
-    nonempty = [text for text in texts if text]
-    counted = iter(counter.count_many(nonempty))
-    tokens = tuple(next(counted) if text else 0 for text in texts)
-    total = joined_count(counter, nonempty, [n for n, text in zip(tokens, texts) if text], separator)
-    return Joined(tuple(tuple(k) for k in kept), texts, tokens, total)
+    texts = [join_kept(doc, doc_spans, doc_kept) for doc, doc_spans, doc_kept in zip(documents, spans, kept)]
+    return Joined.count(kept, texts, counter, separator)
 
 
 def fit_to_budget(documents: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]], chosen: Iterable[int],
-                  priority: Sequence[tuple[bool, float]], budget: int, counter: Counter, separator: str) -> Joined:
+                  priority: Sequence[tuple[bool, float]], budget: int, counter: CountTokens, separator: str) -> Joined:
     """Assemble the chosen sentences and drop the weakest until the real count of the whole prompt fits.
 
     Args:

@@ -6,11 +6,12 @@ One prompt goes through these functions (:meth:`tpc_core.TPCCompressor.compress_
     embeddings = scorer.embed([segmented])                              # tpc_core.engine.scoring (the CSE)
     task = finder.find([segmented], embeddings, [question], ...)        # tpc_core.engine.task (question or cascade)
     scored = score_prompts(scorer, [segmented], embeddings, [task], coverage)[0]    # tpc_core.engine.scoring
-    selected = select(scored, options, redundancy)                      # who is kept: budget, then filters
-    assembled = assemble(selected, counter, options.document_separator) # verbatim text, recounted: fits
+    assembled = compress_scored(scored, options, counter, redundancy)  # who is kept; verbatim text, recounted
     result = to_result(assembled, options.document_separator)           # CompressionResult
 
-A prompt that needs no scoring (blank, or within its budget) skips the model calls: ``Scored(segmented)``.
+:func:`compress_scored` is :func:`apply_budget` (who is kept: budget, then filters) then :func:`assemble`
+(verbatim text, recounted: fits). A prompt that needs no scoring (blank, or within its budget) skips the model
+calls, ``Scored(segmented)``, and takes the one other branch there: its documents are kept whole.
 Every stage is a frozen dataclass holding the one before it, so a value can be inspected (or tested) at
 any point and nothing is changed after it is made.
 """
@@ -18,15 +19,14 @@ any point and nothing is changed after it is made.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Any
 
-from tpc_core.engine.coverage import select_diverse
+from tpc_core.engine.coverage import mmr_within_budget
 from tpc_core.engine.options import CompressionOptions
 from tpc_core.engine.result import CompressionResult, SentenceRecord
-from tpc_core.segmentation import SentenceSplitter, split_sentences
+from tpc_core.engine.segmented import Segmented, Span
 from tpc_core.engine.selection import (
-    Counter,
+    CountTokens,
     Joined,
     allocate,
     document_budgets,
@@ -34,49 +34,13 @@ from tpc_core.engine.selection import (
     fit_to_budget,
     joined_count,
     resolve_budget,
-    select_sentences,
+    top_k_within_budget,
 )
 from tpc_core.engine.task import Task
+from tpc_core.segmentation import SentenceSplitter, split_sentences
 
-__all__ = ["Assembled", "Scored", "Segmented", "Selected", "assemble", "segment", "select", "to_result"]
-
-Span = tuple[int, int]
-
-
-@dataclass(frozen=True)
-class Segmented:
-    """A prompt split into sentences and counted with the caller's counter.
-
-    Attributes:
-        documents: The input documents.
-        spans: Each document's sentence spans (``document[start:end]`` is the sentence, verbatim).
-        counts: Each sentence's token count.
-        document_tokens: Each document's token count.
-        origin_tokens: Tokens of the prompt as sent (documents joined by the separator).
-        budget: The prompt's budget in tokens.
-    """
-
-    documents: tuple[str, ...]
-    spans: tuple[tuple[Span, ...], ...]
-    counts: tuple[tuple[int, ...], ...]
-    document_tokens: tuple[int, ...]
-    origin_tokens: int
-    budget: int
-
-    @cached_property
-    def sentences(self) -> list[str]:
-        """Every sentence's text, document by document."""
-        return [doc[s:e] for doc, spans in zip(self.documents, self.spans) for s, e in spans]
-
-    @cached_property
-    def flat(self) -> list[tuple[int, int]]:
-        """``(document, sentence)`` of every sentence, in order: the flat index used from here on."""
-        return [(d, i) for d, spans in enumerate(self.spans) for i in range(len(spans))]
-
-    @property
-    def needs_scoring(self) -> bool:
-        """Whether anything must be dropped: the prompt has sentences and is over budget."""
-        return any(self.spans) and self.budget < self.origin_tokens
+__all__ = ["Assembled", "Scored", "Segmented", "Selected", "Span", "apply_budget", "assemble", "compress_scored",
+           "segment", "to_result"]
 
 
 @dataclass(frozen=True)
@@ -121,7 +85,7 @@ class Assembled:
     joined: Joined
 
 
-def segment(documents: tuple[str, ...], splitter: SentenceSplitter, counter: Counter,
+def segment(documents: tuple[str, ...], splitter: SentenceSplitter, counter: CountTokens,
             options: CompressionOptions) -> Segmented:
     """Split documents into sentence spans, count sentences and documents, and resolve the budget.
 
@@ -143,28 +107,50 @@ def segment(documents: tuple[str, ...], splitter: SentenceSplitter, counter: Cou
     return Segmented(documents, spans, tuple(counts), document_tokens, origin, budget)
 
 
-def select(scored: Scored, options: CompressionOptions, redundancy: float = 0.0) -> Selected:
-    """Choose sentences within the budget: forced ones first, then by score (MMR when embeddings are given);
-    then the filters (``min_score``, ``top_n``) only remove (:func:`tpc_core.engine.selection.filter_kept`)."""
+def compress_scored(scored: Scored, options: CompressionOptions, counter: CountTokens,
+                    redundancy: float = 0.0) -> Assembled:
+    """What a prompt keeps, assembled: :func:`apply_budget` then :func:`assemble` for a scored prompt.
+
+    A prompt nothing scored (blank, or within its budget) is the one other branch: its documents are kept as they
+    are, with their own counts; only ``top_n`` applies (the first ``top_n`` documents that have text keep it).
+    """
+    if scored.scores is None:
+        return _keep_whole(scored, options, counter)
+    return assemble(apply_budget(scored, options, redundancy), counter, options.document_separator)
+
+
+def _keep_whole(scored: Scored, options: CompressionOptions, counter: CountTokens) -> Assembled:
+    """The documents of an unscored prompt as they are (``top_n`` may drop whole ones), counted."""
     prompt = scored.segmented
     documents = [d for d, _ in prompt.flat]
-    if scored.scores is None:
-        chosen = filter_kept(frozenset(range(len(prompt.flat))), documents, None, min_score=options.min_score,
-                             top_n=options.top_n)
-        return Selected(scored, chosen, tuple(False for _ in prompt.flat), 0)
+    chosen = filter_kept(frozenset(range(len(prompt.flat))), documents, None, top_n=options.top_n)
+    whole = {documents[k] for k in chosen}
+    kept = [range(len(spans)) if d in whole else () for d, spans in enumerate(prompt.spans)]
+    texts = [doc if d in whole else "" for d, doc in enumerate(prompt.documents)]
+    joined = Joined.count(kept, texts, counter, options.document_separator, tokens=prompt.document_tokens)
+    return Assembled(Selected(scored, chosen, (False,) * len(prompt.flat), 0), joined)
+
+
+def apply_budget(scored: Scored, options: CompressionOptions, redundancy: float = 0.0) -> Selected:
+    """Choose the sentences of a scored prompt within its budget: forced ones first, then by score (MMR when
+    embeddings are given); then the filters (``min_score``, ``top_n``) only remove
+    (:func:`tpc_core.engine.selection.filter_kept`)."""
+    prompt, scores = scored.segmented, scored.scores
+    if scores is None:
+        raise ValueError("apply_budget takes a scored prompt; compress_scored keeps an unscored one whole.")
+    documents = [d for d, _ in prompt.flat]
     counts = [prompt.counts[d][i] for d, i in prompt.flat]
     forced = tuple((options.keep_first_sentence and i == 0) or any(
         pattern.search(text) for pattern in options.force_keep_patterns)
         for (_, i), text in zip(prompt.flat, prompt.sentences))
-    scores = scored.scores
 
     def pick(members: list[int], budget: int) -> list[int]:
         member_scores, member_counts = [scores[k] for k in members], [counts[k] for k in members]
         member_forced = [forced[k] for k in members]
         if scored.embeddings is None:
-            return select_sentences(member_scores, member_counts, budget, force_keep=member_forced)
-        return select_diverse(member_scores, scored.embeddings[members], member_counts, budget,
-                              redundancy=redundancy, force_keep=member_forced)
+            return top_k_within_budget(member_scores, member_counts, budget, force_keep=member_forced)
+        return mmr_within_budget(member_scores, scored.embeddings[members], member_counts, budget,
+                                 redundancy=redundancy, force_keep=member_forced)
 
     budgets = document_budgets(prompt.budget, prompt.document_tokens, prompt.origin_tokens, options.budget_scope)
     groups = [0 if options.budget_scope == "global" else d for d, _ in prompt.flat]
@@ -173,19 +159,11 @@ def select(scored: Scored, options: CompressionOptions, redundancy: float = 0.0)
     return Selected(scored, chosen, forced, sum(1 for count in counts if count > prompt.budget))
 
 
-def assemble(selected: Selected, counter: Counter, separator: str) -> Assembled:
-    """Join the chosen sentences verbatim and recount; drop the weakest until the whole prompt fits (the one
-    budget loop: :func:`tpc_core.engine.selection.fit_to_budget`)."""
-    prompt, scored = selected.scored.segmented, selected.scored
-    if scored.scores is None:  # empty input, or the budget covers everything: the documents as they are
-        chosen_documents = {prompt.flat[k][0] for k in selected.chosen}
-        texts = tuple(doc if spans and d in chosen_documents else ""
-                      for d, (doc, spans) in enumerate(zip(prompt.documents, prompt.spans)))
-        tokens = tuple(count if text else 0 for count, text in zip(prompt.document_tokens, texts))
-        total = joined_count(counter, [t for t in texts if t], [n for n, t in zip(tokens, texts) if t], separator)
-        kept = tuple(tuple(range(len(spans))) if texts[d] else () for d, spans in enumerate(prompt.spans))
-        return Assembled(selected, Joined(kept, texts, tokens, total))
-    priority = [(forced, score) for forced, score in zip(selected.forced, scored.scores)]
+def assemble(selected: Selected, counter: CountTokens, separator: str) -> Assembled:
+    """Join the chosen sentences of a scored prompt verbatim and recount; drop the weakest until the whole prompt
+    fits (the one budget loop: :func:`tpc_core.engine.selection.fit_to_budget`)."""
+    scored = selected.scored
+    prompt, priority = scored.segmented, list(zip(selected.forced, scored.scores))
     joined = fit_to_budget(prompt.documents, prompt.spans, selected.chosen, priority, prompt.budget, counter,
                            separator)
     return Assembled(selected, joined)

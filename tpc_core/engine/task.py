@@ -14,15 +14,15 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 from tpc_core.engine.request import asks_for_summary, is_grounded, match_sentences, pick_request, request_text
+from tpc_core.engine.segmented import Segmented
 
 if TYPE_CHECKING:
     import torch
 
     from tpc_core.config import AgnosticConfig
     from tpc_core.engine.request import RequestHead
-    from tpc_core.engine.stages import Segmented
 
-__all__ = ["Describe", "Selection", "Task", "TaskFinder", "TaskSource"]
+__all__ = ["Describe", "ReadPrompts", "Selection", "Task", "TaskFinder", "TaskSource"]
 
 
 class TaskSource(str, Enum):
@@ -89,6 +89,9 @@ class Task:
 Describe = Callable[[list[str]], list[str]]
 """Writes a description of each whole prompt (the CTD's ``describe``)."""
 
+ReadPrompts = Callable[[list[str]], "tuple[list[Segmented], list[torch.Tensor]]"]
+"""Segments whole prompts and embeds their sentences (what :meth:`TaskFinder.descriptions` needs for the head)."""
+
 
 class TaskFinder:
     """Finds the task of prompts that come with no question: the one home of prompt-agnostic policy.
@@ -119,12 +122,42 @@ class TaskFinder:
         settings: The checkpoint's ``agnostic`` settings.
         head: Its request head, or ``None`` (then every question-less prompt is described by the CTD).
         describe: Its CTD's ``describe`` (loaded on first call), or ``None`` when the checkpoint has no CTD.
+        name: The checkpoint's name, for error messages.
     """
 
-    def __init__(self, settings: AgnosticConfig, head: RequestHead | None, describe: Describe | None) -> None:
+    def __init__(self, settings: AgnosticConfig, head: RequestHead | None, describe: Describe | None, *,
+                 name: str = "tpc") -> None:
         self.settings = settings
         self.head = head
         self.describe = describe
+        self.name = name
+
+    def descriptions(self, texts: Sequence[str], read: ReadPrompts, *, separator: str) -> list[str]:
+        """The task description of each whole prompt (``TPCCompressor.describe_task``).
+
+        With a head: the cascade of :meth:`find` (the written request; else the CTD's description, matched,
+        generated or fallback). Without one: the CTD's description of every prompt, as written.
+
+        Args:
+            texts: Whole prompts.
+            read: Segments and embeds prompts; called only when the checkpoint has a head.
+            separator: See :meth:`find`.
+
+        Raises:
+            ValueError: A description must be generated and the checkpoint has no CTD.
+        """
+        if not texts:
+            return []
+        if self.head is None:  # no extractive path: the CTD describes every prompt
+            if self.describe is None:
+                raise ValueError(f"Checkpoint {self.name!r} has no task descriptor (ctd); pass a question.")
+            return self.describe(list(texts))
+        prompts, embeddings = read(list(texts))
+        tasks = self.find(prompts, embeddings, [None] * len(prompts), separator=separator)
+        if any(task.source is TaskSource.COVERAGE for task in tasks):  # a head but no CTD to describe the rest
+            raise ValueError(f"Checkpoint {self.name!r} has no task descriptor (ctd) to describe a prompt with no "
+                             f"written request.")
+        return [task.description or "" for task in tasks]
 
     def find(self, prompts: Sequence[Segmented], embeddings: Sequence[torch.Tensor],
              questions: Sequence[str | None], *, separator: str, describe_bare: bool = True) -> list[Task]:
@@ -146,7 +179,7 @@ class TaskFinder:
         missing = [k for k, task in enumerate(tasks) if task is None]
         if missing and self.describe is None and self.head is not None:
             for k in missing:
-                tasks[k] = Task(None, TaskSource.COVERAGE, self._whole_text())
+                tasks[k] = Task(None, TaskSource.COVERAGE, self._whole_text_selection())
         elif missing and not describe_bare:
             for k in missing:
                 tasks[k] = self._fallback()
@@ -177,13 +210,13 @@ class TaskFinder:
         if matched:  # the request as written, not the CTD's paraphrase of it
             request = request_text(sentences, matched)
             return Task(request, TaskSource.MATCHED,
-                        self._whole_text() if asks_for_summary(request) else Selection.RELEVANCE)
-        return Task(description, TaskSource.GENERATED, self._whole_text())
+                        self._whole_text_selection() if asks_for_summary(request) else Selection.RELEVANCE)
+        return Task(description, TaskSource.GENERATED, self._whole_text_selection())
 
     def _fallback(self) -> Task:
         """The checkpoint's neutral description, selected as a prompt that asks for no specific fact."""
-        return Task(self.settings.fallback_description, TaskSource.FALLBACK, self._whole_text())
+        return Task(self.settings.fallback_description, TaskSource.FALLBACK, self._whole_text_selection())
 
-    def _whole_text(self) -> Selection:
+    def _whole_text_selection(self) -> Selection:
         """How a prompt that asks for no specific fact is selected: coverage, where the checkpoint sets it."""
         return Selection.COVERAGE if self.settings.uses_coverage else Selection.RELEVANCE

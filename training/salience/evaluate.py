@@ -2,7 +2,7 @@
 
 For each held-out document set (capped as cached by :mod:`training.salience.features`): rank its sentences by
 a method's score, take them greedily under ``floor(rate x the sentences' MiniLM tokens)`` (the engine's
-:func:`tpc_core.engine.selection.select_sentences`, or :func:`tpc_core.engine.coverage.select_diverse` with an MMR penalty on
+:func:`tpc_core.engine.selection.top_k_within_budget`, or :func:`tpc_core.engine.coverage.mmr_within_budget` with an MMR penalty on
 the CSE embeddings), restore order, and measure ROUGE-1/2 recall of the human summary
 (:func:`training.salience.labels.rouge_recall`). Baselines at the same budget: lead, lead-per-passage (each
 source document's first sentence in turn, then the second, ...), random (seeded by id), centroid (cosine to the
@@ -99,18 +99,18 @@ def select_by_score(scores: Sequence[float], counts: Sequence[int], budget: int,
     With a penalty, scores are z-scored within the prompt first so the penalty means the same for every head.
     Never exceeds the budget; sentences are never cut.
     """
-    from tpc_core.engine.coverage import select_diverse  # noqa: PLC0415
-    from tpc_core.engine.selection import select_sentences  # noqa: PLC0415
+    from tpc_core.engine.coverage import mmr_within_budget  # noqa: PLC0415
+    from tpc_core.engine.selection import top_k_within_budget  # noqa: PLC0415
 
     if not redundancy:
-        return select_sentences(list(scores), list(counts), budget)
+        return top_k_within_budget(list(scores), list(counts), budget)
     if embeddings is None:
         raise ValueError("an MMR penalty needs the sentence embeddings")
     values = torch.tensor(list(scores), dtype=torch.float32)
     spread = values.std() if len(values) > 1 else torch.tensor(1.0)
     values = (values - values.mean()) / (spread if spread > 1e-9 else 1.0)
     vectors = torch.nn.functional.normalize(embeddings.float(), dim=1)
-    return select_diverse(values.tolist(), vectors, list(counts), budget, redundancy=redundancy)
+    return mmr_within_budget(values.tolist(), vectors, list(counts), budget, redundancy=redundancy)
 
 
 COVERAGE_RULE = {"centrality_weight": 1.0, "position_weight": 0.5, "redundancy": 0.6}
@@ -171,12 +171,12 @@ class _Held:
     def score(self, scores: Sequence[float], rate: float, redundancy: float = 0.0, *,
               raw: bool = False) -> dict[str, float]:
         """ROUGE of the selection; ``raw``: MMR on the scores as they are (today's rule), not z-scored."""
-        from tpc_core.engine.coverage import select_diverse  # noqa: PLC0415
+        from tpc_core.engine.coverage import mmr_within_budget  # noqa: PLC0415
 
         budget = self.budget(rate)
         if raw:
             vectors = torch.nn.functional.normalize(self.document["embeddings"].float(), dim=1)
-            kept = select_diverse(list(scores), vectors, list(self.counts), budget, redundancy=redundancy)
+            kept = mmr_within_budget(list(scores), vectors, list(self.counts), budget, redundancy=redundancy)
         else:
             kept = select_by_score(scores, self.counts, budget, embeddings=self.document["embeddings"],
                                    redundancy=redundancy)  # fmt: skip

@@ -145,10 +145,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             budget = resolve_budget(sum(item["counts"]), rate=rate)
             for name, (scores, redundancy) in methods.items():
                 if redundancy < 0:  # today's rule: MMR on its raw scores, as the engine ran it
-                    from tpc_core.engine.coverage import select_diverse  # noqa: PLC0415
+                    from tpc_core.engine.coverage import mmr_within_budget  # noqa: PLC0415
 
                     vectors = torch.nn.functional.normalize(item["embeddings"].float(), dim=1)
-                    kept = select_diverse(scores, vectors, item["counts"], budget, redundancy=-redundancy)
+                    kept = mmr_within_budget(scores, vectors, item["counts"], budget, redundancy=-redundancy)
                 else:
                     kept = select_by_score(scores, item["counts"], budget, embeddings=item["embeddings"],
                                            redundancy=redundancy)  # fmt: skip

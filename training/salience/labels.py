@@ -337,7 +337,7 @@ def label_document(documents: Sequence[str], summary: str, rate: float, *, split
     _Target(summary)  # a bad summary fails before any model loads
     if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 < rate <= 1:
         raise ValueError(f"rate must be in (0, 1], got {rate!r}")
-    from tpc_core.engine.selection import resolve_budget, select_sentences  # noqa: PLC0415
+    from tpc_core.engine.selection import resolve_budget, top_k_within_budget  # noqa: PLC0415
 
     sentences = sentence_spans(documents, splitter)
     texts = [documents[s.document][s.start : s.end] for s in sentences]
@@ -346,7 +346,7 @@ def label_document(documents: Sequence[str], summary: str, rate: float, *, split
     if budget < 1:
         raise ValueError(f"rate {rate} of {sum(counts)} tokens is a budget of 0 tokens: raise the rate")
     oracle = greedy_oracle(texts, summary, budget, counts)
-    lead = select_sentences([-float(index) for index in range(len(texts))], counts, budget)
+    lead = top_k_within_budget([-float(index) for index in range(len(texts))], counts, budget)
     oracle_text, lead_text = ("\n".join(texts[index] for index in kept) for kept in (oracle, lead))
     return DocumentLabels(
         sentences=tuple(sentences), counts=tuple(counts), budget=budget, oracle=tuple(oracle),

@@ -1,0 +1,50 @@
+"""The prompt as the engine sees it: split into sentences and counted (made by ``stages.segment``).
+
+A value of its own, below every module that reads it (``stages``, ``task``, ``scoring``, ``salience``), so none of
+them imports another just for its type.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+__all__ = ["Segmented", "Span"]
+
+Span = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Segmented:
+    """A prompt split into sentences and counted with the caller's counter.
+
+    Attributes:
+        documents: The input documents.
+        spans: Each document's sentence spans (``document[start:end]`` is the sentence, verbatim).
+        counts: Each sentence's token count.
+        document_tokens: Each document's token count.
+        origin_tokens: Tokens of the prompt as sent (documents joined by the separator).
+        budget: The prompt's budget in tokens.
+    """
+
+    documents: tuple[str, ...]
+    spans: tuple[tuple[Span, ...], ...]
+    counts: tuple[tuple[int, ...], ...]
+    document_tokens: tuple[int, ...]
+    origin_tokens: int
+    budget: int
+
+    @cached_property
+    def sentences(self) -> list[str]:
+        """Every sentence's text, document by document."""
+        return [doc[s:e] for doc, spans in zip(self.documents, self.spans) for s, e in spans]
+
+    @cached_property
+    def flat(self) -> list[tuple[int, int]]:
+        """``(document, sentence)`` of every sentence, in order: the flat index used from here on."""
+        return [(d, i) for d, spans in enumerate(self.spans) for i in range(len(spans))]
+
+    @property
+    def needs_scoring(self) -> bool:
+        """Whether anything must be dropped: the prompt has sentences and is over budget."""
+        return any(self.spans) and self.budget < self.origin_tokens
