@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 
-from tpc_core.engine.selection import resolve_budget, select_sentences
+from tpc_core.engine.selection import resolve_budget, top_k_within_budget
 
 __all__ = [
     "TokenCounter",
@@ -81,11 +81,11 @@ def budget_for(origin_tokens: int, *, rate: float | None = None, target_tokens: 
 def select_under_budget(scores: Sequence[float], token_counts: Sequence[int], budget: int) -> list[int]:
     """Indices (ascending) of the best-scored sentences whose counts sum to at most ``budget``.
 
-    The engine's rule (:func:`tpc_core.engine.selection.select_sentences`): greedy by descending score (ties: earlier
-    sentence first); a sentence that no longer fits is skipped and smaller, lower-scored ones may still be
+    The engine's rule (:func:`tpc_core.engine.selection.top_k_within_budget`): greedy by descending score (ties:
+    earlier sentence first); a sentence that no longer fits is skipped and smaller, lower-scored ones may still be
     taken. Never exceeds the budget.
     """
-    return select_sentences(scores, token_counts, budget)
+    return top_k_within_budget(scores, token_counts, budget)
 
 
 def join_spans(text: str, spans: Sequence[tuple[int, int]], kept: Sequence[int]) -> str:

@@ -63,13 +63,13 @@ def prepare(compressor: Any, prompt: str, reference: str, counter: Any, rate: fl
 def score_variant(prepared: PreparedPrompt, variant: Variant) -> tuple[float, float]:
     """ROUGE-1 and ROUGE-2 recall of the reference by the sentences this variant keeps."""
     from benchmarks.metrics import rouge_n_recall
-    from tpc_core.engine.coverage import coverage_scores, select_diverse
+    from tpc_core.engine.coverage import coverage_scores, mmr_within_budget
 
     scores = coverage_scores(prepared.relevance, prepared.embeddings, prepared.ranks,
                              relevance_weight=variant.relevance_weight, centrality_weight=variant.centrality_weight,
                              position_weight=variant.position_weight)
-    kept = select_diverse(scores.tolist(), prepared.embeddings, prepared.counts, prepared.budget,
-                          redundancy=variant.redundancy)
+    kept = mmr_within_budget(scores.tolist(), prepared.embeddings, prepared.counts, prepared.budget,
+                             redundancy=variant.redundancy)
     text = " ".join(prepared.texts[i] for i in kept)
     return rouge_n_recall(text, prepared.reference, 1), rouge_n_recall(text, prepared.reference, 2)
 
