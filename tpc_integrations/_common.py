@@ -3,9 +3,10 @@
 The adapters hold no compression logic. Each one turns its framework's objects into a list of texts,
 calls :func:`compress_call` (one :meth:`tpc_core.TPCCompressor.compress` call over all of them, so a
 ``"global"`` budget spans the whole retrieved set; the engine also applies the post-budget filters ``min_score``
-/ ``top_n``) and turns each :class:`DocumentOutcome` back into a new framework object. Each settings class says
-in one place, :meth:`TPCEngineSettings.engine_options`, which engine keywords its fields become. This module
-imports pydantic but neither framework.
+/ ``top_n``) and turns each :class:`DocumentOutcome` back into a new framework object. A settings field named
+like one of the engine's options (:class:`tpc_core.engine.options.CompressKeywords`, the budget) reaches the
+engine under that name (:meth:`TPCEngineSettings.engine_options`). This module imports pydantic but neither
+framework.
 """
 
 from __future__ import annotations
@@ -21,13 +22,15 @@ from typing import Any, Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from tpc_core import DEFAULT_MODEL, TPCCompressor
-from tpc_core.loading.devices import resolve_device, resolve_dtype
+from tpc_core.engine.options import CompressKeywords
 from tpc_core.engine.selection import validate_budget_args, validate_filter_args
 from tpc_core.engine.tokens import TokenCounter, resolve_token_counter
+from tpc_core.loading.devices import resolve_device, resolve_dtype
 from tpc_integrations._checks import check_device, check_dtype, check_model, check_model_kwargs, check_splitter
 from tpc_integrations._peer_names import translate_peer_names
 
 __all__ = [
+    "ENGINE_KEYWORDS",
     "METADATA_KEYS",
     "CallOutcome",
     "DocumentOutcome",
@@ -51,6 +54,9 @@ TASK_DESCRIPTION_KEY = "tpc_task_description"
 RELEVANCE_SCORE_KEY = "relevance_score"  # the rerankers' convention (Cohere, Jina, Flashrank, ...)
 METADATA_KEYS = (SCORE_KEY, RELEVANCE_SCORE_KEY, ORIGIN_TOKENS_KEY, COMPRESSED_TOKENS_KEY, KEPT_SENTENCES_KEY,
                  TASK_DESCRIPTION_KEY)
+ENGINE_KEYWORDS = ("target_tokens", "rate", *sorted(CompressKeywords.__optional_keys__))
+"""The keywords of ``TPCCompressor.compress`` / ``compress_batch`` that an adapter field passes by its own name
+(``token_counter`` is passed resolved)."""
 
 # ---------------------------------------------------------------------------------------------- model cache
 _CacheKey = tuple[str, Optional[str], str, str, tuple[tuple[str, str], ...]]
@@ -211,11 +217,17 @@ class TPCEngineSettings(BaseModel):
         return self._compressor
 
     def engine_options(self) -> dict[str, Any]:
-        """The keyword options of :meth:`tpc_core.TPCCompressor.compress` / ``compress_batch`` these fields
-        set, by the engine's names: the one place a field becomes an engine option (subclasses add theirs)."""
-        return {"target_tokens": self.target_tokens, "rate": self.rate,
-                "token_counter": self.resolved_token_counter(), "force_keep_patterns": self.force_keep_patterns,
-                "keep_first_sentence": self.keep_first_sentence, "splitter": self.splitter}
+        """The keywords for :meth:`tpc_core.TPCCompressor.compress` / ``compress_batch``: each field named like
+        one of :data:`ENGINE_KEYWORDS`, under that name, and the resolved ``token_counter``.
+
+        So an engine option reaches an adapter by a field of its name alone (query-time adapters have
+        ``budget_scope``, ``min_score``, ``top_n``; index-time ones ``batch_size``, ``show_progress``,
+        ``describe_bare``).
+        """
+        fields = type(self).model_fields
+        options = {name: getattr(self, name) for name in ENGINE_KEYWORDS if name in fields}
+        options["token_counter"] = self.resolved_token_counter()
+        return options
 
     def resolved_token_counter(self) -> TokenCounter | None:
         """The user's counter, resolved once (a tokenizer name would otherwise be loaded on every call)."""
@@ -267,12 +279,6 @@ class TPCSettings(TPCEngineSettings):
     def _check_knobs(self) -> TPCSettings:
         validate_filter_args(self.min_score, self.top_n)
         return self
-
-    def engine_options(self) -> dict[str, Any]:
-        """:meth:`TPCEngineSettings.engine_options` plus the budget scope and the engine's post-budget filters
-        (``sort_by_score`` is the adapters' own: the engine keeps document order)."""
-        return {**super().engine_options(), "budget_scope": self.budget_scope, "min_score": self.min_score,
-                "top_n": self.top_n}
 
 
 # ---------------------------------------------------------------------------------------------- mapping

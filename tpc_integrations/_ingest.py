@@ -51,12 +51,6 @@ class TPCIngestSettings(TPCEngineSettings):
             raise ValueError(f"batch_size must be a positive int, got {self.batch_size!r}.")
         return self
 
-    def engine_options(self) -> dict[str, Any]:
-        """:meth:`TPCEngineSettings.engine_options` plus batching, progress and ``describe_bare``
-        (``compress_batch``'s options)."""
-        return {**super().engine_options(), "batch_size": self.batch_size, "show_progress": self.show_progress,
-                "describe_bare": self.describe_bare}
-
 
 @dataclass(frozen=True)
 class IngestOutcome:

@@ -90,3 +90,24 @@ def test_offline_minilm_matches_sentence_transformers():
     np.testing.assert_allclose(ours, reference, atol=1e-5)
     assert np.allclose(langchain_embeddings().embed_query(texts[0]), ours[0], atol=1e-6)
     assert np.allclose(llama_index_embedding().get_text_embedding(texts[0]), ours[0], atol=1e-6)
+
+
+def test_each_adapter_passes_the_engine_options_it_exposes_by_name():
+    """What reaches ``compress`` / ``compress_batch``: the query-time adapters' scope and filters, the index-time
+    ones' batching, never an engine option the adapter does not expose (``document_separator``); the engine's
+    own checker accepts every key."""
+    pytest.importorskip("langchain_core")
+    pytest.importorskip("llama_index.core")
+    from tpc_core.engine.options import CompressionOptions
+    from tpc_integrations.langchain import TPCDocumentCompressor, TPCDocumentTransformer
+    from tpc_integrations.llama_index import TPCNodePostprocessor, TPCTransform
+
+    shared = {"target_tokens": None, "rate": 0.5, "token_counter": None, "force_keep_patterns": ("^Title",),
+              "keep_first_sentence": True, "splitter": "regex"}
+    query_time = {**shared, "budget_scope": "per_document", "min_score": 0.1, "top_n": 2}
+    index_time = {**shared, "batch_size": 4, "show_progress": False, "describe_bare": True}
+    for adapter_class, expected in ((TPCDocumentCompressor, query_time), (TPCNodePostprocessor, query_time),
+                                    (TPCDocumentTransformer, index_time), (TPCTransform, index_time)):
+        options = adapter_class(**expected).engine_options()  # each key is also a field of the adapter
+        assert options == expected, adapter_class.__name__
+        CompressionOptions.build(**{key: value for key, value in options.items() if key != "token_counter"})
