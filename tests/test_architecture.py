@@ -81,14 +81,19 @@ def _runtime_nodes(tree: ast.AST):
             stack.append(child)
 
 
-def _package_module(dotted: str) -> str | None:
-    """The longest ``tpc_core`` module that ``dotted`` names or lies in, or ``None`` outside the package."""
+def _longest_module(dotted: str, modules: dict[str, Path]) -> str | None:
+    """The longest module of ``modules`` that ``dotted`` names or lies in, or ``None``."""
     parts = dotted.split(".")
     for end in range(len(parts), 0, -1):
         candidate = ".".join(parts[:end])
-        if candidate in PACKAGE_MODULES:
+        if candidate in modules:
             return candidate
     return None
+
+
+def _package_module(dotted: str) -> str | None:
+    """The longest ``tpc_core`` module that ``dotted`` names or lies in, or ``None`` outside the package."""
+    return _longest_module(dotted, PACKAGE_MODULES)
 
 
 def _absolute(module: str, node: ast.ImportFrom, is_package: bool) -> str:
@@ -264,12 +269,7 @@ ALL_MODULES = {name: path for folder in CODE_FOLDERS for name, path in _modules(
 
 def _known_module(dotted: str) -> str | None:
     """The longest module of the four code folders that ``dotted`` names or lies in."""
-    parts = dotted.split(".")
-    for end in range(len(parts), 0, -1):
-        candidate = ".".join(parts[:end])
-        if candidate in ALL_MODULES:
-            return candidate
-    return None
+    return _longest_module(dotted, ALL_MODULES)
 
 
 def _code_imports(module: str, path: Path) -> dict[str, int]:
