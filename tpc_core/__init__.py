@@ -14,7 +14,7 @@ from tpc_core.version import __version__
 _EXPORTS = {
     "TPCCompressor": "tpc_core.compressor",
     "CompressionResult": "tpc_core.engine.result",
-    "SentenceRecord": "tpc_core.engine.result",
+    "SentenceRecord": "tpc_core.engine.sentence",
     "TPCConfig": "tpc_core.config",
     "CSEConfig": "tpc_core.config",
     "CTDConfig": "tpc_core.config",
@@ -31,7 +31,8 @@ if TYPE_CHECKING:
     from tpc_core.compressor import TPCCompressor
     from tpc_core.config import CSEConfig, CTDConfig, TPCConfig
     from tpc_core.loading.registry import DEFAULT_MODEL, REGISTRY
-    from tpc_core.engine.result import CompressionResult, SentenceRecord
+    from tpc_core.engine.result import CompressionResult
+    from tpc_core.engine.sentence import SentenceRecord
     from tpc_core.engine.task import Selection, Task, TaskSource
 
 

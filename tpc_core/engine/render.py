@@ -8,8 +8,9 @@ no torch, no external resources (no CDN, no JavaScript), so it works offline, in
 
 Everything that comes from the prompt or the task description is escaped: a prompt is untrusted input.
 
-The view reads a result through two small protocols (:class:`ShownResult`, :class:`ShownSentence`), so this module
-imports nothing of the engine: ``result`` imports it, never the other way round.
+The view reads a result through a small protocol (:class:`ShownResult`) and its sentences as
+:class:`~tpc_core.engine.sentence.SentenceRecord` values, so it never imports ``result``: ``result`` imports it,
+never the other way round.
 """
 
 from __future__ import annotations
@@ -20,27 +21,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-__all__ = ["ShownResult", "ShownSentence", "render_html"]
+from tpc_core.engine.sentence import SentenceRecord
 
-
-class ShownSentence(Protocol):
-    """What the view reads of a sentence (:class:`tpc_core.engine.result.SentenceRecord` is one); it writes nothing."""
-
-    doc_index: int
-    index: int
-    start: int
-    end: int
-    text: str
-    score: float | None
-    tokens: int
-    kept: bool
+__all__ = ["ShownResult", "render_html"]
 
 
 class ShownResult(Protocol):
     """What the view reads of a result (:class:`tpc_core.engine.result.CompressionResult` is one); it writes nothing."""
 
     documents: Sequence[str]
-    sentences: Sequence[ShownSentence]
+    sentences: Sequence[SentenceRecord]
     scored: bool
     task_description: str | None
     task_source: object
@@ -54,7 +44,7 @@ class ShownResult(Protocol):
 
 
 # A sentence and where it lies in the document shown (its own span, or where a rebuilt document put it).
-_Placed = tuple[ShownSentence, int, int]
+_Placed = tuple[SentenceRecord, int, int]
 
 # Backgrounds are translucent and text colour is inherited, so the same colours read on a notebook's light and
 # dark themes; the class names are prefixed and every rule is scoped under .tpc-result so a notebook's CSS and
@@ -123,7 +113,7 @@ class _ScoreRange:
         return min(1.0, max(0.0, (score - self.low) / (self.high - self.low)))
 
 
-def _score_range(sentences: Sequence[ShownSentence]) -> _ScoreRange:
+def _score_range(sentences: Sequence[SentenceRecord]) -> _ScoreRange:
     scores = [s.score for s in sentences if s.score is not None and math.isfinite(s.score)]
     return _ScoreRange(min(scores), max(scores)) if scores else _ScoreRange(None, None)
 
@@ -132,7 +122,7 @@ def _escape(text: str) -> str:
     return html.escape(text, quote=True)
 
 
-def _sentence_html(record: ShownSentence, text: str, scores: _ScoreRange, scored: bool) -> str:
+def _sentence_html(record: SentenceRecord, text: str, scores: _ScoreRange, scored: bool) -> str:
     """One sentence as a ``<span>``: class, data attributes, tooltip and score shading."""
     # An unscored result kept everything as given (empty input, or the budget covered it): show it as kept.
     kept = record.kept or not scored
