@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 
 from tpc_core.config import CSEConfig
+from tpc_core.engine.tokens import tokenizer_fingerprint
 
 __all__ = ["ContextSentenceEncoder", "Slot", "Window", "bidirectional_mask", "pad_batch", "plan_batches",
            "plan_windows", "pool_question", "pool_sentence", "pool_spans", "special_token_frame"]
@@ -57,11 +58,9 @@ class Window:
 def pad_batch(batch: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Right-padded ``(input_ids, attention_mask)`` of a batch of id lists (CPU tensors, ``long``)."""
     width = max(len(ids) for ids in batch)
-    input_ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
-    attention = torch.zeros((len(batch), width), dtype=torch.long)
-    for row, ids in enumerate(batch):
-        input_ids[row, : len(ids)] = torch.tensor(list(ids), dtype=torch.long)
-        attention[row, : len(ids)] = 1
+    # One tensor from nested lists: a copy per row costs more than the rows themselves at these sizes.
+    input_ids = torch.tensor([[*ids, *[pad_id] * (width - len(ids))] for ids in batch], dtype=torch.long)
+    attention = (torch.arange(width) < torch.tensor([len(ids) for ids in batch])[:, None]).long()
     return input_ids, attention
 
 
@@ -245,6 +244,8 @@ class ContextSentenceEncoder:
         self._backend = backend.__class__.from_str(backend.to_str())
         self._backend.no_truncation()
         self._backend.no_padding()
+        # Ids a counter made with this very tokenizer (the default counter) are read as they are.
+        self.tokenizer_fingerprint = tokenizer_fingerprint(self._backend)
 
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
         """Token ids of each text, without special tokens or truncation."""

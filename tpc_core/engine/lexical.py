@@ -8,6 +8,7 @@ IDF), so scores equal ``rank_bm25.BM25Okapi`` on the same tokens. Pure functions
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import Counter
@@ -48,17 +49,23 @@ def bm25_scores(sentences: Sequence[str], question: str, *, k1: float = BM25_K1,
     lengths = [sum(bag.values()) for bag in bags]
     n = len(bags)
     average_length = sum(lengths) / n
-    frequency: Counter[str] = Counter(term for bag in bags for term in bag)
-    idf = {term: math.log(n - df + 0.5) - math.log(df + 0.5) for term, df in frequency.items()}
-    floor = epsilon * sum(idf.values()) / len(idf)
-    idf = {term: (floor if value < 0 else value) for term, value in idf.items()}
+    frequency: Counter[str] = Counter(itertools.chain.from_iterable(bags))
+    # Most terms share a few document frequencies: one log pair per frequency, the same values summed in the
+    # same order as term by term.
+    by_frequency = {df: math.log(n - df + 0.5) - math.log(df + 0.5) for df in set(frequency.values())}
+    floor = epsilon * sum(by_frequency[df] for df in frequency.values()) / len(frequency)
     scores = [0.0] * n
-    for term in words(question):
-        weight = idf.get(term)
-        if weight is None:
+    asked = words(question)
+    holding: dict[str, list[int]] = {term: [] for term in asked if term in frequency}  # the sentences with it
+    for i, bag in enumerate(bags):
+        for term in holding.keys() & bag.keys():
+            holding[term].append(i)
+    for term in asked:
+        if term not in frequency:
             continue
-        for i, (bag, length) in enumerate(zip(bags, lengths)):
-            tf = bag.get(term, 0)
-            if tf:
-                scores[i] += weight * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / average_length))
+        weight = by_frequency[frequency[term]]
+        weight = floor if weight < 0 else weight
+        for i in holding[term]:
+            tf, length = bags[i][term], lengths[i]
+            scores[i] += weight * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / average_length))
     return scores

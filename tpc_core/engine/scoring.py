@@ -35,9 +35,18 @@ __all__ = ["SCORERS", "CosineBM25", "PooledCosine", "Scorer", "build_scorer", "d
 
 
 def document_token_ids(encoder: ContextSentenceEncoder, prompts: Sequence[Segmented]) -> list[list[list[int]]]:
-    """Every document's sentences as token ids (one tokenizer call for the whole batch), document by document:
-    the contexts :meth:`~tpc_core.engine.cse.ContextSentenceEncoder.encode_contexts` reads."""
-    ids = encoder.tokenize([sentence for prompt in prompts for sentence in prompt.sentences])
+    """Every document's sentences as token ids, document by document: the contexts
+    :meth:`~tpc_core.engine.cse.ContextSentenceEncoder.encode_contexts` reads.
+
+    A prompt counted with the CSE's own tokenizer (the default counter) brings its sentences' ids along
+    (``Segmented.sentence_ids``) and is not tokenized again; the others' sentences are tokenized in one call.
+    """
+    reuse = [prompt.sentence_ids is not None and prompt.ids_tokenizer == encoder.tokenizer_fingerprint
+             for prompt in prompts]
+    fresh = iter(encoder.tokenize([sentence for prompt, own in zip(prompts, reuse) if not own
+                                   for sentence in prompt.sentences]))
+    ids = [token_ids for prompt, own in zip(prompts, reuse)
+           for token_ids in (prompt.sentence_ids if own else [next(fresh) for _ in prompt.sentences])]
     contexts, position = [], 0
     for prompt in prompts:
         for spans in prompt.spans:

@@ -6,6 +6,7 @@ them imports another just for its type.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -25,6 +26,11 @@ class Segmented:
         document_tokens: Each document's token count.
         origin_tokens: Tokens of the prompt as sent (documents joined by the separator).
         budget: The prompt's budget in tokens.
+        sentence_ids: Every sentence's token ids, flat order, where the counter gave them with its counts
+            (``TokenCounter.encode_many``); the CSE reads them instead of tokenizing the sentences again when
+            they come from its own tokenizer. ``None`` for other counters.
+        ids_tokenizer: The fingerprint of the tokenizer that made ``sentence_ids``
+            (:func:`tpc_core.engine.tokens.tokenizer_fingerprint`).
     """
 
     documents: tuple[str, ...]
@@ -33,6 +39,8 @@ class Segmented:
     document_tokens: tuple[int, ...]
     origin_tokens: int
     budget: int
+    sentence_ids: tuple[Sequence[int], ...] | None = None
+    ids_tokenizer: str | None = None
 
     @cached_property
     def sentences(self) -> list[str]:

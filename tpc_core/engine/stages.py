@@ -96,15 +96,30 @@ def segment(documents: tuple[str, ...], splitter: SentenceSplitter, counter: Cou
     """
     spans = tuple(tuple(split_sentences(doc, splitter)) if doc.strip() else () for doc in documents)
     sentences = [doc[s:e] for doc, doc_spans in zip(documents, spans) for s, e in doc_spans]
-    flat_counts = counter.count_many(sentences) if sentences else []
+    # The default counter hands back the token ids its counts came from: the CSE reuses them (one tokenizer pass).
+    encoded = getattr(counter, "encode_many", lambda _: None)(sentences) if sentences else None
+    flat_counts = encoded.counts if encoded is not None else counter.count_many(sentences) if sentences else []
     counts, position = [], 0
     for doc_spans in spans:
         counts.append(tuple(flat_counts[position: position + len(doc_spans)]))
         position += len(doc_spans)
-    document_tokens = tuple(counter.count_many(list(documents))) if documents else ()
+    document_tokens = _document_tokens(counter, documents, spans, counts)
     origin = joined_count(counter, list(documents), document_tokens, options.document_separator)
     budget = resolve_budget(origin, target_tokens=options.target_tokens, rate=options.rate)
-    return Segmented(documents, spans, tuple(counts), document_tokens, origin, budget)
+    return Segmented(documents, spans, tuple(counts), document_tokens, origin, budget,
+                     tuple(encoded.ids) if encoded is not None else None,
+                     encoded.tokenizer if encoded is not None else None)
+
+
+def _document_tokens(counter: CountTokens, documents: tuple[str, ...], spans: tuple[tuple[Span, ...], ...],
+                     counts: list[tuple[int, ...]]) -> tuple[int, ...]:
+    """Each document's count: from its sentences' where the counter can tell it exactly
+    (``TokenCounter.count_from_sentences``: the default counter), else one count of the rest."""
+    from_sentences = getattr(counter, "count_from_sentences", lambda *_: None)
+    known = [from_sentences(doc, doc_spans, doc_counts) for doc, doc_spans, doc_counts in zip(documents, spans, counts)]
+    missing = [doc for doc, count in zip(documents, known) if count is None]
+    fresh = iter(counter.count_many(missing) if missing else [])
+    return tuple(next(fresh) if count is None else count for count in known)
 
 
 def compress_scored(scored: Scored, options: CompressionOptions, counter: CountTokens,

@@ -14,22 +14,49 @@ yourself counts exactly as that tokenizer does.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Union
 
-__all__ = ["TokenCounter", "TokenCounterSpec", "resolve_token_counter"]
+__all__ = ["Encoded", "TokenCounter", "TokenCounterSpec", "resolve_token_counter", "tokenizer_fingerprint"]
 
 TokenCounterSpec = Union[None, str, Callable[[str], int], Any]
 _TIKTOKEN_NAMES = {"cl100k_base", "o200k_base", "p50k_base", "r50k_base", "gpt2"}
+
+
+def tokenizer_fingerprint(backend: Any) -> str:
+    """A digest of a fast tokenizer's whole serialised form: two backends with the same fingerprint give the same
+    ids for every text (the CSE checks it before it reuses a counter's ids)."""
+    return hashlib.sha256(backend.to_str().encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """Texts counted from one tokenizer pass, with the ids that pass produced.
+
+    Attributes:
+        counts: Each text's token count (exactly what ``count_many`` gives).
+        ids: Each text's token ids (no special tokens, no truncation).
+        tokenizer: :func:`tokenizer_fingerprint` of the tokenizer that made them.
+    """
+
+    counts: list[int]
+    ids: list[list[int]]
+    tokenizer: str
 
 
 class TokenCounter:
     """Counts tokens of one string or many (batched where the backend allows it)."""
 
     def __init__(self, count: Callable[[str], int], count_many: Callable[[Sequence[str]], list[int]] | None = None,
-                 name: str = "custom") -> None:
+                 name: str = "custom", encode_many: Callable[[Sequence[str]], Encoded] | None = None,
+                 count_from_sentences: Callable[[str, Sequence[tuple[int, int]], Sequence[int]], int | None]
+                 | None = None) -> None:
         self._count = count
         self._count_many = count_many
+        self._encode_many = encode_many
+        self._count_from_sentences = count_from_sentences
         self.name = name
 
     def __call__(self, text: str) -> int:
@@ -43,6 +70,31 @@ class TokenCounter:
         if self._count_many is not None:
             return self._count_many(texts)
         return [self(text) for text in texts]
+
+    def count_from_sentences(self, text: str, spans: Sequence[tuple[int, int]], counts: Sequence[int]) -> int | None:
+        """``text``'s count from its sentences' ``counts``, where this counter can tell it exactly without reading
+        the whole text again; ``None`` where it cannot (then count the text).
+
+        A WordPiece tokenizer of BERT's kind (the default counter of MiniLM is one) tokenizes a text as its
+        whitespace-separated words, so where two sentences are apart by whitespace it reads as whitespace, the
+        text's tokens are theirs. Only the stretches where sentences touch (no such gap) are tokenized again.
+
+        Args:
+            text: The whole text (a document).
+            spans: Its sentence spans (sorted, covering every non-blank character).
+            counts: Each span's count by this counter.
+        """
+        return None if self._count_from_sentences is None else self._count_from_sentences(text, spans, counts)
+
+    def encode_many(self, texts: Sequence[str]) -> Encoded | None:
+        """The counts of many strings with their token ids, from one tokenizer pass, where this counter counts
+        with a fast tokenizer's ids (the default counter is one); ``None`` for any other counter.
+
+        The engine counts every sentence with the caller's counter and reads every sentence with the CSE's
+        tokenizer; when they are the same tokenizer (the default), the CSE takes these ids instead of
+        tokenizing the sentences a second time.
+        """
+        return None if self._encode_many is None else self._encode_many(texts)
 
 
 class _BackendCount:
@@ -60,27 +112,81 @@ class _BackendCount:
         self.backend.no_truncation()
         self.backend.no_padding()
         self.long_words = long_words
+        self.fingerprint = tokenizer_fingerprint(self.backend)
+        self.words_at_whitespace = _words_at_whitespace(self.backend)
 
     def __call__(self, text: str) -> int:
         return self.many([text])[0]
 
     def many(self, texts: Sequence[str]) -> list[int]:
-        texts = list(texts)
-        return [self._count(text, enc) for text, enc in
-                zip(texts, self.backend.encode_batch(texts, add_special_tokens=False))]
+        return self.encode(texts).counts
 
-    def _count(self, text: str, encoding: Any) -> int:
-        if self.long_words is None or self.long_words[1] not in encoding.ids:
-            return len(encoding.ids)
+    def encode(self, texts: Sequence[str]) -> Encoded:
+        texts = list(texts)
+        # Offsets are needed only for a word WordPiece gave up on: encode without them (a fifth faster), and again
+        # with them the few texts that hold an [UNK].
+        fast = getattr(self.backend, "encode_batch_fast", None)
+        encodings = (fast or self.backend.encode_batch)(texts, add_special_tokens=False)
+        ids = [encoding.ids for encoding in encodings]  # each a new Python list: read once
+        if fast is not None and self.long_words is not None:
+            unknown = [index for index, text_ids in enumerate(ids) if self.long_words[1] in text_ids]
+            with_offsets = self.backend.encode_batch([texts[index] for index in unknown], add_special_tokens=False)
+            for index, encoding in zip(unknown, with_offsets):
+                encodings[index] = encoding
+        return Encoded([self._count(text, encoding, text_ids) for text, encoding, text_ids in
+                        zip(texts, encodings, ids)], ids, self.fingerprint)
+
+    def from_sentences(self, text: str, spans: Sequence[tuple[int, int]], counts: Sequence[int]) -> int | None:
+        """See :meth:`TokenCounter.count_from_sentences`."""
+        if not self.words_at_whitespace:
+            return None
+        if not spans:
+            return 0 if _WHITESPACE.issuperset(text) else None
+        # Regions of touching sentences: (first span, last span, start, end); text around them that is not plain
+        # whitespace joins the first or last region.
+        start = spans[0][0] if _WHITESPACE.issuperset(text[: spans[0][0]]) else 0
+        regions, first = [], 0
+        for index in range(1, len(spans)):
+            gap = text[spans[index - 1][1]: spans[index][0]]
+            if gap and _WHITESPACE.issuperset(gap):
+                regions.append((first, index - 1, start, spans[index - 1][1]))
+                first, start = index, spans[index][0]
+        end = spans[-1][1] if _WHITESPACE.issuperset(text[spans[-1][1]:]) else len(text)
+        regions.append((first, len(spans) - 1, start, end))
+        own = [last == first and (start, end) == tuple(spans[first]) for first, last, start, end in regions]
+        recount = iter(self.many([text[start: end] for (_, _, start, end), alone in zip(regions, own) if not alone]))
+        return sum(counts[first] if alone else next(recount) for (first, *_), alone in zip(regions, own))
+
+    def _count(self, text: str, encoding: Any, ids: list[int]) -> int:
+        if self.long_words is None or self.long_words[1] not in ids:
+            return len(ids)
         limit, unk_id = self.long_words
         total = 0
-        for token_id, (start, end) in zip(encoding.ids, encoding.offsets):
+        for token_id, (start, end) in zip(ids, encoding.offsets):
             if token_id == unk_id and end - start > limit:  # a word WordPiece gave up on: count its pieces
                 pieces = [text[at: min(at + limit, end)] for at in range(start, end, limit)]
                 total += sum(len(e.ids) for e in self.backend.encode_batch(pieces, add_special_tokens=False))
             else:
                 total += 1
         return total
+
+
+# Characters every BERT-style pipeline reads as whitespace (its normalizer keeps them or maps them to " ", its
+# pre-tokenizer splits on them): Unicode White_Space less the control characters BertNormalizer may drop.
+_WHITESPACE = frozenset(" \t\n\r\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+                        "\u2028\u2029\u202f\u205f\u3000")
+
+
+def _words_at_whitespace(backend: Any) -> bool:
+    """Whether the backend is BERT's pipeline (BertNormalizer or none, BertPreTokenizer, WordPiece, no added token
+    holding whitespace): its tokens of a text are the tokens of the text's whitespace-separated words, in order."""
+    from tokenizers import models, normalizers, pre_tokenizers
+
+    added = backend.get_added_tokens_decoder().values()
+    return isinstance(backend.normalizer, (normalizers.BertNormalizer, type(None))) \
+        and isinstance(backend.pre_tokenizer, pre_tokenizers.BertPreTokenizer) \
+        and isinstance(backend.model, models.WordPiece) \
+        and not any(_WHITESPACE.intersection(token.content) for token in added)
 
 
 class _EncodeCount:
@@ -118,7 +224,8 @@ def _from_hf_tokenizer(tokenizer: Any, *, count_long_words: bool = False) -> Tok
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is not None:
         count = _BackendCount(backend, _long_word_limit(backend, tokenizer) if count_long_words else None)
-        return TokenCounter(count, count.many, name=name)
+        return TokenCounter(count, count.many, name=name, encode_many=count.encode,
+                            count_from_sentences=count.from_sentences)
     return TokenCounter(_EncodeCount(tokenizer), name=name)
 
 

@@ -1,0 +1,135 @@
+"""The engine around the model does each thing once (issue 29): a sentence is tokenized once when the counter is
+the CSE's own tokenizer, and sentence vectors are pooled in one batched product per forward batch."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from tests.golden_cases import EXAMPLE, TEXT
+from tpc_core.engine.tokens import Encoded, TokenCounter
+
+QUESTION = "Who must consent to taxes?"
+
+
+def spy_on_tokenize(monkeypatch, compressor):
+    """The number of texts the CSE tokenizes itself, call by call."""
+    calls: list[int] = []
+    tokenize = compressor.encoder.tokenize
+
+    def counting(texts):
+        calls.append(len(texts))
+        return tokenize(texts)
+
+    monkeypatch.setattr(compressor.encoder, "tokenize", counting)
+    return calls
+
+
+def records(result):
+    return [(s.doc_index, s.index, s.score, s.tokens, s.kept) for s in result.sentences]
+
+
+def test_the_default_counter_gives_its_ids_with_exactly_its_counts(tpc_mini):
+    counter = tpc_mini.token_counter
+    texts = ["Hello there.", "", "x" * 250 + " tail", "naïve café 東京", TEXT]
+    encoded = counter.encode_many(texts)
+    assert encoded.counts == counter.count_many(texts) == [counter(text) for text in texts]
+    assert encoded.ids == tpc_mini.encoder.tokenize(texts)
+    assert encoded.counts[2] > len(encoded.ids[2])  # the long-word rule counts the 250-character word's pieces
+    assert encoded.tokenizer == tpc_mini.encoder.tokenizer_fingerprint
+    assert TokenCounter(len).encode_many(texts) is None  # a counter that is no tokenizer gives no ids
+
+
+@pytest.mark.slow
+def test_a_sentence_is_tokenized_once_with_the_default_counter(tpc_mini, monkeypatch):
+    text = EXAMPLE.read_text(encoding="utf-8")
+    expected = tpc_mini.compress(text, question=QUESTION, rate=0.2)
+    calls = spy_on_tokenize(monkeypatch, tpc_mini)
+    assert records(tpc_mini.compress(text, question=QUESTION, rate=0.2)) == records(expected)
+    assert sum(calls) == 1  # the question only: the sentences' ids came with their counts
+    calls.clear()
+    # The same counts without the ids: the CSE tokenizes the sentences itself, and nothing else changes.
+    same_counts = TokenCounter(tpc_mini.token_counter, tpc_mini.token_counter.count_many)
+    assert records(tpc_mini.compress(text, question=QUESTION, rate=0.2, token_counter=same_counts)) \
+        == records(expected)
+    assert sum(calls) == 1 + len(expected.sentences)
+
+
+@pytest.mark.slow
+def test_ids_of_another_tokenizer_are_not_read(tpc_mini, monkeypatch):
+    counter = tpc_mini.token_counter
+
+    def foreign(texts):  # right counts, ids of some other tokenizer
+        return Encoded(counter.count_many(texts), [[7] * 3 for _ in texts], tokenizer="another tokenizer")
+
+    impostor = TokenCounter(counter, counter.count_many, encode_many=foreign)
+    expected = tpc_mini.compress(TEXT, question="Who designed the tower?", rate=0.4)
+    calls = spy_on_tokenize(monkeypatch, tpc_mini)
+    assert records(tpc_mini.compress(TEXT, question="Who designed the tower?", rate=0.4, token_counter=impostor)) \
+        == records(expected)
+    assert sum(calls) == 1 + len(expected.sentences)
+
+
+def test_batched_pooling_is_each_sentences_own_pooling():
+    from tpc_core.engine.cse import pool_sentence, pool_spans
+
+    torch.manual_seed(0)
+    hidden = torch.randn(3, 9, 5)
+    spans = [(0, 1, 4, 4), (0, 5, 8, 8), (1, 2, 2, 2), (2, 0, 9, 8), (2, 3, 5, 5)]  # (2, 2): an empty span
+    for pooling in ("mean", "marker"):
+        expected = torch.stack([pool_sentence(hidden[row], start, end, marker, pooling)
+                                for row, start, end, marker in spans])
+        assert torch.allclose(pool_spans(hidden, spans, pooling), expected, atol=1e-6)
+    assert pool_spans(hidden, [], "mean").shape == (0, 5)
+
+
+# ---------------------------------------------------------------- a document counted as the sum of its sentences
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+PIECES = ["word", "Naïve", "CAFÉ", "東京", "x" * 120, "e\u0301", "don't", "U.S.", "3.14", "[SEP]", "<end_of_sent>",
+          ",", ".", "?!", "(", "’", "\u200b", "\x00", "\ufffd"]
+GAPS = [" ", "  ", "\n", "\n\n", "\t", "\r\n", "\u00a0", "\u3000", "\u2028", "\x0b", "\x0c", "\x1c", "\x85", " \x0b",
+        "\x0b ", ""]
+
+
+@st.composite
+def cut_text(draw):
+    """A text of words and gaps, and spans that cover its non-blank characters (the segmentation contract)."""
+    parts = draw(st.lists(st.tuples(st.sampled_from(PIECES), st.sampled_from(GAPS)), min_size=1, max_size=12))
+    text = draw(st.sampled_from(["", " ", "\x0b"])) + "".join(word + gap for word, gap in parts)
+    cuts = sorted(draw(st.sets(st.integers(0, len(text)), max_size=5)) | {0, len(text)})
+    spans = []
+    for start, end in zip(cuts, cuts[1:]):
+        piece = text[start:end]
+        if piece.strip():
+            lead = len(piece) - len(piece.lstrip())
+            spans.append((start + lead, start + len(piece.rstrip())))
+    return text, spans
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cut_text())
+def test_a_document_counted_from_its_sentences_is_counted_exactly(tpc_mini, case):
+    text, spans = case
+    counter = tpc_mini.token_counter
+    counts = counter.count_many([text[start:end] for start, end in spans])
+    assert counter.count_from_sentences(text, spans, counts) in (None, counter(text))
+
+
+def test_a_document_is_counted_from_its_sentences_where_they_are_apart(tpc_mini):
+    counter = tpc_mini.token_counter
+    text = " First one. Second\u00a0one!\n\nThird. "
+
+    def from_sentences(document, spans):
+        return counter.count_from_sentences(document, spans, counter.count_many([document[s:e] for s, e in spans]))
+
+    assert from_sentences(text, [(1, 11), (12, 23), (25, 31)]) == counter(text)
+    assert from_sentences(text, [(1, 6), (7, 11), (12, 23), (25, 31)]) == counter(text)
+    # Sentences that touch, or are apart by a character BERT may drop ("\x1c"), are read again together.
+    assert from_sentences("One.Two. Three.", [(0, 4), (4, 8), (9, 15)]) == counter("One.Two. Three.")
+    assert from_sentences("One.\x1cTwo.", [(0, 4), (5, 9)]) == counter("One.\x1cTwo.")
+    assert from_sentences("\x1cOne. Two.\x1c", [(1, 5), (6, 10)]) == counter("\x1cOne. Two.\x1c")
+    assert from_sentences("", []) == 0 and from_sentences("\x0b", []) is None
+    assert TokenCounter(len).count_from_sentences("One. Two.", [(0, 4), (5, 9)], [4, 4]) is None
