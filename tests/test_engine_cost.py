@@ -133,3 +133,64 @@ def test_a_document_is_counted_from_its_sentences_where_they_are_apart(tpc_mini)
     assert from_sentences("\x1cOne. Two.\x1c", [(1, 5), (6, 10)]) == counter("\x1cOne. Two.\x1c")
     assert from_sentences("", []) == 0 and from_sentences("\x0b", []) is None
     assert TokenCounter(len).count_from_sentences("One. Two.", [(0, 4), (5, 9)], [4, 4]) is None
+
+
+# ---------------------------------------------------------------- a batch too large for the device's memory
+class RowLimitedModel:
+    """The real model, on a device that holds at most ``rows`` rows per forward pass (more raise its OOM error)."""
+
+    def __init__(self, model, rows, error=torch.OutOfMemoryError):
+        self.model, self.rows, self.error, self.seen = model, rows, error, []
+
+    def __getattr__(self, name):
+        return getattr(self.model, name)
+
+    def __call__(self, input_ids, **kwargs):
+        self.seen.append(len(input_ids))
+        if len(input_ids) > self.rows:
+            raise self.error(f"CUDA out of memory. Tried to allocate a batch of {len(input_ids)} rows")
+        return self.model(input_ids=input_ids, **kwargs)
+
+
+@pytest.fixture
+def limited_encoder(tpc_mini):
+    from tpc_core.engine.cse import ContextSentenceEncoder
+
+    def build(rows, error=torch.OutOfMemoryError):
+        return ContextSentenceEncoder(RowLimitedModel(tpc_mini.encoder.model, rows, error), tpc_mini.encoder.tokenizer,
+                                      tpc_mini.config.cse, tpc_mini.encoder.architecture, tpc_mini.device)
+
+    return build
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("error", [torch.OutOfMemoryError, RuntimeError], ids=["cuda", "mps"])
+def test_a_batch_too_large_for_the_device_is_split_and_the_caller_told_once(tpc_mini, limited_encoder, error):
+    text = EXAMPLE.read_text(encoding="utf-8")
+    contexts = [tpc_mini.encoder.tokenize([part for part in text.split(". ") if part])]
+    expected = tpc_mini.encoder.encode_contexts(contexts)[0]
+    questions = ["Who must consent to taxes?", " ".join(["What did the King refuse to do?"] * 60)]  # 1 and 4 windows
+    expected_questions = tpc_mini.encoder.encode_questions(questions)
+    encoder = limited_encoder(3, error)
+    with pytest.warns(UserWarning, match=r"did not fit in the memory of cpu; the context encoder now runs at most "
+                                         r"\d+ per pass") as caught:
+        actual = encoder.encode_contexts(contexts)[0]
+    assert len(caught) == 1 and caught[0].filename == __file__
+    assert torch.allclose(actual, expected, atol=1e-5) and encoder.max_rows <= 3
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # told once: no second warning, and no pass over the limit is tried again
+        tried = len(encoder.model.seen)
+        assert torch.allclose(encoder.encode_questions(questions), expected_questions, atol=1e-5)
+        assert torch.allclose(encoder.encode_contexts(contexts)[0], expected, atol=1e-5)
+    assert max(encoder.model.seen[tried:]) <= 3
+
+
+def test_one_row_that_does_not_fit_raises_and_other_errors_pass_through(tpc_mini, limited_encoder):
+    with pytest.raises(torch.OutOfMemoryError):
+        limited_encoder(0).forward([[101, 102]])
+    encoder = limited_encoder(1, ValueError)
+    with pytest.raises(ValueError):
+        encoder.forward([[101, 102], [101, 102]])
+    assert encoder.max_rows is None

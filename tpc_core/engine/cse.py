@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 
 from tpc_core.config import CSEConfig
+from tpc_core.engine.caller import warn_at_caller
 from tpc_core.engine.tokens import tokenizer_fingerprint
 
 __all__ = ["ContextSentenceEncoder", "Slot", "Window", "bidirectional_mask", "pad_batch", "plan_batches",
@@ -206,6 +207,18 @@ def bidirectional_mask(attention_mask: torch.Tensor, dtype: torch.dtype) -> torc
     return valid[:, None, None, :].expand(-1, 1, valid.shape[1], -1).contiguous()
 
 
+def _out_of_memory(error: BaseException) -> bool:
+    """CUDA's ``torch.OutOfMemoryError``, or MPS's ``RuntimeError`` that says it ran out of memory."""
+    return isinstance(error, torch.OutOfMemoryError) or "out of memory" in str(error).lower()
+
+
+def _stack_padded(parts: Sequence[torch.Tensor]) -> torch.Tensor:
+    """Hidden states ``(rows, L_i, d)`` of consecutive row groups as one ``(rows, max L_i, d)`` batch (the extra
+    positions are padding no span reads)."""
+    width = max(part.shape[1] for part in parts)
+    return torch.cat([F.pad(part, (0, 0, 0, width - part.shape[1])) for part in parts])
+
+
 def special_token_frame(tokenizer: Any) -> tuple[list[int], list[int]]:
     """The special tokens the tokenizer puts before and after a text (e.g. ``[CLS]`` / ``[SEP]``)."""
     probe = "hello"
@@ -246,6 +259,8 @@ class ContextSentenceEncoder:
         self._backend.no_padding()
         # Ids a counter made with this very tokenizer (the default counter) are read as they are.
         self.tokenizer_fingerprint = tokenizer_fingerprint(self._backend)
+        # Most rows per forward pass once a batch did not fit in the device's memory (None: no limit met yet).
+        self.max_rows: int | None = None
 
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
         """Token ids of each text, without special tokens or truncation."""
@@ -254,7 +269,32 @@ class ContextSentenceEncoder:
         return [encoding.ids for encoding in self._backend.encode_batch(list(texts), add_special_tokens=False)]
 
     def forward(self, batch: list[list[int]]) -> torch.Tensor:
-        """Last hidden states (float32, on the model's device) of a batch of token-id rows, padded together."""
+        """Last hidden states (float32, on the model's device) of a batch of token-id rows, padded together.
+
+        A batch too large for the device's memory is split in halves and retried, and from then on no forward pass
+        of this encoder takes more rows than the largest that fitted (:attr:`max_rows`); the first split warns,
+        once. A single row that does not fit raises the device's out-of-memory error.
+        """
+        rows = self.max_rows or len(batch)
+        if len(batch) > rows:
+            return _stack_padded([self.forward(batch[first: first + rows]) for first in range(0, len(batch), rows)])
+        try:
+            return self._forward(batch)
+        except (torch.OutOfMemoryError, RuntimeError) as error:
+            if len(batch) == 1 or not _out_of_memory(error):
+                raise
+        # Out of the except block: the error, and the failed pass's activations its traceback holds, are freed.
+        if self.device.type == "cuda":
+            torch.cuda.empty_cache()
+        half = (len(batch) + 1) // 2
+        if self.max_rows is None:
+            warn_at_caller(f"A forward pass of {len(batch)} windows did not fit in the memory of {self.device}; the "
+                           f"context encoder now runs at most {half} per pass (config.cse.batch_size is "
+                           f"{self.config.batch_size}).")
+        self.max_rows = min(half, self.max_rows or half)
+        return self.forward(batch)
+
+    def _forward(self, batch: list[list[int]]) -> torch.Tensor:
         input_ids, attention = pad_batch(batch, self.tokenizer.pad_token_id or 0)
         input_ids, attention = input_ids.to(self.device), attention.to(self.device)
         mask: torch.Tensor = attention
