@@ -128,6 +128,21 @@ def run_local(plan: CorpusPlan, compressor: TPCCompressor, batch_size: int, rows
     return done, origin, compressed
 
 
+def check_device(device: str | None, engine: str) -> None:
+    """``--device`` before anything is read or written: one this machine has for the local engine; a device name
+    TPC accepts for Ray (its workers may run on other machines; each then loads on its own).
+
+    Raises:
+        CorpusInputError: The device, with what to use instead.
+    """
+    from tpc_core.loading.devices import check_device_name, resolve_device
+
+    try:
+        check_device_name(device) if engine == "ray" else resolve_device(device)
+    except (TypeError, ValueError) as error:
+        raise CorpusInputError(str(error)) from error
+
+
 def compress_corpus(source: str | Path, out: str | Path, settings: CorpusSettings, *, engine: str = "local",
                     batch_size: int = 64, num_workers: int = 1, cpus_per_worker: float = 1.0,
                     rows_per_file: int = 1000, address: str | None = None, device: str | None = None,
@@ -164,6 +179,7 @@ def compress_corpus(source: str | Path, out: str | Path, settings: CorpusSetting
     if not cpus_per_worker > 0:
         raise CorpusInputError(f"cpus_per_worker must be positive, got {cpus_per_worker!r}")
     check_threads(threads)
+    check_device(device, engine)
     if engine == "ray":
         from tpc_core.corpus.ray_engine import require_ray
 

@@ -20,7 +20,7 @@ from tpc_core.corpus.table import compress_table, load_compressor
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["require_ray", "run_ray", "CorpusWorker", "CorpusWorkerError"]
+__all__ = ["require_ray", "run_ray", "CorpusWorker", "CorpusWorkerError", "gpus_per_worker"]
 
 BLOCKS_PER_WORKER = 4  # enough blocks that every actor gets work, few enough that each batch stays full
 # Reading, filtering and writing reserve no CPU: the actors may hold every CPU of a small cluster, and a read
@@ -86,6 +86,22 @@ def _numbered_dataset(plan: CorpusPlan, blocks: int) -> Any:
     return ray.data.from_arrow([table.slice(start, size) for start in range(0, table.num_rows, size)])
 
 
+def gpus_per_worker(device: str | None, num_workers: int, cluster_gpus: float) -> int | None:
+    """The GPUs each actor reserves: one for a CUDA ``device`` (so Ray places each actor on a GPU of its own),
+    none otherwise (``None``: the best available on the actor's node, no reservation).
+
+    Raises:
+        CorpusInputError: A CUDA device and fewer GPUs in the cluster than actors: Ray would wait for them forever.
+    """
+    if device is None or not str(device).startswith("cuda"):
+        return None
+    if cluster_gpus < num_workers:
+        raise CorpusInputError(f"device={device!r} gives each of the {num_workers} Ray actor(s) a GPU of its own, but "
+                               f"the cluster has {cluster_gpus:g} GPU(s): pass --num-workers {int(cluster_gpus)} or "
+                               "fewer, join a cluster with GPUs (--address), or use --device cpu.")
+    return 1
+
+
 def run_ray(plan: CorpusPlan, *, batch_size: int, num_workers: int, cpus_per_worker: float,
             address: str | None, device: str | None, local_files_only: bool, threads: int | None = None) -> None:
     """Compress the plan's pending rows with Ray Data and write them to ``plan.out_dir``.
@@ -101,6 +117,7 @@ def run_ray(plan: CorpusPlan, *, batch_size: int, num_workers: int, cpus_per_wor
     if started_here:
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
     try:
+        gpus = gpus_per_worker(device, num_workers, ray.cluster_resources().get("GPU", 0))  # before any read
         settings = plan.settings
         blocks = num_workers * BLOCKS_PER_WORKER
         paths = [str(p) for p in plan.files]
@@ -117,7 +134,6 @@ def run_ray(plan: CorpusPlan, *, batch_size: int, num_workers: int, cpus_per_wor
         # would otherwise starve the read tasks, which need one (Ray Data's file listing asks for a CPU whatever
         # the read's own num_cpus). The rows wait in Ray's object store, spilled to disk when large.
         dataset = dataset.materialize()
-        use_gpu = device is not None and str(device).startswith("cuda")
         dataset = dataset.map_batches(
             CorpusWorker, batch_size=batch_size, batch_format="pyarrow",
             compute=ray.data.ActorPoolStrategy(size=num_workers),
@@ -125,7 +141,7 @@ def run_ray(plan: CorpusPlan, *, batch_size: int, num_workers: int, cpus_per_wor
                                    "batch_size": batch_size, "threads": threads or max(1, int(cpus_per_worker)),
                                    "device": device,
                                    "local_files_only": local_files_only},
-            num_cpus=cpus_per_worker, num_gpus=1 if use_gpu else None)
+            num_cpus=cpus_per_worker, num_gpus=gpus)
         try:
             dataset.write_parquet(str(plan.out_dir), ray_remote_args={"num_cpus": IO_CPUS})
         except ray.exceptions.ActorDiedError as error:  # __init__ failed: a bad --model or --device, say which

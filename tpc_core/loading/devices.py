@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["ACCEPTED_DEVICES", "available_devices", "resolve_device", "resolve_dtype"]
+__all__ = ["ACCEPTED_DEVICES", "available_devices", "check_device_name", "resolve_device", "resolve_dtype"]
 
 ACCEPTED_DEVICES = ("auto", "cpu", "cuda", "cuda:N", "mps")
 """The device strings TPC accepts (``N``: a CUDA device index)."""
@@ -35,6 +35,28 @@ def available_devices() -> list[str]:
     """The devices this machine can run TPC on, best first (e.g. ``["cuda:0", "cpu"]``)."""
     devices = [f"cuda:{index}" for index in range(torch.cuda.device_count())] if torch.cuda.is_available() else []
     return [*devices, *(["mps"] if _mps_available() else []), "cpu"]
+
+
+def check_device_name(device: str | torch.device | None) -> None:
+    """Refuse a device string TPC does not accept, without asking whether this machine has it (a Ray driver
+    checks ``--device`` for workers on other machines).
+
+    Raises:
+        ValueError: A string torch does not know or a device type TPC does not run on (naming the accepted ones).
+        TypeError: ``device`` is neither a string nor a ``torch.device``.
+    """
+    if device is None or device == "auto":
+        return
+    if not isinstance(device, (str, torch.device)):
+        raise TypeError(f"device must be a string, a torch.device or None, got {type(device).__name__}.")
+    try:
+        kind = torch.device(device).type
+    except RuntimeError as error:
+        raise ValueError(f"device={device!r} is not a device name; use one of {', '.join(ACCEPTED_DEVICES)} "
+                         "(auto: the best available).") from error
+    if kind not in ("cpu", "cuda", "mps"):
+        raise ValueError(f"device={device!r} is not a device TPC runs on; use one of {', '.join(ACCEPTED_DEVICES)} "
+                         "(auto: the best available).")
 
 
 def resolve_device(device: str | torch.device | None = None) -> torch.device:
