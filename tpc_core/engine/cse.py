@@ -363,6 +363,20 @@ class ContextSentenceEncoder:
         embeddings = (weights @ stacked) / weights.sum(dim=1, keepdim=True)
         return F.normalize(embeddings, dim=-1).cpu()  # the one copy to the host
 
+    def context_windows(self, contexts: Sequence[Sequence[Sequence[int]]]) -> list[tuple[int, Window, list[int]]]:
+        """The windows that read every context: ``(context index, window, sentences read from it)``, each sentence
+        read from its owner window only (see :func:`plan_windows`); windows that own no sentence are left out."""
+        jobs: list[tuple[int, Window, list[int]]] = []
+        for context_index, sentence_ids in enumerate(contexts):
+            windows, owner = plan_windows(sentence_ids, max_window_tokens=self.config.max_window_tokens,
+                                          overlap_tokens=self.config.window_overlap_tokens, prefix=self.prefix,
+                                          suffix=self.suffix, marker_id=self.sentence_marker)
+            for window_index, window in enumerate(windows):
+                wanted = [slot.sentence for slot in window.slots if owner[slot.sentence] == window_index]
+                if wanted:
+                    jobs.append((context_index, window, wanted))
+        return jobs
+
     def encode_contexts(self, contexts: Sequence[Sequence[Sequence[int]]]) -> list[torch.Tensor]:
         """Embeddings of every sentence of every context, each sentence read inside its context.
 
@@ -372,15 +386,7 @@ class ContextSentenceEncoder:
         Returns:
             One L2-normalised (n_sentences, d) tensor per context (empty contexts give (0, d)).
         """
-        jobs: list[tuple[int, Window, list[int]]] = []  # (context, window, sentences to read from it)
-        for context_index, sentence_ids in enumerate(contexts):
-            windows, owner = plan_windows(sentence_ids, max_window_tokens=self.config.max_window_tokens,
-                                          overlap_tokens=self.config.window_overlap_tokens, prefix=self.prefix,
-                                          suffix=self.suffix, marker_id=self.sentence_marker)
-            for window_index, window in enumerate(windows):
-                wanted = [slot.sentence for slot in window.slots if owner[slot.sentence] == window_index]
-                if wanted:
-                    jobs.append((context_index, window, wanted))
+        jobs = self.context_windows(contexts)
         size = self.model.config.hidden_size
         counts = [len(ids) for ids in contexts]
         if not jobs:

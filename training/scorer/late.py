@@ -1,7 +1,7 @@
 """Late interaction (ColBERT-style MaxSim) over the CSE's contextual token states.
 
-The context pass is the one :meth:`tpc_core.engine.cse.ContextSentenceEncoder.encode_contexts` runs (same windows,
-same owner window per sentence, same forward); :func:`encode_contexts_with_tokens` returns each sentence's
+The context pass is the one :meth:`tpc_core.engine.cse.ContextSentenceEncoder.encode_contexts` runs (the same
+windows from ``context_windows``, the same owner window per sentence, the same forward); :func:`encode_contexts_with_tokens` returns each sentence's
 pooled vector (identical to ``encode_contexts``) **and** its own tokens' last hidden states from that window.
 The question is encoded alone (:func:`question_token_states`), so the context pass stays question-free.
 
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import torch
 import torch.nn.functional as F
 
-from tpc_core.engine.cse import ContextSentenceEncoder, plan_windows, pool_sentence
+from tpc_core.engine.cse import ContextSentenceEncoder, pool_sentence
 from training.scorer.lexical import STOPWORDS
 
 __all__ = ["content_token_mask", "encode_contexts_with_tokens", "maxsim", "question_token_states"]
@@ -25,15 +25,7 @@ def encode_contexts_with_tokens(encoder: ContextSentenceEncoder, contexts: Seque
                                 ) -> list[tuple[torch.Tensor, list[torch.Tensor]]]:
     """Per context: the L2-normalised pooled sentence embeddings ``(n, d)`` (as ``encode_contexts``) and each
     sentence's token states ``(n_tokens_i, d)`` (raw last hidden states of its owner window, unnormalised)."""
-    jobs = []
-    for context_index, sentence_ids in enumerate(contexts):
-        windows, owner = plan_windows(sentence_ids, max_window_tokens=encoder.config.max_window_tokens,
-                                      overlap_tokens=encoder.config.window_overlap_tokens, prefix=encoder.prefix,
-                                      suffix=encoder.suffix, marker_id=encoder.sentence_marker)
-        for window_index, window in enumerate(windows):
-            wanted = [slot.sentence for slot in window.slots if owner[slot.sentence] == window_index]
-            if wanted:
-                jobs.append((context_index, window, wanted))
+    jobs = encoder.context_windows(contexts)
     size = encoder.model.config.hidden_size
     pooled = [torch.zeros((len(ids), size)) for ids in contexts]
     tokens: list[list[torch.Tensor]] = [[torch.zeros((0, size))] * len(ids) for ids in contexts]
