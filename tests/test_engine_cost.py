@@ -194,3 +194,21 @@ def test_one_row_that_does_not_fit_raises_and_other_errors_pass_through(tpc_mini
     with pytest.raises(ValueError):
         encoder.forward([[101, 102], [101, 102]])
     assert encoder.max_rows is None
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(cut_text(), min_size=1, max_size=3), st.sampled_from(["\n\n", " ", "", " | ", "\x1c"]), st.data())
+def test_an_assembly_counted_from_its_sentences_is_counted_exactly(tpc_mini, documents, separator, data):
+    from tpc_core.engine.selection import join_documents, joined_count
+
+    counter = tpc_mini.token_counter
+    texts, spans = [text for text, _ in documents], [doc_spans for _, doc_spans in documents]
+    counts = [counter.count_many([text[s:e] for s, e in doc_spans]) for text, doc_spans in documents]
+    kept = [sorted(data.draw(st.sets(st.integers(0, max(len(doc_spans) - 1, 0)), max_size=len(doc_spans))))
+            if doc_spans else [] for doc_spans in spans]
+    read_again = join_documents(texts, spans, kept, counter, separator)
+    from_sentences = join_documents(texts, spans, kept, counter, separator, counts)
+    assert from_sentences == read_again
+    assert from_sentences.total == counter(from_sentences.prompt(separator))
+    assert joined_count(counter, texts, counter.count_many(texts), separator) == counter(separator.join(texts))

@@ -128,23 +128,23 @@ def pool_spans(hidden: torch.Tensor, spans: Sequence[tuple[int, int, int, int]],
     """
     if not spans:
         return hidden.new_zeros((0, hidden.shape[-1]))
-    # Each span's place among the spans of its row, counted here so that nothing is read back from the device.
-    places, seen = [], {}
-    for row, *_ in spans:
-        places.append(seen.get(row, 0))
-        seen[row] = places[-1] + 1
-    # One small host-to-device copy of the span table; everything else is made on the device.
-    table = torch.tensor([(*span, place) for span, place in zip(spans, places)], dtype=torch.long,
-                         device=hidden.device)
-    rows, starts, markers, place = table[:, 0], table[:, 1], table[:, 3], table[:, 4]
+    # Each span's place among its row's spans, and its end (at least one token), worked out here: nothing is read
+    # back from the device, and the span table reaches it in one small copy.
+    seen: dict[int, int] = {}
+    rows_of_spans = []
+    for row, start, end, marker in spans:
+        place = seen.get(row, 0)
+        seen[row] = place + 1
+        rows_of_spans.append((row, place, start, max(end, start + 1), marker))
+    table = torch.tensor(rows_of_spans, dtype=torch.long, device=hidden.device)
+    rows, places = table[:, 0], table[:, 1]
     if pooling == "marker":
-        return hidden[rows, markers]
-    ends = torch.maximum(table[:, 2], starts + 1)
+        return hidden[rows, table[:, 4]]
+    starts, ends = table[:, 2:3], table[:, 3:4]
     positions = torch.arange(hidden.shape[1], device=hidden.device)
-    inside = (positions >= starts[:, None]) & (positions < ends[:, None])
     selector = hidden.new_zeros((hidden.shape[0], max(seen.values()), hidden.shape[1]))
-    selector[rows, place] = inside.to(hidden.dtype)
-    return torch.bmm(selector, hidden)[rows, place] / (ends - starts).to(hidden.dtype)[:, None]
+    selector[rows, places] = ((positions >= starts) & (positions < ends)).to(hidden.dtype)
+    return torch.bmm(selector, hidden)[rows, places] / (ends - starts).to(hidden.dtype)
 
 
 def plan_windows(sentence_ids: Sequence[Sequence[int]], *, max_window_tokens: int, overlap_tokens: int,

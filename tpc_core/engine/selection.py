@@ -221,10 +221,29 @@ def join_kept(document: str, spans: Sequence[tuple[int, int]], kept: Sequence[in
 
 
 def joined_count(counter: CountTokens, texts: Sequence[str], counts: Sequence[int], separator: str) -> int:
-    """Tokens of ``separator.join(texts)``: the count of the one text, or a real count of the join."""
+    """Tokens of ``separator.join(texts)``: the count of the one text, else the count of the join (from the
+    texts' counts where the counter can tell it exactly, ``TokenCounter.count_from_sentences``)."""
     if len(texts) <= 1:
         return sum(counts)
-    return counter(separator.join(texts))
+    joined, spans, position = separator.join(texts), [], 0
+    for text in texts:
+        spans.append((position, position + len(text)))
+        position += len(text) + len(separator)
+    known = getattr(counter, "count_from_sentences", lambda *_: None)(joined, spans, counts)
+    return counter(joined) if known is None else known
+
+
+def _kept_spans(document: str, spans: Sequence[tuple[int, int]], kept: Sequence[int]) -> list[tuple[int, int]]:
+    """Where each kept sentence sits in :func:`join_kept`'s text."""
+    placed, position = [], 0
+    for order, index in enumerate(kept):
+        start, end = spans[index]
+        placed.append((position, position + end - start))
+        position += end - start
+        if order + 1 < len(kept):
+            gap = document[end:spans[index + 1][0]]
+            position += len(gap) if gap.strip() == "" else 1
+    return placed
 
 
 @dataclass(frozen=True)
@@ -269,14 +288,27 @@ class Joined:
 
 
 def join_documents(documents: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]],
-                   kept: Sequence[Sequence[int]], counter: CountTokens, separator: str) -> Joined:
-    """Join each document's kept sentences (:func:`join_kept`) and count them, separators included."""
+                   kept: Sequence[Sequence[int]], counter: CountTokens, separator: str,
+                   counts: Sequence[Sequence[int]] | None = None) -> Joined:
+    """Join each document's kept sentences (:func:`join_kept`) and count them, separators included.
+
+    With the sentences' ``counts``, a text is counted from its kept sentences' where the counter can tell it
+    exactly (``TokenCounter.count_from_sentences``: the default counter); otherwise it is read again.
+    """
     texts = [join_kept(doc, doc_spans, doc_kept) for doc, doc_spans, doc_kept in zip(documents, spans, kept)]
-    return Joined.count(kept, texts, counter, separator)
+    from_sentences = getattr(counter, "count_from_sentences", None)
+    if counts is None or from_sentences is None:
+        return Joined.count(kept, texts, counter, separator)
+    tokens = [from_sentences(text, _kept_spans(doc, doc_spans, doc_kept), [doc_counts[i] for i in doc_kept])
+              if text else 0 for text, doc, doc_spans, doc_kept, doc_counts in zip(texts, documents, spans, kept, counts)]
+    missing = [text for text, count in zip(texts, tokens) if count is None]
+    fresh = iter(counter.count_many(missing) if missing else [])
+    return Joined.count(kept, texts, counter, separator, [next(fresh) if n is None else n for n in tokens])
 
 
 def fit_to_budget(documents: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]], chosen: Iterable[int],
-                  priority: Sequence[tuple[bool, float]], budget: int, counter: CountTokens, separator: str) -> Joined:
+                  priority: Sequence[tuple[bool, float]], budget: int, counter: CountTokens, separator: str,
+                  counts: Sequence[Sequence[int]] | None = None) -> Joined:
     """Assemble the chosen sentences and drop the weakest until the real count of the whole prompt fits.
 
     Args:
@@ -287,6 +319,7 @@ def fit_to_budget(documents: Sequence[str], spans: Sequence[Sequence[tuple[int, 
         budget: The prompt's budget.
         counter: The caller's counter.
         separator: Joins the compressed documents.
+        counts: Each sentence's count by ``counter``, where known (see :func:`join_documents`).
 
     Returns:
         The assembly, whose ``total`` is at most ``budget`` (or nothing is kept).
@@ -297,7 +330,7 @@ def fit_to_budget(documents: Sequence[str], spans: Sequence[Sequence[tuple[int, 
         kept: list[list[int]] = [[] for _ in documents]
         for k in sorted(remaining):
             kept[flat[k][0]].append(flat[k][1])
-        joined = join_documents(documents, spans, kept, counter, separator)
+        joined = join_documents(documents, spans, kept, counter, separator, counts)
         if joined.total <= budget or not remaining:
             return joined
         remaining.discard(min(remaining, key=lambda k: (priority[k][0], priority[k][1], -k)))

@@ -180,7 +180,7 @@ def assemble(selected: Selected, counter: CountTokens, separator: str) -> Assemb
     scored = selected.scored
     prompt, priority = scored.segmented, list(zip(selected.forced, scored.scores))
     joined = fit_to_budget(prompt.documents, prompt.spans, selected.chosen, priority, prompt.budget, counter,
-                           separator)
+                           separator, prompt.counts)
     return Assembled(selected, joined)
 
 
