@@ -26,6 +26,7 @@ it reads it from the options. Neither method's signature or docstring lists the 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,6 +34,8 @@ from typing import Any, Union, overload
 
 import torch
 
+from tpc_core.cache import CacheInfo, CacheRegistry
+from tpc_core.cache.reading import CacheReader, cache_reader
 from tpc_core.config import ScorerConfig, TPCConfig
 from tpc_core.engine.cse import ContextSentenceEncoder
 from tpc_core.engine.caller import warn_at_caller
@@ -40,6 +43,7 @@ from tpc_core.engine.ctd import TaskDescriptor
 from tpc_core.loading.devices import resolve_device, resolve_dtype
 from tpc_core.loading.copying import picklable_state, restore_state
 from tpc_core.loading.hub_cse import pin_hub_revisions
+from tpc_core.loading.identity import cse_identity
 from tpc_core.loading.checkpoint import (
     HubOptions,
     check_config_paths,
@@ -98,6 +102,7 @@ class TPCCompressor:
         self._default_counter = resolve_token_counter(None, encoder.tokenizer)
         self._splitters: dict[str, SentenceSplitter] = {}
         self._splitters_lock = threading.Lock()
+        self._caches = CacheRegistry()  # cache="memory" on two calls, or one directory, is one cache
         # The model state that needs a guard: the lazily loaded CTD and its tokenizer (padding settings are set
         # on every call). CSE forward passes and the Rust tokenizers' encode calls are safe to run concurrently.
         self._ctd_lock = threading.Lock()
@@ -106,7 +111,7 @@ class TPCCompressor:
     # copy.deepcopy and pickle (Ray actors, multiprocessing) carry the models by value; locks are rebuilt and
     # caches start empty (see tpc_core.loading.copying).
     # The task finder holds this compressor's CTD call, so a copy builds its own.
-    _CACHES = {"_splitters": dict, "task_finder": lambda: None}
+    _CACHES = {"_splitters": dict, "task_finder": lambda: None, "_caches": CacheRegistry}
 
     def __getstate__(self) -> dict[str, Any]:
         return picklable_state(self.__dict__, self._CACHES)
@@ -273,7 +278,7 @@ class TPCCompressor:
         questions = as_questions(question, len(documents))
         counter = self._default_counter if token_counter is None else resolve_token_counter(token_counter)
         split = self.splitter(settings.splitter)
-        results = self._run(documents, questions, counter, split, settings)
+        results = self._run(documents, questions, counter, split, settings, self._cache_reader(settings.cache, split))
         for result in results:
             if result.oversized_sentences:
                 warn_at_caller(f"{result.oversized_sentences} sentence(s) are larger than the whole budget of "
@@ -281,8 +286,10 @@ class TPCCompressor:
         return results
 
     def _run(self, documents: list[tuple[str, ...]], questions: list[str | None], counter: TokenCounter,
-             split: SentenceSplitter, options: CompressionOptions) -> list[CompressionResult]:
-        """The pipeline, one batch of prompts at a time: segment → score → budget and assemble → result."""
+             split: SentenceSplitter, options: CompressionOptions,
+             reader: CacheReader | None = None) -> list[CompressionResult]:
+        """The pipeline, one batch of prompts at a time: segment → score → budget and assemble → result. With a
+        cache ``reader``, documents found skip segmentation and the CSE (:mod:`tpc_core.cache.reading`)."""
         from tqdm.auto import tqdm
 
         chunks, show = range(0, len(documents), options.batch_size), options.show_progress
@@ -291,27 +298,75 @@ class TPCCompressor:
         separator, results = options.document_separator, []
         for first in progress:
             batch = slice(first, first + options.batch_size)
-            segmented = [segment(docs, split, counter, options) for docs in documents[batch]]
-            for prompt in self._score(segmented, questions[batch], separator, options.describe_bare):
-                assembled = compress_scored(prompt, options, counter, self.config.agnostic.redundancy)
-                results.append(to_result(assembled, separator))
+            cached = reader.read(documents[batch], split, counter, options) if reader is not None else None
+            segmented = cached.prompts if cached is not None else [segment(docs, split, counter, options)
+                                                                   for docs in documents[batch]]
+            embed = cached.embed if cached is not None else self.scorer.embed
+            for k, prompt in enumerate(self._score(segmented, questions[batch], separator, options.describe_bare,
+                                                   embed)):
+                result = to_result(compress_scored(prompt, options, counter, self.config.agnostic.redundancy),
+                                   separator)
+                results.append(result if cached is None else dataclasses.replace(
+                    result, cache_hits=cached.hits[k], cache_misses=cached.misses[k]))
         return results
 
     def _score(self, prompts: list[Segmented], questions: list[str | None], separator: str,
-               describe_bare: bool = True) -> list[Scored]:
-        """Embeddings, tasks and scores of the prompts that are over budget; the others pass through unscored."""
+               describe_bare: bool = True, embed: Any = None) -> list[Scored]:
+        """Embeddings (``embed``, default the scorer's), tasks and scores of the prompts that are over budget; the
+        others pass through unscored."""
         over_budget = [k for k, prompt in enumerate(prompts) if prompt.needs_scoring]
         scored = [Scored(prompt) for prompt in prompts]
         if not over_budget:
             return scored
         to_score = [prompts[k] for k in over_budget]
-        embeddings = self.scorer.embed(to_score)
+        embeddings = (embed or self.scorer.embed)(to_score)
         tasks = self.task_finder.find(to_score, embeddings, [questions[k] for k in over_budget], separator=separator,
                                       describe_bare=describe_bare)
         for k, prompt in zip(over_budget, score_prompts(self.scorer, to_score, embeddings, tasks,
                                                         self.config.agnostic, salience=self._salience_head)):
             scored[k] = prompt
         return scored
+
+    # ------------------------------------------------------------------ the sentence cache (tpc_core.cache)
+    @functools.cached_property
+    def cache_fingerprint(self) -> dict[str, Any]:
+        """What this compressor's cache entries depend on (the CSE's weights by content, its config, tokenizer and
+        dtype); the splitter and the storage dtype are added per cache (:func:`tpc_core.cache.fingerprint`)."""
+        return {**cse_identity(self.config, self.checkpoint_dir, self.encoder.model, self.dtype),
+                "tokenizer": self.encoder.tokenizer_fingerprint}
+
+    def _cache_reader(self, spec: Any, split: SentenceSplitter) -> CacheReader | None:
+        cache = self._caches.resolve(spec)
+        return None if cache is None else cache_reader(cache, self.cache_fingerprint, split, self.encoder,
+                                                       self._default_counter)
+
+    def warm_cache(self, texts: Sequence[str], *, cache: Any, splitter: str | SentenceSplitter | None = None,
+                   batch_size: int = 16) -> int:
+        """Store each text's cache entry (sentences, counts, embeddings) without compressing it: what ingestion
+        does so that query-time calls find every chunk. Texts already cached are not read again.
+
+        Args:
+            texts: The documents (chunks), as they will later be passed to :meth:`compress`.
+            cache: Where to store them (any ``cache=`` value, see :class:`~tpc_core.engine.options.CompressKeywords`).
+            splitter: The splitter the later calls will use (default: the checkpoint's).
+            batch_size: Texts encoded together.
+
+        Returns:
+            How many entries were written.
+        """
+        reader = self._cache_reader(cache, self.splitter(splitter))
+        if reader is None:
+            raise ValueError("warm_cache needs a cache and a splitter it can name (a built-in one, or an object with "
+                             "a cache_identity string).")
+        return reader.warm(texts, self.splitter(splitter), batch_size)
+
+    def cache_info(self, cache: Any = "memory") -> CacheInfo:
+        """Hits, misses, bytes, evictions, entries and errors of a cache this compressor uses (``"memory"``: its
+        in-process LRU; a directory or store: the one it resolved for that value)."""
+        resolved = self._caches.resolve(cache)
+        if resolved is None:
+            raise ValueError("cache_info needs a cache, not None.")
+        return resolved.info()
 
     @overload
     def describe_task(self, prompts: str) -> str: ...

@@ -59,6 +59,13 @@ class CompressKeywords(TypedDict, total=False):
             (what an ungrounded CTD description leads to) without a generation: much faster on bare documents;
             the same result wherever the head finds the request or the CTD's description would fall back.
             ``tpc compress-corpus`` passes ``False`` unless told ``--describe-bare``.
+        cache: A sentence cache: what each document is before any question (its sentences, their counts and
+            embeddings) is stored once and read back on every later call, so a document seen before is not split,
+            counted or encoded again. ``None`` (default): no cache; ``"memory"`` (an LRU of 256 MiB in this
+            process, shared by every call of this compressor); a directory path (shared by processes); a
+            :class:`tpc_core.cache.SentenceCache`; a LangChain byte store (``InMemoryByteStore``,
+            ``LocalFileStore``, ...) or a LlamaIndex key-value store (``SimpleKVStore``, ...). Any other value is a
+            ``TypeError`` naming these. See :mod:`tpc_core.cache`.
     """
 
     budget_scope: str
@@ -71,6 +78,7 @@ class CompressKeywords(TypedDict, total=False):
     batch_size: int
     show_progress: bool | None
     describe_bare: bool
+    cache: Any
 
 
 @dataclass(frozen=True)
@@ -89,6 +97,7 @@ class CompressionOptions:
     describe_bare: bool = True
     splitter: str | SentenceSplitter | None = None
     show_progress: bool | None = None
+    cache: Any = None  # resolved (and its type checked) by the compressor: the cache package sits above the engine
 
     def __post_init__(self) -> None:
         validate_budget_args(self.target_tokens, self.rate)

@@ -49,6 +49,10 @@ class CompressionResult:
             budget covered all of it (then every sentence is kept and ``task_description``/``task_source`` are
             ``None``).
         documents: The input documents, as given (what :meth:`to_html` shows around the sentences).
+        cache_hits: Documents of this prompt found in the sentence cache (``cache=``): not split, counted or
+            encoded again. 0 without a cache.
+        cache_misses: Documents looked up in the cache and not found (or found damaged); those the model read are
+            stored. 0 without a cache.
     """
 
     compressed_prompt: str
@@ -64,6 +68,8 @@ class CompressionResult:
     oversized_sentences: int = 0
     scored: bool = False
     documents: list[str] = field(default_factory=list, repr=False)
+    cache_hits: int = 0
+    cache_misses: int = 0
 
     @property
     def ratio(self) -> float:

@@ -206,7 +206,12 @@ def score_prompts(scorer: Scorer, prompts: Sequence[Segmented], embeddings: Sequ
         salience: The checkpoint's salience head: where given, it scores tasks selected by coverage
             (:func:`tpc_core.engine.salience.salience_scores`) instead of the hand-set weights.
     """
-    relevances = scorer.relevance(prompts, embeddings, [task.description or "" for task in tasks])
+    # A task the salience head scores needs no relevance (its description would be encoded for nothing).
+    needed = [task.selection is not Selection.COVERAGE or salience is None for task in tasks]
+    wanted = [k for k, need in enumerate(needed) if need]
+    computed = iter(scorer.relevance([prompts[k] for k in wanted], [embeddings[k] for k in wanted],
+                                     [tasks[k].description or "" for k in wanted]) if wanted else [])
+    relevances = [next(computed) if need else None for need in needed]
     scored = []
     for prompt, flat, task, relevance in zip(prompts, embeddings, tasks, relevances):
         selection_embeddings = None

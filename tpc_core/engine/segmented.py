@@ -10,9 +10,25 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-__all__ = ["Segmented", "Span"]
+__all__ = ["KnownDocument", "Segmented", "Span"]
 
 Span = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class KnownDocument:
+    """A document already split and counted (a sentence-cache entry, :mod:`tpc_core.cache`): segmenting it again
+    is skipped.
+
+    Attributes:
+        spans: Its sentence spans, as the splitter gives them.
+        counts: Each sentence's count under the caller's counter, or ``None`` where that counter must count them.
+        tokens: The document's count under the caller's counter, or ``None`` (then counted).
+    """
+
+    spans: tuple[Span, ...]
+    counts: tuple[int, ...] | None = None
+    tokens: int | None = None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,36 @@
+"""The query-time sentence cache: read each document once, reuse it for every question.
+
+What the engine knows of a document before any question (its sentence spans, their counts under the CSE
+tokenizer, the sentence embeddings the CSE reads inside it) is the same for every question. A cache stores it
+once per document, as an :class:`Entry` in a checked binary format (:mod:`.entry`: no pickle, a checksum, the
+fingerprint of the model, config, splitter, tokenizer and storage dtype), so a later call that finds the
+document skips splitting, counting and encoding, and runs only what depends on the question.
+
+Modules, bottom up:
+
+* :mod:`.entry`: :class:`Entry`, its binary format, :class:`DamagedEntry`;
+* :mod:`.fingerprint`: the fingerprint and the key of a document's entry;
+* :mod:`.stores`: :class:`SentenceCache` (the contract, the counts, damaged entries and failing stores handled
+  once), :class:`MemoryCache` (an LRU bounded in bytes), :class:`DirectoryCache` (files, safe across processes);
+* :mod:`.external`: LangChain byte stores and LlamaIndex key-value stores, by duck typing (neither is imported);
+* :mod:`.resolve`: ``cache=`` values -> caches (:func:`resolve_cache`, :class:`CacheRegistry`);
+* :mod:`.reading`: prompts read through a cache (what ``TPCCompressor.compress(..., cache=...)`` runs).
+
+Example:
+    >>> compressor = TPCCompressor.from_pretrained("tpc-mini")
+    >>> compressor.warm_cache(chunks, cache="memory")       # at ingestion, or let the first call fill it
+    >>> compressor.compress(chunks, question="Who founded it?", cache="memory").cache_hits
+    >>> compressor.cache_info("memory")
+"""
+
+from __future__ import annotations
+
+from tpc_core.cache.entry import DEFAULT_DTYPE, STORAGE_DTYPES, DamagedEntry, Entry, decode_entry, encode_entry
+from tpc_core.cache.external import ByteStoreCache, KeyValueCache
+from tpc_core.cache.fingerprint import entry_key, fingerprint, splitter_identity
+from tpc_core.cache.resolve import CacheRegistry, resolve_cache
+from tpc_core.cache.stores import DEFAULT_MAX_BYTES, CacheInfo, DirectoryCache, MemoryCache, SentenceCache
+
+__all__ = ["DEFAULT_DTYPE", "DEFAULT_MAX_BYTES", "STORAGE_DTYPES", "ByteStoreCache", "CacheInfo", "CacheRegistry",
+           "DamagedEntry", "DirectoryCache", "Entry", "KeyValueCache", "MemoryCache", "SentenceCache", "decode_entry",
+           "encode_entry", "entry_key", "fingerprint", "resolve_cache", "splitter_identity"]

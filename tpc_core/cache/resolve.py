@@ -1,0 +1,71 @@
+"""``cache=``: what a caller may pass, and the one cache object each value stands for.
+
+:func:`resolve_cache` turns a value into a :class:`~tpc_core.cache.stores.SentenceCache`; :class:`CacheRegistry`
+(one per compressor) does the same but hands back the same object for the same value, so ``cache="memory"`` on
+two calls shares one LRU, a directory path shares one object, and a store passed twice keeps one set of counts.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any, Union
+
+from tpc_core.cache.external import ByteStoreCache, KeyValueCache, is_byte_store, is_key_value_store
+from tpc_core.cache.stores import DirectoryCache, MemoryCache, SentenceCache
+
+__all__ = ["ACCEPTED", "CacheRegistry", "CacheSpec", "resolve_cache"]
+
+CacheSpec = Union[None, str, "os.PathLike[str]", SentenceCache, Any]
+ACCEPTED = ("None, 'memory' (an LRU in this process), a directory path (str or pathlib.Path), a "
+            "tpc_core.cache.SentenceCache, a LangChain byte store (mget/mset: InMemoryByteStore, LocalFileStore, "
+            "...) or a LlamaIndex key-value store (get/put/get_all: SimpleKVStore, ...)")
+
+
+def resolve_cache(spec: CacheSpec) -> SentenceCache | None:
+    """The cache ``spec`` stands for (a new one each call; see :class:`CacheRegistry` to share them).
+
+    Args:
+        spec: ``None`` (no cache), ``"memory"`` (a :class:`MemoryCache` of 256 MiB), a directory (``str`` or
+            ``Path``: a :class:`DirectoryCache`), a :class:`SentenceCache` (used as it is), a LangChain byte store
+            or a LlamaIndex key-value store (wrapped).
+
+    Raises:
+        TypeError: Any other value (the message names the accepted kinds).
+        PermissionError: A directory that cannot be written (named).
+    """
+    if spec is None or isinstance(spec, SentenceCache):
+        return spec
+    if isinstance(spec, str) and spec == "memory":
+        return MemoryCache()
+    if isinstance(spec, (str, os.PathLike)):
+        return DirectoryCache(spec)
+    if is_byte_store(spec):
+        return ByteStoreCache(spec)
+    if is_key_value_store(spec):
+        return KeyValueCache(spec)
+    raise TypeError(f"cache must be {ACCEPTED}; got {type(spec).__name__}.")
+
+
+class CacheRegistry:
+    """The caches one compressor has resolved, one object per value (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._caches: dict[Any, tuple[Any, SentenceCache]] = {}
+        self._lock = threading.Lock()
+
+    def resolve(self, spec: CacheSpec) -> SentenceCache | None:
+        """:func:`resolve_cache`, the same object again for the same ``"memory"``, directory or store."""
+        if spec is None or isinstance(spec, SentenceCache):
+            return spec
+        if isinstance(spec, str) and spec == "memory":
+            key: Any = "memory"
+        elif isinstance(spec, (str, os.PathLike)) and str(spec):
+            key = ("directory", os.path.realpath(Path(spec).expanduser()))
+        else:
+            key = ("store", id(spec))  # the store is kept below, so its id is not reused while it is here
+        with self._lock:
+            if key not in self._caches:
+                self._caches[key] = (spec, resolve_cache(spec))
+            return self._caches[key][1]

@@ -1,0 +1,322 @@
+"""Where entries live: :class:`SentenceCache` (the contract and what every store shares), in memory and on disk.
+
+A :class:`SentenceCache` reads and writes encoded entries (:mod:`tpc_core.cache.entry`) through two hooks a store
+implements, :meth:`SentenceCache.fetch` and :meth:`SentenceCache.store`, and does the rest once for all of them:
+
+* every value read is decoded and checked (:func:`~tpc_core.cache.entry.decode_entry`); a damaged one is
+  logged, counted in ``errors`` and read as a miss, so the document is recomputed and its entry overwritten;
+* a store that raises on a read or a write costs that call its cache, never its result: the call goes on
+  uncached and the first failure warns (once per cache);
+* hits, misses, evictions, errors are counted under a lock, so one cache serves many threads.
+
+:class:`MemoryCache` is an LRU bounded in bytes; :class:`DirectoryCache` keeps one file per entry, written to a
+temporary file and moved into place with ``os.replace``, so processes sharing the directory never read a torn
+entry. The adapters for LangChain's and LlamaIndex's stores are in :mod:`tpc_core.cache.external`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import tempfile
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tpc_core.cache.entry import DEFAULT_DTYPE, DamagedEntry, Entry, check_dtype, decode_entry, encode_entry
+from tpc_core.engine.caller import warn_at_caller
+
+__all__ = ["DEFAULT_MAX_BYTES", "CacheInfo", "DirectoryCache", "MemoryCache", "SentenceCache"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+_SAFE_KEY = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+_SUFFIX = ".tpcs"
+
+
+@dataclass(frozen=True)
+class CacheInfo:
+    """What a cache has done since it was made (or cleared) and what it holds.
+
+    Attributes:
+        hits: Documents found (sound entries).
+        misses: Documents looked up and not found, or found damaged, or not read because the store failed.
+        bytes: Bytes of the entries held (memory, directory); for another store, the bytes this process wrote.
+        evictions: Entries the memory cache dropped to stay within its byte limit.
+        entries: Entries held (memory, directory); for another store, the entries this process wrote.
+        errors: Damaged entries met, and reads or writes the store failed.
+    """
+
+    hits: int = 0
+    misses: int = 0
+    bytes: int = 0
+    evictions: int = 0
+    entries: int = 0
+    errors: int = 0
+
+
+class SentenceCache:
+    """A store of document entries, shared by every call that passes it as ``cache=``.
+
+    Subclasses implement :meth:`fetch` and :meth:`store` (and may report what they hold through :meth:`held` and
+    empty themselves in :meth:`drop_all`); the checks, the counts and the handling of failures are here.
+
+    Args:
+        dtype: How embeddings are stored: ``"int8"`` (default, about 395 bytes a sentence for MiniLM),
+            ``"fp16"`` or ``"fp32"`` (exact: cached calls give the very results of the call that wrote them).
+    """
+
+    def __init__(self, *, dtype: str = DEFAULT_DTYPE) -> None:
+        self.dtype = check_dtype(dtype)
+        self._lock = threading.Lock()
+        self._counts = {"hits": 0, "misses": 0, "evictions": 0, "errors": 0, "bytes": 0, "entries": 0}
+        self._warned = False
+
+    # ------------------------------------------------------------------ hooks
+    def fetch(self, keys: Sequence[str]) -> list[object | None]:
+        """The stored values of ``keys`` (``None`` where there is none), as the store holds them."""
+        raise NotImplementedError
+
+    def store(self, items: Sequence[tuple[str, bytes]]) -> None:
+        """Write encoded entries, replacing what the keys held."""
+        raise NotImplementedError
+
+    def held(self) -> tuple[int, int] | None:
+        """``(entries, bytes)`` the store holds, or ``None`` where it cannot tell (then ``info`` reports the
+        entries and bytes this process wrote)."""
+        return None
+
+    def drop_all(self) -> None:
+        """Remove every entry this cache wrote (the default: nothing to remove)."""
+
+    # ------------------------------------------------------------------ the contract
+    def get_many(self, keys: Sequence[str], *, fingerprint: bytes | None = None) -> list[Entry | None]:
+        """The entries of ``keys``; ``None`` for a miss, a damaged entry (logged) or a store that failed (warned).
+
+        Args:
+            keys: Entry keys (:func:`tpc_core.cache.fingerprint.entry_key`).
+            fingerprint: The fingerprint every entry must carry; another one is a damaged entry.
+        """
+        keys = list(keys)
+        if not keys:
+            return []
+        try:
+            values = self.fetch(keys)
+            if len(values) != len(keys):
+                raise ValueError(f"the store returned {len(values)} values for {len(keys)} keys")
+        except Exception as error:  # a store that is down costs the cache, never the call
+            self._failed("read from", error)
+            self._add(misses=len(keys))
+            return [None] * len(keys)
+        entries: list[Entry | None] = []
+        for key, value in zip(keys, values):
+            if value is None:
+                entries.append(None)
+                continue
+            try:
+                entries.append(decode_entry(value, fingerprint))
+            except DamagedEntry as damage:
+                self.report_damaged(key, str(damage))
+                entries.append(None)
+        found = sum(entry is not None for entry in entries)
+        self._add(hits=found, misses=len(keys) - found)
+        return entries
+
+    def put_many(self, items: Sequence[tuple[str, Entry]]) -> int:
+        """Store entries (encoded in this cache's dtype); returns how many were written (0 if the store failed)."""
+        encoded = [(key, encode_entry(entry, self.dtype)) for key, entry in items]
+        if not encoded:
+            return 0
+        try:
+            self.store(encoded)
+        except Exception as error:
+            self._failed("write to", error)
+            return 0
+        self._add(entries=len(encoded), bytes=sum(len(value) for _, value in encoded))
+        return len(encoded)
+
+    def report_damaged(self, key: str, reason: str) -> None:
+        """Log and count an entry that cannot be trusted (it is recomputed and overwritten by the caller)."""
+        logger.warning("Sentence cache entry %s is damaged (%s); the document is read again and the entry "
+                       "overwritten.", key, reason)
+        self._add(errors=1)
+
+    def info(self) -> CacheInfo:
+        """Hits, misses, bytes, evictions, entries and errors (see :class:`CacheInfo`)."""
+        held = self.held()
+        with self._lock:
+            counts = dict(self._counts)
+        if held is not None:
+            counts["entries"], counts["bytes"] = held
+        return CacheInfo(**counts)
+
+    def clear(self) -> None:
+        """Empty the cache (the entries it wrote) and reset its counts."""
+        self.drop_all()
+        with self._lock:
+            self._counts = dict.fromkeys(self._counts, 0)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(dtype={self.dtype!r})"
+
+    # ------------------------------------------------------------------ shared machinery
+    def _add(self, **amounts: int) -> None:
+        with self._lock:
+            for name, amount in amounts.items():
+                self._counts[name] += amount
+
+    def _failed(self, action: str, error: BaseException) -> None:
+        self._add(errors=1)
+        with self._lock:
+            first, self._warned = not self._warned, True
+        logger.debug("Sentence cache: could not %s %r: %r", action, self, error)
+        if first:
+            warn_at_caller(f"The sentence cache {self!r} failed ({type(error).__name__}: {error}); compression goes "
+                           "on without it where it fails (this warning is shown once).")
+
+
+class MemoryCache(SentenceCache):
+    """Entries in this process's memory, least recently used first out, never more than ``max_bytes``.
+
+    Args:
+        max_bytes: The most bytes of entries held (default 256 MiB, about 650k MiniLM sentences in int8).
+        dtype: See :class:`SentenceCache`.
+
+    Raises:
+        ValueError: ``max_bytes`` of 0 or less.
+        TypeError: ``max_bytes`` that is not an int.
+    """
+
+    def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES, *, dtype: str = DEFAULT_DTYPE) -> None:
+        if isinstance(max_bytes, bool) or not isinstance(max_bytes, int):
+            raise TypeError(f"max_bytes must be an int (bytes), got {type(max_bytes).__name__}.")
+        if max_bytes <= 0:
+            raise ValueError(f"max_bytes must be a positive number of bytes, got {max_bytes}.")
+        super().__init__(dtype=dtype)
+        self.max_bytes = max_bytes
+        self._values: OrderedDict[str, bytes] = OrderedDict()
+        self._held_bytes = 0
+
+    def fetch(self, keys: Sequence[str]) -> list[object | None]:
+        with self._lock:
+            found = []
+            for key in keys:
+                value = self._values.get(key)
+                if value is not None:
+                    self._values.move_to_end(key)
+                found.append(value)
+            return found
+
+    def store(self, items: Sequence[tuple[str, bytes]]) -> None:
+        with self._lock:
+            for key, value in items:
+                old = self._values.pop(key, None)
+                self._held_bytes -= len(old) if old is not None else 0
+                if len(value) > self.max_bytes:  # larger than the whole cache: never held
+                    self._counts["evictions"] += 1
+                    continue
+                while self._values and self._held_bytes + len(value) > self.max_bytes:
+                    _, dropped = self._values.popitem(last=False)
+                    self._held_bytes -= len(dropped)
+                    self._counts["evictions"] += 1
+                self._values[key] = value
+                self._held_bytes += len(value)
+
+    def held(self) -> tuple[int, int]:
+        with self._lock:
+            return len(self._values), self._held_bytes
+
+    def drop_all(self) -> None:
+        with self._lock:
+            self._values.clear()
+            self._held_bytes = 0
+
+    def __repr__(self) -> str:
+        return f"MemoryCache(max_bytes={self.max_bytes}, dtype={self.dtype!r})"
+
+
+class DirectoryCache(SentenceCache):
+    """One file per entry under ``directory``, safe for threads and for processes sharing it.
+
+    A write goes to a temporary file in the entry's folder, then ``os.replace`` puts it in place: a reader sees
+    the old entry or the new one, never part of one (and a file cut short by a crash fails its checksum).
+
+    Args:
+        directory: Where entries are kept (created if missing).
+        dtype: See :class:`SentenceCache`.
+
+    Raises:
+        PermissionError: A directory that cannot be created or written (the message names it).
+        NotADirectoryError: A path that is a file.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str], *, dtype: str = DEFAULT_DTYPE) -> None:
+        super().__init__(dtype=dtype)
+        self.directory = Path(directory).expanduser()
+        if str(directory) == "":
+            raise ValueError("The sentence cache directory is an empty path; name a directory.")
+        if self.directory.exists() and not self.directory.is_dir():
+            raise NotADirectoryError(f"The sentence cache directory {self.directory} is a file, not a directory.")
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            probe, probe_path = tempfile.mkstemp(dir=self.directory, prefix=".write-check-")
+            os.close(probe)
+            os.unlink(probe_path)
+        except OSError as error:
+            raise PermissionError(f"The sentence cache directory {self.directory} is not writable ({error}); pass "
+                                  "a directory this process may write, or cache='memory'.") from error
+
+    def _path(self, key: str) -> Path:
+        if not _SAFE_KEY.match(key):
+            raise ValueError(f"A directory cache key must be 1-128 letters, digits, '-' or '_', got {key!r}.")
+        return self.directory / key[-2:] / (key + _SUFFIX)
+
+    def fetch(self, keys: Sequence[str]) -> list[object | None]:
+        found: list[object | None] = []
+        for key in keys:
+            try:
+                found.append(self._path(key).read_bytes())
+            except FileNotFoundError:
+                found.append(None)
+        return found
+
+    def store(self, items: Sequence[tuple[str, bytes]]) -> None:
+        for key, value in items:
+            path = self._path(key)
+            path.parent.mkdir(exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=_SUFFIX)
+            try:
+                with os.fdopen(handle, "wb") as file:
+                    file.write(value)
+                os.replace(temporary, path)
+            except BaseException:
+                Path(temporary).unlink(missing_ok=True)
+                raise
+
+    def _entry_files(self) -> list[os.DirEntry[str]]:
+        files = []
+        for folder in os.scandir(self.directory):
+            if folder.is_dir() and len(folder.name) == 2:
+                files.extend(item for item in os.scandir(folder.path)
+                             if item.name.endswith(_SUFFIX) and not item.name.startswith("."))
+        return files
+
+    def held(self) -> tuple[int, int]:
+        files = []
+        for item in self._entry_files():
+            try:
+                files.append(item.stat().st_size)
+            except FileNotFoundError:  # replaced or removed by another process meanwhile
+                continue
+        return len(files), sum(files)
+
+    def drop_all(self) -> None:
+        for item in self._entry_files():
+            Path(item.path).unlink(missing_ok=True)
+
+    def __repr__(self) -> str:
+        return f"DirectoryCache({str(self.directory)!r}, dtype={self.dtype!r})"
