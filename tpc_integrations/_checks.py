@@ -15,12 +15,13 @@ from typing import Any
 import torch
 
 from tpc_core import TPCCompressor
+from tpc_core.cache import resolve_cache
 from tpc_core.loading.devices import resolve_device, resolve_dtype
 from tpc_core.loading.checkpoint import HubOptions, read_checkpoint_config
 from tpc_core.loading.registry import REGISTRY
 from tpc_core.segmentation import SPLITTER_NAMES
 
-__all__ = ["check_device", "check_dtype", "check_model", "check_model_kwargs", "check_splitter"]
+__all__ = ["check_cache", "check_device", "check_dtype", "check_model", "check_model_kwargs", "check_splitter"]
 
 _LOADER_OPTIONS = ("token", "cache_dir", "local_files_only", "trust_remote_code", "load_ctd", "ctd")
 
@@ -92,6 +93,20 @@ def check_splitter(splitter: Any) -> None:
     if not callable(getattr(splitter, "spans", None)):
         raise TypeError(f"splitter must be a name {SPLITTER_NAMES} or an object with a spans(text) method returning "
                         f"(start, end) offsets, got {type(splitter).__name__}.")
+
+
+def check_cache(cache: Any) -> None:
+    """A ``cache=`` value the engine accepts (:func:`tpc_core.cache.resolve_cache`): None, "memory", a directory
+    this process may write (created if missing), a ``tpc_core.cache.SentenceCache``, a LangChain byte store or a
+    LlamaIndex key-value store.
+
+    Raises:
+        TypeError: Any other kind of value (the message names the accepted kinds).
+        PermissionError: A directory that cannot be created or written (the message names it).
+        NotADirectoryError: A path that is a file.
+    """
+    if cache is not None:
+        resolve_cache(cache)
 
 
 def _close(word: str, candidates: Any) -> str:

@@ -26,7 +26,8 @@ from tpc_core.engine.options import CompressKeywords
 from tpc_core.engine.selection import validate_budget_args, validate_filter_args
 from tpc_core.engine.tokens import TokenCounter, resolve_token_counter
 from tpc_core.loading.devices import resolve_device, resolve_dtype
-from tpc_integrations._checks import check_device, check_dtype, check_model, check_model_kwargs, check_splitter
+from tpc_integrations._checks import (check_cache, check_device, check_dtype, check_model, check_model_kwargs,
+                                      check_splitter)
 from tpc_integrations._peer_names import translate_peer_names
 
 __all__ = [
@@ -156,6 +157,13 @@ class TPCEngineSettings(BaseModel):
     """A fixed description of the task (e.g. "Answer questions about the company's products"), used instead of
     the one TPC's task descriptor reads from the documents whenever there is no query: prompt-agnostic
     compression without its cost. A query, when given, always wins."""
+    cache: Any = None
+    """Sentence cache: what the engine reads of each document before any question (its sentences, their counts and
+    embeddings) is stored once and reused, so a chunk retrieved again costs almost nothing. None (off), "memory"
+    (an LRU in this process, shared by every adapter on the same model), a directory path (shared by processes),
+    a ``tpc_core.cache.SentenceCache``, a LangChain byte store (``InMemoryByteStore``, ``LocalFileStore``, ...) or a
+    LlamaIndex key-value store (``SimpleKVStore``, ...). Checked at construction: another kind is a TypeError, a
+    directory that cannot be written a PermissionError naming it."""
 
     _compressor: Optional[TPCCompressor] = PrivateAttr(default=None)
     _counter: Optional[tuple[Any, TokenCounter]] = PrivateAttr(default=None)
@@ -202,6 +210,7 @@ class TPCEngineSettings(BaseModel):
         check_dtype(self.dtype, self.device)
         check_model_kwargs(self.model_kwargs)
         check_splitter(self.splitter)
+        check_cache(self.cache)
         if self.task_description is not None and not self.task_description.strip():
             raise ValueError("task_description is blank: pass a description of the task, or None to let TPC read "
                              "the task from the documents (prompt-agnostic).")
@@ -334,6 +343,8 @@ class CallOutcome:
         task_source: See :class:`DocumentOutcome`.
         mode: "query" (the call's query), "task_description" (the fixed one), "agnostic" (read from the
             documents) or "unscored" (the budget covered everything; no model ran).
+        cache_hits: Documents served from the sentence cache (0 without ``cache``).
+        cache_misses: Documents looked up in the cache and not found (read by the model, then stored).
     """
 
     documents: list[DocumentOutcome]
@@ -343,13 +354,22 @@ class CallOutcome:
     task_description: str | None
     task_source: str | None
     mode: str
+    cache_hits: int = 0
+    cache_misses: int = 0
+
+    @property
+    def from_cache(self) -> bool:
+        """Whether the call was served from the cache: every document found there, none read by the model."""
+        return self.cache_hits > 0 and self.cache_misses == 0
 
     def event_data(self) -> dict[str, Any]:
-        """What the adapters report per call to framework callbacks (JSON-serialisable)."""
+        """What the adapters report per call to framework callbacks (JSON-serialisable), including whether the
+        sentence cache served it (``from_cache``, ``cache_hits``, ``cache_misses``: documents)."""
         return {"origin_tokens": self.origin_tokens, "compressed_tokens": self.compressed_tokens,
                 "budget": self.budget, "documents_in": len(self.documents),
                 "documents_out": sum(outcome.kept for outcome in self.documents),
-                "task_description": self.task_description, "task_source": self.task_source, "mode": self.mode}
+                "task_description": self.task_description, "task_source": self.task_source, "mode": self.mode,
+                "from_cache": self.from_cache, "cache_hits": self.cache_hits, "cache_misses": self.cache_misses}
 
 
 def ensure_text(value: Any, label: str) -> str:
@@ -415,4 +435,5 @@ def compress_call(settings: TPCSettings, texts: Sequence[str], query: str | None
         logger.debug("TPC dropped %d of %d documents (no sentence kept under the budget, min_score or top_n, or no "
                      "text).", dropped, len(outcomes))
     return CallOutcome(outcomes, sum(result.document_origin_tokens), sum(result.document_compressed_tokens),
-                       result.budget, result.task_description, source, mode if result.scored else "unscored")
+                       result.budget, result.task_description, source, mode if result.scored else "unscored",
+                       cache_hits=result.cache_hits, cache_misses=result.cache_misses)

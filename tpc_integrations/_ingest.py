@@ -7,6 +7,10 @@ request the text states, else a description its task descriptor generates, the s
 
 Ingestion never loses a document: one whose sentences are each larger than its budget (TPC never truncates a
 sentence) is kept whole, with ``tpc_compression="kept_whole"`` and a warning; a blank one passes through.
+
+``mode="warm"`` cuts nothing: each document keeps its whole text (``tpc_compression="cached"``) and its
+sentence-cache entry (sentences, counts, embeddings) is stored in ``cache``, so the query-time compressor given the
+same ``cache`` compresses it for each question, prompt-aware, without reading it again.
 """
 
 from __future__ import annotations
@@ -14,26 +18,36 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 from pydantic import model_validator
 
 from tpc_integrations._common import COMPRESSED_TOKENS_KEY, ORIGIN_TOKENS_KEY, TASK_DESCRIPTION_KEY, TPCEngineSettings
 
-__all__ = ["INGEST_METADATA_KEYS", "IngestOutcome", "TPCIngestSettings", "compress_each"]
+__all__ = ["INGEST_METADATA_KEYS", "WARMED", "IngestOutcome", "TPCIngestSettings", "compress_each", "warm_each"]
 
 logger = logging.getLogger("tpc_integrations")
 
 TASK_SOURCE_KEY = "tpc_task_source"
 STATUS_KEY = "tpc_compression"
 INGEST_METADATA_KEYS = (ORIGIN_TOKENS_KEY, COMPRESSED_TOKENS_KEY, TASK_DESCRIPTION_KEY, TASK_SOURCE_KEY, STATUS_KEY)
+WARMED = "cached"  # the status of a document whose entry mode="warm" stored: its text is whole
+COMPRESSION_ONLY = ("target_tokens", "rate", "task_description", "force_keep_patterns", "keep_first_sentence",
+                    "describe_bare")
 
 
 class TPCIngestSettings(TPCEngineSettings):
     """:class:`TPCEngineSettings` for index-time transformers: each document gets its own budget.
 
-    ``target_tokens`` caps each document; ``rate`` keeps that fraction of each document (default 0.2).
+    ``target_tokens`` caps each document; ``rate`` keeps that fraction of each document (default 0.2). With
+    ``mode="warm"`` nothing is cut: each document's cache entry is stored in ``cache`` instead.
     """
+
+    mode: Literal["compress", "warm"] = "compress"
+    """"compress" (default): store each document compressed, lossy, for a smaller index. "warm": keep every text
+    whole and store its sentence-cache entry in ``cache`` (required), so that a query-time compressor with the same
+    ``cache``, model and splitter compresses it for each question, prompt-aware, at almost no cost. The budget and
+    the task belong to the query-time compressor then: setting them here is refused."""
 
     batch_size: int = 16
     """Documents compressed together per model call (bounds memory)."""
@@ -49,6 +63,15 @@ class TPCIngestSettings(TPCEngineSettings):
     def _check_batch_size(self) -> TPCIngestSettings:
         if isinstance(self.batch_size, bool) or self.batch_size < 1:
             raise ValueError(f"batch_size must be a positive int, got {self.batch_size!r}.")
+        if self.mode == "warm":
+            if self.cache is None:
+                raise ValueError("mode='warm' stores each document's sentence-cache entry: pass cache= (\"memory\", a "
+                                 "directory or a store), the same one the query-time compressor will be given.")
+            cutting = sorted(name for name in COMPRESSION_ONLY if name in self.model_fields_set)
+            if cutting:
+                raise ValueError(f"mode='warm' keeps every text whole, so {', '.join(cutting)} would do nothing here: set "
+                                 f"{'it' if len(cutting) == 1 else 'them'} on the query-time compressor "
+                                 "(TPCDocumentCompressor / TPCNodePostprocessor).")
         return self
 
 
@@ -65,7 +88,8 @@ class IngestOutcome:
         task_source: A :class:`tpc_core.engine.task.TaskSource` value as a string ("question" for the fixed
             ``task_description``), or ``None`` when no model ran.
         status: :attr:`tpc_core.CompressionResult.status`: "compressed", "unchanged" (nothing removed),
-            "kept_whole" (no sentence fits the budget) or "empty" (blank text).
+            "kept_whole" (no sentence fits the budget) or "empty" (blank text); with ``mode="warm"``, "cached" (the
+            whole text, its cache entry stored) or "empty".
     """
 
     text: str
@@ -107,6 +131,8 @@ def compress_each(settings: TPCIngestSettings, texts: Sequence[str]) -> list[Ing
     """
     if not texts:
         return []
+    if settings.mode == "warm":
+        return warm_each(settings, texts)
     results = settings.compressor.compress_batch(list(texts), question=settings.question_for(None),
                                                  **settings.engine_options())
     outcomes = [_outcome(text, result) for text, result in zip(texts, results)]
@@ -116,3 +142,16 @@ def compress_each(settings: TPCIngestSettings, texts: Sequence[str]) -> list[Ing
                        "budget and TPC never truncates a sentence. Raise rate/target_tokens or split them into "
                        "smaller chunks first.", type(settings).__name__, whole, len(outcomes))
     return outcomes
+
+
+def warm_each(settings: TPCIngestSettings, texts: Sequence[str]) -> list[IngestOutcome]:
+    """``mode="warm"``: store every text's cache entry in ``settings.cache`` (entries already there are not read
+    again) and keep every text whole; one outcome per text, in order."""
+    compressor = settings.compressor
+    stored = compressor.warm_cache(list(texts), cache=settings.cache, splitter=settings.splitter,
+                                   batch_size=settings.batch_size)
+    counts = (settings.resolved_token_counter() or compressor.token_counter).count_many(list(texts))
+    logger.info("%s stored %d new sentence-cache entries for %d documents.", type(settings).__name__, stored,
+                len(texts))
+    return [IngestOutcome(text, count, count, None, None, WARMED if text.strip() else "empty")
+            for text, count in zip(texts, counts)]

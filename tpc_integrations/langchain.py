@@ -42,7 +42,8 @@ __all__ = ["COMPRESSION_EVENT", "TPCDocumentCompressor", "TPCDocumentTransformer
 COMPRESSION_EVENT = "tpc_compression"
 """Name of the custom event each call emits through LangChain callbacks (``on_custom_event``,
 ``astream_events``); its data: origin_tokens, compressed_tokens, budget, documents_in, documents_out,
-task_description, task_source, mode."""
+task_description, task_source, mode, and whether the sentence cache served the call: from_cache (every document
+found there), cache_hits and cache_misses (documents)."""
 
 
 class TPCDocumentCompressor(TPCSettings, BaseDocumentCompressor):
@@ -64,8 +65,12 @@ class TPCDocumentCompressor(TPCSettings, BaseDocumentCompressor):
         * An empty or blank ``query`` uses ``task_description`` when set; otherwise it switches to
           prompt-agnostic mode: TPC reads the task from the documents (a request they state, else one its CTD
           writes, reported in ``tpc_task_description``); slower, logged once at INFO.
-        * Each call emits a ``tpc_compression`` custom event (token counts, task description) to the run's
-          LangChain callbacks; it shows in ``astream_events`` as ``on_custom_event``.
+        * Each call emits a ``tpc_compression`` custom event (token counts, task description, cache hits and
+          misses) to the run's LangChain callbacks; it shows in ``astream_events`` as ``on_custom_event``.
+        * ``cache`` (e.g. ``"memory"``, a directory, an ``InMemoryByteStore`` / ``LocalFileStore``) keeps what TPC
+          reads of each document before the question, so a document retrieved again is not read by the model
+          again: identical results at a small fraction of the cost. Warm it at ingestion with
+          ``TPCDocumentTransformer(mode="warm", cache=...)`` (the same splitter and model).
         * A non-str ``page_content``, or an item that is not a ``Document`` (a plain string), raises
           ``TypeError`` naming the item; an empty list returns ``[]`` without loading the model. Duplicate ids
           are fine: documents are matched by position.
@@ -140,10 +145,14 @@ class TPCDocumentTransformer(TPCIngestSettings, BaseDocumentTransformer):
           and ``tpc_compression`` ("compressed", "unchanged", "kept_whole" or "empty"). Inputs are not modified.
         * A document none of whose sentences fits its budget is kept whole (``"kept_whole"``, with a logged
           warning): ingestion never loses text silently.
+        * ``mode="warm"`` with ``cache=`` cuts nothing: every document keeps its whole text
+          (``tpc_compression="cached"``) and its sentence-cache entry is stored, so a ``TPCDocumentCompressor``
+          with the same ``cache`` compresses it per question, prompt-aware, at almost no cost.
 
     Example:
         >>> transformer = TPCDocumentTransformer(rate=0.5, task_description="Answer questions about the report")
         >>> store.add_documents(transformer.transform_documents(splitter.split_documents(docs)))
+        >>> warm = TPCDocumentTransformer(mode="warm", cache="tpc_cache/")      # full text, query-time compression
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", protected_namespaces=(),

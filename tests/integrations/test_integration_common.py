@@ -103,7 +103,7 @@ def test_each_adapter_passes_the_engine_options_it_exposes_by_name():
     from tpc_integrations.llama_index import TPCNodePostprocessor, TPCTransform
 
     shared = {"target_tokens": None, "rate": 0.5, "token_counter": None, "force_keep_patterns": ("^Title",),
-              "keep_first_sentence": True, "splitter": "regex"}
+              "keep_first_sentence": True, "splitter": "regex", "cache": "memory"}
     query_time = {**shared, "budget_scope": "per_document", "min_score": 0.1, "top_n": 2}
     index_time = {**shared, "batch_size": 4, "show_progress": False, "describe_bare": True}
     for adapter_class, expected in ((TPCDocumentCompressor, query_time), (TPCNodePostprocessor, query_time),
