@@ -42,7 +42,7 @@ class ByteStoreCache(SentenceCache):
 
     Args:
         store: Any object with ``mget(keys) -> list[bytes | None]`` and ``mset([(key, bytes)])``; ``mdelete`` and
-            ``yield_keys(prefix=...)`` are used by :meth:`clear` where the store has them.
+            ``yield_keys()`` are used by :meth:`clear` where the store has them.
         dtype: See :class:`~tpc_core.cache.stores.SentenceCache`.
     """
 
@@ -61,7 +61,8 @@ class ByteStoreCache(SentenceCache):
     def drop_all(self) -> None:
         yield_keys, mdelete = getattr(self.backend, "yield_keys", None), getattr(self.backend, "mdelete", None)
         if callable(yield_keys) and callable(mdelete):
-            mdelete(list(yield_keys(prefix=KEY_PREFIX)))
+            # Filtered here: LocalFileStore reads a prefix as a folder, not as the start of a name.
+            mdelete([key for key in yield_keys() if str(key).startswith(KEY_PREFIX)])
 
     def __repr__(self) -> str:
         return f"ByteStoreCache({type(self.backend).__name__}, dtype={self.dtype!r})"
