@@ -18,6 +18,8 @@ Usage:
   8 per batch, inputs already on the device: what reading every token once costs on this device).
 * **Throughput**: 512 short passages (``--quick``: 32) in one ``compress_batch(batch_size=64)`` call, with a fixed
   description and with none, against one long prompt (10k tokens; ``--quick``: 1k), in tokens per second.
+* **Memory** (CUDA): allocated memory before and after 100 calls (``--quick``: 10) that follow a warm-up, and
+  the peak: memory must not grow once warm.
 * **Profile** of one prompt-aware call at the longest length: cProfile's top entries (and, on CUDA, the
   torch profiler's top operators).
 
@@ -346,6 +348,36 @@ def throughput(compressor: Any, passages: int, long_tokens: int, splitter: str |
     return rows
 
 
+def memory(compressor: Any, prompts: list[dict[str, Any]], calls: int, rate: float,
+           splitter: str | None) -> dict[str, Any]:
+    """CUDA memory over ``calls`` compress calls (the agreement prompts in turn, aware and agnostic) after a
+    warm-up round: allocated before and after, and the peak. Other devices: not measured."""
+    import torch
+
+    if compressor.device.type != "cuda":
+        return {"measured": False, "reason": f"CUDA only (device {compressor.device})"}
+
+    def one(index: int) -> None:
+        prompt = prompts[index % len(prompts)]
+        if index % 2:
+            compressor.compress(prompt["templated"], rate=rate, splitter=splitter, describe_bare=False)
+        else:
+            compressor.compress(prompt["context"], question=prompt["question"], rate=rate, splitter=splitter)
+
+    for index in range(2 * len(prompts)):  # warm-up: every prompt in both modes
+        one(index)
+    torch.cuda.synchronize(compressor.device)
+    torch.cuda.reset_peak_memory_stats(compressor.device)
+    before = torch.cuda.memory_allocated(compressor.device)
+    for index in range(calls):
+        one(index)
+    torch.cuda.synchronize(compressor.device)
+    after = torch.cuda.memory_allocated(compressor.device)
+    return {"measured": True, "calls": calls, "allocated_before_mib": before / 2 ** 20,
+            "allocated_after_mib": after / 2 ** 20, "growth_mib": (after - before) / 2 ** 20,
+            "peak_mib": torch.cuda.max_memory_allocated(compressor.device) / 2 ** 20}
+
+
 def profile(compressor: Any, tokens: int, rate: float, splitter: str | None, top: int = 15) -> dict[str, Any]:
     """cProfile's top entries (by own time) of one prompt-aware call; on CUDA also the torch profiler's top ops."""
     text, question = prompt_of(compressor.token_counter, tokens)
@@ -401,6 +433,11 @@ def markdown(report: dict[str, Any]) -> str:
         ratio = f"{row['over_long_prompt']:.2f}×" if "over_long_prompt" in row else "1.00×"
         lines.append(f"| {name.replace('_', ' ')} | {row['texts']} | {row['tokens']} | {row['seconds']:.3f} | "
                      f"{row['tokens_per_second']:,.0f} | {ratio} |")
+    mem = report["memory"]
+    lines += ["", "## Memory", ""]
+    lines.append(f"- {mem['calls']} calls after a warm-up: allocated {mem['allocated_before_mib']:.1f} MiB before, "
+                 f"{mem['allocated_after_mib']:.1f} MiB after (growth {mem['growth_mib']:+.1f} MiB), peak "
+                 f"{mem['peak_mib']:.1f} MiB" if mem["measured"] else f"- not measured: {mem['reason']}")
     prof = report["profile"]
     lines += ["", f"## Profile: one prompt-aware call, {prof['tokens']} tokens ({prof['total_ms']:.0f} ms under "
               "cProfile)", "", "| function | calls | own ms | cumulative ms |", "|---|---|---|---|"]
@@ -430,6 +467,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "agreement": agreement(cpu, on_device, prompts, args.rate, splitter),
             "latency": latency(on_device, args.lengths, args.repeats, args.rate, splitter),
             "throughput": throughput(on_device, args.passages, args.lengths[-1] if args.quick else 10_000, splitter),
+            "memory": memory(on_device, prompts, 10 if args.quick else 100, args.rate, splitter),
             "profile": profile(on_device, args.lengths[-1] if args.quick else 10_000, args.rate, splitter)}
     report["load_average_after"] = [round(value, 2) for value in os.getloadavg()]
     args.out.mkdir(parents=True, exist_ok=True)

@@ -32,8 +32,10 @@ def test_quick_device_check_on_the_cpu_writes_every_figure(tmp_path):
     assert throughput["passages_no_description"]["texts"] == 32
     assert all(row["tokens_per_second"] > 0 for row in throughput.values())
     assert written["profile"]["python"] and written["profile"]["total_ms"] > 0
+    assert written["memory"] == {"measured": False, "reason": "CUDA only (device cpu)"}
     table = (tmp_path / "device_check.md").read_text(encoding="utf-8")
-    assert "## Agreement" in table and "## Latency" in table and "## Throughput" in table and "## Profile" in table
+    for section in ("## Agreement", "## Latency", "## Throughput", "## Memory", "## Profile"):
+        assert section in table
 
 
 def test_defaults_and_quick_sizes():
