@@ -11,6 +11,11 @@ Suites:
   index        index-time compression: each qa_dev dev context compressed on its own, no question, no
                template, at --index-rates (default 0.5,0.3; --rate R for one rate); evidence recall and
                answer retention of the questions asked later, per source (--limit N questions).
+  cache        query-time sentence cache (issue 30): cold / cold with a cache / warm call time on 20 retrieved
+               chunks of ~500 tokens from qa_dev train contexts (memory and directory storage, question given
+               and not), LangChain's EmbeddingsFilter on the same chunks, bytes per sentence, time by number of
+               chunks (plot), and a LangChain retriever and a LlamaIndex query engine asked the same 50
+               questions twice (--quick: tiny inputs, one repeat; a check, not a measurement).
   all          dev + speed.
 ``--smoke``: a few dev samples, a few methods, no curves, no timing; for CI (< 2 min on 2 cores).
 ``--tpc-model`` may be repeated or take a comma list: one TPC row per model in every suite.
@@ -23,11 +28,13 @@ import logging
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from benchmarks.budget import minilm_token_counter
 from benchmarks.cache import JsonCache
+from benchmarks.cache_suite import CacheSuiteSettings, run_cache_suite
 from benchmarks.evaluate import evaluate
 from benchmarks.forward_floor import FLOOR_METHOD
 from benchmarks.index import (
@@ -102,9 +109,11 @@ def _tpc_models(values: Sequence[Sequence[str]] | None) -> list[str]:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    parser.add_argument("--suite", choices=("dev", "speed", "longbench", "zeroscrolls", "summ", "index", "all"), default="dev")
+    parser.add_argument("--suite", choices=("dev", "speed", "longbench", "zeroscrolls", "summ", "index", "cache", "all"), default="dev")
     parser.add_argument("--out", type=Path, default=Path("results"))
     parser.add_argument("--smoke", action="store_true", help="few samples and methods, no curves or timing")
+    parser.add_argument("--quick", action="store_true", help="cache: tiny inputs, one repeat (a check, not a measurement)")
+    parser.add_argument("--repeats", type=int, default=None, help="cache: timed repeats per call (default 5)")
     parser.add_argument("--methods", type=_csv, default=None,
                         help=f"comma list from: {', '.join(ALL_METHOD_NAMES)} (default: all but "
                              f"{', '.join(OPT_IN_METHOD_NAMES)}); --suite speed also {FLOOR_METHOD}")  # fmt: skip
@@ -327,6 +336,16 @@ def run_index(args: argparse.Namespace, cache: JsonCache) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def run_cache(args: argparse.Namespace) -> dict[str, Any]:
+    """The query-time cache suite on qa_dev ``train`` contexts (:mod:`benchmarks.cache_suite`)."""
+    settings = CacheSuiteSettings.quick_settings(args.device) if args.quick else CacheSuiteSettings(device=args.device)
+    if args.repeats is not None:
+        settings = replace(settings, repeats=args.repeats)
+    if args.rate_given:
+        settings = replace(settings, rate=args.rate)
+    return run_cache_suite(load_qa_dev(args.data_dir, split="train"), args.out, settings)
+
+
 def run_task_suite(args: argparse.Namespace, cache: JsonCache, suite: str) -> dict[str, Any]:
     if suite == "longbench":
         samples = load_longbench(args.tasks or LONGBENCH_TASKS, args.data_dir)
@@ -352,7 +371,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose or not args.smoke else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)  # fmt: skip
     args.out.mkdir(parents=True, exist_ok=True)
-    cache = JsonCache(None if args.no_cache else (args.cache or args.out / "cache.sqlite"))
+    no_cache = args.no_cache or args.suite == "cache"  # the cache suite times calls: nothing to reuse
+    cache = JsonCache(None if no_cache else (args.cache or args.out / "cache.sqlite"))
     suites = ["dev", "speed"] if args.suite == "all" else [args.suite]
     if args.smoke and "speed" in suites:
         suites.remove("speed")
@@ -366,6 +386,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 payload = run_summ(args, cache)
             elif suite == "index":
                 payload = run_index(args, cache)
+            elif suite == "cache":
+                payload = run_cache(args)
             else:
                 payload = run_task_suite(args, cache, suite)
             payload["tpc_models"] = tpc_model_labels(args.tpc_models)  # checkpoint -> its row label
