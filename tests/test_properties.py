@@ -4,6 +4,8 @@
 * The pure pipeline (real sentence splitter, real counters, scores drawn by hypothesis, no model): thousands
   of cases. Scoring is the only stage that runs a model; every guarantee is made after it.
 * End to end with the real shipped tpc-mini (MiniLM CSE), prompt-aware: a few hundred cases.
+* The sentence cache: a document known from a cache entry segments as it would be split again (pure), and calls
+  served from the cache keep every guarantee (end to end, fp32 and int8 entries).
 """
 
 from __future__ import annotations
@@ -136,3 +138,61 @@ def test_end_to_end_with_tpc_mini_keeps_every_guarantee(tpc_mini, counters, docs
     check_guarantees(result, docs, counter, separator)
     if result.scored:
         assert result.task_source == "question" and all(s.score is not None for s in result.sentences)
+
+
+@settings(max_examples=500, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+@given(docs=documents(), data=st.data())
+def test_a_document_known_from_a_cache_segments_as_it_would_be_split(counters, docs, data):
+    """``segment(known=...)`` (what a sentence-cache hit gives) equals splitting and counting the document again,
+    whether the entry's counts are the caller's or the caller's counter counts its sentences."""
+    from tpc_core.engine.segmented import KnownDocument
+
+    counter = counters[data.draw(st.sampled_from(sorted(counters)), label="counter")]
+    options = CompressionOptions.build(rate=data.draw(st.floats(0.01, 1.0), label="rate"))
+    fresh = segment(tuple(docs), get_splitter("nupunkt"), counter, options)
+    hits = data.draw(st.lists(st.booleans(), min_size=len(docs), max_size=len(docs)), label="hits")
+    own_counts = data.draw(st.booleans(), label="counts are the counter's")
+    known = [KnownDocument(spans, counts if own_counts else None, tokens if own_counts else None) if hit else None
+             for spans, counts, tokens, hit in zip(fresh.spans, fresh.counts, fresh.document_tokens, hits)]
+    cached = segment(tuple(docs), get_splitter("nupunkt"), counter, options, known)
+    assert (cached.spans, cached.counts, cached.document_tokens, cached.origin_tokens, cached.budget) == \
+        (fresh.spans, fresh.counts, fresh.document_tokens, fresh.origin_tokens, fresh.budget)
+    assert cached.sentence_ids == (fresh.sentence_ids if not (own_counts and any(hits)) else None)
+
+
+CACHED_CASES = 100
+
+
+@pytest.mark.slow
+@settings(max_examples=CACHED_CASES, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                 HealthCheck.function_scoped_fixture])
+@given(docs=documents(), data=st.data())
+def test_cached_calls_keep_every_guarantee(tpc_mini, counters, docs, data):
+    """Calls that find their documents in a sentence cache keep budget, verbatim and order, under the caller's
+    counter; with fp32 entries they give the call that stored them, exactly."""
+    import warnings
+
+    from tpc_core.cache import MemoryCache
+
+    name = data.draw(st.sampled_from(["default", "words", "chars"]), label="counter")
+    counter = tpc_mini.token_counter if name == "default" else counters[name]
+    separator = data.draw(st.sampled_from(["\n\n", " | "]), label="separator")
+    dtype = data.draw(st.sampled_from(["fp32", "int8"]), label="dtype")
+    options = {"question": data.draw(st.sampled_from(["Where did Alice go?", "東京 data"]), label="question"),
+               "target_tokens": data.draw(st.integers(1, 80), label="target_tokens"),
+               "token_counter": None if name == "default" else counter, "document_separator": separator,
+               "budget_scope": data.draw(st.sampled_from(["global", "per_document"]), label="scope")}
+    cache = MemoryCache(dtype=dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # oversized sentences warn; counted on the result instead
+        cold = tpc_mini.compress(docs, cache=cache, **options)
+        warm = tpc_mini.compress(docs, cache=cache, **options)
+    for result in (cold, warm):
+        check_guarantees(result, docs, counter, separator)
+    if cold.scored:
+        assert warm.cache_hits == sum(1 for doc in docs if doc.strip())
+    if dtype == "fp32":
+        assert warm.compressed_prompt == cold.compressed_prompt
+        assert [s.score for s in warm.sentences] == [s.score for s in cold.sentences]
