@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = ["CorpusInputError", "CorpusSettings", "CorpusPlan", "OUTPUT_COLUMNS", "ROW_COLUMN", "MANIFEST_NAME",
-           "input_files", "output_schema", "plan_corpus", "done_ids", "pending_mask"]
+           "WARMED", "input_files", "output_schema", "plan_corpus", "done_ids", "pending_mask"]
 
 logger = logging.getLogger(__name__)
 
@@ -36,7 +36,9 @@ ROW_COLUMN = "row"
 MANIFEST_NAME = "_tpc_corpus.json"
 #: Settings added after OUT manifests were first written, with the behaviour of the runs that did not record them
 #: (before ``describe_bare`` existed, the CTD described every row with no written request).
-_SETTINGS_BEFORE_THEY_WERE_RECORDED: dict[str, Any] = {"describe_bare": True}
+_SETTINGS_BEFORE_THEY_WERE_RECORDED: dict[str, Any] = {"describe_bare": True, "warm_cache": None}
+#: The ``compression`` status of a row whose sentence-cache entry ``--warm-cache`` stored: its text is whole.
+WARMED = "cached"
 JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".ndjson")
 PARQUET_SUFFIXES = (".parquet",)
 
@@ -62,6 +64,10 @@ class CorpusSettings:
             finds no written request (one generation per such row). ``False`` (default): such a row gets the
             checkpoint's fallback task, the one the CTD's ungrounded descriptions lead to, without a generation
             (see :class:`tpc_core.engine.task.TaskFinder`).
+        warm_cache: A directory: instead of compressing, store each row's sentence-cache entry there (its sentences,
+            counts and embeddings; :mod:`tpc_core.cache`) and write the row's whole text, status ``"cached"``, so
+            that an index of the full text is compressed at query time, per question, by a compressor given this
+            directory as ``cache=``. ``None`` (default): compress. Excludes the budget and the task description.
     """
 
     model: str
@@ -72,6 +78,7 @@ class CorpusSettings:
     id_column: str | None = "id"
     token_counter: str | None = None
     describe_bare: bool = False
+    warm_cache: str | None = None
 
     @property
     def id_field(self) -> str:
@@ -272,6 +279,27 @@ def _deciding(settings: dict[str, Any]) -> dict[str, Any]:
     return settings
 
 
+def _check_warm_cache(settings: CorpusSettings) -> CorpusSettings:
+    """``settings`` with ``warm_cache`` as an absolute path (what OUT records), once the directory is known to be
+    writable and no compression option is set beside it."""
+    if settings.warm_cache is None:
+        return settings
+    given = {"--rate": settings.rate, "--target-tokens": settings.target_tokens,
+             "--task-description": settings.task_description, "--describe-bare": settings.describe_bare or None}
+    compressing = [flag for flag, value in given.items() if value is not None]
+    if compressing:
+        raise CorpusInputError(f"--warm-cache keeps every row's text whole and stores its cache entry, so "
+                               f"{', '.join(compressing)} would do nothing: give them to the query-time compressor, "
+                               "or run without --warm-cache to compress at ingestion")
+    from tpc_core.cache import DirectoryCache
+
+    try:
+        directory = DirectoryCache(settings.warm_cache).directory.resolve()
+    except (OSError, ValueError) as error:
+        raise CorpusInputError(f"--warm-cache: {error}") from None
+    return replace(settings, warm_cache=str(directory))
+
+
 def plan_corpus(source: str | Path, out: str | Path, settings: CorpusSettings, *,
                 explicit_id: bool = True) -> CorpusPlan:
     """Validate IN, OUT and the settings, and find the rows still to do. Loads no model.
@@ -294,6 +322,7 @@ def plan_corpus(source: str | Path, out: str | Path, settings: CorpusSettings, *
         raise CorpusInputError(str(error)) from None
     if not isinstance(settings.describe_bare, bool):
         raise CorpusInputError(f"describe_bare must be True or False, got {settings.describe_bare!r}")
+    settings = _check_warm_cache(settings)
     files, file_format = input_files(source)
     _require_pyarrow()
     out_dir = Path(out)

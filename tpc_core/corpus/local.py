@@ -8,7 +8,8 @@ Two engines write the same OUT (a directory of Parquet files, see :mod:`tpc_core
 * ``ray`` (:mod:`tpc_core.corpus.ray_engine`): Ray Data, one compressor per actor.
 
 Both skip the rows whose id is already in OUT, so a run can be interrupted and started again with the same
-command. Without ``--task-description``, rows in which no written request is found get the checkpoint's fallback
+command. ``--warm-cache DIR`` compresses nothing: each row's sentence-cache entry is stored in DIR and its whole
+text written to OUT (``compression="cached"``), for an index of the full text compressed at query time. Without ``--task-description``, rows in which no written request is found get the checkpoint's fallback
 task without a CTD generation unless ``--describe-bare`` is given (:attr:`CorpusSettings.describe_bare`).
 """
 
@@ -226,6 +227,11 @@ def add_corpus_parser(commands: Any) -> argparse.ArgumentParser:
                              "request is found (one generation per such row: far slower). Default: such rows get "
                              "the checkpoint's fallback task, which is what most CTD descriptions of bare "
                              "documents end in.")
+    parser.add_argument("--warm-cache", metavar="DIR", default=None,
+                        help="Do not compress: store each row's sentence-cache entry in DIR and write its whole text "
+                             "(compression=cached), so the full text can be indexed and compressed at query time, "
+                             "per question, by a compressor given cache=DIR (TPCDocumentCompressor, "
+                             "TPCNodePostprocessor, compress). Excludes --rate, --target-tokens, --task-description.")
     parser.add_argument("--text-column", default="text", help="Column holding the text (default: text).")
     parser.add_argument("--id-column", default=None,
                         help="Column identifying a row, used to resume (default: id; without one, the row's "
@@ -265,7 +271,7 @@ def run_corpus_command(args: argparse.Namespace) -> int:
     settings = CorpusSettings(model=args.model, rate=args.rate, target_tokens=args.target_tokens,
                               task_description=args.task_description, text_column=args.text_column,
                               id_column=args.id_column or "id", token_counter=args.token_counter,
-                              describe_bare=args.describe_bare)
+                              describe_bare=args.describe_bare, warm_cache=args.warm_cache)
     try:
         report = compress_corpus(args.input, args.output, settings, engine=args.engine, batch_size=args.batch_size,
                                  num_workers=args.num_workers, cpus_per_worker=args.cpus_per_worker,
@@ -284,6 +290,7 @@ def run_corpus_command(args: argparse.Namespace) -> int:
         return 2
     tokens = (f"; {report.origin_tokens} -> {report.compressed_tokens} tokens"
               if report.origin_tokens is not None and report.compressed_rows else "")
-    print(f"[tpc] {report.compressed_rows} rows compressed, {report.skipped_rows} already in {args.output} "
+    done = "cached in " + args.warm_cache if args.warm_cache else "compressed"
+    print(f"[tpc] {report.compressed_rows} rows {done}, {report.skipped_rows} already in {args.output} "
           f"(of {report.total_rows}){tokens}; {report.seconds:.1f} s", file=sys.stderr)
     return 0

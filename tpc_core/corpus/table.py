@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from tpc_core.corpus.io import CorpusInputError, CorpusSettings
+from tpc_core.corpus.io import WARMED, CorpusInputError, CorpusSettings
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from tpc_core.compressor import TPCCompressor
     from tpc_core.engine.result import CompressionResult
 
-__all__ = ["check_threads", "compress_table", "load_compressor", "row_outcome", "torch_threads"]
+__all__ = ["check_threads", "compress_table", "load_compressor", "row_outcome", "torch_threads", "warm_table"]
 
 # The engines' own logger name, as before this module was split out of tpc_core.corpus.local.
 logger = logging.getLogger("tpc_core.corpus.local")
@@ -85,10 +85,14 @@ def compress_table(compressor: TPCCompressor, table: pa.Table, settings: CorpusS
         compressor: A loaded compressor.
         table: Rows of IN (the text column holds strings).
         settings: The compression settings (``task_description`` is given as the question when set;
-            ``describe_bare`` decides whether the CTD describes rows with no written request).
+            ``describe_bare`` decides whether the CTD describes rows with no written request; with ``warm_cache``
+            the rows are not compressed: :func:`warm_table`).
         batch_size: Rows per model batch.
     """
     import pyarrow as pa
+
+    if settings.warm_cache is not None:
+        return warm_table(compressor, table, settings, batch_size)
 
     texts = table.column(settings.text_column).to_pylist()
     results = compressor.compress_batch(texts, question=settings.task_description, rate=settings.rate,
@@ -107,6 +111,28 @@ def compress_table(compressor: TPCCompressor, table: pa.Table, settings: CorpusS
                "task_source": pa.array([str(r.task_source) if r.task_source is not None else None
                                        for r in results], pa.string()),
                "compression": pa.array([status for _, _, status in outcomes], pa.string())}
+    for name, values in columns.items():
+        table = table.append_column(name, values)
+    return table
+
+
+def warm_table(compressor: TPCCompressor, table: pa.Table, settings: CorpusSettings, batch_size: int) -> pa.Table:
+    """``--warm-cache``: each row's sentence-cache entry stored in ``settings.warm_cache`` (rows already there are not
+    read again), and ``table`` with the output columns of a row kept whole: ``compressed_text`` is the text,
+    ``compression`` is ``"cached"`` (``"empty"`` for blank text), no task."""
+    import pyarrow as pa
+
+    from tpc_core.engine.tokens import resolve_token_counter
+
+    texts = table.column(settings.text_column).to_pylist()
+    stored = compressor.warm_cache(texts, cache=settings.warm_cache, batch_size=batch_size)
+    counter = resolve_token_counter(settings.token_counter) if settings.token_counter else compressor.token_counter
+    counts = counter.count_many(texts)
+    logger.debug("%d new cache entries for %d rows in %s", stored, len(texts), settings.warm_cache)
+    columns = {"compressed_text": pa.array(texts, pa.string()), "origin_tokens": pa.array(counts, pa.int64()),
+               "compressed_tokens": pa.array(counts, pa.int64()), "task_description": pa.nulls(len(texts), pa.string()),
+               "task_source": pa.nulls(len(texts), pa.string()),
+               "compression": pa.array([WARMED if text.strip() else "empty" for text in texts], pa.string())}
     for name, values in columns.items():
         table = table.append_column(name, values)
     return table
