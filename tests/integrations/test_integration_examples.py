@@ -69,3 +69,19 @@ def test_index_time_compression_example_with_llama_index():
     assert "chunks ingested" in output
     hits = _kept_sentences(output)
     assert hits and all(re.match(r"\[\d+ -> \d+ tokens\] ", hit) for hit in hits)
+
+
+@pytest.mark.parametrize("framework", ["langchain", "llamaindex"])
+def test_query_time_cache_example_is_served_from_the_cache_warmed_at_ingestion(framework, tmp_path):
+    output = _run_example("query_time_cache.py", "--framework", framework, "--cache-dir", str(tmp_path / "entries"),
+                          "--rate", "0.3", "--top-k", "4")
+    indexed = int(re.search(r"(\d+) chunks indexed whole, their cache entries stored in ", output).group(1))
+    assert indexed >= 4 and len(list((tmp_path / "entries").rglob("*.tpcs"))) == indexed
+    assert "retrieved 4 chunks; served from the cache: True (4 hits, 0 misses)" in output
+    before = int(re.search(r"prompt before: (\d+) tokens", output).group(1))
+    after = int(re.search(r"prompt after:\s+(\d+) tokens", output).group(1))
+    assert after <= 0.3 * before + 2 and after < before  # the rate is of the retrieved tokens (separators aside)
+    sample = example_data.load_sample(example_data.DEFAULT_DATA, 0)
+    corpus = "\n\n".join(sample.documents)
+    kept = _kept_sentences(output)
+    assert kept and all(line.rstrip("…") in corpus for line in kept)
