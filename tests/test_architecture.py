@@ -390,7 +390,7 @@ def test_modules_are_small(folder):
 
 def test_the_tree_shows_the_three_concerns():
     """The algorithm, the loading of models and the corpus job each have their own package."""
-    for package in ("engine", "loading", "corpus", "segmentation"):
+    for package in ("engine", "loading", "corpus", "segmentation", "cache"):
         assert (ROOT / PACKAGE / package / "__init__.py").is_file(), package
     assert not [path.name for path in (ROOT / PACKAGE).glob("*.py")
                 if path.stem not in ("__init__", "__main__", "version", "compressor", "cli", "config")]
