@@ -130,9 +130,10 @@ class _BackendCount:
         ids = [encoding.ids for encoding in encodings]  # each a new Python list: read once
         if fast is not None and self.long_words is not None:
             unknown = [index for index, text_ids in enumerate(ids) if self.long_words[1] in text_ids]
-            with_offsets = self.backend.encode_batch([texts[index] for index in unknown], add_special_tokens=False)
-            for index, encoding in zip(unknown, with_offsets):
-                encodings[index] = encoding
+            if unknown:
+                with_offsets = self.backend.encode_batch([texts[index] for index in unknown], add_special_tokens=False)
+                for index, encoding in zip(unknown, with_offsets):
+                    encodings[index] = encoding
         return Encoded([self._count(text, encoding, text_ids) for text, encoding, text_ids in
                         zip(texts, encodings, ids)], ids, self.fingerprint)
 
