@@ -106,8 +106,9 @@ def layout_features(sentences: Sequence[str]) -> torch.Tensor:
     option = [_OPTION.match(s) is not None for s in sentences]
     label = [_LABEL.match(s) is not None for s in sentences]
     cores = [sentence_core(s) for s in sentences]
-    cue_only = [len(s.split()) <= 4 and _CUE.search(s) is not None and len(rest.split()) <= 3
-                for s, (_, rest) in zip(sentences, cores)]
+    words = [s.split() for s in sentences]  # split once: read by four features
+    cue_only = [len(split) <= 4 and _CUE.search(s) is not None and len(rest.split()) <= 3
+                for s, split, (_, rest) in zip(sentences, words, cores)]
     rows = []
     for index, sentence in enumerate(sentences):
         core_label, rest = cores[index]
@@ -120,7 +121,7 @@ def layout_features(sentences: Sequence[str]) -> torch.Tensor:
             float(question[index]),
             float(label[index]),
             float(option[index]),
-            math.log1p(len(sentence.split())) / 5.0,
+            math.log1p(len(words[index])) / 5.0,
             float(index > 0 and question[index - 1]),
             float(index + 1 < count and question[index + 1]),
             float(index > 0 and option[index - 1]),
@@ -132,10 +133,10 @@ def layout_features(sentences: Sequence[str]) -> torch.Tensor:
             float(index > 0 and cue_only[index - 1]),
             float(_ASKING_CORE.match(rest) is not None),
             float(stripped[:1] in _MARKUP_START if stripped else False),
-            float(len(sentence.split()) <= 4),
+            float(len(words[index]) <= 4),
             float(index + 1 < count and _ANSWER_CUE.match(sentences[index + 1].strip()) is not None),
             float(rest[:1].islower()),
-            float(_CUE.search(" ".join(sentence.split()[:8])) is not None),
+            float(_CUE.search(" ".join(words[index][:8])) is not None),
         ])
     return torch.tensor(rows, dtype=torch.float32).reshape(count, len(FEATURE_NAMES))
 
