@@ -159,8 +159,9 @@ def test_a_damaged_entry_on_disk_is_recomputed_and_overwritten(tpc_mini, tmp_pat
         foreign = entry_files(tmp_path / "other")[0].read_bytes()
     for path in files:
         data = path.read_bytes()
-        path.write_bytes({"truncated": data[: len(data) // 2], "flipped": data[:100] + bytes([data[100] ^ 1]) + data[101:],
-                          "garbage": b"not an entry at all", "foreign": foreign if damage == "foreign" else b""}[damage])
+        damaged = {"truncated": data[: len(data) // 2], "flipped": data[:100] + bytes([data[100] ^ 1]) + data[101:],
+                   "garbage": b"not an entry at all", "foreign": foreign if damage == "foreign" else b""}
+        path.write_bytes(damaged[damage])
     with caplog.at_level("WARNING", logger="tpc_core.cache.stores"):
         again = tpc_mini.compress(CHUNKS[:3], cache=cache, **options)
     assert facts(again) == facts(uncached)

@@ -152,7 +152,8 @@ def decode_entry(data: object, fingerprint: bytes | None = None) -> Entry:
     vector_bytes = n * d * {"fp32": 4, "fp16": 2, "int8": 1}[dtype] + (4 * n if dtype == "int8" else 0)
     integers_end = _HEADER.size + 3 * n * width
     if len(body) != integers_end + vector_bytes:
-        raise DamagedEntry(f"{len(body)} bytes where {n} sentences of {d} dimensions take {integers_end + vector_bytes}")
+        raise DamagedEntry(f"{len(body)} bytes where {n} sentences of {d} dimensions take "
+                           f"{integers_end + vector_bytes}")
     gaps, lengths, counts = np.frombuffer(body, _INT_WIDTHS[width], 3 * n, _HEADER.size).astype(np.int64).reshape(3, n)
     ends = np.cumsum(gaps + lengths)
     if n and (lengths.min() < 1 or ends[-1] > text_length):
