@@ -74,6 +74,7 @@ class CacheSuiteSettings:
     e2e_questions: int = 50
     e2e_top_k: int = 20
     device: str | None = None
+    threads: int | None = None
     quick: bool = False
 
     @classmethod
@@ -238,6 +239,10 @@ def run_cache_suite(samples: Sequence[Sample], out_dir: Path, settings: CacheSui
     ``out_dir`` and return the JSON payload (``run.py`` writes ``cache.json``)."""
     from tpc_core import TPCCompressor  # noqa: PLC0415
 
+    if settings.threads is not None:  # torch's intra-op threads; a busy machine makes 2 threads slow small forwards
+        import torch  # noqa: PLC0415
+
+        torch.set_num_threads(settings.threads)
     counter = minilm_token_counter()
     load_before = os.getloadavg()
     started = time.perf_counter()
@@ -256,6 +261,7 @@ def run_cache_suite(samples: Sequence[Sample], out_dir: Path, settings: CacheSui
         "chunks": len(chunks), "chunk_tokens": [chunk.tokens for chunk in chunks],
         "tokens": sum(chunk.tokens for chunk in chunks), "question": question,
         "chunk_samples": sorted({chunk.sample_id for chunk in chunks}), "calls": calls,
+        "torch_threads": _torch_threads(),
         "embeddings_filter": embeddings_filter_times(texts, question, settings),
         "scaling": scaling(compressor, pool, question, settings),
         "pipelines": run_pipelines(samples, counter, settings),
@@ -266,6 +272,12 @@ def run_cache_suite(samples: Sequence[Sample], out_dir: Path, settings: CacheSui
                        rate=settings.rate)
     (out_dir / "cache.md").write_text(cache_table(payload), encoding="utf-8")
     return payload
+
+
+def _torch_threads() -> int:
+    import torch  # noqa: PLC0415
+
+    return torch.get_num_threads()
 
 
 def _ms(value: float | None) -> str:
@@ -284,7 +296,8 @@ def cache_table(payload: dict[str, Any]) -> str:
         f"## Query-time cache: {payload['chunks']} chunks, {payload['tokens']} MiniLM tokens, rate {settings['rate']}, "
         f"{payload['model']} on {payload['device']}" + (" (--quick: not a measurement)" if settings["quick"] else ""),
         "",
-        f"Medians over {settings['repeats']} repeats ({settings['warm_calls']} warm calls each), one process; "
+        f"Medians over {settings['repeats']} repeats ({settings['warm_calls']} warm calls each), one process, "
+        f"torch threads {payload['torch_threads']}; "
         f"load average {load['before'][0]:.2f} before, {load['after'][0]:.2f} after. Cold: no cache. Cold + cache: "
         "a fresh, empty cache attached (every chunk a miss). Warm: every chunk served from the cache.",
         "",

@@ -114,6 +114,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--smoke", action="store_true", help="few samples and methods, no curves or timing")
     parser.add_argument("--quick", action="store_true", help="cache: tiny inputs, one repeat (a check, not a measurement)")
     parser.add_argument("--repeats", type=int, default=None, help="cache: timed repeats per call (default 5)")
+    parser.add_argument("--threads", type=int, default=None, help="cache: torch intra-op threads (default: torch's)")
     parser.add_argument("--methods", type=_csv, default=None,
                         help=f"comma list from: {', '.join(ALL_METHOD_NAMES)} (default: all but "
                              f"{', '.join(OPT_IN_METHOD_NAMES)}); --suite speed also {FLOOR_METHOD}")  # fmt: skip
@@ -341,6 +342,8 @@ def run_cache(args: argparse.Namespace) -> dict[str, Any]:
     settings = CacheSuiteSettings.quick_settings(args.device) if args.quick else CacheSuiteSettings(device=args.device)
     if args.repeats is not None:
         settings = replace(settings, repeats=args.repeats)
+    if args.threads is not None:
+        settings = replace(settings, threads=args.threads)
     if args.rate_given:
         settings = replace(settings, rate=args.rate)
     return run_cache_suite(load_qa_dev(args.data_dir, split="train"), args.out, settings)

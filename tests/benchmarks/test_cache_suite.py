@@ -85,6 +85,7 @@ def test_quick_cache_suite_writes_every_figure(data_dir, tmp_path):
         assert second["cache_hits"] == first["cache_hits"] + first["cache_misses"] == 2 * 3
         assert pipelines["runs"][name]["second_over_first"] > 0
     assert set(payload["load_average"]) == {"before", "after"} and payload["environment"]["cpu_count"]
+    assert payload["torch_threads"] >= 1 and payload["settings"]["threads"] is None
     assert (out / "cache_latency.png").stat().st_size > 0 and not (out / "cache.sqlite").exists()
     table = (out / "cache.md").read_text(encoding="utf-8")
     assert "## Query-time cache" in table and "EmbeddingsFilter" in table and "### End to end" in table
@@ -92,6 +93,6 @@ def test_quick_cache_suite_writes_every_figure(data_dir, tmp_path):
 
 
 def test_cache_suite_arguments():
-    args = parse_args(["--suite", "cache", "--quick", "--repeats", "3"])
-    assert (args.suite, args.quick, args.repeats) == ("cache", True, 3)
+    args = parse_args(["--suite", "cache", "--quick", "--repeats", "3", "--threads", "1"])
+    assert (args.suite, args.quick, args.repeats, args.threads) == ("cache", True, 3, 1)
     assert parse_args(["--suite", "cache"]).quick is False
