@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from benchmarks.budget import MiniLMTokenCounter
-from benchmarks.loaders import Sample
+from benchmarks.loaders import Sample, round_robin
 
 __all__ = ["LEFT_OUT_SOURCES", "Chunk", "build_chunks", "retrieval_set", "spread_over_sources"]
 
@@ -36,13 +36,7 @@ def spread_over_sources(samples: Sequence[Sample], count: int | None) -> list[Sa
             by_source.setdefault(sample.source, []).append(sample)
     queues = [by_source[source] for source in sorted(by_source)]
     total = sum(map(len, queues))
-    limit = total if count is None else min(count, total)
-    chosen: list[Sample] = []
-    while len(chosen) < limit:
-        for queue in queues:
-            if queue and len(chosen) < limit:
-                chosen.append(queue.pop(0))
-    return chosen
+    return round_robin(queues, total if count is None else min(count, total))
 
 
 def build_chunks(sample: Sample, counter: MiniLMTokenCounter, chunk_tokens: int) -> list[Chunk]:

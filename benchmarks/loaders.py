@@ -26,6 +26,7 @@ from typing import Any
 from benchmarks.templates import DATASET2MAXLEN, DATASET2METRIC, DATASET2PROMPT, QA_DEV_TEMPLATES
 
 __all__ = [
+    "round_robin",
     "Sample",
     "DataNotFoundError",
     "DATA_DIR_ENV",
@@ -340,3 +341,13 @@ def load_zeroscrolls(
                 )
             )
     return samples
+
+
+def round_robin(queues: list[list[Sample]], limit: int) -> list[Sample]:
+    """Up to ``limit`` samples taken one from each queue in turn (the queues are consumed)."""
+    chosen: list[Sample] = []
+    while len(chosen) < limit and any(queues):
+        for queue in queues:
+            if queue and len(chosen) < limit:
+                chosen.append(queue.pop(0))
+    return chosen

@@ -53,6 +53,7 @@ from benchmarks.loaders import (
     load_qa_dev,
     load_summ_dev,
     load_zeroscrolls,
+    round_robin,
     LONGBENCH_TASKS,
     ZEROSCROLLS_TASKS,
 )
@@ -182,13 +183,7 @@ def stratified(samples: Sequence[Sample], limit: int | None) -> list[Sample]:
     by_source: dict[str, list[Sample]] = {}
     for sample in samples:
         by_source.setdefault(sample.source, []).append(sample)
-    queues = list(by_source.values())
-    chosen: list[Sample] = []
-    while len(chosen) < limit:
-        for queue in queues:
-            if queue and len(chosen) < limit:
-                chosen.append(queue.pop(0))
-    return chosen
+    return round_robin(list(by_source.values()), limit)
 
 
 def _methods(args: argparse.Namespace, default: Sequence[str], *,
