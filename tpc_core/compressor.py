@@ -39,6 +39,7 @@ from tpc_core.cache.reading import CacheReader, cache_reader
 from tpc_core.config import ScorerConfig, TPCConfig
 from tpc_core.engine.cse import ContextSentenceEncoder
 from tpc_core.engine.caller import warn_at_caller
+from tpc_core.engine.conversation import compress_conversation
 from tpc_core.engine.ctd import TaskDescriptor
 from tpc_core.loading.devices import resolve_device, resolve_dtype
 from tpc_core.loading.copying import picklable_state, restore_state
@@ -164,7 +165,7 @@ class TPCCompressor:
         # Hub parts (cpc-*) resolve to commits first: the loaded weights, info() and save_pretrained agree.
         config = pin_hub_revisions(TPCConfig.load(checkpoint_dir), options)
         if scorer is not None:
-            config = dataclasses.replace(config, scorer=_scorer_config(scorer, config.scorer))
+            config = dataclasses.replace(config, scorer=config.scorer.overridden(scorer))
         check_config_paths(config, checkpoint_dir, options)  # the CTD's too, though it loads on first use
         scorer_class(config.scorer)  # an unknown scorer name fails before any weights load
         resolved_device = resolve_device(device)
@@ -284,6 +285,19 @@ class TPCCompressor:
                 warn_at_caller(f"{result.oversized_sentences} sentence(s) are larger than the whole budget of "
                                f"{result.budget} tokens and were skipped (sentences are never truncated).")
         return results
+
+    def compress_messages(self, messages: Sequence[Any], target_tokens: int | None = None, rate: float | None = None,
+                          token_counter: TokenCounterSpec = None, **options: Unpack[CompressKeywords]) -> list[Any]:
+        """Compress a conversation (dicts, LangChain or LlamaIndex messages) under one budget; the same kind back.
+
+        The latest user turn is the task, kept whole with the system / developer messages; every other message's
+        text parts are compressed for it (verbatim sentences, in order); non-text parts, ids, names and tool calls
+        are kept. The budget (``target_tokens``, or ``rate`` of the conversation, default 0.2) counts every text
+        part of every message with ``token_counter`` (not the chat template's tokens) and holds exactly. Bad
+        input and guarantees: :mod:`tpc_core.engine.conversation`; with the counts: ``compress_conversation``.
+        """
+        return compress_conversation(self, messages, target_tokens=target_tokens, rate=rate,
+                                     token_counter=token_counter, **options).messages
 
     def _run(self, documents: list[tuple[str, ...]], questions: list[str | None], counter: TokenCounter,
              split: SentenceSplitter, options: CompressionOptions,
@@ -433,11 +447,3 @@ class TPCCompressor:
                 self._splitters[splitter] = get_splitter(splitter)
             return self._splitters[splitter]
 
-
-def _scorer_config(scorer: str | ScorerConfig, own: ScorerConfig) -> ScorerConfig:
-    """``from_pretrained(scorer=...)``: a name keeps the checkpoint's other scorer settings; a config replaces them."""
-    if isinstance(scorer, ScorerConfig):
-        return scorer
-    if isinstance(scorer, str):
-        return dataclasses.replace(own, name=scorer)  # validated by ScorerConfig.__post_init__
-    raise TypeError(f"scorer must be a scorer name or a ScorerConfig, got {type(scorer).__name__}.")

@@ -297,6 +297,14 @@ class ScorerConfig:
         if not math.isfinite(self.lexical_weight) or self.lexical_weight < 0:
             raise ValueError(f"scorer.lexical_weight must be a finite number >= 0, got {self.lexical_weight!r}.")
 
+    def overridden(self, scorer: str | ScorerConfig) -> ScorerConfig:
+        """``from_pretrained(scorer=...)``: a name keeps this config's other settings; a config replaces it."""
+        if isinstance(scorer, ScorerConfig):
+            return scorer
+        if isinstance(scorer, str):
+            return dataclasses.replace(self, name=scorer)  # validated by __post_init__
+        raise TypeError(f"scorer must be a scorer name or a ScorerConfig, got {type(scorer).__name__}.")
+
 
 @dataclass
 class TPCConfig:
