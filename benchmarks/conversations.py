@@ -1,0 +1,248 @@
+"""Conversations as input (issue 31): ``compress_messages`` against the ways a user shortens a chat today.
+
+``python -m benchmarks.conversations --split dev --limit 60 --out benchmarks/results/conversations``
+
+Each qa_dev row becomes one conversation (OpenAI-style dicts), in one of three shapes taken in turn:
+
+* ``pasted``: the documents pasted in two earlier user turns, an assistant reply after each;
+* ``tools``: an earlier user request, an assistant tool call (``tool_calls`` with ids, no content), one tool
+  result per group of documents (``tool_call_id``), an assistant reply;
+* ``mixed``: the first documents pasted by the user, an assistant reply, the rest as one tool result;
+
+with a system message first and the row's question as the last user turn. The budget is ``rate`` (0.2) of the
+whole conversation, counted with one counter for every method: MiniLM's WordPiece
+(:func:`benchmarks.budget.minilm_token_counter`), summed over every text part of every message.
+
+Methods:
+
+* ``compress_messages``: :meth:`tpc_core.TPCCompressor.compress_messages`;
+* ``reference``: prompt-aware ``compress`` of the same documents with the same question, at the budget the
+  conversation leaves them (the budget minus the messages kept whole): the target is recall within 0.02 of it;
+* ``trim_messages``: LangChain's ``trim_messages(strategy="last", include_system=True)``, same counter and budget;
+* ``flattened``: the conversation written as one text (``role: text`` blocks) compressed prompt-agnostically
+  (``question=None``) at the same budget (``describe_bare=False``, see ``--describe-bare``).
+
+Reported: evidence recall (gold supporting sentences found verbatim, :func:`benchmarks.metrics.evidence_recall`),
+budget overruns (must be 0), conversations whose protected messages (system, latest user turn) come back intact,
+and seconds per conversation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from benchmarks.budget import minilm_token_counter
+from benchmarks.loaders import Sample, load_qa_dev, round_robin
+from benchmarks.metrics import evidence_recall
+
+__all__ = ["SHAPES", "build_conversation", "main", "run"]
+
+SHAPES = ("pasted", "tools", "mixed")
+METHODS = ("compress_messages", "reference", "trim_messages", "flattened")
+SYSTEM = "You are a careful assistant. Answer the user's question from the documents in this conversation only."
+
+
+def split_documents(context: str) -> list[str]:
+    """The row's documents: its paragraphs, else its lines, else the whole context."""
+    for separator in ("\n\n", "\n"):
+        pieces = [piece for piece in context.split(separator) if piece.strip()]
+        if len(pieces) >= 3:
+            return pieces
+    return [context]
+
+
+def _halves(documents: list[str]) -> tuple[list[str], list[str]]:
+    middle = max(1, len(documents) // 2)
+    return documents[:middle], documents[middle:]
+
+
+def build_conversation(sample: Sample, shape: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """One conversation of ``shape`` from a qa_dev row, and the documents it carries (in order)."""
+    documents = split_documents(sample.context)
+    first, second = _halves(documents)
+    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}]
+    if shape == "pasted":
+        messages += [{"role": "user", "content": "Please read these documents.\n\n" + "\n\n".join(first)},
+                     {"role": "assistant", "content": "I have read them. Is there more?"}]
+        if second:
+            messages += [{"role": "user", "content": "Yes, here is the rest.\n\n" + "\n\n".join(second)},
+                         {"role": "assistant", "content": "Thank you, I have all the documents now."}]
+    elif shape == "tools":
+        groups = [group for group in (first, second) if group]
+        calls = [{"id": f"call_{k}", "type": "function",
+                  "function": {"name": "search", "arguments": json.dumps({"page": k})}} for k in range(len(groups))]
+        messages += [{"role": "user", "content": "Find the background documents for my next question."},
+                     {"role": "assistant", "content": None, "tool_calls": calls}]
+        messages += [{"role": "tool", "tool_call_id": call["id"], "content": "\n\n".join(group)}
+                     for call, group in zip(calls, groups)]
+        messages.append({"role": "assistant", "content": "I found the documents. What is your question?"})
+    elif shape == "mixed":
+        messages += [{"role": "user", "content": [{"type": "text", "text": "\n\n".join(first)},
+                                                  {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}]},
+                     {"role": "assistant", "content": "Noted. I will also search for related documents.",
+                      "tool_calls": [{"id": "call_0", "type": "function",
+                                      "function": {"name": "search", "arguments": "{}"}}]}]
+        if second:
+            messages.append({"role": "tool", "tool_call_id": "call_0", "content": "\n\n".join(second)})
+    else:
+        raise ValueError(f"Unknown shape {shape!r}; one of {SHAPES}.")
+    messages.append({"role": "user", "content": sample.question})
+    return messages, documents
+
+
+def _texts(message: Any) -> list[str]:
+    """The text parts of a dict or a LangChain message."""
+    content = message["content"] if isinstance(message, dict) else message.content
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [content]
+    return [part if isinstance(part, str) else part["text"] for part in content
+            if isinstance(part, str) or part.get("type") == "text"]
+
+
+def conversation_tokens(messages: Sequence[Any], counter: Callable[[str], int]) -> int:
+    """The budget's measure: the counter summed over every text part of every message."""
+    return sum(counter(text) for message in messages for text in _texts(message))
+
+
+def _protected(messages: list[dict[str, Any]]) -> list[str]:
+    return [messages[0]["content"], messages[-1]["content"]]
+
+
+def _outcome(text: str, kept_protected: bool, tokens: int, budget: int, seconds: float, sample: Sample) -> dict:
+    return {"recall": evidence_recall(text, sample.supporting_sentences, sample.context), "tokens": tokens,
+            "budget": budget, "overrun": tokens > budget, "protected_intact": kept_protected, "seconds": seconds}
+
+
+def run_one(compressor: Any, sample: Sample, shape: str, methods: Sequence[str], rate: float,
+            describe_bare: bool) -> dict[str, Any]:
+    """Every method on one conversation."""
+    from tpc_core.engine.conversation import compress_conversation
+
+    counter = minilm_token_counter()
+    messages, documents = build_conversation(sample, shape)
+    row: dict[str, Any] = {"id": sample.id, "source": sample.source, "shape": shape}
+    start = time.perf_counter()
+    conversation = compress_conversation(compressor, messages, rate=rate, token_counter=counter)
+    seconds = time.perf_counter() - start
+    budget, room = conversation.budget, conversation.budget - conversation.protected_tokens
+    row["budget"], row["origin_tokens"] = budget, conversation.origin_tokens
+    if "compress_messages" in methods:
+        out = conversation.messages
+        intact = [out[0], out[-1]] == [messages[0], messages[-1]] and len(out) == len(messages)
+        text = "\n\n".join(t for message in out for t in _texts(message))
+        row["compress_messages"] = _outcome(text, intact, conversation_tokens(out, counter), budget, seconds, sample)
+    if "reference" in methods:
+        start = time.perf_counter()
+        result = compressor.compress(documents, question=sample.question, target_tokens=max(room, 1),
+                                     token_counter=counter)
+        row["reference"] = _outcome(result.compressed_prompt, True, sum(result.document_compressed_tokens), room,
+                                    time.perf_counter() - start, sample)
+    if "trim_messages" in methods:
+        from langchain_core.messages import convert_to_messages, trim_messages
+
+        start = time.perf_counter()
+        trimmed = trim_messages(convert_to_messages(messages), max_tokens=budget, strategy="last",
+                                include_system=True,
+                                token_counter=lambda batch: conversation_tokens(batch, counter))
+        seconds = time.perf_counter() - start
+        kept = ["\n\n".join(_texts(message)) for message in trimmed]
+        intact = all(text in kept for text in _protected(messages))
+        row["trim_messages"] = _outcome("\n\n".join(kept), intact, conversation_tokens(trimmed, counter), budget,
+                                        seconds, sample)
+    if "flattened" in methods:
+        flat = "\n\n".join(f"{m['role']}: {chr(10).join(_texts(m))}" for m in messages if _texts(m))
+        start = time.perf_counter()
+        result = compressor.compress(flat, question=None, target_tokens=budget, token_counter=counter,
+                                     describe_bare=describe_bare)
+        text = result.compressed_prompt
+        row["flattened"] = _outcome(text, all(p in text for p in _protected(messages)), counter(text), budget,
+                                    time.perf_counter() - start, sample)
+        row["flattened"]["task_source"] = str(result.task_source)
+    return row
+
+
+def summarise(rows: list[dict[str, Any]], methods: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Per method: mean evidence recall (rows with gold evidence), overruns, protected intact, seconds."""
+    summary = {}
+    for method in methods:
+        outcomes = [row[method] for row in rows if method in row]
+        recalls = [o["recall"] for o in outcomes if o["recall"] is not None]
+        summary[method] = {
+            "recall": statistics.fmean(recalls) if recalls else None, "recall_rows": len(recalls),
+            "overruns": sum(o["overrun"] for o in outcomes), "protected_intact": sum(o["protected_intact"]
+                                                                                      for o in outcomes),
+            "conversations": len(outcomes), "seconds": statistics.fmean(o["seconds"] for o in outcomes),
+            "by_shape": {shape: statistics.fmean(r) if (r := [row[method]["recall"] for row in rows
+                                                               if row["shape"] == shape and method in row
+                                                               and row[method]["recall"] is not None]) else None
+                         for shape in SHAPES}}
+    return summary
+
+
+def table(summary: dict[str, dict[str, Any]]) -> str:
+    """The markdown table of :func:`summarise`."""
+    lines = ["| method | evidence recall | " + " | ".join(SHAPES) + " | budget overruns | protected intact | s / conv |",
+             "|---|---|" + "---|" * len(SHAPES) + "---|---|---|"]
+    for method, s in summary.items():
+        shapes = " | ".join("-" if s["by_shape"][shape] is None else f"{s['by_shape'][shape]:.3f}" for shape in SHAPES)
+        lines.append(f"| {method} | {s['recall']:.3f} | {shapes} | {s['overruns']} / {s['conversations']} | "
+                     f"{s['protected_intact']} / {s['conversations']} | {s['seconds']:.2f} |")
+    return "\n".join(lines)
+
+
+def run(split: str, limit: int, rate: float, methods: Sequence[str], out: Path, describe_bare: bool = False,
+        data: str | None = None) -> dict[str, Any]:
+    """Build ``limit`` conversations from ``split`` (sources in turn, shapes in turn), run, write .md / .json."""
+    from tpc_core import TPCCompressor
+
+    samples = load_qa_dev(data, split=split)
+    queues: dict[str, list[Sample]] = {}
+    for sample in samples:
+        if sample.supporting_sentences:
+            queues.setdefault(sample.source, []).append(sample)
+    chosen = round_robin(list(queues.values()), limit)
+    compressor = TPCCompressor.from_pretrained("tpc-mini")
+    rows = []
+    for k, sample in enumerate(chosen):
+        rows.append(run_one(compressor, sample, SHAPES[k % len(SHAPES)], methods, rate, describe_bare))
+        print(f"{k + 1}/{len(chosen)} {sample.id} {rows[-1]['shape']}", flush=True)
+    summary = summarise(rows, methods)
+    out.mkdir(parents=True, exist_ok=True)
+    heading = (f"## Conversations, qa_dev {split} ({len(rows)} conversations, rate {rate} of the whole conversation, "
+               f"MiniLM WordPiece counter; flattened: describe_bare={describe_bare})\n\n")
+    (out / f"{split}.md").write_text(heading + table(summary) + "\n", encoding="utf-8")
+    payload = {"split": split, "rate": rate, "limit": limit, "describe_bare": describe_bare, "summary": summary,
+               "rows": rows}
+    (out / f"{split}.json").write_text(json.dumps(payload, indent=1), encoding="utf-8")
+    print(heading + table(summary))
+    return payload
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--split", default="train", choices=("train", "dev"))
+    parser.add_argument("--limit", type=int, default=60)
+    parser.add_argument("--rate", type=float, default=0.2)
+    parser.add_argument("--methods", default=",".join(METHODS))
+    parser.add_argument("--describe-bare", action="store_true", help="let the flattened baseline's CTD describe "
+                        "prompts without a request found (slow on a CPU)")
+    parser.add_argument("--data", default=None, help="qa_dev.jsonl (default: ../shared/data)")
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/conversations"))
+    args = parser.parse_args(argv)
+    methods = [m for m in args.methods.split(",") if m]
+    unknown = sorted(set(methods) - set(METHODS))
+    if unknown:
+        parser.error(f"unknown methods {unknown}; choose from {METHODS}")
+    run(args.split, args.limit, args.rate, methods, args.out, args.describe_bare, args.data)
+
+
+if __name__ == "__main__":
+    main()
