@@ -72,6 +72,10 @@ class RequestHeadConfig:
             numbered items, true/false statements, two sentences, multiple-choice stems, in four prompt shapes):
             ``role == "fit"`` ones join the train prompts, ``role == "check"`` ones (held-out families, and the
             train families on other rows) are only measured, per family and shape. ``None``: none.
+        layout_set_path: Records of ``training.curation.layout_set`` (the same QA rows written in chat templates,
+            markdown / XML / JSON / e-mail / ticket shells, requests before, between and after the material;
+            issue 31), used like ``instruction_path``'s: ``fit`` rows in the seen layouts join the train prompts,
+            ``check`` rows (every layout, held-out ones included) are only measured. ``None``: none.
         baseline_head: A head file measured on the same encoded prompts for comparison (e.g. the one that
             ships before retraining), or ``None``.
         baseline_threshold: The threshold the baseline head is measured at (its checkpoint's
@@ -97,6 +101,7 @@ class RequestHeadConfig:
     nq_path: str = "../shared/data/nq_train.jsonl.gz"
     qa_path: str = "../shared/data/qa_dev.jsonl"
     instruction_path: str | None = None
+    layout_set_path: str | None = None
     baseline_head: str | None = None
     baseline_threshold: float = 0.7
 
@@ -121,7 +126,7 @@ class RequestHeadConfig:
         for path in (self.nq_path, self.qa_path) if self.uses_layouts else ():
             if not Path(path).is_file():
                 raise FileNotFoundError(f"{path} not found (needed for the layout_* prompts).")
-        for path in (self.instruction_path, self.baseline_head):
+        for path in (self.instruction_path, self.layout_set_path, self.baseline_head):
             if path is not None and not Path(path).is_file():
                 raise FileNotFoundError(f"{path} not found (instruction_path: run python -m "
                                         "training.curation.instruction_set first).")
@@ -339,9 +344,8 @@ def _layout_records(config: RequestHeadConfig, records: Sequence[dict[str, Any]]
 
 def _instruction_records(config: RequestHeadConfig) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The instruction-style records to fit on and those only measured (``([], [])`` when none are asked for)."""
-    if config.instruction_path is None:
-        return [], []
-    rows = list(read_jsonl(config.instruction_path))
+    rows = [row for path in (config.instruction_path, config.layout_set_path) if path is not None
+            for row in read_jsonl(path)]
     return [r for r in rows if r.get("role") == "fit"], [r for r in rows if r.get("role") == "check"]
 
 
@@ -456,11 +460,11 @@ def _instruction_summary(config: RequestHeadConfig, fit: Sequence[dict[str, Any]
     encoded prompts (the held-out CTD families and the check records) where one is given."""
     from benchmarks.request_found import summarise
 
-    if config.instruction_path is None:
+    if config.instruction_path is None and config.layout_set_path is None:
         return {}
     summary: dict[str, Any] = {"instructions": {
-        "path": config.instruction_path,
-        "sha256_16": hashlib.sha256(Path(config.instruction_path).read_bytes()).hexdigest()[:16],
+        "paths": {path: hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+                  for path in (config.instruction_path, config.layout_set_path) if path is not None},
         "fit_records": len(fit), "check_records": len(check),
         "check": summarise(written_request_outcomes(encoded_check, check, head, threshold, config.max_sentences,
                                                     neighbour))}}

@@ -97,3 +97,39 @@ def test_the_builder_uses_train_rows_only_and_keeps_fit_and_check_rows_apart(tmp
     assert not dev_ids & {r["source_id"] for r in records}
     held_ctd = {r["source_id"] for r in ctd if r["split"] == "validation"}
     assert not held_ctd & {r["source_id"] for r in records}
+
+
+@pytest.mark.skipif(not (DATA / "nq_train.jsonl.gz").is_file(), reason="needs ../shared/data")
+def test_the_layout_set_fits_on_seen_layouts_only_and_never_uses_excluded_or_instruction_rows(tmp_path):
+    import sysconfig
+
+    from benchmarks.layouts import HELD_OUT_LAYOUTS, LAYOUTS, SEEN_LAYOUTS
+    from training.curation.format_tasks import load_format_inputs, text_pools
+    from training.curation.formats import build_records, write_dataset
+    from training.curation.instruction_set import build_instruction_set
+    from training.curation.layout_set import build_layout_set
+
+    inputs = load_format_inputs(DATA / "nq_train.jsonl.gz", DATA / "qa_dev.jsonl")
+    ctd = build_records(inputs, text_pools(inputs, sysconfig.get_paths()["stdlib"]), seed=13, max_per_kind=60)
+    write_dataset(ctd, tmp_path / "ctd")
+    paths = (str(tmp_path / "ctd" / "ctd.jsonl"), str(DATA / "nq_train.jsonl.gz"), str(DATA / "qa_dev.jsonl"),
+             str(DATA / "summ_train.jsonl.gz"))
+    instruction = build_instruction_set(*paths, seed=13, fit_rows=20, check_rows=20, fit_without=4, check_without=4)
+    excluded = [r["source_id"] for r in instruction[:3]]
+    records = build_layout_set(*paths, seed=13, skip=40, fit_rows=2 * len(SEEN_LAYOUTS), check_rows=len(LAYOUTS),
+                               fit_without=len(SEEN_LAYOUTS), check_without=len(LAYOUTS), exclude=["x", *excluded])
+    fit = [r for r in records if r["role"] == "fit"]
+    check = [r for r in records if r["role"] == "check"]
+    assert {r["shape"] for r in fit} == set(SEEN_LAYOUTS)
+    assert {r["shape"] for r in check} == set(LAYOUTS)
+    assert all(r["split"] == ("validation" if r["shape"] in HELD_OUT_LAYOUTS else "train") for r in records)
+    rows = {r["source_id"] for r in records if r["request_spans"]}
+    assert not rows & {r["source_id"] for r in instruction}  # after the instruction set's rows
+    assert len(rows) == len([r for r in records if r["request_spans"]])  # one record per row
+    for record in records:
+        if record["request_spans"]:
+            (start, end), = record["request_spans"]
+            assert record["prompt"][start:end] in (record["task_description"],
+                                                   json.dumps(record["task_description"], ensure_ascii=False)[1:-1])
+        else:
+            assert record["family"].startswith("no_request_")

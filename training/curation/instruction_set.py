@@ -32,7 +32,7 @@ from benchmarks.instructions import (
 from training.common.jsonl import read_jsonl
 from training.curation.format_tasks import load_format_inputs
 
-__all__ = ["build_instruction_set", "main"]
+__all__ = ["TRAIN_FAMILIES", "build_instruction_set", "main", "summ_documents"]
 
 # The first round's train families, dealt over the first rows; the second round's (a true/false statement with no
 # question mark, a lead-in sentence before an instruction) over rows after those, so the first round's records
@@ -43,7 +43,7 @@ SECOND_FAMILIES = ("statement_label", "lead_in_instruction")
 TRAIN_FAMILIES = FIRST_FAMILIES + SECOND_FAMILIES
 
 
-def _summ_documents(path: str | Path, count: int, seed: int, max_words: int) -> list[tuple[str, str]]:
+def summ_documents(path: str | Path, count: int, seed: int, max_words: int) -> list[tuple[str, str]]:
     """``count`` summ_train documents (the first of each row), clipped to ``max_words`` words."""
     with gzip.open(path, "rt", encoding="utf-8") as handle:
         rows = [json.loads(line) for line in handle]
@@ -65,7 +65,7 @@ def build_instruction_set(ctd_path: str, nq_path: str, qa_path: str, summ_path: 
     fit, check = rows[:fit_rows], rows[fit_rows: fit_rows + check_rows]
     second = rows[fit_rows + check_rows:]
     second_fit, second_check = second[:second_fit_rows], second[second_fit_rows: second_fit_rows + second_check_rows]
-    documents = _summ_documents(summ_path, fit_without + check_without + extra_without, seed, max_document_words)
+    documents = summ_documents(summ_path, fit_without + check_without + extra_without, seed, max_document_words)
     first_check_families = tuple(f for f in INSTRUCTION_FAMILIES if f not in SECOND_FAMILIES)
     records = [
         *({**r, "role": "fit"} for r in instruction_records(fit, fit, seed=seed, families=FIRST_FAMILIES,

@@ -1,0 +1,165 @@
+"""Prompt-agnostic compression of the same QA rows written in many layouts (issue 31): evidence recall at one
+rate, per layout, familiar against seen-in-training against held-out.
+
+``python -m benchmarks.layout_recall --split heldout-train --out runs/eval/layout_recall [--per-row 4]``
+
+Every row is compressed three ways at the same rate with the MiniLM token counter (the benchmark protocol):
+
+- ``aware``: its context with its question given (the reference);
+- ``familiar``: its LongBench-style template (``benchmarks.templates``) filled and compressed with no question;
+- ``--per-row`` layouts of :mod:`benchmarks.layouts` (dealt so each layout gets as many rows), the question
+  written as the request, compressed with no question.
+
+Reported per layout: evidence recall (the share of the row's gold supporting sentences kept verbatim), how the
+task was found (``extracted`` / ``matched`` / ``generated`` / ``fallback``), the share whose task description
+keeps the written question, and budget overruns. ``--split heldout-train`` uses the ``qa_dev`` train rows the
+CSE and the request head never trained on (``training/results/2026-11-23/validation_ids.json``): use it for
+choices. ``--split dev`` measures the dev rows (rarely).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from benchmarks.budget import minilm_token_counter
+from benchmarks.layouts import HELD_OUT_LAYOUTS, LAYOUTS, render
+from benchmarks.loaders import Sample, load_qa_dev
+from benchmarks.metrics import evidence_recall
+from benchmarks.templates import fill_template
+from tpc_core.engine.request import request_covered
+
+__all__ = ["layout_prompts", "main", "summarise_layouts"]
+
+HELDOUT_IDS = "training/results/2026-11-23/validation_ids.json"
+
+
+def _request(sample: Sample) -> str:
+    text = sample.question.strip()
+    return text if text.endswith(("?", ".", ")")) or text.startswith("Key:") else f"{text[:1].upper()}{text[1:]}?"
+
+
+def layout_prompts(samples: Sequence[Sample], per_row: int, *, seed: int,
+                   layouts: Sequence[str] = tuple(LAYOUTS)) -> list[tuple[Sample, str, str]]:
+    """``(sample, layout, prompt)``: each sample in ``per_row`` layouts, dealt round the list so each layout gets
+    as many samples; ``familiar`` is the sample's own template."""
+    prompts = []
+    for number, sample in enumerate(samples):
+        prompts.append((sample, "familiar", fill_template(sample.template, sample.context, sample.question)))
+        for step in range(per_row):
+            layout = layouts[(number * per_row + step) % len(layouts)]
+            rng = random.Random(f"{seed}:{sample.id}:{layout}")
+            prompts.append((sample, layout, render(layout, _request(sample), sample.context, rng).prompt))
+    return prompts
+
+
+def _unescaped(text: str, layout: str) -> str:
+    """The JSON layout's context is a JSON string: its quotes and line breaks are escaped."""
+    return text.replace('\\"', '"').replace("\\n", "\n") if layout == "json" else text
+
+
+def _group(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    recalls = [r["evidence_recall"] for r in rows if r["evidence_recall"] is not None]
+    return {"prompts": len(rows), "evidence_recall": round(sum(recalls) / len(recalls), 4) if recalls else None,
+            "recall_samples": len(recalls), "request_found": round(sum(r["found"] for r in rows) / len(rows), 4),
+            "sources": dict(sorted(Counter(r["source"] for r in rows).items())),
+            "over_budget": sum(r["over_budget"] for r in rows),
+            "seconds_per_prompt": round(sum(r["seconds"] for r in rows) / len(rows), 3)}
+
+
+def summarise_layouts(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Per layout, and per group: ``aware`` (question given), ``familiar`` (LongBench-style templates), ``seen``
+    (layouts trained on) and ``held_out`` (layouts never trained on)."""
+    by_layout: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by_layout[row["layout"]].append(row)
+
+    def group_of(layout: str) -> str:
+        return layout if layout in ("aware", "familiar") else "held_out" if layout in HELD_OUT_LAYOUTS else "seen"
+
+    groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for row in rows:
+        groups[group_of(row["layout"])].append(row)
+    return {"groups": {name: _group(items) for name, items in sorted(groups.items())},
+            "layouts": {name: {"group": group_of(name), **_group(items)} for name, items in sorted(by_layout.items())}}
+
+
+def _markdown(summary: Mapping[str, Any], title: str) -> str:
+    lines = [f"## {title}", "", "| layout | group | prompts | evidence recall | request found | sources | over budget |",
+             "|---|---|---|---|---|---|---|"]
+    for name, row in (*summary["groups"].items(), *summary["layouts"].items()):
+        group = row.get("group", "**group**")
+        sources = ", ".join(f"{k} {v}" for k, v in row["sources"].items())
+        lines.append(f"| {name} | {group} | {row['prompts']} | {row['evidence_recall']} | {row['request_found']} | "
+                     f"{sources} | {row['over_budget']} |")
+    return "\n".join(lines) + "\n"
+
+
+def run(compressor: Any, samples: Sequence[Sample], *, per_row: int, rate: float, seed: int,
+        log: Any = None) -> list[dict[str, Any]]:
+    """Compress every prompt; one result row each (the aware reference first per sample)."""
+    counter = minilm_token_counter()
+    rows: list[dict[str, Any]] = []
+    work = [(s, "aware", s.context) for s in samples] + layout_prompts(samples, per_row, seed=seed)
+    for number, (sample, layout, prompt) in enumerate(work, 1):
+        question = sample.question if layout == "aware" else None
+        started = time.perf_counter()
+        result = compressor.compress(prompt, question=question, rate=rate, token_counter=counter)
+        seconds = time.perf_counter() - started
+        kept = _unescaped(result.compressed_prompt, layout)
+        rows.append({"sample_id": sample.id, "source": str(result.task_source), "layout": layout,
+                     "evidence_recall": evidence_recall(kept, sample.supporting_sentences, sample.context),
+                     "found": layout == "aware" or request_covered(sample.question, result.task_description),
+                     "over_budget": int(result.compressed_tokens > result.budget), "seconds": round(seconds, 3),
+                     "task_description": result.task_description})
+        if log is not None and number % 25 == 0:
+            log(f"{number}/{len(work)} prompts")
+    return rows
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI entry point."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.layout_recall", description=__doc__)
+    parser.add_argument("--checkpoint", default="tpc-mini")
+    parser.add_argument("--split", choices=("heldout-train", "dev"), default="heldout-train")
+    parser.add_argument("--qa", default=None, help="qa_dev.jsonl (default: ../shared/data or $TPC_QA_DEV)")
+    parser.add_argument("--per-row", type=int, default=4)
+    parser.add_argument("--rate", type=float, default=0.2)
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--limit", type=int, default=None, help="the first N rows only")
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    from tpc_core import TPCCompressor
+
+    if args.split == "dev":
+        samples = load_qa_dev(args.qa, split="dev")
+    else:
+        held = set(json.loads(Path(HELDOUT_IDS).read_text(encoding="utf-8")))
+        samples = [s for s in load_qa_dev(args.qa, split="train") if s.id in held]
+    samples = [s for s in samples if s.supporting_sentences][: args.limit]
+    compressor = TPCCompressor.from_pretrained(args.checkpoint)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = run(compressor, samples, per_row=args.per_row, rate=args.rate, seed=args.seed,
+               log=lambda text: print(text, file=sys.stderr, flush=True))
+    summary = {"split": args.split, "samples": len(samples), "rate": args.rate, "per_row": args.per_row,
+               "checkpoint": args.checkpoint, "command": " ".join(["python -m benchmarks.layout_recall",
+                                                                   *(argv if argv is not None else sys.argv[1:])]),
+               **summarise_layouts(rows)}
+    (out / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    (out / "summary.md").write_text(_markdown(summary, f"Layout recall, {args.split}, rate {args.rate}"),
+                                    encoding="utf-8")
+    print(_markdown(summary, f"Layout recall, {args.split}, rate {args.rate}"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,154 @@
+"""Build the request head's layout records (:mod:`benchmarks.layouts`) from train data (issue 31).
+
+``python -m training.curation.layout_set [--out runs/curation/layout_set] [--seed 13]``
+
+Rows: the NQ and ``qa_dev`` train rows that the CTD set puts in its ``train`` split, in the order
+``training.curation.instruction_set`` shuffles them, after the rows that set uses (``--skip``), and never a row
+the layout-recall check holds out (``--exclude``, the CSE's held-out train rows). ``fit`` rows are written in the
+seen layouts only; ``check`` rows in every layout (held-out layouts have ``split == "validation"``). Each
+request is the row's question as written, or the same question in one of the instruction families the head
+already trains on; prompts with no request (a ``summ_train`` document with a summary or label line, or bare)
+are written in the same layouts. Writes ``records.jsonl`` (``role`` = ``fit`` / ``check``) and ``stats.json``;
+deterministic for a seed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import sys
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from benchmarks.instructions import INSTRUCTION_FAMILIES
+from benchmarks.layouts import HELD_OUT_LAYOUTS, LAYOUTS, SEEN_LAYOUTS, render
+from benchmarks.passages import format_passages, nq_passages
+from training.common.jsonl import read_jsonl
+from training.curation.format_tasks import load_format_inputs
+from training.curation.instruction_set import TRAIN_FAMILIES, summ_documents
+
+__all__ = ["build_layout_set", "main"]
+
+_SUMMARY_LINES = ("Summarise the material in three sentences.", "Give me a short overview of the documents.",
+                  "What are the main points here? Keep it brief.", "Please write a digest a busy reader can skim.",
+                  "Classify the text as news, opinion, science or sport. Reply with the label only.",
+                  "Tag the tone of this text: positive, neutral or negative.")
+
+
+def _material(row: Mapping[str, Any], rng: random.Random) -> str:
+    """The row's context; an NQ context cut to 3-8 of its passages (the gold one kept, in order)."""
+    passages = nq_passages(row)
+    if not passages:
+        return str(row["context"])
+    gold = int((row.get("meta") or {}).get("gold_doc_index", 0))
+    others = [i for i in range(len(passages)) if i != gold]
+    keep = sorted([gold, *rng.sample(others, min(len(others), rng.randint(2, 7)))])
+    return format_passages([passages[i] for i in keep], rng.choice(("document", "titled", "numbered")))
+
+
+def _request(row: Mapping[str, Any], pool: Sequence[Mapping[str, Any]], rng: random.Random) -> tuple[str, str]:
+    """``(family, text)``: the question as written (half the time) or in a train instruction family."""
+    if rng.random() < 0.5:
+        text = str(row["question"]).strip()
+        return "plain_question", (text if text.endswith(("?", ".", ")")) else f"{text[:1].upper()}{text[1:]}?")
+    family = rng.choice(TRAIN_FAMILIES)
+    return family, INSTRUCTION_FAMILIES[family](row, pool, rng).text
+
+
+def _records(rows: Sequence[Mapping[str, Any]], layouts: Sequence[str], *, seed: int, prefix: str,
+             role: str) -> list[dict[str, Any]]:
+    """One record per row, the rows dealt evenly over ``layouts``."""
+    records = []
+    for number, row in enumerate(rows):
+        rng = random.Random(f"{seed}:{prefix}:{row['id']}")
+        layout = layouts[number % len(layouts)]
+        family, request = _request(row, rows, rng)
+        rendered = render(layout, request, _material(row, rng), rng)
+        records.append({"id": f"{prefix}-{number:05d}", "prompt": rendered.prompt, "family": family,
+                        "shape": layout, "kind": "instruction", "role": role,
+                        "split": "validation" if layout in HELD_OUT_LAYOUTS else "train",
+                        "request_spans": [list(rendered.span)] if rendered.span else [],
+                        "source_id": str(row["id"]), "task_description": request})
+    return records
+
+
+def _without_request(documents: Sequence[tuple[str, str]], layouts: Sequence[str], *, seed: int, prefix: str,
+                     role: str) -> list[dict[str, Any]]:
+    """Documents with a summary or label line (or, one in three, none) in the layouts: no written request."""
+    records = []
+    for number, (document_id, text) in enumerate(documents):
+        rng = random.Random(f"{seed}:{prefix}:{document_id}")
+        layout = layouts[number % len(layouts)]
+        line = "" if number % 3 == 2 else rng.choice(_SUMMARY_LINES)
+        rendered = render(layout, line or "Thanks.", text.strip(), rng)
+        family = "no_request_bare" if not line else ("no_request_label" if "label" in line or "Tag" in line
+                                                     else "no_request_summary")
+        records.append({"id": f"{prefix}-{number:05d}", "prompt": rendered.prompt, "family": family,
+                        "shape": layout, "kind": family, "role": role,
+                        "split": "validation" if layout in HELD_OUT_LAYOUTS else "train", "request_spans": [],
+                        "source_id": document_id, "task_description": ""})
+    return records
+
+
+def build_layout_set(ctd_path: str, nq_path: str, qa_path: str, summ_path: str, *, seed: int, skip: int,
+                     fit_rows: int, check_rows: int, fit_without: int, check_without: int,
+                     exclude: Sequence[str] = (), document_offset: int = 340) -> list[dict[str, Any]]:
+    """The fit and check records (see the module docstring)."""
+    train_ids = {str(r.get("source_id")) for r in read_jsonl(ctd_path) if r.get("split") == "train"}
+    held_ids = {str(r.get("source_id")) for r in read_jsonl(ctd_path) if r.get("split") == "validation"}
+    inputs = load_format_inputs(nq_path, qa_path)
+    rows = [row for row in (*inputs.nq, *inputs.qa) if str(row["id"]) in train_ids - held_ids]
+    random.Random(f"{seed}:instruction-rows").shuffle(rows)  # the instruction set's order: its rows come first
+    rows = [row for row in rows[skip:] if str(row["id"]) not in set(exclude)
+            and not str(row["question"]).lstrip().startswith("Key:")]
+    if len(rows) < fit_rows + check_rows:
+        raise ValueError(f"only {len(rows)} rows after the first {skip}; asked for {fit_rows + check_rows}.")
+    documents = summ_documents(summ_path, document_offset + fit_without + check_without, seed, 1500)[document_offset:]
+    return [*_records(rows[:fit_rows], SEEN_LAYOUTS, seed=seed, prefix="layout-fit", role="fit"),
+            *_records(rows[fit_rows: fit_rows + check_rows], tuple(LAYOUTS), seed=seed, prefix="layout-check",
+                      role="check"),
+            *_without_request(documents[:fit_without], SEEN_LAYOUTS, seed=seed, prefix="layout-none-fit", role="fit"),
+            *_without_request(documents[fit_without:], tuple(LAYOUTS), seed=seed, prefix="layout-none-check",
+                              role="check")]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI entry point."""
+    parser = argparse.ArgumentParser(prog="python -m training.curation.layout_set", description=__doc__)
+    parser.add_argument("--ctd", default="runs/curation/ctd_formats/ctd.jsonl")
+    parser.add_argument("--nq", default="../shared/data/nq_train.jsonl.gz")
+    parser.add_argument("--qa", default="../shared/data/qa_dev.jsonl")
+    parser.add_argument("--summ", default="../shared/data/summ_train.jsonl.gz")
+    parser.add_argument("--out", default="runs/curation/layout_set")
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--skip", type=int, default=1108, help="rows the instruction set uses (600+260+200+48)")
+    parser.add_argument("--exclude", default="training/results/2026-11-23/validation_ids.json",
+                        help="JSON list of row ids never used (the layout-recall check's held-out train rows)")
+    parser.add_argument("--fit-rows", type=int, default=540)
+    parser.add_argument("--check-rows", type=int, default=255)
+    parser.add_argument("--fit-without", type=int, default=135)
+    parser.add_argument("--check-without", type=int, default=51)
+    args = parser.parse_args(argv)
+    exclude = json.loads(Path(args.exclude).read_text(encoding="utf-8")) if args.exclude else []
+    records = build_layout_set(args.ctd, args.nq, args.qa, args.summ, seed=args.seed, skip=args.skip,
+                               fit_rows=args.fit_rows, check_rows=args.check_rows, fit_without=args.fit_without,
+                               check_without=args.check_without, exclude=exclude)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    (out / "records.jsonl").write_text(text, encoding="utf-8")
+    stats = {"records": len(records), "sha256_16": hashlib.sha256(text.encode("utf-8")).hexdigest()[:16],
+             "by_role_shape": dict(Counter(f"{r['role']}:{r['shape']}" for r in records)),
+             "by_role_family": dict(Counter(f"{r['role']}:{r['family']}" for r in records)),
+             "held_out_layouts": sorted(HELD_OUT_LAYOUTS), "command": " ".join(sys.argv)}
+    (out / "stats.json").write_text(json.dumps(stats, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps({k: stats[k] for k in ("records", "sha256_16")}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
