@@ -12,6 +12,10 @@ At ingestion, :class:`TPCDocumentTransformer` compresses each document once, bef
 
     store.add_documents(TPCDocumentTransformer(rate=0.5).transform_documents(chunks))
 
+A conversation, between a prompt and a chat model (:mod:`tpc_integrations.langchain_messages`)::
+
+    chain = prompt | TPCMessagesCompressor(target_tokens=2000) | chat_model
+
 Needs ``pip install tpc-langchain[langchain]``.
 """
 
@@ -36,8 +40,10 @@ from pydantic import ConfigDict
 
 from tpc_integrations._common import CallOutcome, TPCSettings, compress_call, copy_metadata, ensure_text, ensure_type
 from tpc_integrations._ingest import TPCIngestSettings, compress_each
+from tpc_integrations.langchain_messages import MESSAGES_EVENT, TPCMessagesCompressor, compress_messages
 
-__all__ = ["COMPRESSION_EVENT", "TPCDocumentCompressor", "TPCDocumentTransformer"]
+__all__ = ["COMPRESSION_EVENT", "MESSAGES_EVENT", "TPCDocumentCompressor", "TPCDocumentTransformer",
+           "TPCMessagesCompressor", "compress_messages"]
 
 COMPRESSION_EVENT = "tpc_compression"
 """Name of the custom event each call emits through LangChain callbacks (``on_custom_event``,

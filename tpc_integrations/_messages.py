@@ -1,0 +1,62 @@
+"""What the conversation adapters share (LangChain's messages runnable, LlamaIndex's chat memory): their settings
+and one call of :meth:`tpc_core.TPCCompressor.compress_messages`, with the figures they report to callbacks.
+
+Neither framework is imported here: the engine reads every kind of message itself
+(:mod:`tpc_core.engine.messages`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import ConfigDict, model_validator
+
+from tpc_core.engine.conversation import ConversationResult, compress_conversation
+from tpc_integrations._common import TPCEngineSettings
+
+__all__ = ["TPCMessagesSettings", "compress_messages_call", "conversation_event_data"]
+
+
+class TPCMessagesSettings(TPCEngineSettings):
+    """:class:`tpc_integrations._common.TPCEngineSettings` for conversations: the budget is the whole
+    conversation's (every text part of every message, counted with ``token_counter``; the chat template's own
+    tokens are not counted), the latest user turn is the task and is kept whole with the system messages.
+
+    ``task_description`` is refused: the conversation's latest user turn is its task (a conversation with no user
+    turn is compressed prompt-agnostically).
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", protected_namespaces=(),
+                              use_attribute_docstrings=True)
+
+    budget_scope: Literal["global", "per_document"] = "global"
+    """"global": one budget across every compressed text part (the best sentences win wherever they are);
+    "per_document": each part gets the budget's share proportional to its size."""
+
+    @model_validator(mode="after")
+    def _no_task_description(self) -> TPCMessagesSettings:
+        if self.task_description is not None:
+            raise ValueError("task_description does not apply to conversations: the latest user turn is the task. "
+                             "Add the task as the last user message.")
+        return self
+
+
+def compress_messages_call(settings: TPCMessagesSettings, messages: Sequence[Any]) -> ConversationResult:
+    """One ``compress_messages`` call with the adapter's settings; an empty conversation loads no model."""
+    if not messages:
+        return ConversationResult([], 0, 0, 0, 0, None)
+    options = settings.engine_options()
+    return compress_conversation(settings.compressor, messages, **options)
+
+
+def conversation_event_data(result: ConversationResult) -> dict[str, Any]:
+    """The figures each call reports to its framework's callbacks (JSON-serialisable)."""
+    engine = result.result
+    mode = "unscored" if engine is None or not engine.scored else ("query" if result.task is not None else "agnostic")
+    return {"origin_tokens": result.origin_tokens, "compressed_tokens": result.compressed_tokens,
+            "budget": result.budget, "protected_tokens": result.protected_tokens,
+            "messages": len(result.messages), "task": result.task, "mode": mode,
+            "task_source": str(engine.task_source) if engine is not None and engine.task_source is not None else None,
+            "cache_hits": engine.cache_hits if engine is not None else 0,
+            "cache_misses": engine.cache_misses if engine is not None else 0}

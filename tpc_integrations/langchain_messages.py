@@ -1,0 +1,136 @@
+"""LangChain: a conversation compressed between a prompt and a chat model, where ``trim_messages`` would drop turns.
+
+One line in a chain::
+
+    from tpc_integrations.langchain import TPCMessagesCompressor
+
+    chain = prompt | TPCMessagesCompressor(target_tokens=2000) | chat_model
+
+or, like ``trim_messages``, as a function that returns the runnable when called without messages::
+
+    from tpc_integrations.langchain import compress_messages
+
+    chain = prompt | compress_messages(rate=0.3) | chat_model
+    short = compress_messages(history, target_tokens=2000)          # a list of messages, compressed now
+
+Needs ``pip install tpc-langchain[langchain]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Optional, Union
+
+try:
+    from langchain_core.callbacks.manager import adispatch_custom_event, dispatch_custom_event
+    from langchain_core.messages import BaseMessage, convert_to_messages
+    from langchain_core.prompt_values import PromptValue
+    from langchain_core.runnables import RunnableConfig, RunnableSerializable
+    from langchain_core.runnables.config import run_in_executor
+except ImportError as error:  # pragma: no cover - exercised only without the extra
+    raise ImportError("TPCMessagesCompressor needs langchain-core: pip install 'tpc-langchain[langchain]'") from error
+
+from pydantic import ConfigDict
+
+from tpc_core.engine.conversation import ConversationResult
+from tpc_integrations._messages import TPCMessagesSettings, compress_messages_call, conversation_event_data
+
+__all__ = ["MESSAGES_EVENT", "TPCMessagesCompressor", "compress_messages"]
+
+MESSAGES_EVENT = "tpc_messages_compression"
+"""Name of the custom event each call emits to the run's callbacks (``on_custom_event``, ``astream_events``); its
+data: origin_tokens, compressed_tokens, budget, protected_tokens, messages, task, mode ("query": compressed for
+the latest user turn, "agnostic": no user turn, "unscored": the budget covered the conversation), task_source,
+cache_hits, cache_misses."""
+
+MessagesInput = Union[PromptValue, Sequence[Any]]
+
+
+class TPCMessagesCompressor(TPCMessagesSettings, RunnableSerializable[MessagesInput, list[BaseMessage]]):
+    """Compresses a conversation under one token budget: the latest user turn is the task, kept whole with the
+    system messages; earlier turns, assistant replies and tool results keep their sentences most relevant to it.
+
+    Behaviour:
+        * Input: a ``PromptValue`` (what a ``ChatPromptTemplate`` gives), or a list of messages or anything
+          ``convert_to_messages`` takes (dicts, ``("human", "...")`` tuples, strings). Output: a new
+          ``list[BaseMessage]``, the same messages in the same order, each of its class, with its id, name, tool
+          calls, ``tool_call_id``, kwargs and non-text content blocks (images, files) untouched; a text part is its
+          own sentences, verbatim, in order ("" when it lost every one). The input is never changed.
+        * ``target_tokens`` / ``rate`` (default 0.2) is the budget of the whole conversation, counted as the sum of
+          ``token_counter`` over every text part of every message (the chat template's tokens are not counted:
+          leave room for them). It holds exactly; a budget that covers the conversation returns it unchanged.
+        * A budget smaller than the messages kept whole raises ``ValueError`` saying how many tokens they need;
+          an unknown role ``ValueError``; a message that is not a message ``TypeError``. A conversation with no
+          user turn is compressed prompt-agnostically; an empty one returns ``[]`` without loading the model.
+        * Sync, async (``ainvoke``: the model work runs in a worker thread), ``batch`` / ``abatch`` (one call per
+          conversation, concurrent on one shared engine), streaming as a single chunk.
+        * Each call emits a ``tpc_messages_compression`` custom event to the run's callbacks.
+
+    Example:
+        >>> chain = ChatPromptTemplate.from_messages([...]) | TPCMessagesCompressor(target_tokens=2000) | model
+        >>> chain.invoke({"question": "What changed in Q3?", "history": history})
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", protected_namespaces=(),
+                              use_attribute_docstrings=True)
+
+    name: Optional[str] = "TPCMessagesCompressor"
+    """The run's name in traces."""
+
+    def invoke(self, input: MessagesInput, config: Optional[RunnableConfig] = None,  # noqa: A002 - LangChain's name
+               **kwargs: Any) -> list[BaseMessage]:
+        """Compress one conversation (see the class docstring); ``kwargs`` are LangChain's and not used."""
+        return self._call_with_config(self._compress_in_run, input, config)
+
+    async def ainvoke(self, input: MessagesInput, config: Optional[RunnableConfig] = None,  # noqa: A002
+                      **kwargs: Any) -> list[BaseMessage]:
+        """:meth:`invoke` with the model work in a worker thread, so the event loop keeps running."""
+        return await self._acall_with_config(self._acompress_in_run, input, config)
+
+    def _compress_in_run(self, input: MessagesInput, run_manager: Any, config: RunnableConfig) -> list[BaseMessage]:
+        result = self.compress(input)
+        dispatch_custom_event(MESSAGES_EVENT, conversation_event_data(result), config=config)
+        return result.messages
+
+    async def _acompress_in_run(self, input: MessagesInput, run_manager: Any,
+                                config: RunnableConfig) -> list[BaseMessage]:
+        result = await run_in_executor(None, self.compress, input)
+        await adispatch_custom_event(MESSAGES_EVENT, conversation_event_data(result), config=config)
+        return result.messages
+
+    def compress(self, messages: MessagesInput) -> ConversationResult:
+        """The compressed conversation with its figures (origin / compressed tokens, budget, the task), outside any
+        run: what :meth:`invoke` returns the messages of."""
+        return compress_messages_call(self, as_messages(messages))
+
+
+def as_messages(messages: MessagesInput) -> list[BaseMessage]:
+    """LangChain messages from a ``PromptValue`` or anything ``convert_to_messages`` takes.
+
+    Raises:
+        TypeError: Not a prompt value or a sequence of message-like items (the message names what it got).
+    """
+    if isinstance(messages, PromptValue):
+        return messages.to_messages()
+    if isinstance(messages, (str, bytes, dict, BaseMessage)) or not isinstance(messages, Sequence):
+        raise TypeError(f"TPCMessagesCompressor takes a list of messages or a PromptValue, got "
+                        f"{type(messages).__name__}" + (" (wrap a single message in a list)"
+                                                        if isinstance(messages, (dict, BaseMessage)) else "") + ".")
+    try:
+        return convert_to_messages(messages)
+    except (NotImplementedError, ValueError, KeyError) as error:
+        raise TypeError(f"TPCMessagesCompressor could not read the messages: {error}") from error
+
+
+def compress_messages(messages: Optional[MessagesInput] = None, **settings: Any
+                      ) -> Union[list[BaseMessage], TPCMessagesCompressor]:
+    """Like ``langchain_core.messages.trim_messages``: with ``messages``, the compressed messages; without, the
+    runnable (:class:`TPCMessagesCompressor`) to put between a prompt and a chat model.
+
+    Args:
+        messages: A list of messages or a ``PromptValue``; ``None`` returns the runnable.
+        **settings: :class:`TPCMessagesCompressor`'s fields (``target_tokens``, ``rate``, ``token_counter``,
+            ``model_name_or_path``, ``compressor``, ...).
+    """
+    runnable = TPCMessagesCompressor(**settings)
+    return runnable if messages is None else runnable.invoke(messages)
