@@ -25,7 +25,7 @@ try:
     from langchain_core.callbacks.manager import adispatch_custom_event, dispatch_custom_event
     from langchain_core.messages import BaseMessage, convert_to_messages
     from langchain_core.prompt_values import PromptValue
-    from langchain_core.runnables import RunnableConfig, RunnableSerializable
+    from langchain_core.runnables import RunnableConfig, RunnableLambda, RunnableSerializable
     from langchain_core.runnables.config import run_in_executor
 except ImportError as error:  # pragma: no cover - exercised only without the extra
     raise ImportError("TPCMessagesCompressor needs langchain-core: pip install 'tpc-langchain[langchain]'") from error
@@ -80,20 +80,23 @@ class TPCMessagesCompressor(TPCMessagesSettings, RunnableSerializable[MessagesIn
     def invoke(self, input: MessagesInput, config: Optional[RunnableConfig] = None,  # noqa: A002 - LangChain's name
                **kwargs: Any) -> list[BaseMessage]:
         """Compress one conversation (see the class docstring); ``kwargs`` are LangChain's and not used."""
-        return self._call_with_config(self._compress_in_run, input, config)
+        return self._as_lambda().invoke(input, config)
 
     async def ainvoke(self, input: MessagesInput, config: Optional[RunnableConfig] = None,  # noqa: A002
                       **kwargs: Any) -> list[BaseMessage]:
         """:meth:`invoke` with the model work in a worker thread, so the event loop keeps running."""
-        return await self._acall_with_config(self._acompress_in_run, input, config)
+        return await self._as_lambda().ainvoke(input, config)
 
-    def _compress_in_run(self, input: MessagesInput, run_manager: Any, config: RunnableConfig) -> list[BaseMessage]:
+    def _as_lambda(self) -> RunnableLambda:
+        # One run per call, under this runnable's name; the functions get the run's config for their event.
+        return RunnableLambda(self._compress_in_run, afunc=self._acompress_in_run, name=self.get_name())
+
+    def _compress_in_run(self, input: MessagesInput, config: RunnableConfig) -> list[BaseMessage]:
         result = self.compress(input)
         dispatch_custom_event(MESSAGES_EVENT, conversation_event_data(result), config=config)
         return result.messages
 
-    async def _acompress_in_run(self, input: MessagesInput, run_manager: Any,
-                                config: RunnableConfig) -> list[BaseMessage]:
+    async def _acompress_in_run(self, input: MessagesInput, config: RunnableConfig) -> list[BaseMessage]:
         result = await run_in_executor(None, self.compress, input)
         await adispatch_custom_event(MESSAGES_EVENT, conversation_event_data(result), config=config)
         return result.messages

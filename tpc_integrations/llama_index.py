@@ -10,6 +10,10 @@ At ingestion, :class:`TPCTransform` compresses each node once, after the node pa
 
     IngestionPipeline(transformations=[SentenceSplitter(), TPCTransform(rate=0.5), embed_model]).run(documents=docs)
 
+A chat engine's or agent's history, compressed for the latest question (:mod:`tpc_integrations.llama_index_memory`)::
+
+    chat_engine = index.as_chat_engine(memory=TPCChatMemory(target_tokens=3000))
+
 Needs ``pip install tpc-langchain[llamaindex]``.
 """
 
@@ -44,8 +48,9 @@ from pydantic import ConfigDict
 from tpc_core.engine.caller import register_library_path
 from tpc_integrations._common import TPCSettings, compress_call, copy_metadata, ensure_text, ensure_type
 from tpc_integrations._ingest import TPCIngestSettings, compress_each
+from tpc_integrations.llama_index_memory import TPCChatMemory
 
-__all__ = ["TPCNodePostprocessor", "TPCTransform"]
+__all__ = ["TPCChatMemory", "TPCNodePostprocessor", "TPCTransform"]
 
 dispatcher = instrument.get_dispatcher(__name__)
 

@@ -1,0 +1,137 @@
+"""LlamaIndex: a chat memory whose history comes back compressed, for chat engines and agents.
+
+One line in a chat engine::
+
+    from tpc_integrations.llama_index import TPCChatMemory
+
+    chat_engine = index.as_chat_engine(memory=TPCChatMemory.from_defaults(target_tokens=3000))
+    chat_engine = SimpleChatEngine.from_defaults(llm=llm, memory=TPCChatMemory(target_tokens=3000))
+
+It wraps another memory (``memory=``; default ``Memory.from_defaults()``, LlamaIndex's own default), which
+stores the full history; only what ``get`` / ``aget`` return is compressed, so nothing is lost for later turns.
+
+Needs ``pip install tpc-langchain[llamaindex]``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, List, Optional, Union
+
+try:
+    from llama_index.core.base.llms.types import ChatMessage, MessageRole
+    from llama_index.core.bridge.pydantic import Field, SerializeAsAny
+    from llama_index.core.memory import BaseMemory, Memory
+except ImportError as error:  # pragma: no cover - exercised only without the extra
+    raise ImportError("TPCChatMemory needs llama-index-core: pip install 'tpc-langchain[llamaindex]'") from error
+
+from pydantic import ConfigDict
+
+from tpc_core.engine.conversation import ConversationResult
+from tpc_integrations._messages import TPCMessagesSettings, compress_messages_call
+
+__all__ = ["TPCChatMemory"]
+
+
+class TPCChatMemory(TPCMessagesSettings, BaseMemory):
+    """A memory whose ``get`` returns the stored conversation compressed under one token budget: the latest user
+    turn is the task, kept whole with system messages; earlier turns, assistant replies and tool results keep the
+    sentences most relevant to it.
+
+    Behaviour:
+        * ``put`` / ``set`` / ``reset`` / ``get_all`` (and their async forms) go to the wrapped ``memory``, which
+          keeps the full history; ``get`` / ``aget`` read it through that memory and compress what it returns.
+        * The returned ``ChatMessage`` objects are new, in order, same roles, ``additional_kwargs`` (tool call ids,
+          names) and non-text blocks (images, audio, documents) untouched; a text block is its own sentences,
+          verbatim, in order ("" when it lost every one).
+        * ``input`` (what agents pass to ``get``): when it is not already the history's latest user turn, it is
+          the task: it counts in the budget (the model will read it) but is not returned.
+        * ``target_tokens`` / ``rate`` (default 0.2) is the budget of the returned conversation plus ``input``,
+          counted as the sum of ``token_counter`` over every text block (a chat engine's ``prefix_messages`` and
+          the chat template are not counted); a budget that covers it returns it unchanged. Prefer
+          ``target_tokens``: the history is then compressed only once it outgrows it.
+        * A budget smaller than the messages kept whole raises ``ValueError`` saying how many tokens they need.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", protected_namespaces=(),
+                              use_attribute_docstrings=True)
+
+    memory: SerializeAsAny[BaseMemory] = Field(default_factory=Memory.from_defaults)
+    """The memory that stores the full history (default: ``Memory.from_defaults()``); its own limits apply first."""
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "TPCChatMemory"
+
+    @classmethod
+    def from_defaults(cls, chat_history: Optional[List[ChatMessage]] = None, memory: Optional[BaseMemory] = None,
+                      **settings: Any) -> TPCChatMemory:
+        """A TPC memory over ``memory`` (default ``Memory.from_defaults()``) holding ``chat_history``.
+
+        Args:
+            chat_history: Messages to start with.
+            memory: The memory to wrap.
+            **settings: The fields (``target_tokens``, ``rate``, ``token_counter``, ``compressor``, ...); ``llm``
+                and ``token_limit``, which chat engines pass to every memory, are not used.
+        """
+        settings.pop("llm", None)
+        settings.pop("token_limit", None)
+        inner = memory if memory is not None else Memory.from_defaults()
+        if chat_history:
+            inner.set(list(chat_history))
+        return cls(memory=inner, **settings)
+
+    def get(self, input: Optional[Union[str, ChatMessage]] = None, **kwargs: Any  # noqa: A002 - LlamaIndex's name
+            ) -> List[ChatMessage]:
+        """The history, compressed for its latest user turn (or ``input``)."""
+        return self.compress(self.memory.get(input=input, **kwargs), input).messages
+
+    async def aget(self, input: Optional[Union[str, ChatMessage]] = None, **kwargs: Any  # noqa: A002
+                   ) -> List[ChatMessage]:
+        """:meth:`get`, the compression in a worker thread so the event loop keeps running."""
+        history = await self.memory.aget(input=input, **kwargs)
+        return (await asyncio.to_thread(self.compress, history, input)).messages
+
+    def compress(self, history: List[ChatMessage], input: Optional[Union[str, ChatMessage]] = None  # noqa: A002
+                 ) -> ConversationResult:
+        """``history`` compressed, with the figures (origin / compressed tokens, budget, task); ``input``, when it is
+        not the latest user turn already, is the task (counted, not returned)."""
+        task = ChatMessage(role=MessageRole.USER, content=input) if isinstance(input, str) and input.strip() \
+            else input if isinstance(input, ChatMessage) else None
+        users = [message for message in history if message.role == MessageRole.USER]
+        if task is not None and (not users or users[-1].content != task.content):
+            result = compress_messages_call(self, [*history, task])
+            return ConversationResult(result.messages[:-1], result.origin_tokens, result.compressed_tokens,
+                                      result.budget, result.protected_tokens, result.task, result.result)
+        return compress_messages_call(self, history)
+
+    def get_all(self) -> List[ChatMessage]:
+        """The full stored history, uncompressed."""
+        return self.memory.get_all()
+
+    async def aget_all(self) -> List[ChatMessage]:
+        return await self.memory.aget_all()
+
+    def put(self, message: ChatMessage) -> None:
+        self.memory.put(message)
+
+    async def aput(self, message: ChatMessage) -> None:
+        await self.memory.aput(message)
+
+    def put_messages(self, messages: List[ChatMessage]) -> None:
+        self.memory.put_messages(messages)
+
+    async def aput_messages(self, messages: List[ChatMessage]) -> None:
+        await self.memory.aput_messages(messages)
+
+    def set(self, messages: List[ChatMessage]) -> None:
+        self.memory.set(messages)
+
+    async def aset(self, messages: List[ChatMessage]) -> None:
+        await self.memory.aset(messages)
+
+    def reset(self) -> None:
+        self.memory.reset()
+
+    async def areset(self) -> None:
+        await self.memory.areset()
