@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.conversation_helpers import counted, is_selection, texts_of
-from tpc_core.engine.conversation import compress_conversation, fit_parts, plan_conversation
+from tpc_core.engine.conversation import (assemble_part, compress_conversation, fit_parts, paragraph_cuts,
+                                          plan_conversation)
 from tpc_core.engine.messages import read_messages, rebuild_message
 
 TEXT = (Path(__file__).resolve().parents[1] / "examples" / "data" / "declaration_of_independence.txt").read_text(
@@ -93,12 +94,18 @@ def test_plan_protects_system_and_latest_user_turn_and_says_what_they_need():
 
 
 def test_fit_parts_drops_the_weakest_until_the_parts_own_counts_fit():
-    documents = ["One two. Three four five.", "Six seven."]
-    spans = [[(0, 8), (9, 25)], [(0, 10)]]
-    texts = fit_parts(documents, spans, [[0, 1], [0]], [[0.9, 0.1], [0.5]], [25, 10], 20, len)
-    assert texts == ["One two.", "Six seven."]  # the 0.1 sentence went first; 8 + 10 <= 20
-    assert fit_parts(documents, spans, [[0, 1], [0]], [[None, None], [None]], [25, 10], 20, len) == \
-        ["", "Six seven."]  # unscored: the earliest go first (16 + 10 > 20 after the first)
+    parts = ["One two. Three four five.\n\n  \nSix seven.", "Eight nine."]
+    cuts = [paragraph_cuts(part) for part in parts]
+    assert cuts == [[(0, 25), (30, 40)], [(0, 11)]]
+    spans = [[(0, 8), (9, 25)], [(0, 10)], [(0, 11)]]  # three segments: two paragraphs, then the second part
+    everything = [[0, 1], [0], [0]]
+    assert fit_parts(parts, cuts, spans, everything, [[0.9, 0.1], [0.5], [0.7]], 100, len) == parts[:1] + parts[1:]
+    texts = fit_parts(parts, cuts, spans, everything, [[0.9, 0.1], [0.5], [0.7]], 34, len)
+    assert texts == ["One two.\n\n  \nSix seven.", "Eight nine."]  # the 0.1 sentence went: 8 + 5 + 10 + 11 = 34
+    texts = fit_parts(parts, cuts, spans, everything, [[0.9, 0.1], [0.5], [0.7]], 20, len)
+    assert texts == ["One two.", "Eight nine."]  # then the 0.5 paragraph: 8 + 11 <= 20
+    assert fit_parts(parts, cuts, spans, everything, [[None, None], [None], [None]], 11, len) == ["", "Eight nine."]
+    assert assemble_part(parts[0], cuts[0], ["", "Six seven."]) == "Six seven."
 
 
 @pytest.mark.parametrize("bad, error, match", [
