@@ -24,8 +24,7 @@ _MISSED = pytest.mark.xfail(strict=True, reason="the shipped head scores this in
 REQUESTS = (
     pytest.param("Highlight the parts (if any) of this document that list grievances about taxes. Details: quote "
                  "each one.", marks=_MISSED),
-    pytest.param("Please describe what the signers pledged to each other at the end of the declaration.",
-                 marks=_MISSED),
+    "Please describe what the signers pledged to each other at the end of the declaration.",
     "4. The king dissolved representative houses repeatedly, True or False?",
     "I need to get some more information about the colonies' complaints. Was the king accused of cutting off trade?",
     "Question 2. Which of the following does the declaration accuse the king of? Select all that apply.\n"
@@ -50,8 +49,6 @@ def test_a_request_written_as_an_instruction_is_extracted(tpc_mini, request_text
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="the document's last sentence, right before 'Assistant:', sits where a "
-                                       "request would and the shipped head takes it (issue 23, see the model card)")
 def test_a_bare_document_in_a_chat_gets_no_extracted_request(tpc_mini):
     result = tpc_mini.compress(f"User: Please read this first.\n\n{DOCUMENT}\n\nAssistant:", rate=0.2)
     assert result.task_source != "extracted", result.task_description

@@ -20,6 +20,9 @@ from pathlib import Path
 
 import torch
 
+from tpc_core.engine.cues import addresses_reader, imperative_start
+from tpc_core.engine.turns import read_turns
+
 __all__ = ["FEATURE_NAMES", "POSITION_CAP", "RequestHead", "asks_for_summary", "complete_request", "content_words",
            "is_grounded", "layout_features", "match_sentences", "pick_request", "request_covered", "request_text",
            "sentence_core"]
@@ -51,7 +54,8 @@ FEATURE_NAMES: tuple[str, ...] = (
     "log_words", "previous_question_mark", "next_question_mark", "previous_option", "next_option",
     "asking_start", "inner_question_mark", "previous_label_colon",
     "cue_label", "previous_cue_only", "asking_core", "markup_start", "short_line", "next_answer_cue",
-    "lower_start", "cue_early",
+    "lower_start", "cue_early", "turn_user", "turn_last_user", "turn_other", "addresses_reader",
+    "imperative_start",
 )
 
 
@@ -102,11 +106,15 @@ def layout_features(sentences: Sequence[str]) -> torch.Tensor:
     """
     count = len(sentences)
     # A question mark counts before closing markup too: "...?</question>", '...?"', "...? [/INST]".
-    question = [_without_trailing_markup(s).endswith("?") for s in sentences]
+    turns = read_turns(sentences)
+    question = [_without_trailing_markup(text).endswith("?") for text in turns.texts]
     option = [_OPTION.match(s) is not None for s in sentences]
     label = [_LABEL.match(s) is not None for s in sentences]
     cores = [sentence_core(s) for s in sentences]
     words = [s.split() for s in sentences]  # split once: read by four features
+    roles = turns.roles
+    last_user = max((i for i, role in enumerate(roles) if role == "user" and (i == 0 or roles[i - 1] != "user")),
+                    default=count)
     cue_only = [len(split) <= 4 and _CUE.search(s) is not None and len(rest.split()) <= 3
                 for s, split, (_, rest) in zip(sentences, words, cores)]
     rows = []
@@ -137,6 +145,11 @@ def layout_features(sentences: Sequence[str]) -> torch.Tensor:
             float(index + 1 < count and _ANSWER_CUE.match(sentences[index + 1].strip()) is not None),
             float(rest[:1].islower()),
             float(_CUE.search(" ".join(words[index][:8])) is not None),
+            float(roles[index] == "user"),
+            float(roles[index] == "user" and index >= last_user),
+            float(roles[index] in ("system", "assistant")),
+            float(addresses_reader(sentence)),
+            float(imperative_start(_LEAD_MARKUP.sub("", stripped)) or imperative_start(rest)),
         ])
     return torch.tensor(rows, dtype=torch.float32).reshape(count, len(FEATURE_NAMES))
 
