@@ -20,7 +20,10 @@ Methods:
   conversation leaves them (the budget minus the messages kept whole): the target is recall within 0.02 of it;
 * ``trim_messages``: LangChain's ``trim_messages(strategy="last", include_system=True)``, same counter and budget;
 * ``flattened``: the conversation written as one text (``role: text`` blocks) compressed prompt-agnostically
-  (``question=None``) at the same budget (``describe_bare=False``, see ``--describe-bare``).
+  (``question=None``) at the same budget (``describe_bare=False``, see ``--describe-bare``);
+* ``message_documents`` (opt-in, the choice ``compress_messages`` made on train): prompt-aware ``compress`` of the
+  compressed messages' text parts, each whole part one document, at the reference's budget: what
+  ``compress_messages`` did before it read each part's paragraphs as documents.
 
 Reported: evidence recall (gold supporting sentences found verbatim, :func:`benchmarks.metrics.evidence_recall`),
 budget overruns (must be 0), conversations whose protected messages (system, latest user turn) come back intact,
@@ -44,7 +47,8 @@ from benchmarks.metrics import evidence_recall
 __all__ = ["SHAPES", "build_conversation", "main", "run"]
 
 SHAPES = ("pasted", "tools", "mixed")
-METHODS = ("compress_messages", "reference", "trim_messages", "flattened")
+METHODS = ("compress_messages", "reference", "trim_messages", "flattened", "message_documents")
+DEFAULT_METHODS = METHODS[:4]
 SYSTEM = "You are a careful assistant. Answer the user's question from the documents in this conversation only."
 
 
@@ -145,6 +149,13 @@ def run_one(compressor: Any, sample: Sample, shape: str, methods: Sequence[str],
                                      token_counter=counter)
         row["reference"] = _outcome(result.compressed_prompt, True, sum(result.document_compressed_tokens), room,
                                     time.perf_counter() - start, sample)
+    if "message_documents" in methods:
+        parts = [text for message in messages[1:-1] for text in _texts(message)]
+        start = time.perf_counter()
+        result = compressor.compress(parts, question=sample.question, target_tokens=max(room, 1),
+                                     token_counter=counter)
+        row["message_documents"] = _outcome(result.compressed_prompt, True, sum(result.document_compressed_tokens),
+                                            room, time.perf_counter() - start, sample)
     if "trim_messages" in methods:
         from langchain_core.messages import convert_to_messages, trim_messages
 
@@ -231,7 +242,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--split", default="train", choices=("train", "dev"))
     parser.add_argument("--limit", type=int, default=60)
     parser.add_argument("--rate", type=float, default=0.2)
-    parser.add_argument("--methods", default=",".join(METHODS))
+    parser.add_argument("--methods", default=",".join(DEFAULT_METHODS), help=f"any of {', '.join(METHODS)}")
     parser.add_argument("--describe-bare", action="store_true", help="let the flattened baseline's CTD describe "
                         "prompts without a request found (slow on a CPU)")
     parser.add_argument("--data", default=None, help="qa_dev.jsonl (default: ../shared/data)")

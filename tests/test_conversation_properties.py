@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from tests.conversation_helpers import counted, is_selection, texts_of
 
-CASES = 40
+CASES = 30
 WORDS = ["Alice", "went", "to", "Paris", "the", "café", "東京", "x=1;", "Dr.", "3.14", "Straße", "data", "report",
          "revenue", "grew", "in", "Q3", "because", "of", "cloud", "sales"]
 ROLES = ["system", "developer", "user", "assistant", "tool", "function", "human", "ai"]

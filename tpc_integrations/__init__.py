@@ -4,6 +4,8 @@
   (``pip install tpc-langchain[langchain]``)
 * ``tpc_integrations.llama_index.TPCNodePostprocessor`` (query time) and ``TPCTransform`` (index time)
   (``pip install tpc-langchain[llamaindex]``)
+* conversations: ``tpc_integrations.langchain.TPCMessagesCompressor`` (a runnable between a prompt and a chat
+  model) and ``tpc_integrations.llama_index.TPCChatMemory`` (a memory for chat engines and agents)
 * ``tpc_integrations.embeddings``: the PyPI-shipped MiniLM as an offline embedding for either framework.
 """
 
@@ -17,12 +19,15 @@ from tpc_core.engine.caller import register_library_path
 # Warnings raised by tpc_core point past these adapters too, at the user's own line.
 register_library_path(Path(__file__).resolve().parent)
 
-__all__ = ["TPCDocumentCompressor", "TPCDocumentTransformer", "TPCNodePostprocessor", "TPCTransform"]
+__all__ = ["TPCChatMemory", "TPCDocumentCompressor", "TPCDocumentTransformer", "TPCMessagesCompressor",
+           "TPCNodePostprocessor", "TPCTransform"]
 
 _LAZY = {"TPCDocumentCompressor": "tpc_integrations.langchain",
          "TPCDocumentTransformer": "tpc_integrations.langchain",
          "TPCNodePostprocessor": "tpc_integrations.llama_index",
-         "TPCTransform": "tpc_integrations.llama_index"}
+         "TPCTransform": "tpc_integrations.llama_index",
+         "TPCMessagesCompressor": "tpc_integrations.langchain",
+         "TPCChatMemory": "tpc_integrations.llama_index"}
 
 
 def __getattr__(name: str) -> Any:

@@ -21,9 +21,14 @@ from typing import Any, List, Optional, Union
 try:
     from llama_index.core.base.llms.types import ChatMessage, MessageRole
     from llama_index.core.bridge.pydantic import Field, SerializeAsAny
-    from llama_index.core.memory import BaseMemory, Memory
+    from llama_index.core.memory import BaseMemory
 except ImportError as error:  # pragma: no cover - exercised only without the extra
     raise ImportError("TPCChatMemory needs llama-index-core: pip install 'tpc-langchain[llamaindex]'") from error
+
+try:  # LlamaIndex's default memory since 0.12.4x; before it, the buffer (its own token limit applies first)
+    from llama_index.core.memory import Memory as DefaultMemory
+except ImportError:  # pragma: no cover - older llama-index-core
+    from llama_index.core.memory import ChatMemoryBuffer as DefaultMemory
 
 from pydantic import ConfigDict
 
@@ -56,7 +61,7 @@ class TPCChatMemory(TPCMessagesSettings, BaseMemory):
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", protected_namespaces=(),
                               use_attribute_docstrings=True)
 
-    memory: SerializeAsAny[BaseMemory] = Field(default_factory=Memory.from_defaults)
+    memory: SerializeAsAny[BaseMemory] = Field(default_factory=DefaultMemory.from_defaults)
     """The memory that stores the full history (default: ``Memory.from_defaults()``); its own limits apply first."""
 
     @classmethod
@@ -76,7 +81,7 @@ class TPCChatMemory(TPCMessagesSettings, BaseMemory):
         """
         settings.pop("llm", None)
         settings.pop("token_limit", None)
-        inner = memory if memory is not None else Memory.from_defaults()
+        inner = memory if memory is not None else DefaultMemory.from_defaults()
         if chat_history:
             inner.set(list(chat_history))
         return cls(memory=inner, **settings)
