@@ -43,6 +43,7 @@ from typing import Any
 from benchmarks.budget import minilm_token_counter
 from benchmarks.loaders import Sample, load_qa_dev, round_robin
 from benchmarks.metrics import evidence_recall
+from tpc_core.engine.messages import read_message
 
 __all__ = ["SHAPES", "build_conversation", "main", "run"]
 
@@ -101,14 +102,8 @@ def build_conversation(sample: Sample, shape: str) -> tuple[list[dict[str, Any]]
 
 
 def _texts(message: Any) -> list[str]:
-    """The text parts of a dict or a LangChain message."""
-    content = message["content"] if isinstance(message, dict) else message.content
-    if content is None:
-        return []
-    if isinstance(content, str):
-        return [content]
-    return [part if isinstance(part, str) else part["text"] for part in content
-            if isinstance(part, str) or part.get("type") == "text"]
+    """The text parts of a dict or a LangChain message, as ``compress_messages`` reads them."""
+    return [part for part in read_message(message, 0).parts if part is not None]
 
 
 def conversation_tokens(messages: Sequence[Any], counter: Callable[[str], int]) -> int:

@@ -27,7 +27,7 @@ from typing import Any
 from benchmarks.passages import format_passages, nq_passages
 
 __all__ = ["HELD_OUT_INSTRUCTION_FAMILIES", "INSTRUCTION_FAMILIES", "NO_REQUEST_FAMILIES", "SHAPES", "Request",
-           "instruction_records", "no_request_records", "request_of"]
+           "instruction_records", "no_request_records", "request_of", "sample_context"]
 
 SHAPES: tuple[str, ...] = ("after_document", "chat_last_turn", "question_first", "few_shot")
 
@@ -225,15 +225,17 @@ _LABEL = ("Put the {noun} into one of these categories: news, opinion, science, 
 _BARE_LINES = (("Thanks.", "(end of document)", "See above."), ("FYI.", "Notes for later:", "Forwarding this."))
 
 
-def _context(row: Mapping[str, Any], rng: random.Random) -> str:
-    """The row's context; an NQ context cut to 3-8 of its passages (the gold one kept, in order)."""
+def sample_context(row: Mapping[str, Any], rng: random.Random, styles: Sequence[str] = ("document",)) -> str:
+    """The row's context; an NQ context cut to 3-8 of its passages (the gold one kept, in order), written in one
+    of ``styles`` (:data:`benchmarks.passages.PASSAGE_STYLES`; drawn with ``rng`` when there are several)."""
     passages = nq_passages(row)
     if not passages:
         return str(row["context"])
     gold = int((row.get("meta") or {}).get("gold_doc_index", 0))
     others = [i for i in range(len(passages)) if i != gold]
     keep = sorted([gold, *rng.sample(others, min(len(others), rng.randint(2, 7)))])
-    return format_passages([passages[i] for i in keep], "document")
+    style = rng.choice(tuple(styles)) if len(styles) > 1 else styles[0]
+    return format_passages([passages[i] for i in keep], style)
 
 
 def _example(pool: Sequence[Mapping[str, Any]], family: Family, rng: random.Random) -> tuple[str, str]:
@@ -303,7 +305,7 @@ def instruction_records(rows: Sequence[Mapping[str, Any]], pool: Sequence[Mappin
         wording = random.Random(f"{seed}:{prefix}:{row['id']}")
         request = INSTRUCTION_FAMILIES[family](row, pool, wording)
         example = _example(pool, INSTRUCTION_FAMILIES[family], wording) if shape == "few_shot" else None
-        prompt, span = _shape(shape, _context(row, wording), request.text, request.tail, wording, example)
+        prompt, span = _shape(shape, sample_context(row, wording), request.text, request.tail, wording, example)
         split = "validation" if split_by_family and family in HELD_OUT_INSTRUCTION_FAMILIES else "train"
         records.append({"id": f"{prefix}-{number:05d}", "prompt": prompt, "family": family, "shape": shape,
                         "kind": "instruction", "split": split, "request_spans": [list(span)],

@@ -24,9 +24,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.instructions import INSTRUCTION_FAMILIES
+from benchmarks.instructions import INSTRUCTION_FAMILIES, sample_context
 from benchmarks.layouts import HELD_OUT_LAYOUTS, LAYOUTS, SEEN_LAYOUTS, Rendered, render
-from benchmarks.passages import format_passages, nq_passages
 from training.common.jsonl import read_jsonl
 from training.curation.format_tasks import load_format_inputs
 from training.curation.instruction_set import TRAIN_FAMILIES, summ_documents
@@ -45,17 +44,6 @@ _SUMMARY_LINES = ("Summarise the material in three sentences.", "Give me a short
                   "Translate the text into French.", "Rewrite the material in plain English for a ten-year-old.",
                   "Which option fits the text best? A) a report B) a story C) an advert D) a letter. Give the letter.",
                   "List the three most important points as bullets.", "Fix the grammar of the text and return it.")
-
-
-def _material(row: Mapping[str, Any], rng: random.Random) -> str:
-    """The row's context; an NQ context cut to 3-8 of its passages (the gold one kept, in order)."""
-    passages = nq_passages(row)
-    if not passages:
-        return str(row["context"])
-    gold = int((row.get("meta") or {}).get("gold_doc_index", 0))
-    others = [i for i in range(len(passages)) if i != gold]
-    keep = sorted([gold, *rng.sample(others, min(len(others), rng.randint(2, 7)))])
-    return format_passages([passages[i] for i in keep], rng.choice(("document", "titled", "numbered")))
 
 
 def _request(row: Mapping[str, Any], pool: Sequence[Mapping[str, Any]], rng: random.Random) -> tuple[str, str]:
@@ -118,7 +106,7 @@ def _records(rows: Sequence[Mapping[str, Any]], layouts: Sequence[str], *, seed:
         rng = random.Random(f"{seed}:{prefix}:{row['id']}")
         layout = layouts[number % len(layouts)]
         family, request = _request(row, rows, rng)
-        rendered = render(layout, request, _material(row, rng), rng)
+        rendered = render(layout, request, sample_context(row, rng, ("document", "titled", "numbered")), rng)
         if role == "fit":
             rendered = Rendered(*_augment(rendered.prompt, rendered.span, rng))
         records.append({"id": f"{prefix}-{number:05d}", "prompt": rendered.prompt, "family": family,
