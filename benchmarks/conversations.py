@@ -129,7 +129,10 @@ def run_one(compressor: Any, sample: Sample, shape: str, methods: Sequence[str],
     messages, documents = build_conversation(sample, shape)
     row: dict[str, Any] = {"id": sample.id, "source": sample.source, "shape": shape}
     start = time.perf_counter()
-    conversation = compress_conversation(compressor, messages, rate=rate, token_counter=counter)
+    # ``rate`` of the whole conversation (what trim_messages is given too), as an absolute budget: compress_messages'
+    # own ``rate`` keeps that share of the compressible messages on top of the protected ones.
+    whole = int(rate * conversation_tokens(messages, counter))
+    conversation = compress_conversation(compressor, messages, target_tokens=whole, token_counter=counter)
     seconds = time.perf_counter() - start
     budget, room = conversation.budget, conversation.budget - conversation.protected_tokens
     row["budget"], row["origin_tokens"] = budget, conversation.origin_tokens

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conversation_helpers import counted, is_selection, texts_of
+from tests.conversation_helpers import is_selection, texts_of
 
 CASES = 30
 WORDS = ["Alice", "went", "to", "Paris", "the", "café", "東京", "x=1;", "Dr.", "3.14", "Straße", "data", "report",
@@ -57,16 +57,32 @@ def _langchain(message: dict):
 @settings(max_examples=CASES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                     HealthCheck.too_slow])
 @given(conversation=st.lists(messages(), min_size=1, max_size=6), kind=st.sampled_from(["dict", "langchain"]),
-       rate=st.sampled_from([0.1, 0.3, 0.6, 1.0]), counter_name=st.sampled_from(["default", "words"]))
+       rate=st.sampled_from([0.1, 0.3, 0.6, 1.0]), counter_name=st.sampled_from(["default", "words", "words+1"]),
+       by_rate=st.booleans())
 def test_any_conversation_keeps_its_messages_whole_or_as_verbatim_selections(tpc_mini, conversation, kind, rate,
-                                                                            counter_name):
+                                                                            counter_name, by_rate):
+    """``target_tokens`` budgets the whole conversation; ``rate`` keeps that share of the other messages on top of
+    the protected ones. ``words+1`` counts an empty text as 1 token (as a counter with special tokens does)."""
+    from tpc_core.engine.messages import read_messages
+
     original = conversation if kind == "dict" else [_langchain(m) for m in conversation]
-    counter = tpc_mini.token_counter if counter_name == "default" else (lambda text: len(text.split()))
+    counter = {"default": tpc_mini.token_counter, "words": lambda text: len(text.split()),
+               "words+1": lambda text: len(text.split()) + 1}[counter_name]
     users = [k for k, m in enumerate(conversation) if m["role"] in ("user", "human")]
     protected = {k for k, m in enumerate(conversation) if m["role"] in ("system", "developer")} | set(users[-1:])
-    need = sum(counter(t) for k in protected for t in texts_of(original[k]))
-    budget = int(rate * counted(original, counter))
-    options = {"rate": rate, "token_counter": None if counter_name == "default" else counter, "describe_bare": False}
+    read = read_messages(original)  # the text parts as compress_messages reads them (tested in test_conversations)
+
+    def count(messages: list) -> int:
+        return sum(counter(part) for m in read_messages(messages) for part in m.parts if part is not None)
+
+    need = sum(counter(part) for m in read if m.index in protected for part in m.parts if part is not None)
+    total = count(original)
+    parts = sum(part is not None for m in read if m.index not in protected for part in m.parts)
+    budget = need + int(rate * (total - need)) if by_rate else int(rate * total)
+    need += counter("") * parts  # every other text part costs at least an empty text
+    options = {"token_counter": None if counter_name == "default" else counter, "describe_bare": False,
+               **({"rate": rate} if by_rate else {"target_tokens": max(budget, 1)})}
+    budget = max(budget, 1) if not by_rate else budget
     if budget < need:
         with pytest.raises(ValueError, match=f"need {need} tokens"):
             tpc_mini.compress_messages(original, **options)
@@ -87,4 +103,4 @@ def test_any_conversation_keeps_its_messages_whole_or_as_verbatim_selections(tpc
                     [p for p in before["content"] if p.get("type") != "text"]
         else:
             assert (after.id, after.type) == (before.id, before.type)
-    assert counted(out, counter) <= budget
+    assert count(out) <= budget

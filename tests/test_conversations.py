@@ -84,11 +84,18 @@ def test_rebuilding_replaces_only_text_parts_and_keeps_the_rest():
 def test_plan_protects_system_and_latest_user_turn_and_says_what_they_need():
     read = read_messages(dict_conversation())
     counts = [[10] * max(len(m.parts), 1) if m.parts else [] for m in read]
-    plan = plan_conversation(read, counts, rate=0.5)
+    plan = plan_conversation(read, counts, target_tokens=30)  # the whole conversation's budget
     assert (plan.task, plan.task_index, plan.origin_tokens, plan.budget) == (QUESTION, 5, 60, 30)
     assert plan.protected == (True, False, False, False, False, True) and plan.room == 10
+    by_rate = plan_conversation(read, counts, rate=0.5)  # half of the other messages, the protected ones on top
+    assert (by_rate.budget, by_rate.room) == (40, 20)
+    first_turn = read_messages([{"role": "system", "content": SYSTEM}, {"role": "user", "content": QUESTION}])
+    assert plan_conversation(first_turn, [[10], [10]], rate=0.1).budget == 20  # a chat's first turn passes whole
     with pytest.raises(ValueError, match=r"need 20 tokens.*at least 20"):
         plan_conversation(read, counts, target_tokens=19)
+    # A counter that counts an empty text (special tokens) makes every other text part cost that much, emptied.
+    with pytest.raises(ValueError, match=r"need 23 tokens .*1 for each of the 3 other text parts.*at least 23"):
+        plan_conversation(read, counts, target_tokens=22, empty_part_tokens=1)
     no_user = [m for m in read if m.role != "user"]
     assert plan_conversation(no_user, [[1]] * len(no_user), rate=1.0).task is None
 
@@ -149,7 +156,8 @@ def test_dicts_compressed_within_budget_with_ids_tool_calls_and_images_kept(tpc_
     out = result.messages
     _check(original, out, tpc_mini, tpc_mini.token_counter, result.budget)
     assert original == dict_conversation()  # not mutated
-    assert result.budget == int(0.3 * counted(original, tpc_mini.token_counter))
+    protected = counted([original[0], original[-1]], tpc_mini.token_counter)  # the system message and the question
+    assert result.budget == protected + int(0.3 * (counted(original, tpc_mini.token_counter) - protected))
     assert result.compressed_tokens == counted(out, tpc_mini.token_counter) <= result.budget
     assert (out[1]["name"], out[1]["id"], out[2], out[3]["tool_call_id"], out[3]["content"][1]) == \
         ("ada", "m1", original[2], "call_7", IMAGE)
@@ -178,7 +186,8 @@ def test_custom_callable_and_tiktoken_counters_hold_the_budget_exactly(tpc_mini)
 
     original = dict_conversation()
     out = tpc_mini.compress_messages(original, rate=0.25, token_counter=words)
-    _check(original, out, tpc_mini, words, int(0.25 * counted(original, words)))
+    protected = counted([original[0], original[-1]], words)
+    _check(original, out, tpc_mini, words, protected + int(0.25 * (counted(original, words) - protected)))
     pytest.importorskip("tiktoken")
     from tpc_core.engine.tokens import resolve_token_counter
 
@@ -228,3 +237,45 @@ def test_bad_arguments_fail_clearly(tpc_mini):
     conversation = copy.deepcopy(dict_conversation())
     with pytest.raises(ValueError, match="rate must be in"):
         tpc_mini.compress_messages(conversation, rate=2.0)
+
+
+def test_a_counter_that_counts_an_empty_text_still_holds_the_budget(tpc_mini):
+    """A counter with special tokens counts "" as 1-2 tokens: every emptied part costs that (review of issue 31)."""
+    def with_special(text: str) -> int:
+        return len(text.split()) + 1
+
+    original = [{"role": "system", "content": "Sys."}] + [
+        {"role": "tool", "tool_call_id": f"c{i}", "content": f"Filler alpha beta gamma delta {i}. More words here {i}."}
+        for i in range(20)] + [{"role": "user", "content": "Which way does the river flow?"}]
+    out = tpc_mini.compress_messages(original, target_tokens=40, token_counter=with_special)
+    assert counted(out, with_special) <= 40 and out[0] == original[0] and out[-1] == original[-1]
+    with pytest.raises(ValueError, match=r"need 29 tokens .*1 for each of the 20 other text parts"):
+        tpc_mini.compress_messages(original, target_tokens=28, token_counter=with_special)
+
+
+def test_message_list_counters_are_refused_and_chat_models_count_text(tpc_mini):
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+    from langchain_core.messages.utils import count_tokens_approximately
+
+    with pytest.raises(TypeError, match="counts a list of messages.*Callable\\[\\[str\\], int\\]"):
+        tpc_mini.compress_messages(dict_conversation(), target_tokens=300, token_counter=count_tokens_approximately)
+    class WordCountingModel(FakeListChatModel):  # a chat model counts text with get_num_tokens (GPT-2's offline)
+        def get_num_tokens(self, text: str) -> int:
+            return len(text.split())
+
+    model = WordCountingModel(responses=["ok"])
+    out = tpc_mini.compress_messages(dict_conversation(), target_tokens=300, token_counter=model)
+    assert counted(out, model.get_num_tokens) <= 300
+
+
+def test_the_output_is_a_deep_copy(tpc_mini):
+    """Changing the output's tool calls, kwargs or image parts never changes the caller's messages."""
+    original = dict_conversation()
+    out = tpc_mini.compress_messages(original, target_tokens=300)
+    out[2]["tool_calls"][0]["id"] = "changed"
+    out[3]["content"][1]["image_url"]["url"] = "changed"
+    assert original == dict_conversation()
+    langchain = langchain_conversation()
+    copied = tpc_mini.compress_messages(langchain, target_tokens=300)
+    copied[2].tool_calls[0]["id"] = "changed"
+    assert langchain[2].tool_calls[0]["id"] == "call_7"

@@ -292,8 +292,9 @@ class TPCCompressor:
 
         The latest user turn is the task, kept whole with the system / developer messages; every other message's
         text parts are compressed for it (verbatim sentences, in order); non-text parts, ids, names and tool calls
-        are kept. The budget (``target_tokens``, or ``rate`` of the conversation, default 0.2) counts every text
-        part of every message with ``token_counter`` (not the chat template's tokens) and holds exactly. Bad
+        are kept. The budget (``target_tokens`` for the whole conversation; or ``rate``, default 0.2, of the other
+        messages, the protected ones kept on top) counts every text part of every message with ``token_counter``
+        (not the chat template's tokens) and holds exactly. Bad
         input and guarantees: :mod:`tpc_core.engine.conversation`; with the counts: ``compress_conversation``.
         """
         return compress_conversation(self, messages, target_tokens=target_tokens, rate=rate,

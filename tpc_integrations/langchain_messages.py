@@ -56,9 +56,12 @@ class TPCMessagesCompressor(TPCMessagesSettings, RunnableSerializable[MessagesIn
           ``list[BaseMessage]``, the same messages in the same order, each of its class, with its id, name, tool
           calls, ``tool_call_id``, kwargs and non-text content blocks (images, files) untouched; a text part is its
           own sentences, verbatim, in order ("" when it lost every one). The input is never changed.
-        * ``target_tokens`` / ``rate`` (default 0.2) is the budget of the whole conversation, counted as the sum of
-          ``token_counter`` over every text part of every message (the chat template's tokens are not counted:
-          leave room for them). It holds exactly; a budget that covers the conversation returns it unchanged.
+        * ``target_tokens`` is the budget of the whole conversation, counted as the sum of ``token_counter`` over
+          every text part of every message (the chat template's tokens are not counted: leave room for them);
+          ``rate`` (default 0.2) keeps that share of the other messages, the protected ones whole on top (a
+          first turn, with nothing to compress, passes unchanged). It holds exactly; a budget that covers the
+          conversation returns it unchanged. ``token_counter``: a ``Callable[[str], int]``, a tokenizer or a chat
+          model (its ``get_num_tokens``); a counter of message lists (``count_tokens_approximately``) is refused.
         * A budget smaller than the messages kept whole raises ``ValueError`` saying how many tokens they need;
           an unknown role ``ValueError``; a message that is not a message ``TypeError``. A conversation with no
           user turn is compressed prompt-agnostically; an empty one returns ``[]`` without loading the model.

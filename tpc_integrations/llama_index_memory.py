@@ -51,7 +51,8 @@ class TPCChatMemory(TPCMessagesSettings, BaseMemory):
           verbatim, in order ("" when it lost every one).
         * ``input`` (what agents pass to ``get``): when it is not already the history's latest user turn, it is
           the task: it counts in the budget (the model will read it) but is not returned.
-        * ``target_tokens`` / ``rate`` (default 0.2) is the budget of the returned conversation plus ``input``,
+        * ``target_tokens`` (or ``rate``, default 0.2, of the messages not kept whole, those kept on top) is the
+          budget of the returned conversation plus ``input``,
           counted as the sum of ``token_counter`` over every text block (a chat engine's ``prefix_messages`` and
           the chat template are not counted); a budget that covers it returns it unchanged. Prefer
           ``target_tokens``: the history is then compressed only once it outgrows it.

@@ -92,3 +92,15 @@ def test_lists_of_message_likes_and_bad_input(compressor):
         TPCMessagesCompressor(compressor=compressor, target_tokens=3).invoke([("system", SYSTEM), ("human", QUESTION)])
     with pytest.raises(ValueError, match="latest user turn is the task"):
         TPCMessagesCompressor(compressor=compressor, task_description="Answer questions.")
+
+
+def test_a_first_turn_with_a_rate_passes_whole_and_the_history_is_cut_to_the_rate(compressor):
+    chain = PROMPT | TPCMessagesCompressor(compressor=compressor, rate=0.3)
+    first = chain.invoke({"history": [], "question": QUESTION})
+    assert [m.content for m in first] == [SYSTEM, QUESTION]
+    full = PROMPT.invoke({"history": HISTORY, "question": QUESTION}).to_messages()
+    sent = chain.invoke({"history": HISTORY, "question": QUESTION})
+    kept_whole = counted([full[0], full[-1]], compressor.token_counter)
+    assert sent[0] == full[0] and sent[-1] == full[-1]
+    assert counted(sent, compressor.token_counter) <= kept_whole + int(0.3 * (counted(full, compressor.token_counter)
+                                                                              - kept_whole))

@@ -75,3 +75,11 @@ def test_bad_settings_and_budgets(compressor):
     with pytest.raises(ValueError, match="need"):
         memory.get()
     assert TPCChatMemory(compressor=compressor, target_tokens=10).get() == []
+
+
+def test_a_first_turn_with_the_default_rate_reaches_the_model_whole(compressor):
+    """Nothing to compress yet: the default rate keeps the protected messages on top, so turn 1 is never refused."""
+    llm = MockLLMWithChatMemoryOfLastCall()
+    engine = SimpleChatEngine.from_defaults(llm=llm, memory=TPCChatMemory(compressor=compressor), system_prompt=SYSTEM)
+    engine.chat(QUESTION)
+    assert [m.content for m in llm.last_chat_messages] == [SYSTEM, QUESTION]

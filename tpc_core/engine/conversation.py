@@ -89,25 +89,44 @@ class ConversationPlan:
 
 
 def plan_conversation(messages: Sequence[Message], counts: Sequence[Sequence[int]], *,
-                      target_tokens: int | None = None, rate: float | None = None) -> ConversationPlan:
+                      target_tokens: int | None = None, rate: float | None = None,
+                      empty_part_tokens: int = 0) -> ConversationPlan:
     """The plan of a read conversation whose text parts are counted (pure: no model, no counter).
 
+    Args:
+        messages: The read messages.
+        counts: Each message's text parts' counts (0 for a part that is not text).
+        target_tokens: The whole conversation's budget.
+        rate: Instead: the share of the other messages' tokens to keep; the protected messages are kept whole on
+            top of it (so a conversation with nothing to compress, a chat's first turn, comes back as it is).
+        empty_part_tokens: What the caller's counter gives an empty text (``counter("")``): every compressible
+            text part costs at least that, emptied.
+
     Raises:
-        ValueError: A budget smaller than the protected messages: the message says how many tokens they need.
+        ValueError: A budget smaller than what the protected messages need (and the emptied parts, where the
+            counter counts an empty text): the message says how many tokens.
     """
     users = [message.index for message in messages if message.role == "user"]
     task_index = users[-1] if users else None
     task = messages[task_index].text or None if task_index is not None else None
     protected = tuple(message.role in PROTECTED_ROLES or message.index == task_index for message in messages)
     plan = ConversationPlan(task, task_index, protected, tuple(tuple(c) for c in counts), 0)
-    budget = resolve_budget(plan.origin_tokens, target_tokens=target_tokens, rate=rate)
+    if target_tokens is not None:
+        budget = resolve_budget(plan.origin_tokens, target_tokens=target_tokens)
+    else:
+        rest = plan.origin_tokens - plan.protected_tokens
+        budget = plan.protected_tokens + (resolve_budget(rest, rate=rate) if rest > 0 else 0)
     plan = ConversationPlan(task, task_index, protected, plan.counts, budget)
-    if plan.room < 0:
+    emptied = sum(part is not None for m, whole in zip(messages, protected) if not whole for part in m.parts)
+    need = plan.protected_tokens + empty_part_tokens * emptied
+    if budget < need:
         kept = ", ".join(str(message.index) for message, whole in zip(messages, protected) if whole)
+        empties = (f", and {empty_part_tokens} for each of the {emptied} other text parts even emptied (the counter "
+                   f"counts an empty text as {empty_part_tokens})") if empty_part_tokens and emptied else ""
         raise ValueError(f"The budget of {budget} tokens is smaller than the messages kept whole (system and developer "
-                         f"messages and the latest user turn: messages {kept}), which need {plan.protected_tokens} "
-                         f"tokens of the conversation's {plan.origin_tokens}. Give a budget of at least "
-                         f"{plan.protected_tokens} tokens.")
+                         f"messages and the latest user turn: messages {kept}) need {need} tokens (they count "
+                         f"{plan.protected_tokens} of the conversation's {plan.origin_tokens}{empties}). Give a budget "
+                         f"of at least {need} tokens.")
     return plan
 
 
@@ -167,14 +186,14 @@ def fit_parts(parts: Sequence[str], cuts: Sequence[Sequence[Span]], spans: Seque
         return assemble_part(parts[k], cuts[k], texts[first[k]: first[k] + len(cuts[k])])
 
     rebuilt = [part_text(k) for k in range(len(parts))]
-    counts = [counter(text) if text else 0 for text in rebuilt]
+    counts = [counter(text) for text in rebuilt]
     while sum(counts) > room and any(kept_now):
         candidates = [(d, i) for d, segment_kept in enumerate(kept_now) for i in segment_kept]
         d, i = min(candidates, key=lambda c: (scores[c[0]][c[1]] is not None, scores[c[0]][c[1]] or 0.0, c))
         kept_now[d].remove(i)
         texts[d] = join_kept(segments[d], spans[d], kept_now[d])
         rebuilt[owner[d]] = part_text(owner[d])
-        counts[owner[d]] = counter(rebuilt[owner[d]]) if rebuilt[owner[d]] else 0
+        counts[owner[d]] = counter(rebuilt[owner[d]])
     return rebuilt
 
 
@@ -222,7 +241,7 @@ def compress_conversation(compressor: DocumentCompressor, messages: Sequence[Any
     flat = [part for message in read for part in message.parts if part is not None]
     flat_counts = iter(counter.count_many(flat) if flat else [])
     counts = [tuple(next(flat_counts) if part is not None else 0 for part in message.parts) for message in read]
-    plan = plan_conversation(read, counts, target_tokens=target_tokens, rate=rate)
+    plan = plan_conversation(read, counts, target_tokens=target_tokens, rate=rate, empty_part_tokens=counter(""))
     # The parts to compress: every text part of an unprotected message, blank ones included (they come back "").
     where = [(m.index, p) for m in read if not plan.protected[m.index] for p, part in enumerate(m.parts)
              if part is not None]
@@ -239,7 +258,7 @@ def compress_conversation(compressor: DocumentCompressor, messages: Sequence[Any
                                          **options)
             texts = dict(zip(where, _fitted(result, parts, cuts, plan.room, counter)))
     new_parts = [tuple(texts.get((m.index, p)) for p in range(len(m.parts))) for m in read]
-    compressed = sum(counter(text) if text else 0 for text in texts.values()) + sum(
+    compressed = sum(counter(text) for text in texts.values()) + sum(
         counts[m][p] for m, parts in enumerate(new_parts) for p, text in enumerate(parts) if text is None)
     rebuilt = [rebuild_message(original, message, parts) for original, message, parts in zip(messages, read, new_parts)]
     return ConversationResult(rebuilt, plan.origin_tokens, compressed, plan.budget, plan.protected_tokens, plan.task,

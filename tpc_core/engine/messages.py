@@ -20,6 +20,8 @@ as it was. The input is never changed.
 
 from __future__ import annotations
 
+import copy
+
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -188,7 +190,7 @@ def _new_content(content: Any, texts: Sequence[str | None]) -> Any:
     parts = []
     for part, text in zip(content, texts):
         if text is None:
-            parts.append(part)
+            parts.append(copy.deepcopy(part))
         elif isinstance(part, str):
             parts.append(text)
         else:
@@ -200,20 +202,21 @@ def rebuild_message(original: Any, message: Message, texts: Sequence[str | None]
     """A copy of ``original`` whose text parts read ``texts`` (one per part, ``None`` for a part left as it is).
 
     Everything else is kept: a dict's other keys, a LangChain message's id, name, tool calls and kwargs, a
-    LlamaIndex message's ``additional_kwargs`` and non-text blocks. A message with no change is still a copy
-    (shallow: values such as ``tool_calls`` are the original's, not changed).
+    LlamaIndex message's ``additional_kwargs`` and non-text blocks. A message with no change is still a copy,
+    and a deep one: changing the output's ``tool_calls`` or kwargs never changes the caller's messages.
     """
     if len(texts) != len(message.parts):
         raise ValueError(f"Message {message.index} has {len(message.parts)} parts, got {len(texts)} texts.")
     if message.kind is MessageKind.DICT:
-        copied = dict(original)
+        rebuilt = message.shape is not ContentShape.NONE  # its content is rebuilt below (non-text parts copied there)
+        copied = {key: value if key == "content" and rebuilt else copy.deepcopy(value) for key, value in original.items()}
         if message.shape is not ContentShape.NONE:
             copied["content"] = _new_content(original["content"], texts)
         return copied
     if message.kind is MessageKind.LANGCHAIN:
         if message.shape is ContentShape.NONE:
-            return original.model_copy()
-        return original.model_copy(update={"content": _new_content(original.content, texts)})
-    blocks = [block if text is None else block.model_copy(update={"text": text})
+            return original.model_copy(deep=True)
+        return original.model_copy(update={"content": _new_content(original.content, texts)}, deep=True)
+    blocks = [block.model_copy(deep=True) if text is None else block.model_copy(update={"text": text})
               for block, text in zip(original.blocks, texts)]
-    return original.model_copy(update={"blocks": blocks})
+    return original.model_copy(update={"blocks": blocks}, deep=True)

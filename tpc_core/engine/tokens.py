@@ -278,5 +278,23 @@ def resolve_token_counter(spec: TokenCounterSpec, default_tokenizer: Any = None)
     if hasattr(spec, "encode") and (hasattr(spec, "backend_tokenizer") or hasattr(spec, "convert_ids_to_tokens")):
         return _from_hf_tokenizer(spec)
     if callable(spec):
+        _refuse_message_counter(spec)
         return TokenCounter(spec, name=getattr(spec, "__name__", "callable"))
+    if callable(getattr(spec, "get_num_tokens", None)):  # a LangChain chat model or LLM counts text with this
+        return TokenCounter(spec.get_num_tokens, name=f"{type(spec).__name__}.get_num_tokens")
     raise TypeError(f"token_counter must be None, a tokenizer, a name/path or a callable, got {type(spec).__name__}.")
+
+
+def _refuse_message_counter(spec: Any) -> None:
+    """A counter of a *list of messages* (LangChain's ``count_tokens_approximately``, what ``trim_messages`` takes)
+    would read a string as a list of one-character messages: refused with the fix."""
+    import inspect
+
+    try:
+        first = next(iter(inspect.signature(spec).parameters), None)
+    except (TypeError, ValueError):  # a builtin or C callable: no signature to read
+        return
+    if first == "messages":
+        raise TypeError(f"token_counter {getattr(spec, '__name__', spec)!r} counts a list of messages (what "
+                        "trim_messages takes); TPC counts text. Pass a Callable[[str], int], e.g. "
+                        "lambda text: count_tokens_approximately([text]), a tokenizer, or a chat model.")
