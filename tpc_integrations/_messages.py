@@ -32,7 +32,9 @@ class TPCMessagesSettings(TPCEngineSettings):
 
     budget_scope: Literal["global", "per_document"] = "global"
     """"global": one budget across every compressed text part (the best sentences win wherever they are);
-    "per_document": each part gets the budget's share proportional to its size."""
+    "per_document": the engine's split, over the documents it is given, which for a conversation are the
+    parts' paragraphs (each gets a share proportional to its size, and a share too small for any of its
+    sentences goes unused: "global" keeps more)."""
 
     @model_validator(mode="after")
     def _no_task_description(self) -> TPCMessagesSettings:
