@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.budget import minilm_token_counter
-from benchmarks.layouts import HELD_OUT_LAYOUTS, LAYOUTS, render
+from benchmarks.layouts import HELD_OUT_LAYOUTS, LAYOUTS, render, written_question
 from benchmarks.loaders import Sample, load_qa_dev
 from benchmarks.metrics import evidence_recall
 from benchmarks.templates import fill_template
@@ -39,11 +39,6 @@ from tpc_core.engine.request import request_covered
 __all__ = ["layout_prompts", "main", "summarise_layouts"]
 
 HELDOUT_IDS = "training/results/2026-11-23/validation_ids.json"
-
-
-def _request(sample: Sample) -> str:
-    text = sample.question.strip()
-    return text if text.endswith(("?", ".", ")")) or text.startswith("Key:") else f"{text[:1].upper()}{text[1:]}?"
 
 
 def layout_prompts(samples: Sequence[Sample], per_row: int, *, seed: int,
@@ -56,7 +51,7 @@ def layout_prompts(samples: Sequence[Sample], per_row: int, *, seed: int,
         for step in range(per_row):
             layout = layouts[(number * per_row + step) % len(layouts)]
             rng = random.Random(f"{seed}:{sample.id}:{layout}")
-            prompts.append((sample, layout, render(layout, _request(sample), sample.context, rng).prompt))
+            prompts.append((sample, layout, render(layout, written_question(sample.question), sample.context, rng).prompt))
     return prompts
 
 

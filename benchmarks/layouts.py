@@ -19,7 +19,7 @@ import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-__all__ = ["HELD_OUT_LAYOUTS", "LAYOUTS", "SEEN_LAYOUTS", "Rendered", "render"]
+__all__ = ["HELD_OUT_LAYOUTS", "LAYOUTS", "SEEN_LAYOUTS", "Rendered", "render", "written_question"]
 
 _SYSTEM = ("You are a helpful assistant.", "You are a careful research assistant. Answer only from the material "
            "you are given.", "You are an expert analyst. Be concise and accurate.",
@@ -229,3 +229,15 @@ def render(layout: str, request: str, material: str, rng: random.Random) -> Rend
         if json.dumps(request, ensure_ascii=False)[1:-1] != rendered.prompt[start:end] != request:
             raise AssertionError(f"layout {layout} misplaced the request span")  # a bug in a layout above
     return rendered
+
+
+def written_question(question: str) -> str:
+    """A dataset question as a person writes it: capitalised, with its question mark (one that already ends in
+    ``?``, ``.`` or ``)``, or a ``Key: ...`` lookup, as it is).
+
+    >>> written_question("who wrote it"), written_question('Key: "a1"')
+    ('Who wrote it?', 'Key: "a1"')
+    """
+    text = question.strip()
+    return text if text.endswith(("?", ".", ")")) or text.startswith("Key:") else f"{text[:1].upper()}{text[1:]}?"
+

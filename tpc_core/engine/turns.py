@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Role", "Turns", "before_next_turn", "read_turns", "sentence_roles"]
+__all__ = ["Role", "Turns", "read_turns", "sentence_roles"]
 
 Role = Literal["system", "user", "assistant"]
 
@@ -63,7 +63,9 @@ class Turns:
 
     Attributes:
         roles: Each sentence's speaker (:func:`sentence_roles`).
-        texts: Each sentence up to the first turn it opens after its start (:func:`before_next_turn`).
+        texts: Each sentence up to the first turn it opens after its start: a splitter can leave the next
+            speaker's marker on a sentence (``"Who won?<end_of_turn>\\n<start_of_turn>model"``), and a request's
+            question mark is then not the sentence's last character.
     """
 
     roles: list[Role | None]
@@ -103,16 +105,3 @@ def sentence_roles(sentences: Sequence[str]) -> list[Role | None]:
     [None, None]
     """
     return read_turns(sentences).roles
-
-
-def before_next_turn(sentence: str) -> str:
-    """The sentence up to the first turn it opens after its start: a splitter can leave the next speaker's marker
-    on a sentence (``"Who won?<end_of_turn>\\n<start_of_turn>model"``), and the request's question mark is then
-    not the sentence's last character.
-
-    >>> before_next_turn("Who won?<end_of_turn>\\n<start_of_turn>model")
-    'Who won?<end_of_turn>\\n'
-    >>> before_next_turn("User: who won?")
-    'User: who won?'
-    """
-    return read_turns([sentence]).texts[0]

@@ -32,7 +32,7 @@ from benchmarks.instructions import (
 from training.common.jsonl import read_jsonl
 from training.curation.format_tasks import load_format_inputs
 
-__all__ = ["TRAIN_FAMILIES", "build_instruction_set", "main", "summ_documents"]
+__all__ = ["TRAIN_FAMILIES", "build_instruction_set", "main", "summ_documents", "write_record_set"]
 
 # The first round's train families, dealt over the first rows; the second round's (a true/false statement with no
 # question mark, a lead-in sentence before an instruction) over rows after those, so the first round's records
@@ -112,17 +112,24 @@ def main(argv: Sequence[str] | None = None) -> int:
                                     check_rows=args.check_rows, fit_without=args.fit_without,
                                     check_without=args.check_without, second_fit_rows=args.second_fit_rows,
                                     second_check_rows=args.second_check_rows, extra_without=args.extra_without)
-    out = Path(args.out)
+    write_record_set(args.out, records, held_out_families=sorted(HELD_OUT_INSTRUCTION_FAMILIES))
+    return 0
+
+
+def write_record_set(out_dir: str | Path, records: Sequence[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    """``records.jsonl`` and ``stats.json`` (count, SHA-256 prefix, counts by role and family / shape, ``extra``,
+    the command) in ``out_dir``; prints the count and hash, and returns the stats."""
+    out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
     (out / "records.jsonl").write_text(text, encoding="utf-8")
     stats = {"records": len(records), "sha256_16": hashlib.sha256(text.encode("utf-8")).hexdigest()[:16],
              "by_role_family": dict(Counter(f"{r['role']}:{r['family']}" for r in records)),
              "by_role_shape": dict(Counter(f"{r['role']}:{r['shape']}" for r in records)),
-             "held_out_families": sorted(HELD_OUT_INSTRUCTION_FAMILIES), "command": " ".join(sys.argv)}
+             **extra, "command": " ".join(sys.argv)}
     (out / "stats.json").write_text(json.dumps(stats, indent=2) + "\n", encoding="utf-8")
     print(json.dumps({k: stats[k] for k in ("records", "sha256_16")}))
-    return 0
+    return stats
 
 
 if __name__ == "__main__":

@@ -15,20 +15,18 @@ deterministic for a seed.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import random
 import sys
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from benchmarks.instructions import INSTRUCTION_FAMILIES, sample_context
-from benchmarks.layouts import HELD_OUT_LAYOUTS, LAYOUTS, SEEN_LAYOUTS, Rendered, render
+from benchmarks.layouts import HELD_OUT_LAYOUTS, LAYOUTS, SEEN_LAYOUTS, Rendered, render, written_question
 from training.common.jsonl import read_jsonl
 from training.curation.format_tasks import load_format_inputs
-from training.curation.instruction_set import TRAIN_FAMILIES, summ_documents
+from training.curation.instruction_set import TRAIN_FAMILIES, summ_documents, write_record_set
 
 __all__ = ["build_layout_set", "main"]
 
@@ -49,8 +47,7 @@ _SUMMARY_LINES = ("Summarise the material in three sentences.", "Give me a short
 def _request(row: Mapping[str, Any], pool: Sequence[Mapping[str, Any]], rng: random.Random) -> tuple[str, str]:
     """``(family, text)``: the question as written (half the time) or in a train instruction family."""
     if rng.random() < 0.5:
-        text = str(row["question"]).strip()
-        return "plain_question", (text if text.endswith(("?", ".", ")")) else f"{text[:1].upper()}{text[1:]}?")
+        return "plain_question", written_question(str(row["question"]))
     family = rng.choice(TRAIN_FAMILIES)
     return family, INSTRUCTION_FAMILIES[family](row, pool, rng).text
 
@@ -184,16 +181,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     records = build_layout_set(args.ctd, args.nq, args.qa, args.summ, seed=args.seed, skip=args.skip,
                                fit_rows=args.fit_rows, check_rows=args.check_rows, fit_without=args.fit_without,
                                check_without=args.check_without, exclude=exclude, label_chats=args.label_chats)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
-    (out / "records.jsonl").write_text(text, encoding="utf-8")
-    stats = {"records": len(records), "sha256_16": hashlib.sha256(text.encode("utf-8")).hexdigest()[:16],
-             "by_role_shape": dict(Counter(f"{r['role']}:{r['shape']}" for r in records)),
-             "by_role_family": dict(Counter(f"{r['role']}:{r['family']}" for r in records)),
-             "held_out_layouts": sorted(HELD_OUT_LAYOUTS), "command": " ".join(sys.argv)}
-    (out / "stats.json").write_text(json.dumps(stats, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps({k: stats[k] for k in ("records", "sha256_16")}))
+    write_record_set(args.out, records, held_out_layouts=sorted(HELD_OUT_LAYOUTS))
     return 0
 
 
