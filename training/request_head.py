@@ -30,6 +30,7 @@ from typing import Any
 from training.common.jsonl import read_jsonl
 from training.common.loop import run_stage_cli
 from training.curation.layouts import records_digest
+from training.request_sequence import SequenceFitSettings, fit_sequence_head
 
 __all__ = ["RequestHeadConfig", "EncodedPrompt", "fit_head", "head_and_tail", "held_for_threshold", "label_sentences",
            "prompt_scores", "train_request_head", "main"]
@@ -80,6 +81,19 @@ class RequestHeadConfig:
             ships before retraining), or ``None``.
         baseline_threshold: The threshold the baseline head is measured at (its checkpoint's
             ``agnostic.request_threshold``).
+        model: ``"mlp"`` (the per-sentence head, :class:`tpc_core.engine.request.RequestHead`) or ``"sequence"``
+            (the structural finder over the prompt's sentences, :class:`tpc_core.engine.request_sequence.SequenceRequestHead`, fitted by
+            :mod:`training.request_sequence` with the ``sequence_*`` settings).
+        sequence_width: The sequence model's width.
+        sequence_layers: Its self-attention layers.
+        sequence_window: Sentences it reads at once.
+        sequence_epochs: Its training epochs.
+        sequence_learning_rate: Its peak learning rate.
+        sequence_dropout: Its dropout.
+        generated_set_path: Records of ``training.curation.generated_set`` (prompts composed from random parts;
+            ``fit`` ones join the train prompts, ``check`` ones are measured per component), or ``None``.
+        encoded_dir: Where encoded prompts are cached (``None``: ``output_dir/encoded``); runs that share it
+            (another head type, other settings) encode each prompt once.
     """
 
     data_path: str
@@ -104,12 +118,23 @@ class RequestHeadConfig:
     layout_set_path: str | None = None
     baseline_head: str | None = None
     baseline_threshold: float = 0.7
+    model: str = "mlp"
+    sequence_width: int = 64
+    sequence_layers: int = 2
+    sequence_window: int = 64
+    sequence_epochs: int = 30
+    sequence_learning_rate: float = 2e-3
+    sequence_dropout: float = 0.1
+    generated_set_path: str | None = None
+    encoded_dir: str | None = None
 
     def __post_init__(self) -> None:
         if not 0 < self.threshold_fraction < 1:
             raise ValueError(f"threshold_fraction must be in (0, 1), got {self.threshold_fraction}.")
         if self.max_sentences < 1 or self.iterations < 1 or self.l2 < 0 or self.view_sentences < 2:
             raise ValueError("max_sentences and iterations must be >= 1, view_sentences >= 2 and l2 >= 0.")
+        if self.model not in ("mlp", "sequence"):
+            raise ValueError(f"model must be 'mlp' or 'sequence', got {self.model!r}.")
         if min(self.layout_records, self.layout_without_request, self.layout_key_lookups) < 0:
             raise ValueError("layout_records, layout_without_request and layout_key_lookups must be >= 0.")
 
@@ -126,7 +151,7 @@ class RequestHeadConfig:
         for path in (self.nq_path, self.qa_path) if self.uses_layouts else ():
             if not Path(path).is_file():
                 raise FileNotFoundError(f"{path} not found (needed for the layout_* prompts).")
-        for path in (self.instruction_path, self.layout_set_path, self.baseline_head):
+        for path in (self.instruction_path, self.layout_set_path, self.generated_set_path, self.baseline_head):
             if path is not None and not Path(path).is_file():
                 raise FileNotFoundError(f"{path} not found (instruction_path: run python -m "
                                         "training.curation.instruction_set first).")
@@ -149,17 +174,23 @@ def label_sentences(spans: Sequence[tuple[int, int]], request_spans: Sequence[Se
     return [any(start < r_end and r_start < end for r_start, r_end in request_spans) for start, end in spans]
 
 
-def head_and_tail(count: int, view: int) -> list[int]:
-    """Indices of the sentences a training view keeps: all of them, or the first and last ``view // 2``."""
+def head_and_tail(count: int, view: int, keep: Sequence[int] = (), around: int = 3) -> list[int]:
+    """Indices of the sentences a training view keeps: all of them, or the first and last ``view // 2``, and
+    every index in ``keep`` with ``around`` sentences either side (a request written in the middle of a long
+    prompt stays in its view, with its neighbours, so its label is seen)."""
     if count <= view:
         return list(range(count))
-    return [*range(view // 2), *range(count - (view - view // 2), count)]
+    chosen = {*range(view // 2), *range(count - (view - view // 2), count)}
+    for index in keep:
+        chosen.update(range(max(0, index - around), min(count, index + around + 1)))
+    return sorted(chosen)
 
 
 def _view(record: dict[str, Any], splitter: Any, view: int) -> list[tuple[int, int]]:
-    """The sentence spans of a record's prompt that a training view keeps."""
+    """The sentence spans of a record's prompt that a training view keeps (its request sentences always)."""
     spans = splitter.spans(record["prompt"])
-    return [spans[i] for i in head_and_tail(len(spans), view)]
+    labels = label_sentences(spans, record.get("request_spans") or [])
+    return [spans[i] for i in head_and_tail(len(spans), view, [i for i, label in enumerate(labels) if label])]
 
 
 def _encode_one(record: dict[str, Any], spans: list[tuple[int, int]], compressor: Any) -> EncodedPrompt:
@@ -344,8 +375,8 @@ def _layout_records(config: RequestHeadConfig, records: Sequence[dict[str, Any]]
 
 def _instruction_records(config: RequestHeadConfig) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The instruction-style records to fit on and those only measured (``([], [])`` when none are asked for)."""
-    rows = [row for path in (config.instruction_path, config.layout_set_path) if path is not None
-            for row in read_jsonl(path)]
+    rows = [row for path in (config.instruction_path, config.layout_set_path, config.generated_set_path)
+            if path is not None for row in read_jsonl(path)]
     return [r for r in rows if r.get("role") == "fit"], [r for r in rows if r.get("role") == "check"]
 
 
@@ -412,7 +443,7 @@ def train_request_head(config: RequestHeadConfig) -> Path:
                                                local_files_only=config.local_files_only)
     layouts = _layout_records(config, records)
     instructions_fit, instructions_check = _instruction_records(config)
-    cache = Path(config.output_dir) / "encoded"
+    cache = Path(config.encoded_dir or Path(config.output_dir) / "encoded")
     encoded_fit, encoded_pick = [], []
     for name, rows in (("", train), ("layout_", layouts), ("instruction_", instructions_fit)):
         held = [held_for_threshold(str(r["id"]), config.threshold_fraction) for r in rows]
@@ -423,7 +454,10 @@ def train_request_head(config: RequestHeadConfig) -> Path:
     encoded_validation = _cached(cache / "validation", validation, compressor, config.view_sentences)
     encoded_check = _cached(cache / "instruction_check", instructions_check, compressor, config.view_sentences)
     encode_seconds = time.perf_counter() - started
-    head = fit_head(encoded_fit, config)
+    head = fit_head(encoded_fit, config) if config.model == "mlp" else fit_sequence_head(encoded_fit, SequenceFitSettings(
+        width=config.sequence_width, layers=config.sequence_layers, window=config.sequence_window,
+        epochs=config.sequence_epochs, learning_rate=config.sequence_learning_rate, dropout=config.sequence_dropout,
+        seed=config.seed, checkpoint=str(Path(config.output_dir) / "sequence_fit.pt")))
     threshold, neighbour, by_threshold = _choose_thresholds(encoded_pick, head, config.max_sentences)
     output = Path(config.output_dir)
     output.mkdir(parents=True, exist_ok=True)
@@ -460,7 +494,7 @@ def _instruction_summary(config: RequestHeadConfig, fit: Sequence[dict[str, Any]
     encoded prompts (the held-out CTD families and the check records) where one is given."""
     from benchmarks.request_found import summarise
 
-    if config.instruction_path is None and config.layout_set_path is None:
+    if config.instruction_path is None and config.layout_set_path is None and config.generated_set_path is None:
         return {}
     summary: dict[str, Any] = {"instructions": {
         "paths": {path: hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]

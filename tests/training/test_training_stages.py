@@ -298,6 +298,8 @@ def test_request_head_labels_and_views() -> None:
     assert label_sentences([(0, 5), (6, 10), (11, 20)], [[7, 8]]) == [False, True, False]
     assert label_sentences([(0, 5)], []) == [False]
     assert head_and_tail(5, 4) == [0, 1, 3, 4] and head_and_tail(3, 4) == [0, 1, 2]
+    # a request in the middle of a long prompt stays in the view, with its neighbours
+    assert head_and_tail(20, 4, keep=[10], around=1) == [0, 1, 9, 10, 11, 18, 19]
 
 
 def test_request_head_layout_settings_are_checked(tmp_path) -> None:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from tpc_core.config import AgnosticConfig
     from tpc_core.engine.request import RequestHead
+    from tpc_core.engine.request_sequence import SequenceRequestHead
 
 __all__ = ["Describe", "ReadPrompts", "Selection", "Task", "TaskFinder", "TaskSource"]
 
@@ -120,12 +121,13 @@ class TaskFinder:
 
     Args:
         settings: The checkpoint's ``agnostic`` settings.
-        head: Its request head, or ``None`` (then every question-less prompt is described by the CTD).
+        head: Its request head (per-sentence or structural: both give ``probabilities``), or ``None`` (then every question-less prompt is described by the CTD).
         describe: Its CTD's ``describe`` (loaded on first call), or ``None`` when the checkpoint has no CTD.
         name: The checkpoint's name, for error messages.
     """
 
-    def __init__(self, settings: AgnosticConfig, head: RequestHead | None, describe: Describe | None, *,
+    def __init__(self, settings: AgnosticConfig, head: RequestHead | SequenceRequestHead | None,
+                 describe: Describe | None, *,
                  name: str = "tpc") -> None:
         self.settings = settings
         self.head = head

@@ -1,7 +1,8 @@
 """The checkpoint's small trained heads, read from the files its config names: one loader for every head.
 
 ``tpc_config.json``'s ``agnostic`` section may name a request head (``request_head``: finds the prompt's own
-request, :class:`tpc_core.engine.request.RequestHead`) and a salience head (``salience_head``: scores sentences
+request: a per-sentence :class:`tpc_core.engine.request.RequestHead` or the structural
+:class:`tpc_core.engine.request_sequence.SequenceRequestHead`, told apart by the file's metadata) and a salience head (``salience_head``: scores sentences
 for coverage, :class:`tpc_core.engine.salience.SalienceHead`). Both are single safetensors files of a few
 hundred kB, loaded when the compressor is built so a bad path fails at load time; like every config path they
 stay inside the checkpoint (:func:`tpc_core.loading.paths.inside_checkpoint`: no absolute path, no ``..`` out
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from tpc_core.engine.request import RequestHead
+from tpc_core.engine.request_sequence import SequenceRequestHead, is_sequence_head
 from tpc_core.engine.salience import SalienceHead
 from tpc_core.loading.paths import inside_checkpoint
 
@@ -22,7 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = ["load_head", "load_request_head", "load_salience_head"]
 
-Head = TypeVar("Head", RequestHead, SalienceHead)
+Head = TypeVar("Head", RequestHead, SalienceHead, SequenceRequestHead)
 
 
 def load_head(head_type: type[Head], reference: str | None, checkpoint_dir: Path, what: str) -> Head | None:
@@ -46,9 +48,19 @@ def load_head(head_type: type[Head], reference: str | None, checkpoint_dir: Path
     return head_type.load(path)
 
 
-def load_request_head(config: AgnosticConfig, checkpoint_dir: Path) -> RequestHead | None:
-    """The checkpoint's extractive request head, or ``None`` when it has none (see :func:`load_head`)."""
-    return load_head(RequestHead, config.request_head, checkpoint_dir, "agnostic.request_head")
+class _AnyRequestHead:
+    """Reads either kind of request head: the file's metadata says which."""
+
+    @staticmethod
+    def load(path: Path) -> RequestHead | SequenceRequestHead:
+        return SequenceRequestHead.load(path) if is_sequence_head(path) else RequestHead.load(path)
+
+
+def load_request_head(config: AgnosticConfig, checkpoint_dir: Path) -> RequestHead | SequenceRequestHead | None:
+    """The checkpoint's extractive request head, per-sentence or structural, or ``None`` when it has none (see
+    :func:`load_head`)."""
+    return load_head(_AnyRequestHead, config.request_head, checkpoint_dir,  # type: ignore[type-var]
+                     "agnostic.request_head")
 
 
 def load_salience_head(config: AgnosticConfig, checkpoint_dir: Path) -> SalienceHead | None:
