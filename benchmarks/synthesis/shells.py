@@ -167,13 +167,13 @@ def _kv_items(slots: Slots) -> list[tuple[str, list[Piece] | str, bool]]:
         items.append((key_name(key.strip("# ")), value.strip(), False))
     if slots.system:
         items.append(("instructions", slots.system, False))
-    body: list[tuple[str, list[Piece] | str, bool]] = [("note", " ".join(slots.before), False)] if slots.before else []
+    body: list[tuple[str, list[Piece] | str, bool]] = [("comment", " ".join(slots.before), False)] if slots.before else []
     if slots.request:
         body.append((key_name(slots.vocabulary[0]), list(slots.request), False))
     material = (key_name(slots.vocabulary[1]), slots.material, True)
     items += [*body, material] if slots.position == "before" else [material, *body]
     if slots.after:
-        items.append(("notes", " ".join(slots.after), False))
+        items.append(("remarks", " ".join(slots.after), False))  # not "notes": a material label
     return items
 
 
