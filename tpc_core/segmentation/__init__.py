@@ -26,13 +26,24 @@ How text is split, in order:
    JSON payload on one line). A title above a paragraph
    (``"Ed Wood (film)\\nEd Wood is ..."``, HotpotQA's layout) is therefore not joined. Joined lines are
    handed to the backend with the line breaks replaced by spaces in a same-length copy, so offsets stay
-   exact.
-3. **Backend** inside each unit: it only proposes cut positions in that offset-preserving copy; the
+   exact. A line of a line-structured format
+   (``key: value`` as in YAML, forms and tickets, ``key = value``, ``[section]``) is never joined to the line
+   before it, unless that line is visibly wrapped prose (full, open, not a key line itself: ``"... in the Kansas
+   City metropolitan\\narea: the Edwards Campus ..."``); a speaker's or a request's label line (``User:``,
+   ``Question:``) is continued only by a line in lower case, so a query typed without a question mark is not
+   joined to the material under it.
+3. **Chat-template markers** (:mod:`.markers`): every special token of a chat template (``<|im_start|>user``,
+   ``<|im_end|>``, ``<|start_header_id|>user<|end_header_id|>``, ``<|eot_id|>``, ``[INST]``, ``[/INST]``,
+   ``<start_of_turn>model``, ``<end_of_turn>``, ``<|user|>``, ``<|end|>``, ...) and, in a text that labels two
+   roles, every ``User:`` / ``Assistant:`` / ``System:`` / ``Human:`` / ``AI:`` label at a line's start is a span
+   of its own: a cut before and after it, none inside it, whatever the backend. A marker's bars never make a line
+   a table row. :mod:`.markers` says why a marker is a span of its own.
+4. **Backend** inside each unit: it only proposes cut positions in that offset-preserving copy; the
    spans are the pieces between cuts with surrounding whitespace trimmed, which is why no backend can lose
    or misplace a character.
-4. **CJK**: a cut after every run of ``。！？｡`` (plus closing quotes/brackets), so unspaced Chinese or
+5. **CJK**: a cut after every run of ``。！？｡`` (plus closing quotes/brackets), so unspaced Chinese or
    Japanese splits into sentences that keep their punctuation. ``；`` is not a cut: it joins clauses.
-5. **Length cap**: a piece longer than ``max_sentence_chars`` is cut at its last whitespace within the
+6. **Length cap**: a piece longer than ``max_sentence_chars`` is cut at its last whitespace within the
    limit, or hard-cut (never between a character and its combining mark) when there is none.
 
 Backends: ``"nupunkt"`` (default: Punkt with nupunkt's pre-trained model, no dependencies),
@@ -67,8 +78,8 @@ nltk 3.10.4)::
   wall depending on the load of the shared machine); the work is linear in the text length.
 
 Modules, one concern each: :mod:`.contract` (``Span``, ``SentenceSplitter`` and the check of a custom
-splitter's spans), :mod:`.layout` (steps 1, 2 and 4), :mod:`.backends` (step 3), :mod:`.length` (step 5),
-:mod:`.splitter` (``LineAwareSplitter``, :func:`get_splitter`, :func:`split_sentences`).
+splitter's spans), :mod:`.layout` (steps 1, 2 and 5), :mod:`.backends` (step 4), :mod:`.length` (step 6),
+:mod:`.markers` (step 3), :mod:`.splitter` (``LineAwareSplitter``, :func:`get_splitter`, :func:`split_sentences`).
 
 Example:
     >>> text = "Dr. Smith arrived. He sat down.\\n- item one\\n- item two"

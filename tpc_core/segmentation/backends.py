@@ -1,4 +1,4 @@
-"""The sentence backends (step 3 of :mod:`tpc_core.segmentation`): each proposes sentence starts inside a unit.
+"""The sentence backends (step 4 of :mod:`tpc_core.segmentation`): each proposes sentence starts inside a unit.
 
 ``"nupunkt"`` (Punkt with nupunkt's pre-trained model, the default), ``"nltk"`` (Punkt with NLTK's ``punkt_tab``
 data; the copy ``llama-index-core`` ships is used when no other is installed; nothing is ever downloaded),

@@ -1,6 +1,6 @@
 """Lines and layout: which lines of a text are prose to split, which stand alone, and where a backend may cut.
 
-Steps 1, 2 and 4 of :mod:`tpc_core.segmentation`: the text is cut into lines (every ``str.splitlines``
+Steps 1, 2 and 5 of :mod:`tpc_core.segmentation`: the text is cut into lines (every ``str.splitlines``
 separator) and paragraphs (blank lines); structural lines (lists, headings, rules, table rows, quotes, indented
 and code-looking lines, everything inside a code fence) stand alone; soft-wrapped prose lines are joined into
 one unit; inside a prose unit, a backend's proposed sentence starts and the CJK sentence ends are the cuts.
@@ -24,6 +24,19 @@ _LINE_BREAK = re.compile(f"[{_LINE_BREAK_CHARS}]")
 
 _FENCE = re.compile(r"[ \t]{0,3}(?:```|~~~)")
 _TABLE_ROW = re.compile(r"[ \t]*\||(?:[^|]*\|){2}")
+# Special tokens written with bars (ChatML's "<|im_end|>", Llama 3's, Phi-3's): their bars are not table cells.
+_BAR_TOKEN = re.compile(r"<\|[A-Za-z_]{1,20}\|>")
+# A line of a line-structured format: "key: value" (YAML, forms, tickets, headers), "key = value" (INI, TOML) or a
+# "[section]" header. It starts a unit, unless the line before is visibly wrapped prose (see _continues).
+_KEY_LINE = re.compile(
+    r"""[ \t]*["']?[A-Za-z][\w'/.-]*(?:[ \t]+[\w'/.\#-]+){0,3}["']?[ \t]*(?::(?:[ \t]|$)|=)
+      | [ \t]*\[{1,2}[^\[\]]+\]{1,2}[ \t]*$""",
+    re.VERBOSE,
+)
+# A speaker's or a request's label: its value wraps on in lower case only ("User: when did the pension start"
+# above the pasted material is one line however full it looks).
+_ASKING_LABEL = re.compile(r"[ \t#*>]{0,6}(?:user|assistant|system|human|ai|question|query|q|task|instruction|"
+                           r"request|prompt|input)[*_]{0,2}[ \t]*:", re.IGNORECASE)
 # Lines that stand on their own. Code rarely reaches a prompt unfenced, but when it does, its lines must
 # not be glued into prose either.
 _STRUCTURAL_LINE = re.compile(
@@ -71,8 +84,14 @@ def _continues(line: str, next_line: str, width: Callable[[], int]) -> bool:
     if len(body.split(None, _MIN_WRAPPED_WORDS - 1)) < _MIN_WRAPPED_WORDS:  # titles, labels, list-like
         return False
     following = next_line.lstrip()
-    if not following[0].islower():
-        if _TERMINAL_END.search(body[-16:]):
+    # A "key: value" line is joined to the line before only where that line is visibly wrapped prose (full, open,
+    # no key line itself): "... in the Kansas City metropolitan\narea: the Edwards Campus ...". In a form, a
+    # ticket or YAML, "question: ..." starts its own unit, even in lower case after a full line.
+    key_next = _KEY_LINE.match(next_line) is not None
+    if key_next and _KEY_LINE.match(line):
+        return False
+    if key_next or not following[0].islower():
+        if _TERMINAL_END.search(body[-16:]) or _ASKING_LABEL.match(line):
             return False
         # Greedy wrapping breaks a line only when the next word does not fit; a title or a short line
         # that ends early was broken on purpose.
@@ -82,6 +101,13 @@ def _continues(line: str, next_line: str, width: Callable[[], int]) -> bool:
             return False
     # Checked last: the cheap tests above settle most line pairs.
     return not (_STRUCTURAL_LINE.search(line) or _STRUCTURAL_LINE.search(next_line))
+
+
+def _table_row(line: str) -> bool:
+    """Whether ``line`` is a table row (its cells' bars, not a special token's)."""
+    if _TABLE_ROW.match(line) is None:
+        return False
+    return "<|" not in line or _TABLE_ROW.match(_BAR_TOKEN.sub("", line)) is not None
 
 
 def _paragraphs(text: str) -> Iterator[list[tuple[int, int]]]:
@@ -125,7 +151,7 @@ def units(text: str, *, sentences: bool, join_wrapped_lines: bool) -> Iterator[t
         previous = ""  # the unit's last line
         for (start, end), line in zip(run, lines):
             fence = _FENCE.match(line) is not None
-            if in_fence or fence or _TABLE_ROW.match(line):
+            if in_fence or fence or _table_row(line):
                 in_fence ^= fence
                 if unit is not None:
                     yield unit[0], unit[1], True

@@ -1,4 +1,4 @@
-"""The length cap (step 5 of :mod:`tpc_core.segmentation`): no span longer than ``max_sentence_chars``.
+"""The length cap (step 6 of :mod:`tpc_core.segmentation`): no span longer than ``max_sentence_chars``.
 
 A piece longer than the cap is cut at its last whitespace within the limit, or hard-cut when there is none, but
 never between a character and its combining mark or joiner. Every piece is *tight*: no surrounding whitespace.

@@ -15,6 +15,7 @@ from tpc_core.segmentation.backends import SPLITTER_NAMES, start_finder
 from tpc_core.segmentation.contract import SentenceSplitter, Span, check_contract, require_str
 from tpc_core.segmentation.layout import StartFinder, unit_cuts, units
 from tpc_core.segmentation.length import capped, tighten
+from tpc_core.segmentation.markers import cut_at_markers, marker_spans
 
 __all__ = ["DEFAULT_MAX_SENTENCE_CHARS", "LineAwareSplitter", "get_splitter", "split_sentences"]
 
@@ -54,9 +55,13 @@ class LineAwareSplitter:
         require_str(text)
         result: list[Span] = []
         find_starts = self.find_starts
+        markers = marker_spans(text)  # chat-template markers: each one a span of its own
+        next_marker = 0
         for start, end, prose in units(text, sentences=find_starts is not None,
                                        join_wrapped_lines=self.join_wrapped_lines):
             bounds = unit_cuts(text, start, end, find_starts) if prose and find_starts is not None else [start, end]
+            if next_marker < len(markers) and markers[next_marker][0] < end:
+                bounds, next_marker = cut_at_markers(bounds, markers, next_marker)
             for left, right in zip(bounds, bounds[1:]):
                 left, right = tighten(text, left, right)
                 if left < right:
