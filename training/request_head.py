@@ -375,8 +375,9 @@ def _layout_records(config: RequestHeadConfig, records: Sequence[dict[str, Any]]
 
 def _instruction_records(config: RequestHeadConfig) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The instruction-style records to fit on and those only measured (``([], [])`` when none are asked for)."""
-    rows = [row for path in (config.instruction_path, config.layout_set_path, config.generated_set_path)
-            if path is not None for row in read_jsonl(path)]
+    sets = (("instructions", config.instruction_path), ("layout_set", config.layout_set_path),
+            ("generated_set", config.generated_set_path))
+    rows = [{**row, "record_set": name} for name, path in sets if path is not None for row in read_jsonl(path)]
     return [r for r in rows if r.get("role") == "fit"], [r for r in rows if r.get("role") == "check"]
 
 
@@ -487,6 +488,24 @@ def train_request_head(config: RequestHeadConfig) -> Path:
     return output
 
 
+def _by_set(prompts: Sequence[EncodedPrompt], records: Sequence[dict[str, Any]], head: Any, threshold: float,
+            max_sentences: int, neighbour: float | None) -> dict[str, Any]:
+    """The check records of each record set measured apart (per family and shape; held-out components or layouts
+    against seen ones by the records' ``split``)."""
+    from benchmarks.request_found import summarise
+
+    by_id = {str(r["id"]): r for r in records}
+    result: dict[str, Any] = {}
+    for name in sorted({str(r.get("record_set")) for r in records}):
+        for split in ("train", "validation"):
+            chosen = [p for p in prompts if by_id[p.record_id].get("record_set") == name
+                      and by_id[p.record_id].get("split") == split]
+            if chosen:
+                result[f"{name}:{'seen' if split == 'train' else 'held_out'}"] = summarise(
+                    written_request_outcomes(chosen, records, head, threshold, max_sentences, neighbour))
+    return result
+
+
 def _instruction_summary(config: RequestHeadConfig, fit: Sequence[dict[str, Any]], check: Sequence[dict[str, Any]],
                          validation: Sequence[EncodedPrompt], encoded_check: Sequence[EncodedPrompt], head: Any,
                          threshold: float, neighbour: float | None) -> dict[str, Any]:
@@ -501,7 +520,8 @@ def _instruction_summary(config: RequestHeadConfig, fit: Sequence[dict[str, Any]
                   for path in (config.instruction_path, config.layout_set_path) if path is not None},
         "fit_records": len(fit), "check_records": len(check),
         "check": summarise(written_request_outcomes(encoded_check, check, head, threshold, config.max_sentences,
-                                                    neighbour))}}
+                                                    neighbour)),
+        "check_by_set": _by_set(encoded_check, check, head, threshold, config.max_sentences, neighbour)}}
     if config.baseline_head is not None:
         from tpc_core.engine.request import RequestHead
 
@@ -514,7 +534,8 @@ def _instruction_summary(config: RequestHeadConfig, fit: Sequence[dict[str, Any]
                                                          base_threshold, config.max_sentences)
                                    for family in sorted({p.family for p in validation})},
             "instruction_check": summarise(written_request_outcomes(encoded_check, check, baseline, base_threshold,
-                                                                    config.max_sentences))}
+                                                                    config.max_sentences)),
+            "check_by_set": _by_set(encoded_check, check, baseline, base_threshold, config.max_sentences, None)}
     return summary
 
 

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from tpc_core.engine.request import asks_for_summary, is_grounded, match_sentences, pick_request, request_text
+from tpc_core.engine.request import (asks_for_summary, complete_request, is_grounded, match_sentences, pick_request,
+                                     request_text)
 from tpc_core.engine.segmented import Segmented
 
 if TYPE_CHECKING:
@@ -193,14 +194,21 @@ class TaskFinder:
                 tasks[k] = self._judge(description, text, prompts[k].sentences)
         return [task for task in tasks if task is not None]
 
-    def _extract(self, prompt: Segmented, embeddings: torch.Tensor) -> Task | None:
-        """The prompt's written request, when the head finds one."""
+    def request_sentences(self, prompt: Segmented, embeddings: torch.Tensor) -> list[int]:
+        """Indices (ascending, into ``prompt.sentences``) of the sentences that state the prompt's request, as the
+        head picks them and :func:`~tpc_core.engine.request.complete_request` completes them (a multiple-choice
+        stem with its options); ``[]`` when the head finds none or the checkpoint has no head."""
         sentences = prompt.sentences
         if self.head is None or not sentences:
-            return None
+            return []
         picked = pick_request(self.head.probabilities(embeddings, sentences), self.settings.request_threshold,
                               self.settings.max_request_sentences, self.settings.request_neighbour_threshold)
-        return Task(request_text(sentences, picked), TaskSource.EXTRACTED) if picked else None
+        return complete_request(sentences, picked) if picked else []
+
+    def _extract(self, prompt: Segmented, embeddings: torch.Tensor) -> Task | None:
+        """The prompt's written request, when the head finds one."""
+        picked = self.request_sentences(prompt, embeddings)
+        return Task(request_text(prompt.sentences, picked), TaskSource.EXTRACTED) if picked else None
 
     def _judge(self, description: str, text: str, sentences: Sequence[str]) -> Task:
         """A generated description: matched, generated or fallback."""
