@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from tpc_core.segmentation import is_turn_marker
+
 __all__ = ["BUDGET_SCOPES", "DEFAULT_RATE", "CountTokens", "Joined", "allocate", "document_budgets", "filter_kept",
            "fit_to_budget", "join_documents", "join_kept", "joined_count", "resolve_budget", "top_k_within_budget",
            "validate_budget_args", "validate_filter_args"]
@@ -209,15 +211,25 @@ def allocate(groups: Sequence[int], budgets: Sequence[int],
 
 def join_kept(document: str, spans: Sequence[tuple[int, int]], kept: Sequence[int]) -> str:
     """Kept sentences verbatim and in order; between two kept sentences the whitespace that originally followed
-    the first (up to the next sentence of the document; a single space where that gap held text)."""
+    the first (up to the next sentence of the document; a single space where that gap held text), or, before a
+    chat-template marker (:func:`tpc_core.segmentation.is_turn_marker`), the whitespace that preceded the marker,
+    so a ``User:`` label still starts its line."""
     pieces: list[str] = []
     for position, index in enumerate(kept):
         start, end = spans[index]
         pieces.append(document[start:end])
         if position + 1 < len(kept):
-            gap = document[end:spans[index + 1][0]]
-            pieces.append(gap if gap.strip() == "" else " ")
+            pieces.append(_gap(document, spans, index, kept[position + 1]))
     return "".join(pieces)
+
+
+def _gap(document: str, spans: Sequence[tuple[int, int]], index: int, following: int) -> str:
+    """The whitespace :func:`join_kept` puts between kept sentences ``index`` and ``following``."""
+    if following > index + 1 and is_turn_marker(document[spans[following][0]:spans[following][1]]):
+        gap = document[spans[following - 1][1]:spans[following][0]]
+    else:
+        gap = document[spans[index][1]:spans[index + 1][0]]
+    return gap if gap.strip() == "" else " "
 
 
 def joined_count(counter: CountTokens, texts: Sequence[str], counts: Sequence[int], separator: str) -> int:
@@ -241,8 +253,7 @@ def _kept_spans(document: str, spans: Sequence[tuple[int, int]], kept: Sequence[
         placed.append((position, position + end - start))
         position += end - start
         if order + 1 < len(kept):
-            gap = document[end:spans[index + 1][0]]
-            position += len(gap) if gap.strip() == "" else 1
+            position += len(_gap(document, spans, index, kept[order + 1]))
     return placed
 
 

@@ -38,7 +38,7 @@ from tpc_core.engine.selection import (
     top_k_within_budget,
 )
 from tpc_core.engine.task import Task
-from tpc_core.segmentation import SentenceSplitter, split_sentences
+from tpc_core.segmentation import SentenceSplitter, is_turn_marker, split_sentences
 
 __all__ = ["Assembled", "Scored", "Segmented", "Selected", "Span", "apply_budget", "assemble", "compress_scored",
            "segment", "to_result"]
@@ -68,7 +68,8 @@ class Selected:
     Attributes:
         scored: The scored prompt.
         chosen: Flat indices of the chosen sentences.
-        forced: Per sentence, whether the caller's options forced it in first.
+        forced: Per sentence, whether it was taken first: a chat-template marker, or forced by the caller's
+            options.
         oversized: Sentences larger than the whole budget (skipped: sentences are never truncated).
     """
 
@@ -159,13 +160,19 @@ def _keep_whole(scored: Scored, options: CompressionOptions, counter: CountToken
 def apply_budget(scored: Scored, options: CompressionOptions, redundancy: float = 0.0) -> Selected:
     """Choose the sentences of a scored prompt within its budget: forced ones first, then by score (MMR when
     embeddings are given); then the filters (``min_score``, ``top_n``) only remove
-    (:func:`tpc_core.engine.selection.filter_kept`)."""
+    (:func:`tpc_core.engine.selection.filter_kept`).
+
+    Forced are the sentences the caller's options name and every chat-template marker
+    (:func:`tpc_core.segmentation.is_turn_marker`: the built-in splitters make each marker a span of its own), so a
+    flattened chat keeps every turn's markers, at their token cost, whatever else is dropped. Forced sentences are
+    taken in order while they fit: a budget smaller than the markers keeps the first that fit.
+    """
     prompt, scores = scored.segmented, scored.scores
     if scores is None:
         raise ValueError("apply_budget takes a scored prompt; compress_scored keeps an unscored one whole.")
     documents = [d for d, _ in prompt.flat]
     counts = [prompt.counts[d][i] for d, i in prompt.flat]
-    forced = tuple((options.keep_first_sentence and i == 0) or any(
+    forced = tuple((options.keep_first_sentence and i == 0) or is_turn_marker(text) or any(
         pattern.search(text) for pattern in options.force_keep_patterns)
         for (_, i), text in zip(prompt.flat, prompt.sentences))
 

@@ -16,7 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Role", "Turns", "read_turns", "sentence_roles"]
+from tpc_core.segmentation import marker_spans
+
+__all__ = ["ChatTurn", "Role", "Turns", "chat_turns", "parse_flattened_chat", "read_turns", "sentence_roles",
+           "turn_text"]
 
 Role = Literal["system", "user", "assistant"]
 
@@ -105,3 +108,114 @@ def sentence_roles(sentences: Sequence[str]) -> list[Role | None]:
     [None, None]
     """
     return read_turns(sentences).roles
+
+
+def turn_text(sentence: str) -> str:
+    """A sentence's own words: the text before the first chat-template marker that follows them, without the
+    markers before them (:func:`tpc_core.segmentation.marker_spans`). The built-in splitters already cut every
+    marker out; a custom splitter's sentence (or a cached one) can still hold them.
+
+    >>> turn_text("who was nationality?<|eot_id|><|start_header_id|>assistant<|end_header_id|>")
+    'who was nationality?'
+    >>> turn_text("<|im_start|>user\\nWho won?<|im_end|>"), turn_text("<|im_end|>")
+    ('Who won?', '')
+    """
+    position = 0
+    for start, end in marker_spans(sentence):
+        if sentence[position:start].strip():
+            return sentence[position:start].strip()
+        position = end
+    return sentence[position:].strip()
+
+
+@dataclass(frozen=True)
+class ChatTurn:
+    """One turn of a flattened chat (:func:`chat_turns`).
+
+    Attributes:
+        role: ``"system"``, ``"user"``, ``"assistant"``, or the template's own name for another role (``"tool"``);
+            ``None`` for text outside every turn.
+        start: Where the turn's content starts in the text (right after its opening marker).
+        end: Where it ends (at the next marker; a turn with no content has ``start == end``).
+        content: ``text[start:end]`` without the surrounding whitespace.
+    """
+
+    role: str | None
+    start: int
+    end: int
+    content: str
+
+
+_CLOSING = frozenset(("<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<end_of_turn>", "<|end|>", "</s>", "<eos>",
+                      "<|endoftext|>", "<|end_of_text|>"))
+_NEUTRAL = frozenset(("<s>", "<bos>", "<|begin_of_text|>"))
+_IMPLIED_BY_TOKEN: dict[str, str] = {"[INST]": "user", "[/INST]": "assistant", "<<SYS>>": "system",
+                                     "<</SYS>>": "user"}
+_NAMED_OPENER = re.compile(r"<\|im_start\|>\s*(?P<a>[\w.-]+)|<\|start_header_id\|>\s*(?P<b>[^<>]*?)\s*"
+                           r"<\|end_header_id\|>|<start_of_turn>\s*(?P<c>[\w.-]+)|<\|(?P<d>\w+)\|>"
+                           r"|[#*\s]*(?P<e>[A-Za-z]+)[*\s]*:")
+
+
+def _opened_role(marker: str) -> str | None:
+    """The role a marker opens, or ``None`` for a closing or neutral marker."""
+    if marker in _CLOSING or marker in _NEUTRAL:
+        return None
+    implied = _IMPLIED_BY_TOKEN.get(marker)
+    if implied is not None:
+        return implied
+    match = _NAMED_OPENER.fullmatch(marker)
+    if match is None:
+        return None
+    name = next(group for group in match.groups() if group).lower()
+    return _ROLE_NAMES.get(name, name)
+
+
+def chat_turns(text: str) -> list[ChatTurn]:
+    """The turns of a chat flattened to text with any template the splitters know (ChatML, Llama 3, Llama 2 /
+    Mistral, Gemma, Phi-3, ``User:`` / ``Assistant:`` lines: :mod:`tpc_core.segmentation.markers`), in order.
+
+    A turn runs from its opening marker to the next marker. A closing marker ends it; text after a closing marker
+    and before the next opening one is outside every turn (role ``None``; whitespace there is ignored). Llama 2's
+    ``[INST] <<SYS>> ... <</SYS>> ... [/INST]`` is a system turn, then a user turn, then the assistant's. A turn
+    whose content is empty is still a turn: a compressed chat keeps every marker, so a turn all of whose
+    sentences were dropped reads as the same role with no content.
+
+    >>> [(t.role, t.content) for t in chat_turns("<|im_start|>user\\nWho won?<|im_end|>\\n<|im_start|>assistant\\n")]
+    [('user', 'Who won?'), ('assistant', '')]
+    >>> [(t.role, t.content) for t in chat_turns("<s>[INST] <<SYS>>\\nBe brief.\\n<</SYS>>\\n\\nHi [/INST] Hello</s>")]
+    [('system', 'Be brief.'), ('user', 'Hi'), ('assistant', 'Hello')]
+    """
+    turns: list[list] = []  # [role, start, end] while building
+    open_turn = False
+    position = 0
+    for start, end in marker_spans(text):
+        if text[position:start].strip() and not open_turn:
+            turns.append([None, position, start])
+        elif open_turn:
+            turns[-1][2] = start
+        marker = text[start:end]
+        role = _opened_role(marker)
+        if role is not None:
+            just_opened = bool(turns) and open_turn and turns[-1][0] == "user" and not text[turns[-1][1]:start].strip()
+            if marker == "<<SYS>>" and just_opened:  # Llama 2 writes the system prompt inside the first [INST]
+                turns[-1][0], turns[-1][1], turns[-1][2] = "system", end, end
+            else:
+                turns.append([role, end, end])
+            open_turn = True
+        elif marker not in _NEUTRAL:
+            open_turn = False
+        position = end
+    if open_turn:
+        turns[-1][2] = len(text)
+    elif text[position:].strip():
+        turns.append([None, position, len(text)])
+    return [ChatTurn(role, start, end, text[start:end].strip()) for role, start, end in turns]
+
+
+def parse_flattened_chat(text: str) -> list[tuple[str | None, str]]:
+    """``(role, content)`` for each turn of a flattened chat (:func:`chat_turns`), in order.
+
+    >>> parse_flattened_chat("System: Be brief.\\nUser: Who won?\\nAssistant:")
+    [('system', 'Be brief.'), ('user', 'Who won?'), ('assistant', '')]
+    """
+    return [(turn.role, turn.content) for turn in chat_turns(text)]

@@ -91,6 +91,7 @@ from __future__ import annotations
 
 from tpc_core.segmentation.backends import SPLITTER_NAMES
 from tpc_core.segmentation.contract import SentenceSplitter, Span
+from tpc_core.segmentation.markers import is_turn_marker, marker_spans
 from tpc_core.segmentation.splitter import DEFAULT_MAX_SENTENCE_CHARS, LineAwareSplitter, get_splitter, split_sentences
 
 __all__ = [
@@ -100,5 +101,7 @@ __all__ = [
     "SentenceSplitter",
     "Span",
     "get_splitter",
+    "is_turn_marker",
+    "marker_spans",
     "split_sentences",
 ]
