@@ -9,7 +9,14 @@ Each qa_dev row becomes one conversation (OpenAI-style dicts), in one of three s
   result per group of documents (``tool_call_id``), an assistant reply;
 * ``mixed``: the first documents pasted by the user, an assistant reply, the rest as one tool result;
 
-with a system message first and the row's question as the last user turn. The budget is ``rate`` (0.2) of the
+with a system message first and the row's question as the last user turn; and the single-message chats of issue 35
+(``--shapes single``), where one user message holds the documents and the question:
+
+* ``single_after``: "Please read these documents." and the documents, then the question;
+* ``single_before``: the question first, then "Here are the documents:" and the documents;
+* ``single_casual``: the documents, then the question typed as a search query (lower case, no question mark).
+
+ The budget is ``rate`` (0.2) of the
 whole conversation, counted with one counter for every method: MiniLM's WordPiece
 (:func:`benchmarks.budget.minilm_token_counter`), summed over every text part of every message.
 
@@ -48,6 +55,8 @@ from tpc_core.engine.messages import read_message
 __all__ = ["SHAPES", "build_conversation", "main", "run"]
 
 SHAPES = ("pasted", "tools", "mixed")
+SINGLE_SHAPES = ("single_after", "single_before", "single_casual")
+SHAPE_SETS = {"history": SHAPES, "single": SINGLE_SHAPES, "all": SHAPES + SINGLE_SHAPES}
 METHODS = ("compress_messages", "reference", "trim_messages", "flattened", "message_documents")
 DEFAULT_METHODS = METHODS[:4]
 SYSTEM = "You are a careful assistant. Answer the user's question from the documents in this conversation only."
@@ -67,11 +76,34 @@ def _halves(documents: list[str]) -> tuple[list[str], list[str]]:
     return documents[:middle], documents[middle:]
 
 
+def casual(question: str) -> str:
+    """A question typed as a search query: lower case, no question mark.
+
+    >>> casual("When did the old age pension start in Australia?")
+    'when did the old age pension start in australia'
+    """
+    return question.strip().rstrip("?").strip().lower()
+
+
+def single_message(sample: Sample, shape: str) -> tuple[str, str]:
+    """The one user message of a single-message chat and the question as it is written in it."""
+    body = "\n\n".join(split_documents(sample.context))
+    if shape == "single_after":
+        return f"Please read these documents.\n\n{body}\n\n{sample.question}", sample.question
+    if shape == "single_before":
+        return f"{sample.question}\n\nHere are the documents:\n\n{body}", sample.question
+    if shape == "single_casual":
+        return f"{body}\n\n{casual(sample.question)}", casual(sample.question)
+    raise ValueError(f"Unknown shape {shape!r}; one of {SHAPES + SINGLE_SHAPES}.")
+
+
 def build_conversation(sample: Sample, shape: str) -> tuple[list[dict[str, Any]], list[str]]:
     """One conversation of ``shape`` from a qa_dev row, and the documents it carries (in order)."""
     documents = split_documents(sample.context)
     first, second = _halves(documents)
     messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}]
+    if shape in SINGLE_SHAPES:
+        return [*messages, {"role": "user", "content": single_message(sample, shape)[0]}], documents
     if shape == "pasted":
         messages += [{"role": "user", "content": "Please read these documents.\n\n" + "\n\n".join(first)},
                      {"role": "assistant", "content": "I have read them. Is there more?"}]
@@ -135,10 +167,15 @@ def run_one(compressor: Any, sample: Sample, shape: str, methods: Sequence[str],
     conversation = compress_conversation(compressor, messages, target_tokens=whole, token_counter=counter)
     seconds = time.perf_counter() - start
     budget, room = conversation.budget, conversation.budget - conversation.protected_tokens
+    single = shape in SINGLE_SHAPES
+    if single:  # the reference is given the question: the documents get what the system message and it leave
+        asked = single_message(sample, shape)[1]
+        room = budget - counter(messages[0]["content"]) - counter(asked)
     row["budget"], row["origin_tokens"] = budget, conversation.origin_tokens
     if "compress_messages" in methods:
         out = conversation.messages
-        intact = [out[0], out[-1]] == [messages[0], messages[-1]] and len(out) == len(messages)
+        intact = ([out[0], out[-1]] == [messages[0], messages[-1]] if not single else
+                  out[0] == messages[0] and asked in _texts(out[-1])[0]) and len(out) == len(messages)
         text = "\n\n".join(t for message in out for t in _texts(message))
         row["compress_messages"] = _outcome(text, intact, conversation_tokens(out, counter), budget, seconds, sample)
     if "reference" in methods:
@@ -192,23 +229,25 @@ def summarise(rows: list[dict[str, Any]], methods: Sequence[str]) -> dict[str, d
             "by_shape": {shape: statistics.fmean(r) if (r := [row[method]["recall"] for row in rows
                                                                if row["shape"] == shape and method in row
                                                                and row[method]["recall"] is not None]) else None
-                         for shape in SHAPES}}
+                         for shape in dict.fromkeys(row["shape"] for row in rows)}}
     return summary
 
 
 def table(summary: dict[str, dict[str, Any]]) -> str:
     """The markdown table of :func:`summarise`."""
-    lines = ["| method | evidence recall | " + " | ".join(SHAPES) + " | budget overruns | protected intact | s / conv |",
-             "|---|---|" + "---|" * len(SHAPES) + "---|---|---|"]
+    names = list(dict.fromkeys(shape for s in summary.values() for shape in s["by_shape"]))
+    lines = ["| method | evidence recall | " + " | ".join(names) + " | budget overruns | protected intact | s / conv |",
+             "|---|---|" + "---|" * len(names) + "---|---|---|"]
     for method, s in summary.items():
-        shapes = " | ".join("-" if s["by_shape"][shape] is None else f"{s['by_shape'][shape]:.3f}" for shape in SHAPES)
+        shapes = " | ".join("-" if s["by_shape"].get(shape) is None else f"{s['by_shape'][shape]:.3f}"
+                            for shape in names)
         lines.append(f"| {method} | {s['recall']:.3f} | {shapes} | {s['overruns']} / {s['conversations']} | "
                      f"{s['protected_intact']} / {s['conversations']} | {s['seconds']:.2f} |")
     return "\n".join(lines)
 
 
 def run(split: str, limit: int, rate: float, methods: Sequence[str], out: Path, describe_bare: bool = False,
-        data: str | None = None) -> dict[str, Any]:
+        data: str | None = None, shapes: Sequence[str] = SHAPES, checkpoint: str = "tpc-mini") -> dict[str, Any]:
     """Build ``limit`` conversations from ``split`` (sources in turn, shapes in turn), run, write .md / .json."""
     from tpc_core import TPCCompressor
 
@@ -218,19 +257,21 @@ def run(split: str, limit: int, rate: float, methods: Sequence[str], out: Path, 
         if sample.supporting_sentences:
             queues.setdefault(sample.source, []).append(sample)
     chosen = round_robin(list(queues.values()), limit)
-    compressor = TPCCompressor.from_pretrained("tpc-mini")
+    compressor = TPCCompressor.from_pretrained(checkpoint)
     rows = []
     for k, sample in enumerate(chosen):
-        rows.append(run_one(compressor, sample, SHAPES[k % len(SHAPES)], methods, rate, describe_bare))
+        rows.append(run_one(compressor, sample, shapes[k % len(shapes)], methods, rate, describe_bare))
         print(f"{k + 1}/{len(chosen)} {sample.id} {rows[-1]['shape']}", flush=True)
     summary = summarise(rows, methods)
     out.mkdir(parents=True, exist_ok=True)
     heading = (f"## Conversations, qa_dev {split} ({len(rows)} conversations, rate {rate} of the whole conversation, "
                f"MiniLM WordPiece counter; flattened: describe_bare={describe_bare})\n\n")
-    (out / f"{split}.md").write_text(heading + table(summary) + "\n", encoding="utf-8")
-    payload = {"split": split, "rate": rate, "limit": limit, "describe_bare": describe_bare, "summary": summary,
-               "rows": rows}
-    (out / f"{split}.json").write_text(json.dumps(payload, indent=1), encoding="utf-8")
+    name = split + next((f"_{key}" for key, value in SHAPE_SETS.items() if key != "history" and value == tuple(shapes)),
+                        "" if tuple(shapes) == SHAPES else "_custom")
+    (out / f"{name}.md").write_text(heading + table(summary) + "\n", encoding="utf-8")
+    payload = {"split": split, "rate": rate, "limit": limit, "describe_bare": describe_bare, "shapes": list(shapes),
+               "checkpoint": checkpoint, "summary": summary, "rows": rows}
+    (out / f"{name}.json").write_text(json.dumps(payload, indent=1), encoding="utf-8")
     print(heading + table(summary))
     return payload
 
@@ -245,12 +286,17 @@ def main(argv: Sequence[str] | None = None) -> None:
                         "prompts without a request found (slow on a CPU)")
     parser.add_argument("--data", default=None, help="qa_dev.jsonl (default: ../shared/data)")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/conversations"))
+    parser.add_argument("--shapes", default="history", choices=sorted(SHAPE_SETS),
+                        help="history: documents in earlier turns; single: one user message holds the documents and "
+                             "the question (issue 35); all: both")
+    parser.add_argument("--checkpoint", default="tpc-mini")
     args = parser.parse_args(argv)
     methods = [m for m in args.methods.split(",") if m]
     unknown = sorted(set(methods) - set(METHODS))
     if unknown:
         parser.error(f"unknown methods {unknown}; choose from {METHODS}")
-    run(args.split, args.limit, args.rate, methods, args.out, args.describe_bare, args.data)
+    run(args.split, args.limit, args.rate, methods, args.out, args.describe_bare, args.data, SHAPE_SETS[args.shapes],
+        args.checkpoint)
 
 
 if __name__ == "__main__":
