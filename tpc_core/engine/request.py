@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 
 from tpc_core.engine.cues import addresses_reader, imperative_start
-from tpc_core.engine.turns import read_turns
+from tpc_core.engine.turns import read_turns, turn_text
 
 __all__ = ["FEATURE_NAMES", "POSITION_CAP", "RequestHead", "asks_for_summary", "complete_request", "content_words",
            "is_grounded", "layout_features", "match_sentences", "pick_request", "request_covered", "request_text",
@@ -43,6 +43,11 @@ _CUE = re.compile(r"\b(?:question|questions|query|queries|task|instruction|instr
                   r"problem|prompt|q)\b", re.IGNORECASE)
 _ANSWER_CUE = re.compile(r"^\W{0,4}(?:answer|response|output|assistant|a|your (?:answer|choice|reply)|result|summary|"
                          r"label)\b[\w ]{0,20}\W*$", re.IGNORECASE)
+# Labels a description drops besides the cues: a speaker's ("User:", "### Human:") and a form's or ticket's field.
+_SPEAKER_LABEL = re.compile(r"^[\s#*>_-]{0,6}(?:user|human|me|customer|client|prompter|system|assistant|ai|bot|model)"
+                            r"[*_]{0,2}\s*:\s*", re.IGNORECASE)
+_FIELD_LABEL = re.compile(r"\b(?:message|issue|subject|body|comment|comments|details|description|inquiry|enquiry|"
+                          r"ticket|ask)\b", re.IGNORECASE)
 _ASKING_CORE = re.compile(rf"^(?:{_ASK_WORDS}|in which|according to)\b", re.IGNORECASE)
 _MARKUP_START = frozenset("<{[\"'#*|`-")
 _TRAIL_MARKUP = re.compile(r"(?:[\"'`{}\[\],]|</?[A-Za-z/][\w./-]*>|\[/?[A-Z]+\])$")
@@ -314,30 +319,34 @@ def _asks_nothing(sentence: str) -> bool:
 
 
 def request_text(sentences: Sequence[str], picked: Sequence[int]) -> str:
-    """The picked sentences as a task description: each without the wrapper around it, joined by spaces, each
-    distinct text once (a repeated question is stated once).
+    """The picked sentences as a task description: the request's own words, each sentence without the wrapper
+    around it, joined by spaces, each distinct text once (a repeated question is stated once).
 
-    The wrapper is the leading and trailing markup (tags, quotes, braces, heading marks) and a leading label that
-    names the request ("Question:", ``"question":``, "My question is:"); the CSE compares the request itself,
-    not the prompt format around it. A label that is part of the request ("Key: ...") is kept. A picked sentence
-    that is only a label contributes nothing; if every one is, the sentences are used as written.
+    The wrapper is the prompt's format: chat-template tokens and anything of the next turn after them
+    (:func:`tpc_core.engine.turns.turn_text`), a speaker's label ("User:", "### Human:"), leading and trailing
+    markup (tags, quotes, braces, heading marks) and a leading label that names the request or its field
+    ("Question:", ``"question":``, "My question is:", "Customer request:", "Message:"): the CSE compares the request
+    itself. A label that is part of the request ("Key: ...") is kept. A picked label or marker alone contributes
+    nothing; if every one is, the picked sentences that are not markers are used as written.
 
-    >>> request_text(['  "question": "Who wrote it?"'], [0])
-    'Who wrote it?'
-    >>> request_text(['Key: "a1b2"'], [0])
-    'Key: "a1b2"'
+    >>> request_text(['  "question": "Who wrote it?"'], [0]), request_text(['Key: "a1b2"'], [0])
+    ('Who wrote it?', 'Key: "a1b2"')
+    >>> request_text(["User:", "when did it start?<|im_end|>", "A. 1909", "B. 1910"], [0, 1])
+    'when did it start? A. 1909 B. 1910'
     """
     picked = complete_request(sentences, picked)
     seen: dict[str, None] = {}
     for index in picked:
-        label, rest = sentence_core(sentences[index])
-        if not (label and _CUE.search(label)):
-            rest = _LEAD_MARKUP.sub("", sentences[index].strip())
+        text = _SPEAKER_LABEL.sub("", turn_text(sentences[index]), count=1)
+        label, rest = sentence_core(text)
+        if not (label and (_CUE.search(label) or _FIELD_LABEL.search(label))):
+            rest = _LEAD_MARKUP.sub("", text.strip())
         text = " ".join(_without_trailing_markup(rest, keep_paired_quotes=True).split())
         if text:
             seen.setdefault(text, None)
     if not seen:
-        return " ".join(dict.fromkeys(" ".join(sentences[index].split()) for index in picked))
+        written = [sentences[i] for i in picked if turn_text(sentences[i])] or [sentences[i] for i in picked]
+        return " ".join(dict.fromkeys(" ".join(sentence.split()) for sentence in written))
     return " ".join(seen)
 
 
