@@ -80,19 +80,29 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=30, help="warm calls per arm (overhead)")
     parser.add_argument("--late-calls", type=int, default=5, help="cold calls per deadline (accuracy)")
     parser.add_argument("--deadlines", type=float, nargs="+", default=[50.0, 200.0, 500.0])
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch intra-op threads for the run (0: leave torch's default). On a crowded CPU a call "
+                             "on the main thread with torch's default threads was ~10x slower than the same call on "
+                             "a worker thread, which swamps the deadline's own cost: compare at one thread")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
+    import torch
+
     from tpc_core import TPCCompressor
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
 
     load_before = os.getloadavg()
     compressor = TPCCompressor.from_pretrained("tpc-mini", device="cpu")
     documents = _documents(args.chunks)
     question = load_qa_dev(split="train")[0].question
-    record = {"chunks": len(documents), "load_average_before": load_before,
+    record = {"chunks": len(documents), "torch_threads": torch.get_num_threads(), "load_average_before": load_before,
               "overhead": overhead(compressor, documents, question, args.calls),
               "lateness": lateness(compressor, documents, question, args.deadlines, args.late_calls),
               "load_average_after": os.getloadavg(), "command": "python -m benchmarks.deadline "
-              + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if k != "out" and v is not None)}
+              + " ".join(f"--{k.replace('_', '-')} {' '.join(map(str, v)) if isinstance(v, list) else v}"
+                         for k, v in vars(args).items() if k != "out" and v is not None)}
     text = json.dumps(record, indent=2, default=list)
     print(text)
     if args.out is not None:
