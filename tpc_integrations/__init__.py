@@ -20,14 +20,15 @@ from tpc_core.engine.caller import register_library_path
 register_library_path(Path(__file__).resolve().parent)
 
 __all__ = ["TPCChatMemory", "TPCDocumentCompressor", "TPCDocumentTransformer", "TPCMessagesCompressor",
-           "TPCNodePostprocessor", "TPCTransform"]
+           "TPCNodePostprocessor", "TPCSettingsError", "TPCTransform"]
 
 _LAZY = {"TPCDocumentCompressor": "tpc_integrations.langchain",
          "TPCDocumentTransformer": "tpc_integrations.langchain",
          "TPCNodePostprocessor": "tpc_integrations.llama_index",
          "TPCTransform": "tpc_integrations.llama_index",
          "TPCMessagesCompressor": "tpc_integrations.langchain",
-         "TPCChatMemory": "tpc_integrations.llama_index"}
+         "TPCChatMemory": "tpc_integrations.llama_index",
+         "TPCSettingsError": "tpc_integrations._checks"}
 
 
 def __getattr__(name: str) -> Any:

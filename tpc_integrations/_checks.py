@@ -15,13 +15,78 @@ from typing import Any
 import torch
 
 from tpc_core import TPCCompressor
-from tpc_core.cache import resolve_cache
+from tpc_core.cache.resolve import check_cache_spec
+from tpc_core.engine.tokens import TokenCounter, resolve_token_counter
 from tpc_core.loading.devices import resolve_device, resolve_dtype
 from tpc_core.loading.checkpoint import HubOptions, read_checkpoint_config
 from tpc_core.loading.registry import REGISTRY
 from tpc_core.segmentation import SPLITTER_NAMES
 
-__all__ = ["check_cache", "check_device", "check_dtype", "check_model", "check_model_kwargs", "check_splitter"]
+__all__ = ["TPCSettingsError", "check_cache", "check_device", "check_dtype", "check_model", "check_model_kwargs",
+           "check_splitter", "check_token_counter", "settings_error"]
+
+#: The text a token counter is tried on when it is set: a counter that gives it no token cannot count.
+COUNTER_PROBE = "TPC checks that this counter counts tokens."
+
+
+class TPCSettingsError(ValueError):
+    """A bad adapter setting. Every settings error is a ``ValueError`` (so is pydantic's ``ValidationError``);
+    the subclasses below are also the type the check raised, for code that catches that."""
+
+
+class SettingsTypeError(TPCSettingsError, TypeError):
+    """A setting of the wrong kind."""
+
+
+class SettingsPermissionError(TPCSettingsError, PermissionError):
+    """A cache directory that cannot be created or written."""
+
+
+class SettingsNotADirectoryError(TPCSettingsError, NotADirectoryError):
+    """A cache path that is a file."""
+
+
+class SettingsOSError(TPCSettingsError, OSError):
+    """Another error of the file system while a setting was checked."""
+
+
+def settings_error(error: Exception) -> Exception:
+    """``error`` as a :class:`TPCSettingsError` of the same kind (its message kept)."""
+    if isinstance(error, ValueError):
+        return error
+    for base, kind in ((TypeError, SettingsTypeError), (PermissionError, SettingsPermissionError),
+                       (NotADirectoryError, SettingsNotADirectoryError), (OSError, SettingsOSError)):
+        if isinstance(error, base):
+            return kind(str(error))
+    return TPCSettingsError(f"{type(error).__name__}: {error}")
+
+
+def check_token_counter(spec: Any) -> TokenCounter:
+    """The counter ``spec`` stands for, tried once on a short probe text: one that cannot load (an unknown name, a
+    tokenizer not available offline) or counts the probe as no token (a fake model's ``get_num_tokens`` offline) is
+    refused now rather than at the first call, when it would compress nothing or fail.
+
+    Raises:
+        ValueError: The counter cannot count (the message says why and what to pass).
+        TypeError: Not a kind of counter (from :func:`tpc_core.engine.tokens.resolve_token_counter`).
+    """
+    counter = resolve_token_counter(spec)
+    try:
+        probe = counter(COUNTER_PROBE)
+    except Exception as error:  # a lazily loaded tokenizer, a model's counter that needs the network
+        raise ValueError(f"token_counter={_name(spec)} cannot count: {type(error).__name__}: {error}. Pass a counter "
+                         "that works offline: a tiktoken name ('cl100k_base'), a local tokenizer, or a "
+                         "Callable[[str], int].") from error
+    if isinstance(probe, bool) or not isinstance(probe, int) or probe <= 0:
+        raise ValueError(f"token_counter={_name(spec)} counted {probe!r} tokens in the probe text {COUNTER_PROBE!r}; "
+                         "a counter must give a positive int for non-empty text (with 0, nothing would ever be "
+                         "compressed). Pass a counter that works here: 'cl100k_base', a tokenizer, or a "
+                         "Callable[[str], int].")
+    return counter
+
+
+def _name(spec: Any) -> str:
+    return repr(spec) if isinstance(spec, str) else type(spec).__name__
 
 _LOADER_OPTIONS = ("token", "cache_dir", "local_files_only", "trust_remote_code", "load_ctd", "ctd")
 
@@ -96,17 +161,18 @@ def check_splitter(splitter: Any) -> None:
 
 
 def check_cache(cache: Any) -> None:
-    """A ``cache=`` value the engine accepts (:func:`tpc_core.cache.resolve_cache`): None, "memory", a directory
-    this process may write (created if missing), a ``tpc_core.cache.SentenceCache``, a LangChain byte store or a
-    LlamaIndex key-value store.
+    """A ``cache=`` value the engine accepts (:func:`tpc_core.cache.resolve.check_cache_spec`): None, "memory", a
+    directory this process may write (a ``Path``, or a string that looks like a path), a
+    ``tpc_core.cache.SentenceCache``, a LangChain byte store or a LlamaIndex key-value store. Checking creates
+    nothing.
 
     Raises:
+        ValueError: A string that is neither "memory" nor a path (with a did-you-mean).
         TypeError: Any other kind of value (the message names the accepted kinds).
         PermissionError: A directory that cannot be created or written (the message names it).
         NotADirectoryError: A path that is a file.
     """
-    if cache is not None:
-        resolve_cache(cache)
+    check_cache_spec(cache)
 
 
 def _close(word: str, candidates: Any) -> str:

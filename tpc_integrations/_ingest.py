@@ -22,14 +22,15 @@ from typing import Any, Literal, Optional
 
 from pydantic import model_validator
 
-from tpc_integrations._common import COMPRESSED_TOKENS_KEY, ORIGIN_TOKENS_KEY, TASK_DESCRIPTION_KEY, TPCEngineSettings
+from tpc_integrations._common import TPCEngineSettings
+from tpc_integrations._failsafe import Progress
+from tpc_integrations._outcomes import (COMPRESSED_TOKENS_KEY, ORIGIN_TOKENS_KEY, STATUS_KEY, TASK_DESCRIPTION_KEY,
+                                        TASK_SOURCE_KEY)
 
 __all__ = ["INGEST_METADATA_KEYS", "WARMED", "IngestOutcome", "TPCIngestSettings", "compress_each", "warm_each"]
 
 logger = logging.getLogger("tpc_integrations")
 
-TASK_SOURCE_KEY = "tpc_task_source"
-STATUS_KEY = "tpc_compression"
 INGEST_METADATA_KEYS = (ORIGIN_TOKENS_KEY, COMPRESSED_TOKENS_KEY, TASK_DESCRIPTION_KEY, TASK_SOURCE_KEY, STATUS_KEY)
 WARMED = "cached"  # the status of a document whose entry mode="warm" stored: its text is whole
 COMPRESSION_ONLY = ("target_tokens", "rate", "task_description", "force_keep_patterns", "keep_first_sentence",
@@ -64,6 +65,11 @@ class TPCIngestSettings(TPCEngineSettings):
         if isinstance(self.batch_size, bool) or self.batch_size < 1:
             raise ValueError(f"batch_size must be a positive int, got {self.batch_size!r}.")
         if self.mode == "warm":
+            if self.splitter is not None and not isinstance(self.splitter, str) and not isinstance(
+                    getattr(self.splitter, "cache_identity", None), str):
+                raise ValueError(f"mode='warm' stores cache entries keyed by the splitter, and the splitter "
+                                 f"{type(self.splitter).__name__} has no cache_identity string to name it by: give it "
+                                 "one (change it whenever its spans change), or use a built-in splitter name.")
             if self.cache is None:
                 raise ValueError("mode='warm' stores each document's sentence-cache entry: pass cache= (\"memory\", a "
                                  "directory or a store), the same one the query-time compressor will be given.")
@@ -123,25 +129,39 @@ def _outcome(text: str, result: Any) -> IngestOutcome:
     return IngestOutcome(text, result.origin_tokens, result.origin_tokens, result.task_description, source, status)
 
 
-def compress_each(settings: TPCIngestSettings, texts: Sequence[str]) -> list[IngestOutcome]:
+def compress_each(settings: TPCIngestSettings, texts: Sequence[str],
+                  progress: Progress[IngestOutcome] | None = None) -> list[IngestOutcome]:
     """Compress every text on its own (batched through the models); one outcome per text, in order.
+
+    With ``deadline_ms`` the texts go to the engine ``batch_size`` at a time, each batch's outcomes appended to
+    ``progress.done`` and the work stopped between batches once ``progress.stop`` is set (the deadline passed);
+    without it, in one call.
 
     Returns:
         ``[]`` for no texts, without loading any model.
     """
     if not texts:
         return []
-    if settings.mode == "warm":
-        return warm_each(settings, texts)
-    results = settings.compressor.compress_batch(list(texts), question=settings.question_for(None),
-                                                 **settings.engine_options())
-    outcomes = [_outcome(text, result) for text, result in zip(texts, results)]
+    progress = progress if progress is not None else Progress()
+    step = settings.batch_size if settings.deadline_ms is not None else len(texts)
+    for first in range(0, len(texts), step):
+        if progress.stop.is_set():
+            break
+        chunk = list(texts[first:first + step])
+        progress.done.extend(warm_each(settings, chunk) if settings.mode == "warm" else _compress_chunk(settings, chunk))
+    outcomes = list(progress.done)
     whole = sum(outcome.status == "kept_whole" for outcome in outcomes)
     if whole:
         logger.warning("%s kept %d of %d documents whole: each of their sentences is larger than the document's "
                        "budget and TPC never truncates a sentence. Raise rate/target_tokens or split them into "
                        "smaller chunks first.", type(settings).__name__, whole, len(outcomes))
     return outcomes
+
+
+def _compress_chunk(settings: TPCIngestSettings, texts: list[str]) -> list[IngestOutcome]:
+    results = settings.compressor.compress_batch(texts, question=settings.question_for(None),
+                                                 **settings.engine_options())
+    return [_outcome(text, result) for text, result in zip(texts, results)]
 
 
 def warm_each(settings: TPCIngestSettings, texts: Sequence[str]) -> list[IngestOutcome]:

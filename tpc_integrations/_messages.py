@@ -7,15 +7,17 @@ Neither framework is imported here: the engine reads every kind of message itsel
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import copy
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from pydantic import ConfigDict, model_validator
 
 from tpc_core.engine.conversation import ConversationResult, compress_conversation
 from tpc_integrations._common import TPCEngineSettings
+from tpc_integrations._failsafe import guarded
 
-__all__ = ["TPCMessagesSettings", "compress_messages_call", "conversation_event_data"]
+__all__ = ["TPCMessagesSettings", "compress_messages_call", "conversation_event_data", "guarded_conversation"]
 
 
 class TPCMessagesSettings(TPCEngineSettings):
@@ -35,6 +37,15 @@ class TPCMessagesSettings(TPCEngineSettings):
     "per_document": the engine's split, over the documents it is given, which for a conversation are the
     parts' paragraphs (each gets a share proportional to its size, and a share too small for any of its
     sentences goes unused: "global" keeps more)."""
+    strict: bool = False
+    """False (default): when the messages kept whole (system, developer, the latest user turn) exceed the budget,
+    the chat goes on: they are returned whole, every other message as short as it goes, with a runtime warning and
+    ``over_budget`` in the event. True: that is a ``ValueError`` saying how many tokens they need."""
+    emptied: Literal["sentence", "drop", "empty"] = "sentence"
+    """What becomes of a message that loses every sentence. "sentence" (default; no major provider rejects it):
+    every compressed message that had text keeps at least one sentence, and an emptied text part is left out of a
+    list that keeps another part. "drop": only the latter (a message may come back with ``""``). "empty": every
+    emptied text part stays as ``""`` (OpenAI accepts it; Anthropic rejects empty text blocks)."""
 
     @model_validator(mode="after")
     def _no_task_description(self) -> TPCMessagesSettings:
@@ -49,7 +60,30 @@ def compress_messages_call(settings: TPCMessagesSettings, messages: Sequence[Any
     if not messages:
         return ConversationResult([], 0, 0, 0, 0, None)
     options = settings.engine_options()
-    return compress_conversation(settings.compressor, messages, **options)
+    return compress_conversation(settings.compressor, messages, strict=settings.strict, emptied=settings.emptied,
+                                 **options)
+
+
+def guarded_conversation(settings: TPCMessagesSettings, run: Callable[[], ConversationResult],
+                         unchanged: Callable[[], Sequence[Any]], count: int) -> tuple[ConversationResult, dict[str, Any]]:
+    """``run()`` under the adapter's ``on_error`` / ``deadline_ms``: the result and its event data. A fallback returns
+    copies of ``unchanged()`` (the messages as given; figures 0) and says why in the data.
+
+    Args:
+        settings: The adapter.
+        run: One compression of the conversation.
+        unchanged: The messages to return on a fallback (may raise: then nothing is returned).
+        count: How many messages the call has, for the event.
+    """
+    result, fallback, _ = guarded(settings, type(settings).__name__, lambda progress: run(), count)
+    if fallback is None:
+        return result, conversation_event_data(result)
+    try:
+        messages = [copy.deepcopy(message) for message in unchanged()]
+    except Exception:  # noqa: BLE001 - what cannot be read cannot be returned as messages
+        messages = []
+    return (ConversationResult(messages, 0, 0, 0, 0, None),
+            {**fallback.event_data(), "messages": len(messages), "mode": "fallback"})
 
 
 def conversation_event_data(result: ConversationResult) -> dict[str, Any]:
@@ -61,4 +95,4 @@ def conversation_event_data(result: ConversationResult) -> dict[str, Any]:
             "messages": len(result.messages), "task": result.task, "mode": mode,
             "task_source": str(engine.task_source) if engine is not None and engine.task_source is not None else None,
             "cache_hits": engine.cache_hits if engine is not None else 0,
-            "cache_misses": engine.cache_misses if engine is not None else 0}
+            "cache_misses": engine.cache_misses if engine is not None else 0, "over_budget": result.over_budget}

@@ -38,18 +38,26 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
 
 from pydantic import ConfigDict
 
-from tpc_integrations._common import CallOutcome, TPCSettings, compress_call, copy_metadata, ensure_text, ensure_type
-from tpc_integrations._ingest import TPCIngestSettings, compress_each
+from tpc_integrations._common import (CallOutcome, TPCSettings, compress_call, ensure_text, ensure_type,
+                                      fresh_metadata)
+from tpc_integrations._failsafe import Fallback, guarded
+from tpc_integrations._ingest import IngestOutcome, TPCIngestSettings, compress_each
 from tpc_integrations.langchain_messages import MESSAGES_EVENT, TPCMessagesCompressor, compress_messages
 
-__all__ = ["COMPRESSION_EVENT", "MESSAGES_EVENT", "TPCDocumentCompressor", "TPCDocumentTransformer",
+__all__ = ["COMPRESSION_EVENT", "INGESTION_EVENT", "MESSAGES_EVENT", "TPCDocumentCompressor", "TPCDocumentTransformer",
            "TPCMessagesCompressor", "compress_messages"]
 
 COMPRESSION_EVENT = "tpc_compression"
 """Name of the custom event each call emits through LangChain callbacks (``on_custom_event``,
 ``astream_events``); its data: origin_tokens, compressed_tokens, budget, documents_in, documents_out,
 task_description, task_source, mode, and whether the sentence cache served the call: from_cache (every document
-found there), cache_hits and cache_misses (documents)."""
+found there), cache_hits and cache_misses (documents). A call that fell back (``on_error="passthrough"``,
+``deadline_ms``) carries fallback ("error" or "deadline"), returned ("input" or "partial"), error ("TypeName:
+message") and documents_compressed instead of the figures."""
+
+INGESTION_EVENT = "tpc_ingestion"
+"""Name of the custom event :class:`TPCDocumentTransformer` emits to the enclosing run's callbacks when a call fell
+back (its data as :data:`COMPRESSION_EVENT`'s fallback keys)."""
 
 
 class TPCDocumentCompressor(TPCSettings, BaseDocumentCompressor):
@@ -112,8 +120,8 @@ class TPCDocumentCompressor(TPCSettings, BaseDocumentCompressor):
         Raises:
             TypeError: An item that is not a ``Document``, or a document whose ``page_content`` is not a str.
         """
-        documents, call = self._compress(documents, query)
-        _dispatch(call, callbacks)
+        documents, call, fallback = self._compress(documents, query)
+        _dispatch(COMPRESSION_EVENT, _event(documents, call, fallback), callbacks)
         return self._outputs(documents, call)
 
     async def acompress_documents(self, documents: Sequence[Document], query: str,
@@ -121,15 +129,20 @@ class TPCDocumentCompressor(TPCSettings, BaseDocumentCompressor):
         """:meth:`compress_documents` with the model work in a worker thread, so the event loop keeps running;
         concurrent calls on one shared engine give the same results as sequential ones. The custom
         event is dispatched on the event loop (async handlers, ``astream_events``)."""
-        documents, call = await run_in_executor(None, self._compress, documents, query)
-        await _adispatch(call, callbacks)
+        documents, call, fallback = await run_in_executor(None, self._compress, documents, query)
+        await _adispatch(COMPRESSION_EVENT, _event(documents, call, fallback), callbacks)
         return self._outputs(documents, call)
 
-    def _compress(self, documents: Sequence[Document], query: str) -> tuple[list[Document], CallOutcome]:
+    def _compress(self, documents: Sequence[Document], query: str
+                  ) -> tuple[list[Document], CallOutcome | None, Fallback | None]:
         documents = list(documents)
-        return documents, compress_call(self, _texts(documents), query)
+        call, fallback, _ = guarded(self, type(self).__name__,
+                                    lambda progress: compress_call(self, _texts(documents), query), len(documents))
+        return documents, call, fallback
 
-    def _outputs(self, documents: list[Document], call: CallOutcome) -> list[Document]:
+    def _outputs(self, documents: list[Document], call: CallOutcome | None) -> list[Document]:
+        if call is None:  # a fallback: the input, unchanged
+            return [_unchanged(doc) for doc in documents]
         kept = [(doc, outcome) for doc, outcome in zip(documents, call.documents) if outcome.kept]
         if self.sort_by_score:
             kept.sort(key=lambda pair: _descending(pair[1].score))
@@ -181,8 +194,15 @@ class TPCDocumentTransformer(TPCIngestSettings, BaseDocumentTransformer):
             raise TypeError(f"TPCDocumentTransformer.transform_documents got unexpected arguments {sorted(kwargs)}; "
                             "set options as fields (rate, target_tokens, task_description, ...).")
         documents = list(documents)
-        return [_with_outcome(doc, outcome.text, outcome.metadata())
-                for doc, outcome in zip(documents, compress_each(self, _texts(documents)))]
+        outcomes, fallback, progress = guarded(self, type(self).__name__,
+                                               lambda progress: compress_each(self, _texts(documents), progress),
+                                               len(documents))
+        done: list[IngestOutcome] = outcomes if fallback is None else (
+            list(progress.done) if fallback.reason == "deadline" else [])
+        if fallback is not None:
+            _dispatch(INGESTION_EVENT, fallback.event_data(), None)
+        return [_with_outcome(doc, outcome.text, outcome.metadata()) for doc, outcome in zip(documents, done)] + [
+            _unchanged(doc) for doc in documents[len(done):]]
 
     async def atransform_documents(self, documents: Sequence[Document], **kwargs: Any) -> Sequence[Document]:
         """:meth:`transform_documents` in a worker thread, so the event loop keeps running."""
@@ -194,17 +214,33 @@ def _descending(score: float | None) -> float:
     return -score if score is not None else float("inf")
 
 
-def _dispatch(call: CallOutcome, callbacks: Callbacks | None) -> None:
-    """The call's ``tpc_compression`` event, to the given callbacks or, without them, to the enclosing run's."""
+def _event(documents: list[Document], call: CallOutcome | None, fallback: Fallback | None) -> dict[str, Any]:
+    """The call's event data: its figures, or what its fallback returned."""
+    if call is not None:
+        return call.event_data()
+    assert fallback is not None
+    return {**fallback.event_data(), "documents_out": len(documents), "mode": "fallback"}
+
+
+def _dispatch(name: str, data: dict[str, Any], callbacks: Callbacks | None) -> None:
+    """A custom event, to the given callbacks or, without them, to the enclosing run's."""
     manager = get_callback_manager_for_config(ensure_config({"callbacks": callbacks} if callbacks else None))
     if manager.handlers:  # the parent run's id when there is one, a new one for handlers passed directly
-        manager.on_custom_event(COMPRESSION_EVENT, call.event_data(), run_id=manager.parent_run_id)
+        manager.on_custom_event(name, data, run_id=manager.parent_run_id)
 
 
-async def _adispatch(call: CallOutcome, callbacks: Callbacks | None) -> None:
+async def _adispatch(name: str, data: dict[str, Any], callbacks: Callbacks | None) -> None:
     manager = get_async_callback_manager_for_config(ensure_config({"callbacks": callbacks} if callbacks else None))
     if manager.handlers:
-        await manager.on_custom_event(COMPRESSION_EVENT, call.event_data(), run_id=manager.parent_run_id)
+        await manager.on_custom_event(name, data, run_id=manager.parent_run_id)
+
+
+def _unchanged(document: Any) -> Any:
+    """A fallback's output: a deep copy of the input (the input itself where it cannot be copied)."""
+    try:
+        return document.model_copy(deep=True)
+    except Exception:  # noqa: BLE001 - an unreadable document comes back as it was given
+        return document
 
 
 def _texts(documents: list[Document]) -> list[str]:
@@ -224,4 +260,4 @@ def _with_outcome(document: Document, text: str, tpc_metadata: dict[str, Any]) -
     # model_copy keeps the class (Document subclasses), id and every other field; metadata is deep-copied so
     # later changes to either side never leak into the other.
     return document.model_copy(update={"page_content": text,
-                                       "metadata": {**copy_metadata(document.metadata), **tpc_metadata}})
+                                       "metadata": fresh_metadata(document.metadata, tpc_metadata)})

@@ -18,7 +18,9 @@ Needs ``pip install tpc-langchain[langchain]``.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Optional, Union
 
 try:
@@ -33,17 +35,22 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
 from pydantic import ConfigDict
 
 from tpc_core.engine.conversation import ConversationResult
-from tpc_integrations._messages import TPCMessagesSettings, compress_messages_call, conversation_event_data
+from tpc_core.engine.caller import register_library_path
+from tpc_integrations._messages import TPCMessagesSettings, compress_messages_call, guarded_conversation
 
 __all__ = ["MESSAGES_EVENT", "TPCMessagesCompressor", "compress_messages"]
 
 MESSAGES_EVENT = "tpc_messages_compression"
 """Name of the custom event each call emits to the run's callbacks (``on_custom_event``, ``astream_events``); its
 data: origin_tokens, compressed_tokens, budget, protected_tokens, messages, task, mode ("query": compressed for
-the latest user turn, "agnostic": no user turn, "unscored": the budget covered the conversation), task_source,
-cache_hits, cache_misses."""
+the latest user turn, "agnostic": no user turn, "unscored": the budget covered the conversation, "fallback"),
+task_source, cache_hits, cache_misses, over_budget (tokens over the budget, 0 within it); a fallback's data
+carries fallback, returned and error instead of the figures."""
 
 MessagesInput = Union[PromptValue, Sequence[Any]]
+
+# A chain calls the runnable from inside langchain_core: our warnings name the user's invoke() line.
+register_library_path(Path(inspect.getfile(RunnableLambda)).parents[1])
 
 
 class TPCMessagesCompressor(TPCMessagesSettings, RunnableSerializable[MessagesInput, list[BaseMessage]]):
@@ -62,8 +69,9 @@ class TPCMessagesCompressor(TPCMessagesSettings, RunnableSerializable[MessagesIn
           first turn, with nothing to compress, passes unchanged). It holds exactly; a budget that covers the
           conversation returns it unchanged. ``token_counter``: a ``Callable[[str], int]``, a tokenizer or a chat
           model (its ``get_num_tokens``); a counter of message lists (``count_tokens_approximately``) is refused.
-        * A budget smaller than the messages kept whole raises ``ValueError`` saying how many tokens they need;
-          an unknown role ``ValueError``; a message that is not a message ``TypeError``. A conversation with no
+        * A budget smaller than the messages kept whole keeps them whole and the others as short as they go, with a
+          runtime warning and ``over_budget`` in the event (``strict=True``: a ``ValueError`` saying how many tokens
+          they need). A message that loses every sentence keeps one (``emptied``). An unknown role ``ValueError``; a message that is not a message ``TypeError``. A conversation with no
           user turn is compressed prompt-agnostically; an empty one returns ``[]`` without loading the model.
         * Sync, async (``ainvoke``: the model work runs in a worker thread), ``batch`` / ``abatch`` (one call per
           conversation, concurrent on one shared engine), streaming as a single chunk.
@@ -95,19 +103,23 @@ class TPCMessagesCompressor(TPCMessagesSettings, RunnableSerializable[MessagesIn
         return RunnableLambda(self._compress_in_run, afunc=self._acompress_in_run, name=self.get_name())
 
     def _compress_in_run(self, input: MessagesInput, config: RunnableConfig) -> list[BaseMessage]:
-        result = self.compress(input)
-        dispatch_custom_event(MESSAGES_EVENT, conversation_event_data(result), config=config)
+        result, data = self._guarded(input)
+        dispatch_custom_event(MESSAGES_EVENT, data, config=config)
         return result.messages
 
     async def _acompress_in_run(self, input: MessagesInput, config: RunnableConfig) -> list[BaseMessage]:
-        result = await run_in_executor(None, self.compress, input)
-        await adispatch_custom_event(MESSAGES_EVENT, conversation_event_data(result), config=config)
+        result, data = await run_in_executor(None, self._guarded, input)
+        await adispatch_custom_event(MESSAGES_EVENT, data, config=config)
         return result.messages
 
     def compress(self, messages: MessagesInput) -> ConversationResult:
         """The compressed conversation with its figures (origin / compressed tokens, budget, the task), outside any
-        run: what :meth:`invoke` returns the messages of."""
-        return compress_messages_call(self, as_messages(messages))
+        run: what :meth:`invoke` returns the messages of (``on_error`` / ``deadline_ms`` apply)."""
+        return self._guarded(messages)[0]
+
+    def _guarded(self, messages: MessagesInput) -> tuple[ConversationResult, dict[str, Any]]:
+        return guarded_conversation(self, lambda: compress_messages_call(self, as_messages(messages)),
+                                    lambda: _as_given(messages), len(messages) if isinstance(messages, Sequence) else 1)
 
 
 def as_messages(messages: MessagesInput) -> list[BaseMessage]:
@@ -126,6 +138,16 @@ def as_messages(messages: MessagesInput) -> list[BaseMessage]:
         return convert_to_messages(messages)
     except (NotImplementedError, ValueError, KeyError) as error:
         raise TypeError(f"TPCMessagesCompressor could not read the messages: {error}") from error
+
+
+def _as_given(messages: MessagesInput) -> list[Any]:
+    """A fallback's output: the messages read as LangChain messages, or, where they cannot be read, as given (the
+    chat model reads message-likes itself)."""
+    try:
+        return as_messages(messages)
+    except TypeError:
+        return list(messages) if isinstance(messages, Sequence) and not isinstance(messages, (str, bytes)) else [
+            messages]
 
 
 def compress_messages(messages: Optional[MessagesInput] = None, **settings: Any

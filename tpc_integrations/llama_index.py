@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import inspect
+from pathlib import Path
 from collections.abc import Sequence
 from typing import Any, Optional
 
@@ -46,11 +47,13 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
 from pydantic import ConfigDict
 
 from tpc_core.engine.caller import register_library_path
-from tpc_integrations._common import TPCSettings, compress_call, copy_metadata, ensure_text, ensure_type
-from tpc_integrations._ingest import TPCIngestSettings, compress_each
-from tpc_integrations.llama_index_memory import TPCChatMemory
+from tpc_integrations._common import (TPCSettings, compress_call, copy_metadata, ensure_text, ensure_type,
+                                      fresh_metadata)
+from tpc_integrations._failsafe import guarded
+from tpc_integrations._ingest import IngestOutcome, TPCIngestSettings, compress_each
+from tpc_integrations.llama_index_memory import TPCChatMemory, TPCEvent
 
-__all__ = ["TPCChatMemory", "TPCNodePostprocessor", "TPCTransform"]
+__all__ = ["TPCChatMemory", "TPCEvent", "TPCNodePostprocessor", "TPCTransform"]
 
 dispatcher = instrument.get_dispatcher(__name__)
 
@@ -58,6 +61,9 @@ dispatcher = instrument.get_dispatcher(__name__)
 # postprocess_nodes: warnings from tpc_core skip those frames too, so they name the line that called the adapter.
 register_library_path(inspect.getfile(type(dispatcher)))
 register_library_path(inspect.getfile(BaseNodePostprocessor))
+# A chat engine calls the memory, an ingestion pipeline the transform, from anywhere inside llama_index.core: the
+# whole package is library code for our warnings (a warning in a chat names the user's chat() line).
+register_library_path(Path(inspect.getfile(BaseNodePostprocessor)).parents[1])
 
 
 class TPCNodePostprocessor(TPCSettings, BaseNodePostprocessor):
@@ -106,11 +112,23 @@ class TPCNodePostprocessor(TPCSettings, BaseNodePostprocessor):
     def _postprocess_nodes(self, nodes: list[NodeWithScore],
                            query_bundle: Optional[QueryBundle] = None) -> list[NodeWithScore]:
         nodes = list(nodes)
+        if not nodes:
+            return []
+        outcome, fallback, _ = guarded(self, type(self).__name__,
+                                       lambda progress: self._compress_nodes(nodes, query_bundle), len(nodes))
+        if fallback is None:
+            results, tags = outcome
+        else:  # the input, unchanged
+            results = [_unchanged(item) for item in nodes]
+            tags = {**fallback.event_data(), "documents_out": len(nodes), "mode": "fallback"}
+        dispatcher.event(ReRankEndEvent(nodes=[r for r in results if isinstance(r, NodeWithScore)], tags=tags))
+        return results
+
+    def _compress_nodes(self, nodes: list[NodeWithScore], query_bundle: Optional[QueryBundle]
+                        ) -> tuple[list[NodeWithScore], dict[str, Any]]:
         for position, item in enumerate(nodes):
             ensure_type(item, NodeWithScore, f"Node {position}",
                         "llama_index NodeWithScore; wrap text as NodeWithScore(node=TextNode(text=text))")
-        if not nodes:
-            return []
         query = query_bundle.query_str if query_bundle is not None else None
         dispatcher.event(ReRankStartEvent(query=query_bundle, nodes=nodes, top_n=self.top_n or len(nodes),
                                           model_name=self.model_name_or_path))
@@ -134,8 +152,7 @@ class TPCNodePostprocessor(TPCSettings, BaseNodePostprocessor):
             if self.sort_by_score:  # stable: ties and unscored nodes keep their input order
                 results.sort(key=lambda item: -item.score if item.score is not None else float("inf"))
             event.on_end(payload={EventPayload.NODES: results})
-        dispatcher.event(ReRankEndEvent(nodes=results, tags=call.event_data()))
-        return results
+        return results, call.event_data()
 
     async def _apostprocess_nodes(self, nodes: list[NodeWithScore],
                                   query_bundle: Optional[QueryBundle] = None) -> list[NodeWithScore]:
@@ -173,12 +190,24 @@ class TPCTransform(TPCIngestSettings, TransformComponent):
     def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> list[BaseNode]:
         """Compress each text node for indexing (``kwargs``, e.g. ``show_progress``, are the pipeline's)."""
         nodes = list(nodes)
-        texts = _texts(nodes)
-        outcomes = dict(zip(texts, compress_each(self, list(texts.values()))))
+        positions: list[int] = []
+
+        def work(progress: Any) -> list[IngestOutcome]:
+            texts = _texts(nodes)
+            positions.extend(texts)
+            return compress_each(self, list(texts.values()), progress)
+
+        done, fallback, progress = guarded(self, type(self).__name__, work, len(nodes))
+        if fallback is not None:
+            dispatcher.event(TPCEvent(name="tpc_ingestion", data=fallback.event_data()))
+            done = list(progress.done) if fallback.reason == "deadline" else []
+            if not done:
+                return [_unchanged(node) for node in nodes]
+        outcomes = dict(zip(positions, done))
         results: list[BaseNode] = []
         for position, node in enumerate(nodes):
             outcome = outcomes.get(position)
-            if outcome is None:
+            if outcome is None:  # media, or past the deadline: untouched
                 results.append(_copy_node(node))
             else:
                 copied = _copy_node(node, outcome.text, outcome.metadata())
@@ -190,6 +219,17 @@ class TPCTransform(TPCIngestSettings, TransformComponent):
     async def acall(self, nodes: Sequence[BaseNode], **kwargs: Any) -> list[BaseNode]:
         """:meth:`__call__` in a worker thread, so the event loop keeps running."""
         return await asyncio.to_thread(self.__call__, nodes, **kwargs)
+
+
+def _unchanged(item: Any) -> Any:
+    """A fallback's output: a copy of the input node (or ``NodeWithScore``), the input itself where it cannot be
+    copied."""
+    try:
+        if isinstance(item, NodeWithScore):
+            return NodeWithScore(node=_copy_node(item.node), score=item.score)
+        return _copy_node(item)
+    except Exception:  # noqa: BLE001 - an unreadable node comes back as it was given
+        return item
 
 
 def _texts(nodes: list[BaseNode]) -> dict[int, str]:
@@ -215,7 +255,7 @@ def _copy_node(node: BaseNode, text: str | None = None, tpc_metadata: dict[str, 
     # A shallow model_copy keeps the class and every field (IndexNode.obj may be an engine: never deep-copied);
     # the mutable containers are copied explicitly.
     update: dict[str, Any] = {
-        "metadata": {**copy_metadata(node.metadata), **(tpc_metadata or {})},
+        "metadata": fresh_metadata(node.metadata, tpc_metadata) if tpc_metadata else copy_metadata(node.metadata),
         "relationships": copy.deepcopy(node.relationships),
         "excluded_llm_metadata_keys": _excluding(node.excluded_llm_metadata_keys, tpc_metadata),
         "excluded_embed_metadata_keys": _excluding(node.excluded_embed_metadata_keys, tpc_metadata),

@@ -19,8 +19,10 @@ import asyncio
 from typing import Any, List, Optional, Union
 
 try:
+    import llama_index.core.instrumentation as instrument
     from llama_index.core.base.llms.types import ChatMessage, MessageRole
     from llama_index.core.bridge.pydantic import Field, SerializeAsAny
+    from llama_index.core.instrumentation.events import BaseEvent
     from llama_index.core.memory import BaseMemory
 except ImportError as error:  # pragma: no cover - exercised only without the extra
     raise ImportError("TPCChatMemory needs llama-index-core: pip install 'tpc-langchain[llamaindex]'") from error
@@ -33,9 +35,25 @@ except ImportError:  # pragma: no cover - older llama-index-core
 from pydantic import ConfigDict
 
 from tpc_core.engine.conversation import ConversationResult
-from tpc_integrations._messages import TPCMessagesSettings, compress_messages_call
+from tpc_integrations._messages import TPCMessagesSettings, compress_messages_call, guarded_conversation
 
-__all__ = ["TPCChatMemory"]
+__all__ = ["TPCChatMemory", "TPCEvent"]
+
+dispatcher = instrument.get_dispatcher(__name__)
+
+
+class TPCEvent(BaseEvent):
+    """An instrumentation event of the TPC adapters that LlamaIndex has no event class for: each
+    :class:`TPCChatMemory` read (``name="tpc_messages_compression"``, ``data`` as LangChain's
+    ``tpc_messages_compression`` event) and a :class:`~tpc_integrations.llama_index.TPCTransform` call that fell back
+    (``name="tpc_ingestion"``). Handlers see it through ``instrument.get_dispatcher().add_event_handler``."""
+
+    name: str
+    data: dict[str, Any]
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "TPCEvent"
 
 
 class TPCChatMemory(TPCMessagesSettings, BaseMemory):
@@ -56,7 +74,11 @@ class TPCChatMemory(TPCMessagesSettings, BaseMemory):
           counted as the sum of ``token_counter`` over every text block (a chat engine's ``prefix_messages`` and
           the chat template are not counted); a budget that covers it returns it unchanged. Prefer
           ``target_tokens``: the history is then compressed only once it outgrows it.
-        * A budget smaller than the messages kept whole raises ``ValueError`` saying how many tokens they need.
+        * A budget smaller than the messages kept whole (a pasted document in the latest turn) does not end the chat:
+          they are returned whole, the rest as short as it goes, with a runtime warning and ``over_budget`` in the
+          event (``strict=True``: a ``ValueError`` saying how many tokens they need).
+        * ``token_limit`` (what LlamaIndex memories call their budget) is accepted as ``target_tokens``.
+        * Each ``get`` emits a :class:`TPCEvent` (``name="tpc_messages_compression"``) with the call's figures.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", protected_namespaces=(),
@@ -77,31 +99,46 @@ class TPCChatMemory(TPCMessagesSettings, BaseMemory):
         Args:
             chat_history: Messages to start with.
             memory: The memory to wrap.
-            **settings: The fields (``target_tokens``, ``rate``, ``token_counter``, ``compressor``, ...); ``llm``
-                and ``token_limit``, which chat engines pass to every memory, are not used.
+            **settings: The fields (``target_tokens``, ``rate``, ``token_counter``, ``compressor``, ...);
+                ``token_limit`` is the budget (``target_tokens``); ``llm`` is not used.
         """
         settings.pop("llm", None)
-        settings.pop("token_limit", None)
         inner = memory if memory is not None else DefaultMemory.from_defaults()
         if chat_history:
             inner.set(list(chat_history))
         return cls(memory=inner, **settings)
 
+    def __init__(self, compressor: Any = None, **data: Any) -> None:
+        if "token_limit" in data:  # LlamaIndex's memories call their budget token_limit
+            limit = data.pop("token_limit")
+            if limit is not None:
+                if data.get("target_tokens") is not None or data.get("target_token") is not None:
+                    raise ValueError("token_limit and target_tokens are the same budget here: pass one of them.")
+                data["target_tokens"] = limit
+        super().__init__(compressor=compressor, **data)
+
     def get(self, input: Optional[Union[str, ChatMessage]] = None, **kwargs: Any  # noqa: A002 - LlamaIndex's name
             ) -> List[ChatMessage]:
         """The history, compressed for its latest user turn (or ``input``)."""
-        return self.compress(self.memory.get(input=input, **kwargs), input).messages
+        return self._read(self.memory.get(input=input, **kwargs), input)
 
     async def aget(self, input: Optional[Union[str, ChatMessage]] = None, **kwargs: Any  # noqa: A002
                    ) -> List[ChatMessage]:
         """:meth:`get`, the compression in a worker thread so the event loop keeps running."""
         history = await self.memory.aget(input=input, **kwargs)
-        return (await asyncio.to_thread(self.compress, history, input)).messages
+        return await asyncio.to_thread(self._read, history, input)
+
+    def _read(self, history: List[ChatMessage], input: Optional[Union[str, ChatMessage]]  # noqa: A002
+              ) -> List[ChatMessage]:
+        result, data = guarded_conversation(self, lambda: self.compress(history, input), lambda: history, len(history))
+        dispatcher.event(TPCEvent(name="tpc_messages_compression", data=data))
+        return result.messages
 
     def compress(self, history: List[ChatMessage], input: Optional[Union[str, ChatMessage]] = None  # noqa: A002
                  ) -> ConversationResult:
         """``history`` compressed, with the figures (origin / compressed tokens, budget, task); ``input``, when it is
-        not the latest user turn already, is the task (counted, not returned)."""
+        not the latest user turn already, is the task (counted, not returned). ``on_error`` / ``deadline_ms`` do not
+        apply here (:meth:`get` applies them)."""
         task = ChatMessage(role=MessageRole.USER, content=input) if isinstance(input, str) and input.strip() \
             else input if isinstance(input, ChatMessage) else None
         users = [message for message in history if message.role == MessageRole.USER]

@@ -68,3 +68,22 @@ def test_a_model_the_workers_cannot_load_is_reported_by_name(ray_cluster, refere
     settings = CorpusSettings(model=str(missing), rate=0.4, task_description=TASK)
     with pytest.raises(CorpusWorkerError, match="could not build its compressor: .*no-such-checkpoint"):
         compress_corpus(reference["source"], tmp_path / "out", settings, engine="ray", num_workers=1)
+
+
+def test_ray_warm_cache_stores_every_rows_entry_through_the_command(ray_cluster, reference, tmp_path, tpc_mini):
+    """``--engine ray --warm-cache DIR`` (issue 36): two actors store each row's entry in DIR and keep its text whole;
+    a query-time compressor given ``cache=DIR`` then reads no row again and gives the uncached result."""
+    out, cache = tmp_path / "out", tmp_path / "entries"
+    address = ray_cluster.get_runtime_context().gcs_address
+    done = run_cli("compress-corpus", str(reference["source"]), str(out), "--warm-cache", str(cache), "--engine",
+                   "ray", "--address", address, "--num-workers", "2", "--batch-size", "2", timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = read_out(out)
+    texts = {row["id"]: row["text"] for row in corpus_rows()}
+    assert sorted(row["id"] for row in rows) == sorted(texts)
+    assert all(row["compressed_text"] == texts[row["id"]] and row["compression"] == "cached" for row in rows)
+    assert len(list(cache.rglob("*.tpcs"))) == len(texts)
+    ordered = [texts[key] for key in sorted(texts)]
+    served = tpc_mini.compress(ordered, question=TASK, rate=0.4, cache=str(cache))
+    assert (served.cache_hits, served.cache_misses) == (len(ordered), 0)
+    assert served.compressed_prompt == tpc_mini.compress(ordered, question=TASK, rate=0.4).compressed_prompt

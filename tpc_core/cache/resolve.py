@@ -7,6 +7,7 @@ two calls shares one LRU, a directory path shares one object, and a store passed
 
 from __future__ import annotations
 
+import difflib
 import os
 import threading
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import Any, Union
 from tpc_core.cache.external import ByteStoreCache, KeyValueCache, is_byte_store, is_key_value_store
 from tpc_core.cache.stores import DirectoryCache, MemoryCache, SentenceCache
 
-__all__ = ["ACCEPTED", "CacheRegistry", "CacheSpec", "resolve_cache"]
+__all__ = ["ACCEPTED", "CacheRegistry", "CacheSpec", "check_cache_spec", "resolve_cache"]
 
 CacheSpec = Union[None, str, "os.PathLike[str]", SentenceCache, Any]
 ACCEPTED = ("None, 'memory' (an LRU in this process), a directory path (str or pathlib.Path), a "
@@ -32,6 +33,7 @@ def resolve_cache(spec: CacheSpec) -> SentenceCache | None:
             or a LlamaIndex key-value store (wrapped).
 
     Raises:
+        ValueError: A string that is neither "memory" nor a path (:func:`directory_string`).
         TypeError: Any other value (the message names the accepted kinds).
         PermissionError: A directory that cannot be written (named).
     """
@@ -40,12 +42,47 @@ def resolve_cache(spec: CacheSpec) -> SentenceCache | None:
     if isinstance(spec, str) and spec == "memory":
         return MemoryCache()
     if isinstance(spec, (str, os.PathLike)):
-        return DirectoryCache(spec)
+        return DirectoryCache(directory_string(spec) if isinstance(spec, str) else spec)
     if is_byte_store(spec):
         return ByteStoreCache(spec)
     if is_key_value_store(spec):
         return KeyValueCache(spec)
     raise TypeError(f"cache must be {ACCEPTED}; got {type(spec).__name__}.")
+
+
+def directory_string(spec: str) -> str:
+    """``spec`` when it reads as a directory: it holds a path separator (``"./cache"``, ``"tpc_cache/"``, ``"~/c"``)
+    or names an existing directory. Any other string is a mistyped name, not a new directory in the working
+    directory (``"Memory"``, ``"mem"`` and ``"memory "`` would each create one).
+
+    Raises:
+        ValueError: Another string, with a did-you-mean.
+    """
+    separators = {"/", os.sep, *([os.altsep] if os.altsep else [])}
+    if any(mark in spec for mark in separators) or spec.startswith("~") or os.path.isdir(spec):
+        return spec
+    close = difflib.get_close_matches(spec.strip().lower(), ["memory"], n=1, cutoff=0.5)
+    hint = "did you mean 'memory'? " if close or spec.strip().lower().startswith("mem") else ""
+    raise ValueError(f"cache={spec!r} is neither 'memory' nor a directory path: {hint}A string is read as a directory "
+                     f"only when it looks like one (a separator, e.g. './{spec.strip() or 'cache'}/', or an existing "
+                     "directory); pass a pathlib.Path for a new directory without a separator.")
+
+
+def check_cache_spec(spec: CacheSpec) -> None:
+    """What :func:`resolve_cache` would refuse, found without creating anything (no directory is made).
+
+    Raises:
+        ValueError: A string that is neither "memory" nor a path.
+        TypeError: A value of another kind.
+        PermissionError: A directory that cannot be created or written (named).
+        NotADirectoryError: A path that is a file.
+    """
+    if spec is None or isinstance(spec, SentenceCache) or (isinstance(spec, str) and spec == "memory"):
+        return
+    if isinstance(spec, (str, os.PathLike)):
+        DirectoryCache.check_path(directory_string(spec) if isinstance(spec, str) else spec)
+    elif not (is_byte_store(spec) or is_key_value_store(spec)):
+        raise TypeError(f"cache must be {ACCEPTED}; got {type(spec).__name__}.")
 
 
 class CacheRegistry:

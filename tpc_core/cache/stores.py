@@ -16,24 +16,31 @@ entry. The adapters for LangChain's and LlamaIndex's stores are in :mod:`tpc_cor
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
 import tempfile
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from tpc_core.cache.entry import DEFAULT_DTYPE, DamagedEntry, Entry, check_dtype, decode_entry, encode_entry
-from tpc_core.engine.caller import warn_at_caller
+from tpc_core.engine.notices import runtime_warning
 
-__all__ = ["DEFAULT_MAX_BYTES", "CacheInfo", "DirectoryCache", "MemoryCache", "SentenceCache"]
+__all__ = ["DEFAULT_DIRECTORY_MAX_BYTES", "DEFAULT_MAX_BYTES", "STALE_TEMPORARY_SECONDS", "CacheInfo", "DirectoryCache",
+           "MemoryCache", "SentenceCache"]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+DEFAULT_DIRECTORY_MAX_BYTES = 4 * 1024 ** 3
+#: A temporary file older than this is a crashed writer's (a live write takes milliseconds): removed on opening.
+STALE_TEMPORARY_SECONDS = 3600.0
+_TEMPORARY = ".tmp-"
 _SAFE_KEY = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 _SUFFIX = ".tpcs"
 
@@ -75,6 +82,7 @@ class SentenceCache:
         self._lock = threading.Lock()
         self._counts = {"hits": 0, "misses": 0, "evictions": 0, "errors": 0, "bytes": 0, "entries": 0}
         self._warned = False
+        self._warned_damage = False
 
     # ------------------------------------------------------------------ hooks
     def fetch(self, keys: Sequence[str]) -> list[object | None]:
@@ -141,8 +149,10 @@ class SentenceCache:
 
     def report_damaged(self, key: str, reason: str) -> None:
         """Log and count an entry that cannot be trusted (it is recomputed and overwritten by the caller)."""
-        logger.warning("Sentence cache entry %s is damaged (%s); the document is read again and the entry "
-                       "overwritten.", key, reason)
+        with self._lock:
+            first, self._warned_damage = not self._warned_damage, True
+        runtime_warning(logger, f"Sentence cache entry {key} is damaged ({reason}); the document is read again and the "
+                                "entry overwritten.", warn=first)
         self._add(errors=1)
 
     def info(self) -> CacheInfo:
@@ -175,8 +185,8 @@ class SentenceCache:
             first, self._warned = not self._warned, True
         logger.debug("Sentence cache: could not %s %r: %r", action, self, error)
         if first:
-            warn_at_caller(f"The sentence cache {self!r} failed ({type(error).__name__}: {error}); compression goes "
-                           "on without it where it fails (this warning is shown once).")
+            runtime_warning(logger, f"The sentence cache {self!r} failed ({type(error).__name__}: {error}); compression "
+                                    "goes on without it where it fails (this warning is shown once).")
 
 
 class MemoryCache(SentenceCache):
@@ -192,10 +202,7 @@ class MemoryCache(SentenceCache):
     """
 
     def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES, *, dtype: str = DEFAULT_DTYPE) -> None:
-        if isinstance(max_bytes, bool) or not isinstance(max_bytes, int):
-            raise TypeError(f"max_bytes must be an int (bytes), got {type(max_bytes).__name__}.")
-        if max_bytes <= 0:
-            raise ValueError(f"max_bytes must be a positive number of bytes, got {max_bytes}.")
+        _check_max_bytes(max_bytes)
         super().__init__(dtype=dtype)
         self.max_bytes = max_bytes
         self._values: OrderedDict[str, bytes] = OrderedDict()
@@ -240,27 +247,37 @@ class MemoryCache(SentenceCache):
 
 
 class DirectoryCache(SentenceCache):
-    """One file per entry under ``directory``, safe for threads and for processes sharing it.
+    """One file per entry under ``directory``, safe for threads and for processes sharing it, at most ``max_bytes``.
 
     A write goes to a temporary file in the entry's folder, then ``os.replace`` puts it in place: a reader sees
     the old entry or the new one, never part of one (and a file cut short by a crash fails its checksum).
 
+    Size: when a write takes the directory over ``max_bytes``, the least recently used entries are removed until it
+    fits: an entry's modification time is its last use (set when it is written, refreshed when it is read; access
+    times are not used, many file systems do not keep them). Several processes may evict concurrently; each
+    removes only whole files. Temporary files a crashed writer left (``.tmp-*`` older than
+    :data:`STALE_TEMPORARY_SECONDS`) are removed when the cache is opened.
+
     Args:
         directory: Where entries are kept (created if missing).
+        max_bytes: The most bytes of entries kept (default 4 GiB, about 10M MiniLM sentences in int8); ``None``:
+            no bound.
         dtype: See :class:`SentenceCache`.
 
     Raises:
         PermissionError: A directory that cannot be created or written (the message names it).
         NotADirectoryError: A path that is a file.
+        ValueError: ``max_bytes`` of 0 or less.
     """
 
-    def __init__(self, directory: str | os.PathLike[str], *, dtype: str = DEFAULT_DTYPE) -> None:
+    def __init__(self, directory: str | os.PathLike[str], *, max_bytes: int | None = DEFAULT_DIRECTORY_MAX_BYTES,
+                 dtype: str = DEFAULT_DTYPE) -> None:
         super().__init__(dtype=dtype)
+        if max_bytes is not None:
+            _check_max_bytes(max_bytes)
+        self.max_bytes = max_bytes
         self.directory = Path(directory).expanduser()
-        if str(directory) == "":
-            raise ValueError("The sentence cache directory is an empty path; name a directory.")
-        if self.directory.exists() and not self.directory.is_dir():
-            raise NotADirectoryError(f"The sentence cache directory {self.directory} is a file, not a directory.")
+        self.check_path(directory)
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             probe, probe_path = tempfile.mkstemp(dir=self.directory, prefix=".write-check-")
@@ -269,6 +286,32 @@ class DirectoryCache(SentenceCache):
         except OSError as error:
             raise PermissionError(f"The sentence cache directory {self.directory} is not writable ({error}); pass "
                                   "a directory this process may write, or cache='memory'.") from error
+        self.removed_temporaries = self._remove_stale_temporaries()
+        self._estimate = self.held()[1] if max_bytes is not None else 0
+
+    @staticmethod
+    def check_path(directory: str | os.PathLike[str]) -> None:
+        """Whether ``directory`` could hold a cache, found without creating anything: an existing directory this
+        process may write, or a path whose nearest existing parent is one.
+
+        Raises:
+            ValueError: An empty path.
+            NotADirectoryError: A path that is a file.
+            PermissionError: A directory (or the parent it would be made in) that cannot be written, or a parent
+                that is a file.
+        """
+        if str(directory) == "":
+            raise ValueError("The sentence cache directory is an empty path; name a directory.")
+        path = Path(directory).expanduser()
+        if path.exists() and not path.is_dir():
+            raise NotADirectoryError(f"The sentence cache directory {path} is a file, not a directory.")
+        parent = path
+        while not parent.exists() and parent != parent.parent:
+            parent = parent.parent
+        if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+            reason = "is a file" if parent.exists() and not parent.is_dir() else "is not writable"
+            raise PermissionError(f"The sentence cache directory {path} cannot be made or written ({parent} {reason}); "
+                                  "pass a directory this process may write, or cache='memory'.")
 
     def _path(self, key: str) -> Path:
         if not _SAFE_KEY.match(key):
@@ -278,17 +321,22 @@ class DirectoryCache(SentenceCache):
     def fetch(self, keys: Sequence[str]) -> list[object | None]:
         found: list[object | None] = []
         for key in keys:
+            path = self._path(key)
             try:
-                found.append(self._path(key).read_bytes())
+                found.append(path.read_bytes())
             except FileNotFoundError:
                 found.append(None)
+                continue
+            if self.max_bytes is not None:
+                with contextlib.suppress(OSError):  # a read-only share, or evicted meanwhile: the read stands
+                    os.utime(path)  # its last use, for the LRU
         return found
 
     def store(self, items: Sequence[tuple[str, bytes]]) -> None:
         for key, value in items:
             path = self._path(key)
             path.parent.mkdir(exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=_SUFFIX)
+            handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=_TEMPORARY, suffix=_SUFFIX)
             try:
                 with os.fdopen(handle, "wb") as file:
                     file.write(value)
@@ -296,6 +344,44 @@ class DirectoryCache(SentenceCache):
             except BaseException:
                 Path(temporary).unlink(missing_ok=True)
                 raise
+            self._estimate += len(value)
+        if self.max_bytes is not None and self._estimate > self.max_bytes:
+            self._evict(self.max_bytes)
+
+    def _evict(self, limit: int) -> None:
+        """Remove the least recently used entries until the directory holds at most ``limit`` bytes."""
+        files = []
+        for item in self._entry_files():
+            with contextlib.suppress(FileNotFoundError):
+                status = item.stat()
+                files.append((status.st_mtime_ns, item.path, status.st_size))
+        total = sum(size for _, _, size in files)
+        removed = 0
+        for _, path, size in sorted(files):
+            if total <= limit:
+                break
+            with contextlib.suppress(FileNotFoundError):  # another process evicted it first
+                os.unlink(path)
+                removed += 1
+            total -= size
+        self._estimate = total
+        self._add(evictions=removed)
+
+    def _remove_stale_temporaries(self) -> int:
+        """Remove the temporary files writers that crashed left behind (old enough that no live writer owns them)."""
+        cutoff, removed = time.time() - STALE_TEMPORARY_SECONDS, 0
+        for folder in os.scandir(self.directory):
+            if not (folder.is_dir() and len(folder.name) == 2):
+                continue
+            for item in os.scandir(folder.path):
+                if item.name.startswith(_TEMPORARY):
+                    with contextlib.suppress(OSError):
+                        if item.stat().st_mtime < cutoff:
+                            os.unlink(item.path)
+                            removed += 1
+        if removed:
+            logger.info("Removed %d temporary files a crashed writer left in %s.", removed, self.directory)
+        return removed
 
     def _entry_files(self) -> list[os.DirEntry[str]]:
         files = []
@@ -317,6 +403,14 @@ class DirectoryCache(SentenceCache):
     def drop_all(self) -> None:
         for item in self._entry_files():
             Path(item.path).unlink(missing_ok=True)
+        self._estimate = 0
 
     def __repr__(self) -> str:
-        return f"DirectoryCache({str(self.directory)!r}, dtype={self.dtype!r})"
+        return f"DirectoryCache({str(self.directory)!r}, max_bytes={self.max_bytes}, dtype={self.dtype!r})"
+
+
+def _check_max_bytes(max_bytes: object) -> None:
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int):
+        raise TypeError(f"max_bytes must be an int (bytes), got {type(max_bytes).__name__}.")
+    if max_bytes <= 0:
+        raise ValueError(f"max_bytes must be a positive number of bytes, got {max_bytes}.")

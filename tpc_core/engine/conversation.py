@@ -23,19 +23,23 @@ template, which the compressor does not see): leave room for them in the budget.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from tpc_core.engine.messages import PROTECTED_ROLES, Message, read_messages, rebuild_message
+from tpc_core.engine.notices import runtime_warning
 from tpc_core.engine.options import CompressionOptions, as_documents
 from tpc_core.engine.result import CompressionResult
 from tpc_core.engine.selection import join_kept, resolve_budget
 from tpc_core.engine.tokens import TokenCounter, TokenCounterSpec, resolve_token_counter
 
-__all__ = ["ConversationPlan", "ConversationResult", "assemble_part", "compress_conversation", "fit_parts",
-           "paragraph_cuts", "plan_conversation"]
+__all__ = ["EMPTIED", "ConversationPlan", "ConversationResult", "assemble_part", "compress_conversation", "fit_parts",
+           "fixed_parts", "paragraph_cuts", "plan_conversation", "shortfall_message", "task_turn"]
+
+logger = logging.getLogger(__name__)
 
 Span = tuple[int, int]
 # Whitespace that holds a blank line: where one paragraph (a pasted document) ends and the next begins.
@@ -64,6 +68,10 @@ class ConversationPlan:
         protected: Per message, whether it is kept whole (system, developer, the latest user turn).
         counts: Per message, the count of each content part (0 for a part that is not text).
         budget: The whole conversation's budget.
+        fixed: Per message, per part, whether the part is kept as it is (the parts of protected messages, but the
+            tool results a latest user turn carries); empty: every part of a protected message.
+        need: What the conversation needs at least: the fixed parts, and each emptied part's count where the
+            counter counts an empty text.
     """
 
     task: str | None
@@ -71,6 +79,13 @@ class ConversationPlan:
     protected: tuple[bool, ...]
     counts: tuple[tuple[int, ...], ...]
     budget: int
+    fixed: tuple[tuple[bool, ...], ...] = ()
+    need: int = 0
+
+    def is_fixed(self, message: int, part: int) -> bool:
+        """Whether part ``part`` of message ``message`` is kept as it is."""
+        row = self.fixed[message] if self.fixed else ()
+        return row[part] if part < len(row) else self.protected[message]
 
     @property
     def origin_tokens(self) -> int:
@@ -79,18 +94,38 @@ class ConversationPlan:
 
     @property
     def protected_tokens(self) -> int:
-        """What the protected messages count."""
-        return sum(sum(counts) for counts, kept in zip(self.counts, self.protected) if kept)
+        """What the parts kept as they are count."""
+        return sum(count for m, counts in enumerate(self.counts) for p, count in enumerate(counts)
+                   if self.is_fixed(m, p))
 
     @property
     def room(self) -> int:
-        """What the protected messages leave to the others."""
+        """What the kept parts leave to the others (negative when they alone exceed the budget)."""
         return self.budget - self.protected_tokens
+
+    @property
+    def shortfall(self) -> int:
+        """How many tokens the budget lacks for what must be kept (0 when it suffices)."""
+        return max(self.need - self.budget, 0)
+
+
+def task_turn(messages: Sequence[Message]) -> int | None:
+    """The latest user turn the user wrote: the latest message of role "user" (a user message made only of tool
+    results reads as role "tool", :mod:`tpc_core.engine.messages`)."""
+    users = [message.index for message in messages if message.role == "user"]
+    return users[-1] if users else None
+
+
+def fixed_parts(messages: Sequence[Message], task_index: int | None) -> tuple[tuple[bool, ...], ...]:
+    """Per message, per part, what is kept as it is: every part of a system or developer message; the latest user
+    turn's own parts (the tool results it carries are compressed like any tool message's)."""
+    return tuple(tuple(message.role in PROTECTED_ROLES or (message.index == task_index and not message.is_tool_part(p))
+                       for p in range(len(message.parts))) for message in messages)
 
 
 def plan_conversation(messages: Sequence[Message], counts: Sequence[Sequence[int]], *,
                       target_tokens: int | None = None, rate: float | None = None,
-                      empty_part_tokens: int = 0) -> ConversationPlan:
+                      empty_part_tokens: int = 0, strict: bool = True) -> ConversationPlan:
     """The plan of a read conversation whose text parts are counted (pure: no model, no counter).
 
     Args:
@@ -101,33 +136,41 @@ def plan_conversation(messages: Sequence[Message], counts: Sequence[Sequence[int
             top of it (so a conversation with nothing to compress, a chat's first turn, comes back as it is).
         empty_part_tokens: What the caller's counter gives an empty text (``counter("")``): every compressible
             text part costs at least that, emptied.
+        strict: Raise when the budget is smaller than what must be kept; ``False`` returns the plan with its
+            :attr:`ConversationPlan.shortfall` (the caller keeps what must be kept and says so).
 
     Raises:
-        ValueError: A budget smaller than what the protected messages need (and the emptied parts, where the
-            counter counts an empty text): the message says how many tokens.
+        ValueError: With ``strict``, a budget smaller than what the protected messages need (and the emptied parts,
+            where the counter counts an empty text): the message says how many tokens.
     """
-    users = [message.index for message in messages if message.role == "user"]
-    task_index = users[-1] if users else None
+    task_index = task_turn(messages)
     task = messages[task_index].text or None if task_index is not None else None
     protected = tuple(message.role in PROTECTED_ROLES or message.index == task_index for message in messages)
-    plan = ConversationPlan(task, task_index, protected, tuple(tuple(c) for c in counts), 0)
+    fixed = fixed_parts(messages, task_index)
+    plan = ConversationPlan(task, task_index, protected, tuple(tuple(c) for c in counts), 0, fixed)
     if target_tokens is not None:
         budget = resolve_budget(plan.origin_tokens, target_tokens=target_tokens)
     else:
         rest = plan.origin_tokens - plan.protected_tokens
         budget = plan.protected_tokens + (resolve_budget(rest, rate=rate) if rest > 0 else 0)
-    plan = ConversationPlan(task, task_index, protected, plan.counts, budget)
-    emptied = sum(part is not None for m, whole in zip(messages, protected) if not whole for part in m.parts)
+    emptied = sum(part is not None and not plan.is_fixed(k, p) for k, m in enumerate(messages) for p, part in enumerate(m.parts))
     need = plan.protected_tokens + empty_part_tokens * emptied
-    if budget < need:
-        kept = ", ".join(str(message.index) for message, whole in zip(messages, protected) if whole)
-        empties = (f", and {empty_part_tokens} for each of the {emptied} other text parts even emptied (the counter "
-                   f"counts an empty text as {empty_part_tokens})") if empty_part_tokens and emptied else ""
-        raise ValueError(f"The budget of {budget} tokens is smaller than the messages kept whole (system and developer "
-                         f"messages and the latest user turn: messages {kept}) need {need} tokens (they count "
-                         f"{plan.protected_tokens} of the conversation's {plan.origin_tokens}{empties}). Give a budget "
-                         f"of at least {need} tokens.")
+    plan = ConversationPlan(task, task_index, protected, plan.counts, budget, fixed, need)
+    if strict and budget < need:
+        raise ValueError(shortfall_message(messages, plan, empty_part_tokens, emptied))
     return plan
+
+
+def shortfall_message(messages: Sequence[Message], plan: ConversationPlan, empty_part_tokens: int,
+                      emptied: int) -> str:
+    """What a budget below the protected messages lacks, and the budget that would do."""
+    kept = ", ".join(str(message.index) for message, whole in zip(messages, plan.protected) if whole)
+    empties = (f", and {empty_part_tokens} for each of the {emptied} other text parts even emptied (the counter "
+               f"counts an empty text as {empty_part_tokens})") if empty_part_tokens and emptied else ""
+    return (f"The budget of {plan.budget} tokens is smaller than the messages kept whole (system and developer "
+            f"messages and the latest user turn: messages {kept}) need {plan.need} tokens (they count "
+            f"{plan.protected_tokens} of the conversation's {plan.origin_tokens}{empties}). Give a budget "
+            f"of at least {plan.need} tokens.")
 
 
 def paragraph_cuts(text: str) -> list[Span]:
@@ -159,7 +202,7 @@ def assemble_part(text: str, cuts: Sequence[Span], segments: Sequence[str]) -> s
 
 def fit_parts(parts: Sequence[str], cuts: Sequence[Sequence[Span]], spans: Sequence[Sequence[Span]],
               kept: Sequence[Sequence[int]], scores: Sequence[Sequence[float | None]], room: int,
-              counter: Callable[[str], int]) -> list[str]:
+              counter: Callable[[str], int], floors: Sequence[Sequence[int]] = ()) -> list[str]:
     """The parts rebuilt from their paragraphs' kept sentences (verbatim), the weakest sentence dropped until the
     parts' own counts sum to at most ``room``.
 
@@ -175,6 +218,9 @@ def fit_parts(parts: Sequence[str], cuts: Sequence[Sequence[Span]], spans: Seque
         scores: Each segment's sentence scores (``None`` when nothing was scored).
         room: The budget of all the parts together.
         counter: The caller's counter.
+        floors: Groups of parts (a message's text parts) that keep at least one sentence together: a group that
+            kept none gets its best sentence (unscored: its first), and a group's last sentence is never dropped, so
+            the parts may then sum over ``room``.
     """
     segments = [part[begin:end] for part, part_cuts in zip(parts, cuts) for begin, end in part_cuts]
     owner = [k for k, part_cuts in enumerate(cuts) for _ in part_cuts]
@@ -185,10 +231,24 @@ def fit_parts(parts: Sequence[str], cuts: Sequence[Sequence[Span]], spans: Seque
     def part_text(k: int) -> str:
         return assemble_part(parts[k], cuts[k], texts[first[k]: first[k] + len(cuts[k])])
 
+    groups = [[d for d, k in enumerate(owner) if k in set(floor)] for floor in floors]
+    group_of = {d: g for g, members in enumerate(groups) for d in members}
+    for members in groups:  # the floor: a group that kept nothing keeps its best sentence
+        options = [(d, i) for d in members for i in range(len(spans[d]))]
+        if options and not any(kept_now[d] for d in members):
+            d, i = max(options, key=lambda c: (scores[c[0]][c[1]] is not None, scores[c[0]][c[1]] or 0.0, -c[0], -c[1]))
+            kept_now[d] = sorted([*kept_now[d], i])
+            texts[d] = join_kept(segments[d], spans[d], kept_now[d])
+
+    def last_of_group(d: int) -> bool:
+        return d in group_of and sum(len(kept_now[m]) for m in groups[group_of[d]]) == 1
+
     rebuilt = [part_text(k) for k in range(len(parts))]
     counts = [counter(text) for text in rebuilt]
-    while sum(counts) > room and any(kept_now):
-        candidates = [(d, i) for d, segment_kept in enumerate(kept_now) for i in segment_kept]
+    while sum(counts) > room:
+        candidates = [(d, i) for d, segment_kept in enumerate(kept_now) for i in segment_kept if not last_of_group(d)]
+        if not candidates:
+            break
         d, i = min(candidates, key=lambda c: (scores[c[0]][c[1]] is not None, scores[c[0]][c[1]] or 0.0, c))
         kept_now[d].remove(i)
         texts[d] = join_kept(segments[d], spans[d], kept_now[d])
@@ -209,6 +269,10 @@ class ConversationResult:
         protected_tokens: What the messages kept whole count.
         task: The latest user turn's text the rest was compressed for (``None``: prompt-agnostic).
         result: The engine's result over the compressed parts (``None`` when no part needed compressing).
+        over_budget: Tokens by which ``compressed_tokens`` exceeds ``budget`` (0 within it): with ``strict=False``,
+            what must be kept (the protected messages, one sentence of each message with ``emptied="sentence"``)
+            did not fit; ``warning`` says so.
+        warning: That warning's text (also warned and logged), ``None`` within the budget.
     """
 
     messages: list[Any]
@@ -218,16 +282,35 @@ class ConversationResult:
     protected_tokens: int
     task: str | None
     result: CompressionResult | None = field(default=None, repr=False)
+    over_budget: int = 0
+    warning: str | None = None
+
+
+EMPTIED = ("empty", "drop", "sentence")
+"""What becomes of a message whose text parts lose every sentence: "empty" leaves each such part as ``""`` (OpenAI
+accepts empty strings; Anthropic rejects empty text blocks and empty messages), "drop" leaves an emptied text part
+out of a list that keeps another part, "sentence" keeps at least one sentence (its best) of every compressed
+message that had text and drops its other emptied text parts (what no major provider rejects)."""
 
 
 def compress_conversation(compressor: DocumentCompressor, messages: Sequence[Any], *,
                           target_tokens: int | None = None, rate: float | None = None,
-                          token_counter: TokenCounterSpec = None, **options: Any) -> ConversationResult:
+                          token_counter: TokenCounterSpec = None, strict: bool = True, emptied: str = "empty",
+                          **options: Any) -> ConversationResult:
     """Compress a conversation under one budget (see the module's docstring and
-    :meth:`tpc_core.TPCCompressor.compress_messages`, which documents the arguments)."""
+    :meth:`tpc_core.TPCCompressor.compress_messages`, which documents the arguments).
+
+    Args:
+        strict: ``True`` (the engine's default): a budget smaller than what must be kept is a ``ValueError``.
+            ``False`` (the adapters' default): the protected messages are kept whole, the others emptied (see
+            ``emptied``), and the result says by how much it is over (``over_budget``), with a runtime warning.
+        emptied: See :data:`EMPTIED` (the engine's default "empty"; the adapters' "sentence").
+    """
     if "question" in options:
         raise TypeError("compress_messages takes no question: the latest user turn is the task (add the question as "
                         "the last user message).")
+    if emptied not in EMPTIED:
+        raise ValueError(f"emptied must be one of {', '.join(map(repr, EMPTIED))}, got {emptied!r}.")
     CompressionOptions.build(target_tokens=target_tokens, rate=rate, **options)  # every option checked up front
     read = read_messages(messages)
     for message in read:
@@ -241,32 +324,45 @@ def compress_conversation(compressor: DocumentCompressor, messages: Sequence[Any
     flat = [part for message in read for part in message.parts if part is not None]
     flat_counts = iter(counter.count_many(flat) if flat else [])
     counts = [tuple(next(flat_counts) if part is not None else 0 for part in message.parts) for message in read]
-    plan = plan_conversation(read, counts, target_tokens=target_tokens, rate=rate, empty_part_tokens=counter(""))
-    # The parts to compress: every text part of an unprotected message, blank ones included (they come back "").
-    where = [(m.index, p) for m in read if not plan.protected[m.index] for p, part in enumerate(m.parts)
-             if part is not None]
+    plan = plan_conversation(read, counts, target_tokens=target_tokens, rate=rate, empty_part_tokens=counter(""),
+                             strict=strict)
+    # The parts to compress: every text part not kept as it is, blank ones included (they come back "").
+    where = [(m.index, p) for m in read for p, part in enumerate(m.parts) if part is not None
+             and not plan.is_fixed(m.index, p)]
+    floors = [[k for k, (m, _) in enumerate(where) if m == message.index] for message in read
+              if any(read[m].parts[p].strip() for m, p in where if m == message.index)] if emptied == "sentence" else []
     texts: dict[tuple[int, int], str] = {}
     result = None
     if sum(counts[m][p] for m, p in where) > plan.room:
         parts = [read[m].parts[p] or "" for m, p in where]
         cuts = [paragraph_cuts(part) for part in parts]
         segments = [part[begin:end] for part, part_cuts in zip(parts, cuts) for begin, end in part_cuts]
-        if plan.room == 0 or not segments:
+        if not segments or (plan.room <= 0 and not floors):
             texts = {key: "" for key in where}
         else:
-            result = compressor.compress(segments, question=plan.task, target_tokens=plan.room, token_counter=counter,
-                                         **options)
-            texts = dict(zip(where, _fitted(result, parts, cuts, plan.room, counter)))
+            result = compressor.compress(segments, question=plan.task, target_tokens=max(plan.room, 1),
+                                         token_counter=counter, **options)
+            texts = dict(zip(where, _fitted(result, parts, cuts, plan.room, counter, floors)))
     new_parts = [tuple(texts.get((m.index, p)) for p in range(len(m.parts))) for m in read]
     compressed = sum(counter(text) for text in texts.values()) + sum(
         counts[m][p] for m, parts in enumerate(new_parts) for p, text in enumerate(parts) if text is None)
-    rebuilt = [rebuild_message(original, message, parts) for original, message, parts in zip(messages, read, new_parts)]
+    over, warning = max(compressed - plan.budget, 0), None
+    if over:
+        warning = (f"The conversation needs {compressed} tokens, {over} over its budget of {plan.budget}: "
+                   + (f"the messages kept whole count {plan.protected_tokens}" if plan.shortfall else
+                      "every compressed message keeps one sentence (emptied='sentence')")
+                   + ". It was compressed as far as it goes; raise the budget, or shorten what is kept whole.")
+        if strict:
+            raise ValueError(warning)
+        runtime_warning(logger, warning)
+    rebuilt = [rebuild_message(original, message, parts, drop_empty=emptied != "empty")
+               for original, message, parts in zip(messages, read, new_parts)]
     return ConversationResult(rebuilt, plan.origin_tokens, compressed, plan.budget, plan.protected_tokens, plan.task,
-                              result)
+                              result, over, warning)
 
 
 def _fitted(result: CompressionResult, parts: list[str], cuts: list[list[Span]], room: int,
-            counter: TokenCounter) -> list[str]:
+            counter: TokenCounter, floors: Sequence[Sequence[int]] = ()) -> list[str]:
     """The parts rebuilt from the engine's compressed paragraphs, tightened by :func:`fit_parts`."""
     segments = len(result.documents)
     spans: list[list[Span]] = [[] for _ in range(segments)]
@@ -277,4 +373,4 @@ def _fitted(result: CompressionResult, parts: list[str], cuts: list[list[Span]],
         scores[sentence.doc_index].append(sentence.score)
         if sentence.kept:
             kept[sentence.doc_index].append(sentence.index)
-    return fit_parts(parts, cuts, spans, kept, scores, room, counter)
+    return fit_parts(parts, cuts, spans, kept, scores, room, counter, floors)
