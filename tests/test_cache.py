@@ -121,6 +121,15 @@ def test_the_key_depends_on_text_and_fingerprint_and_is_a_safe_name():
     assert one != fingerprint({"model": "a"}, splitter_identity(get_splitter("nupunkt")), "fp32")
     assert one != fingerprint({"model": "b"}, splitter_identity(get_splitter("nupunkt")), "int8")
     assert one != fingerprint({"model": "a"}, splitter_identity(get_splitter("nupunkt", max_sentence_chars=99)), "int8")
+    # entries cut under older splitting rules are never reused (issue 35 changed where chat markers are cut)
+    import tpc_core.cache.fingerprint as fingerprint_module
+
+    current = splitter_identity(get_splitter("nupunkt"))
+    fingerprint_module.SPLIT_RULES_REVISION -= 1
+    try:
+        assert splitter_identity(get_splitter("nupunkt")) != current
+    finally:
+        fingerprint_module.SPLIT_RULES_REVISION += 1
     key = entry_key(one, "Some text.")
     assert key.startswith("tpc-") and len(key) == 44 and key == entry_key(one, "Some text.")
     assert key != entry_key(one, "Some text!") and key != entry_key(OTHER, "Some text.")

@@ -18,7 +18,7 @@ from typing import Any
 
 from tpc_core.cache.entry import FORMAT_VERSION
 from tpc_core.segmentation import SentenceSplitter
-from tpc_core.segmentation.splitter import LineAwareSplitter
+from tpc_core.segmentation.splitter import SPLIT_RULES_REVISION, LineAwareSplitter
 from tpc_core.version import __version__
 
 __all__ = ["KEY_PREFIX", "entry_key", "fingerprint", "splitter_identity"]
@@ -47,8 +47,8 @@ def splitter_identity(splitter: SentenceSplitter) -> str | None:
     """
     if isinstance(splitter, LineAwareSplitter):
         package = _BACKEND_PACKAGES.get(splitter.name)
-        return json.dumps(["tpc", __version__, splitter.name, splitter.max_sentence_chars, splitter.join_wrapped_lines,
-                           _package_version(package) if package else None])
+        return json.dumps(["tpc", __version__, SPLIT_RULES_REVISION, splitter.name, splitter.max_sentence_chars,
+                           splitter.join_wrapped_lines, _package_version(package) if package else None])
     identity = getattr(splitter, "cache_identity", None)
     return f"custom:{type(splitter).__module__}.{type(splitter).__qualname__}:{identity}" \
         if isinstance(identity, str) and identity else None
