@@ -1,22 +1,7 @@
 """TPCCompressor: the public entry point (paper Algorithm 1). It orchestrates; the stages do the work.
 
-Route of one prompt (``compress`` → ``compress_batch`` → ``_run``):
-
-1. ``options.CompressionOptions.build`` checks every argument before a model runs;
-2. ``stages.segment``: sentences (``segmentation``, every splitter's spans checked), counts (``tokens``) and
-   budget (``selection``);
-3. ``scoring.PooledCosine.embed`` (the checkpoint's ``Scorer``): each sentence's embedding in its document (the
-   CSE, ``cse``);
-4. ``task.TaskFinder.find``: the task: the caller's question, or for a prompt with none the cascade (request
-   head, CTD, matched / grounded / fallback) and how to select for it;
-5. ``scoring.score_prompts``: each sentence's score against the task (``Scorer.relevance``);
-6. ``stages.compress_scored``: ``stages.apply_budget`` (TopK within the budget, ``selection``; MMR from
-   ``coverage`` when the task selects by coverage; then the filters ``min_score`` / ``top_n``) and
-   ``stages.assemble`` (the kept sentences verbatim, recounted to fit the budget); a prompt that needed no scoring
-   keeps its documents whole;
-7. ``stages.to_result``: the public value.
-
-Loading and saving live in ``loading``.
+The route of one prompt through the stages is written once, in docs/ARCHITECTURE.md ("The route of one
+prompt"). Loading and saving live in ``loading``.
 
 A new keyword option of ``compress`` / ``compress_batch`` touches ``engine/options.py`` only: its type and
 documentation in ``CompressKeywords``, its default and check in ``CompressionOptions``; then the stage that uses
@@ -62,7 +47,7 @@ from tpc_core.engine.scoring import Scorer, build_scorer, score_prompts, scorer_
 from tpc_core.segmentation import SentenceSplitter, get_splitter
 from tpc_core.engine.selection import BUDGET_SCOPES
 from tpc_core.engine.stages import Scored, Segmented, compress_scored, segment, to_result
-from tpc_core.engine.task import TaskFinder
+from tpc_core.engine.task import FoundRequest, TaskFinder
 from tpc_core.engine.tokens import TokenCounter, TokenCounterSpec, resolve_token_counter
 from tpc_core.version import __version__
 
@@ -290,12 +275,10 @@ class TPCCompressor:
                           token_counter: TokenCounterSpec = None, **options: Unpack[CompressKeywords]) -> list[Any]:
         """Compress a conversation (dicts, LangChain or LlamaIndex messages) under one budget; the same kind back.
 
-        The latest user turn is the task, kept whole with the system / developer messages; every other message's
-        text parts are compressed for it (verbatim sentences, in order); non-text parts, ids, names and tool calls
-        are kept. The budget (``target_tokens`` for the whole conversation; or ``rate``, default 0.2, of the other
-        messages, the protected ones kept on top) counts every text part of every message with ``token_counter``
-        (not the chat template's tokens) and holds exactly. Bad
-        input and guarantees: :mod:`tpc_core.engine.conversation`; with the counts: ``compress_conversation``.
+        The latest user turn is the task (a long one is compressed around its request sentences, kept verbatim);
+        the other texts are compressed for it, verbatim sentences in order; non-text parts, ids and tool calls are
+        kept. Budget, bad input and guarantees: :mod:`tpc_core.engine.conversation` (``compress_conversation``
+        returns the counts too).
         """
         return compress_conversation(self, messages, target_tokens=target_tokens, rate=rate,
                                      token_counter=token_counter, **options).messages
@@ -415,6 +398,13 @@ class TPCCompressor:
         descriptions = self.task_finder.descriptions(batch, self._read_prompts,
                                                      separator=CompressionOptions().document_separator)
         return descriptions[0] if single else descriptions
+
+    def find_request(self, prompt: str) -> FoundRequest | None:
+        """The request ``prompt`` writes (its sentences' spans and words) as the request head alone finds it, or
+        ``None`` (:meth:`TaskFinder.find_request`). Raises ``TypeError`` / ``ValueError`` as :meth:`describe_task`."""
+        if not isinstance(prompt, str):
+            raise TypeError(f"find_request takes a string, got {type(prompt).__name__}.")
+        return self.task_finder.find_request(as_documents(prompt, 0)[0], self._read_prompts)
 
     def _read_prompts(self, prompts: list[str]) -> tuple[list[Segmented], list[torch.Tensor]]:
         """Whole prompts segmented with the default splitter and counter, and their sentence embeddings."""

@@ -5,7 +5,11 @@
 1. :func:`tpc_core.engine.messages.read_messages` reads every message (kind, canonical role, text parts);
 2. :func:`plan_conversation` (pure, given the counts) finds the task (the latest user turn's text), the protected
    messages (system / developer messages and that turn, kept whole), counts every text part with the caller's
-   counter and turns ``target_tokens`` / ``rate`` into the budget of the whole conversation;
+   counter and turns ``target_tokens`` / ``rate`` into the budget of the whole conversation. A latest user turn
+   that carries material (a pasted document: :data:`MATERIAL_TOKENS` besides its request) is compressed around
+   its request instead: the checkpoint's request head finds the request sentences (``find_request``), they are the
+   task and are kept verbatim (forced, never dropped, counted in what the budget must hold), and the rest of that
+   turn is compressed with the other messages;
 3. the text parts of every other message (earlier turns, assistant replies, tool and function results), cut at
    their blank lines into paragraphs (:func:`paragraph_cuts`: pasted documents), are the documents of one engine
    call, prompt-aware for the task, under what the protected messages leave (``budget - protected tokens``,
@@ -25,7 +29,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -34,6 +38,7 @@ from tpc_core.engine.notices import runtime_warning
 from tpc_core.engine.options import CompressionOptions, as_documents
 from tpc_core.engine.result import CompressionResult
 from tpc_core.engine.selection import join_kept, resolve_budget
+from tpc_core.engine.task import FoundRequest
 from tpc_core.engine.tokens import TokenCounter, TokenCounterSpec, resolve_token_counter
 
 __all__ = ["EMPTIED", "ConversationPlan", "ConversationResult", "assemble_part", "compress_conversation", "fit_parts",
@@ -116,16 +121,21 @@ def task_turn(messages: Sequence[Message]) -> int | None:
     return users[-1] if users else None
 
 
-def fixed_parts(messages: Sequence[Message], task_index: int | None) -> tuple[tuple[bool, ...], ...]:
+def fixed_parts(messages: Sequence[Message], task_index: int | None,
+                open_parts: Collection[tuple[int, int]] = ()) -> tuple[tuple[bool, ...], ...]:
     """Per message, per part, what is kept as it is: every part of a system or developer message; the latest user
-    turn's own parts (the tool results it carries are compressed like any tool message's)."""
-    return tuple(tuple(message.role in PROTECTED_ROLES or (message.index == task_index and not message.is_tool_part(p))
+    turn's own parts (the tool results it carries are compressed like any tool message's), but the ``open_parts``
+    (``(message, part)``: a long turn compressed around its request, :func:`compress_conversation`)."""
+    return tuple(tuple(message.role in PROTECTED_ROLES or (message.index == task_index and not message.is_tool_part(p)
+                                                           and (message.index, p) not in open_parts)
                        for p in range(len(message.parts))) for message in messages)
 
 
 def plan_conversation(messages: Sequence[Message], counts: Sequence[Sequence[int]], *,
                       target_tokens: int | None = None, rate: float | None = None,
-                      empty_part_tokens: int = 0, strict: bool = True) -> ConversationPlan:
+                      empty_part_tokens: int = 0, strict: bool = True,
+                      open_parts: Collection[tuple[int, int]] = (), request: str | None = None,
+                      pinned_tokens: int = 0) -> ConversationPlan:
     """The plan of a read conversation whose text parts are counted (pure: no model, no counter).
 
     Args:
@@ -138,15 +148,18 @@ def plan_conversation(messages: Sequence[Message], counts: Sequence[Sequence[int
             text part costs at least that, emptied.
         strict: Raise when the budget is smaller than what must be kept; ``False`` returns the plan with its
             :attr:`ConversationPlan.shortfall` (the caller keeps what must be kept and says so).
+        open_parts: Text parts of the latest user turn compressed around its request (not kept whole).
+        request: The request found in them: the task instead of the whole turn's text.
+        pinned_tokens: What the request sentences count: they must be kept (part of what the budget must hold).
 
     Raises:
         ValueError: With ``strict``, a budget smaller than what the protected messages need (and the emptied parts,
             where the counter counts an empty text): the message says how many tokens.
     """
     task_index = task_turn(messages)
-    task = messages[task_index].text or None if task_index is not None else None
+    task = request or (messages[task_index].text or None if task_index is not None else None)
     protected = tuple(message.role in PROTECTED_ROLES or message.index == task_index for message in messages)
-    fixed = fixed_parts(messages, task_index)
+    fixed = fixed_parts(messages, task_index, open_parts)
     plan = ConversationPlan(task, task_index, protected, tuple(tuple(c) for c in counts), 0, fixed)
     if target_tokens is not None:
         budget = resolve_budget(plan.origin_tokens, target_tokens=target_tokens)
@@ -154,7 +167,7 @@ def plan_conversation(messages: Sequence[Message], counts: Sequence[Sequence[int
         rest = plan.origin_tokens - plan.protected_tokens
         budget = plan.protected_tokens + (resolve_budget(rest, rate=rate) if rest > 0 else 0)
     emptied = sum(part is not None and not plan.is_fixed(k, p) for k, m in enumerate(messages) for p, part in enumerate(m.parts))
-    need = plan.protected_tokens + empty_part_tokens * emptied
+    need = plan.protected_tokens + pinned_tokens + empty_part_tokens * emptied
     plan = ConversationPlan(task, task_index, protected, plan.counts, budget, fixed, need)
     if strict and budget < need:
         raise ValueError(shortfall_message(messages, plan, empty_part_tokens, emptied))
@@ -167,6 +180,9 @@ def shortfall_message(messages: Sequence[Message], plan: ConversationPlan, empty
     kept = ", ".join(str(message.index) for message, whole in zip(messages, plan.protected) if whole)
     empties = (f", and {empty_part_tokens} for each of the {emptied} other text parts even emptied (the counter "
                f"counts an empty text as {empty_part_tokens})") if empty_part_tokens and emptied else ""
+    pinned = plan.need - plan.protected_tokens - empty_part_tokens * emptied
+    if pinned:
+        empties = f", and {pinned} for the request sentences of the latest user turn, kept verbatim{empties}"
     return (f"The budget of {plan.budget} tokens is smaller than the messages kept whole (system and developer "
             f"messages and the latest user turn: messages {kept}) need {plan.need} tokens (they count "
             f"{plan.protected_tokens} of the conversation's {plan.origin_tokens}{empties}). Give a budget "
@@ -202,7 +218,8 @@ def assemble_part(text: str, cuts: Sequence[Span], segments: Sequence[str]) -> s
 
 def fit_parts(parts: Sequence[str], cuts: Sequence[Sequence[Span]], spans: Sequence[Sequence[Span]],
               kept: Sequence[Sequence[int]], scores: Sequence[Sequence[float | None]], room: int,
-              counter: Callable[[str], int], floors: Sequence[Sequence[int]] = ()) -> list[str]:
+              counter: Callable[[str], int], floors: Sequence[Sequence[int]] = (),
+              pinned: Sequence[Sequence[int]] = ()) -> list[str]:
     """The parts rebuilt from their paragraphs' kept sentences (verbatim), the weakest sentence dropped until the
     parts' own counts sum to at most ``room``.
 
@@ -221,6 +238,7 @@ def fit_parts(parts: Sequence[str], cuts: Sequence[Sequence[Span]], spans: Seque
         floors: Groups of parts (a message's text parts) that keep at least one sentence together: a group that
             kept none gets its best sentence (unscored: its first), and a group's last sentence is never dropped, so
             the parts may then sum over ``room``.
+        pinned: Each segment's sentence indices that are never dropped (a request kept verbatim).
     """
     segments = [part[begin:end] for part, part_cuts in zip(parts, cuts) for begin, end in part_cuts]
     owner = [k for k, part_cuts in enumerate(cuts) for _ in part_cuts]
@@ -246,7 +264,8 @@ def fit_parts(parts: Sequence[str], cuts: Sequence[Sequence[Span]], spans: Seque
     rebuilt = [part_text(k) for k in range(len(parts))]
     counts = [counter(text) for text in rebuilt]
     while sum(counts) > room:
-        candidates = [(d, i) for d, segment_kept in enumerate(kept_now) for i in segment_kept if not last_of_group(d)]
+        candidates = [(d, i) for d, segment_kept in enumerate(kept_now) for i in segment_kept
+                      if not last_of_group(d) and not (d < len(pinned) and i in pinned[d])]
         if not candidates:
             break
         d, i = min(candidates, key=lambda c: (scores[c[0]][c[1]] is not None, scores[c[0]][c[1]] or 0.0, c))
@@ -324,8 +343,16 @@ def compress_conversation(compressor: DocumentCompressor, messages: Sequence[Any
     flat = [part for message in read for part in message.parts if part is not None]
     flat_counts = iter(counter.count_many(flat) if flat else [])
     counts = [tuple(next(flat_counts) if part is not None else 0 for part in message.parts) for message in read]
+    around = _around_request(compressor, read, counts, counter, options)
+    pins = {key: [part[a:b] for a, b in found.spans] for key, found in around.items()
+            for part in (read[key[0]].parts[key[1]] or "",)}
     plan = plan_conversation(read, counts, target_tokens=target_tokens, rate=rate, empty_part_tokens=counter(""),
-                             strict=strict)
+                             strict=strict, open_parts=set(around),
+                             request=" ".join(found.text for found in around.values()) or None,
+                             pinned_tokens=sum(counter(text) for texts in pins.values() for text in texts))
+    if pins:  # the request sentences are taken first (the caller's own patterns too) and never dropped
+        options["force_keep_patterns"] = [*_patterns(options.get("force_keep_patterns", ())),
+                                          *(rf"\A{re.escape(text)}\Z" for texts in pins.values() for text in texts)]
     # The parts to compress: every text part not kept as it is, blank ones included (they come back "").
     where = [(m.index, p) for m in read for p, part in enumerate(m.parts) if part is not None
              and not plan.is_fixed(m.index, p)]
@@ -338,11 +365,15 @@ def compress_conversation(compressor: DocumentCompressor, messages: Sequence[Any
         cuts = [paragraph_cuts(part) for part in parts]
         segments = [part[begin:end] for part, part_cuts in zip(parts, cuts) for begin, end in part_cuts]
         if not segments or (plan.room <= 0 and not floors):
-            texts = {key: "" for key in where}
+            texts = {key: join_kept(part, around[key].spans, range(len(around[key].spans))) if key in around else ""
+                     for key, part in zip(where, parts)}
         else:
-            result = compressor.compress(segments, question=plan.task, target_tokens=max(plan.room, 1),
-                                         token_counter=counter, **options)
-            texts = dict(zip(where, _fitted(result, parts, cuts, plan.room, counter, floors)))
+            pinned = {text for key in where for text in pins.get(key, ())}
+            # the request sentences are forced in; a room too small for them still takes them (then over budget)
+            target = max(plan.room, sum(counter(text) for text in pinned), 1)
+            result = compressor.compress(segments, question=plan.task, target_tokens=target, token_counter=counter,
+                                         **options)
+            texts = dict(zip(where, _fitted(result, parts, cuts, plan.room, counter, floors, pinned)))
     new_parts = [tuple(texts.get((m.index, p)) for p in range(len(m.parts))) for m in read]
     compressed = sum(counter(text) for text in texts.values()) + sum(
         counts[m][p] for m, parts in enumerate(new_parts) for p, text in enumerate(parts) if text is None)
@@ -361,9 +392,45 @@ def compress_conversation(compressor: DocumentCompressor, messages: Sequence[Any
                               result, over, warning)
 
 
+MATERIAL_TOKENS = 64
+"""A latest user turn whose text part holds at least this many tokens besides its request sentences carries
+material (a pasted document): it is compressed around its request (:func:`compress_conversation`)."""
+
+
+def _around_request(compressor: DocumentCompressor, read: Sequence[Message], counts: Sequence[Sequence[int]],
+                    counter: TokenCounter, options: dict[str, Any]) -> dict[tuple[int, int], FoundRequest]:
+    """The latest user turn's text parts that carry material, each with the request it writes.
+
+    A part qualifies when the compressor's request head finds request sentences in it and the rest of it counts
+    at least :data:`MATERIAL_TOKENS`: the single-message "document + question" chat. Those sentences are then the
+    task and are kept verbatim; the rest of the part is compressed for them with the other messages. A part where
+    no request is found stays whole (it is the question), as do all parts with a caller's own ``splitter`` (the
+    request is found with the checkpoint's).
+    """
+    task_index = task_turn(read)
+    find = getattr(compressor, "find_request", None)
+    if task_index is None or find is None or options.get("splitter") is not None:
+        return {}
+    message, found_parts = read[task_index], {}
+    for p, part in enumerate(message.parts):
+        if part is None or message.is_tool_part(p) or counts[task_index][p] < MATERIAL_TOKENS:
+            continue
+        found = find(part)
+        if found is not None and counts[task_index][p] - sum(counter(part[a:b]) for a, b in found.spans) \
+                >= MATERIAL_TOKENS:
+            found_parts[(task_index, p)] = found
+    return found_parts
+
+
+def _patterns(value: Any) -> list[Any]:
+    """The caller's ``force_keep_patterns`` as a list (one pattern, or an iterable of them)."""
+    return [value] if isinstance(value, (str, re.Pattern)) else list(value)
+
+
 def _fitted(result: CompressionResult, parts: list[str], cuts: list[list[Span]], room: int,
-            counter: TokenCounter, floors: Sequence[Sequence[int]] = ()) -> list[str]:
-    """The parts rebuilt from the engine's compressed paragraphs, tightened by :func:`fit_parts`."""
+            counter: TokenCounter, floors: Sequence[Sequence[int]] = (), pinned: Collection[str] = ()) -> list[str]:
+    """The parts rebuilt from the engine's compressed paragraphs, tightened by :func:`fit_parts` (which never drops
+    a kept sentence whose text is ``pinned``: a request)."""
     segments = len(result.documents)
     spans: list[list[Span]] = [[] for _ in range(segments)]
     kept: list[list[int]] = [[] for _ in range(segments)]
@@ -373,4 +440,6 @@ def _fitted(result: CompressionResult, parts: list[str], cuts: list[list[Span]],
         scores[sentence.doc_index].append(sentence.score)
         if sentence.kept:
             kept[sentence.doc_index].append(sentence.index)
-    return fit_parts(parts, cuts, spans, kept, scores, room, counter, floors)
+    documents = result.documents
+    keep = [[i for i in kept[d] if documents[d][spans[d][i][0]:spans[d][i][1]] in pinned] for d in range(segments)]
+    return fit_parts(parts, cuts, spans, kept, scores, room, counter, floors, keep)

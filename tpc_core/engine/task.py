@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from tpc_core.engine.request import RequestHead
     from tpc_core.engine.request_sequence import SequenceRequestHead
 
-__all__ = ["Describe", "ReadPrompts", "Selection", "Task", "TaskFinder", "TaskSource"]
+__all__ = ["Describe", "FoundRequest", "ReadPrompts", "Selection", "Task", "TaskFinder", "TaskSource"]
 
 
 class TaskSource(str, Enum):
@@ -86,6 +86,20 @@ class Task:
     def from_question(cls, question: str) -> Task:
         """The caller's question: scored by relevance."""
         return cls(question, TaskSource.QUESTION, Selection.RELEVANCE)
+
+
+@dataclass(frozen=True)
+class FoundRequest:
+    """The request a prompt writes, as the request head finds it (:meth:`TaskFinder.find_request`).
+
+    Attributes:
+        spans: The character spans of the sentences that state it, ascending, in the prompt's own offsets.
+        text: The request's own words (:func:`~tpc_core.engine.request.request_text`: no wrapper, label or
+            template token).
+    """
+
+    spans: tuple[tuple[int, int], ...]
+    text: str
 
 
 Describe = Callable[[list[str]], list[str]]
@@ -193,6 +207,23 @@ class TaskFinder:
             for k, text, description in zip(missing, texts, self.describe(texts)):
                 tasks[k] = self._judge(description, text, prompts[k].sentences)
         return [task for task in tasks if task is not None]
+
+    def find_request(self, prompt: str, read: ReadPrompts) -> FoundRequest | None:
+        """The request ``prompt`` writes, found by the head alone (the CTD is never asked), or ``None`` when the
+        head finds none, the checkpoint has no head, or the prompt is blank.
+
+        Args:
+            prompt: One whole prompt (one document).
+            read: Segments and embeds prompts (the compressor's default splitter and counter).
+        """
+        if self.head is None or not prompt.strip():
+            return None
+        prompts, embeddings = read([prompt])
+        picked = self.request_sentences(prompts[0], embeddings[0])
+        if not picked:
+            return None
+        spans = prompts[0].spans[0]
+        return FoundRequest(tuple(spans[i] for i in picked), request_text(prompts[0].sentences, picked))
 
     def request_sentences(self, prompt: Segmented, embeddings: torch.Tensor) -> list[int]:
         """Indices (ascending, into ``prompt.sentences``) of the sentences that state the prompt's request, as the
