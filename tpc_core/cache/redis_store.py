@@ -28,6 +28,7 @@ server (:func:`as_redis_cache`). The redis package is imported only for a URL (`
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import threading
@@ -38,7 +39,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from tpc_core.cache.entry import DEFAULT_DTYPE, Entry
 from tpc_core.cache.external import is_byte_store, is_key_value_store
-from tpc_core.cache.stores import SentenceCache
+from tpc_core.cache.stores import CacheInfo, SentenceCache
 from tpc_core.engine.caller import warn_at_caller
 
 __all__ = ["DEFAULT_NAMESPACE", "DEFAULT_TIMEOUT", "REDIS_SCHEMES", "CacheUnavailable", "CircuitBreaker",
@@ -85,7 +86,7 @@ def redacted_url(url: str) -> str:
         return url
     user = f"{parts.username}:" if parts.username else ":"
     host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit(parts._replace(netloc=f"{user}***@{host}"))
+    return urlunsplit((parts.scheme, f"{user}***@{host}", parts.path, parts.query, parts.fragment))
 
 
 def _is_outage(error: BaseException) -> bool:
@@ -179,6 +180,8 @@ class RedisCache(SentenceCache):
         self.circuit = CircuitBreaker(retry_after, longest)
         self.name = name or _describe(client)
         self._outage = False  # a warning was given for the current outage
+        self._failed_calls = 0  # round trips that failed (CacheInfo.errors, with the damaged entries)
+        self._faults = threading.Lock()
         if _connection_option(client, "socket_timeout") is None:
             logger.warning("The Redis client of %s has no socket_timeout: a server that hangs would block every "
                            "call. Give the client socket_timeout= (a redis:// URL as cache= gets %.1f s).",
@@ -258,6 +261,19 @@ class RedisCache(SentenceCache):
         if batch:
             self.client.delete(*batch)
 
+    def info(self) -> CacheInfo:
+        """See :meth:`SentenceCache.info`; ``errors`` counts damaged entries and failed round trips (not the calls
+        the open circuit skipped), ``entries`` and ``bytes`` what this process wrote."""
+        info = super().info()
+        with self._faults:
+            return dataclasses.replace(info, errors=info.errors + self._failed_calls)
+
+    def clear(self) -> None:
+        """Remove every key under the namespace (all fingerprints) and reset the counts."""
+        super().clear()
+        with self._faults:
+            self._failed_calls = 0
+
     def __repr__(self) -> str:
         return f"RedisCache({self.name!r}, namespace={self.namespace!r}, dtype={self.dtype!r})"
 
@@ -285,9 +301,8 @@ class RedisCache(SentenceCache):
         per outage (a call skipped by the open circuit is only logged)."""
         if self.strict:
             raise error if isinstance(error, CacheUnavailable) else CacheUnavailable(str(error))
-        if not isinstance(error, CircuitOpen):
-            self._add(errors=1)
-        with self._lock:
+        with self._faults:
+            self._failed_calls += not isinstance(error, CircuitOpen)
             first, self._outage = not self._outage, True
         logger.debug("Sentence cache: %s", error)
         if first:
