@@ -292,7 +292,8 @@ class RedisCache(SentenceCache):
                                        f"{wait:.1f} s") from error
             raise CacheUnavailable(f"could not {action} {self.name} ({_reason(error)})") from error
         if self.circuit.succeeded():
-            self._outage = False
+            with self._faults:
+                self._outage = False
             logger.info("The sentence cache %s is reachable again.", self.name)
         return result
 
