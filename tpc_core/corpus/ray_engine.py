@@ -161,6 +161,7 @@ def run_ray(plan: CorpusPlan, *, batch_size: int, num_workers: int, cpus_per_wor
                                    "device": device,
                                    "local_files_only": local_files_only},
             num_cpus=cpus_per_worker, num_gpus=gpus)
+        failure = None
         try:
             dataset.write_parquet(str(plan.out_dir), ray_remote_args={"num_cpus": IO_CPUS})
         except ray.exceptions.ActorDiedError as error:  # __init__ failed: a bad --model or --device, say which
@@ -170,10 +171,17 @@ def run_ray(plan: CorpusPlan, *, batch_size: int, num_workers: int, cpus_per_wor
             failure = cache_failure(error)
             if failure is None:
                 raise
+        if failure is not None:
+            import gc
+
             from tpc_core.cache.redis_store import CacheUnavailable
 
+            dataset = None
+            gc.collect()
+            # Raised outside the except clause, Ray's error not chained: its traceback holds the failed dataset,
+            # whose actors would keep their CPUs (and a resume in the same cluster would wait for them forever).
             raise CacheUnavailable(f"{failure}. Every row in OUT has its entry stored; start the server again and run "
-                                   "the same command to resume") from error
+                                   "the same command to resume")
     finally:
         if started_here:
             ray.shutdown()
