@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from tpc_core.cache.external import ByteStoreCache, KeyValueCache, is_byte_store, is_key_value_store
+from tpc_core.cache.redis_store import as_redis_cache, is_redis_url
 from tpc_core.cache.stores import DirectoryCache, MemoryCache, SentenceCache
 
 __all__ = ["ACCEPTED", "CacheRegistry", "CacheSpec", "check_cache_spec", "resolve_cache"]
@@ -21,7 +22,8 @@ __all__ = ["ACCEPTED", "CacheRegistry", "CacheSpec", "check_cache_spec", "resolv
 CacheSpec = Union[None, str, "os.PathLike[str]", SentenceCache, Any]
 ACCEPTED = ("None, 'memory' (an LRU in this process), a directory path (str or pathlib.Path), a "
             "tpc_core.cache.SentenceCache, a LangChain byte store (mget/mset: InMemoryByteStore, LocalFileStore, "
-            "...) or a LlamaIndex key-value store (get/put/get_all: SimpleKVStore, ...)")
+            "...), a LlamaIndex key-value store (get/put/get_all: SimpleKVStore, ...), a redis:// URL or a "
+            "redis-py client")
 
 
 def resolve_cache(spec: CacheSpec) -> SentenceCache | None:
@@ -30,7 +32,8 @@ def resolve_cache(spec: CacheSpec) -> SentenceCache | None:
     Args:
         spec: ``None`` (no cache), ``"memory"`` (a :class:`MemoryCache` of 256 MiB), a directory (``str`` or
             ``Path``: a :class:`DirectoryCache`), a :class:`SentenceCache` (used as it is), a LangChain byte store
-            or a LlamaIndex key-value store (wrapped).
+            or a LlamaIndex key-value store (wrapped); a ``redis://`` URL, a redis-py client, LangChain's
+            ``RedisStore`` or LlamaIndex's ``RedisKVStore`` (a :class:`~tpc_core.cache.redis_store.RedisCache`).
 
     Raises:
         ValueError: A string that is neither "memory" nor a path (:func:`directory_string`).
@@ -39,6 +42,9 @@ def resolve_cache(spec: CacheSpec) -> SentenceCache | None:
     """
     if spec is None or isinstance(spec, SentenceCache):
         return spec
+    redis = as_redis_cache(spec)  # before the path and store checks: a URL is a str, a Redis client has mget
+    if redis is not None:
+        return redis
     if isinstance(spec, str) and spec == "memory":
         return MemoryCache()
     if isinstance(spec, (str, os.PathLike)):
@@ -98,6 +104,8 @@ class CacheRegistry:
             return spec
         if isinstance(spec, str) and spec == "memory":
             key: Any = "memory"
+        elif is_redis_url(spec):
+            key = ("redis", spec)
         elif isinstance(spec, (str, os.PathLike)) and str(spec):
             key = ("directory", os.path.realpath(Path(spec).expanduser()))
         else:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = ["CorpusInputError", "CorpusSettings", "CorpusPlan", "OUTPUT_COLUMNS", "ROW_COLUMN", "MANIFEST_NAME",
-           "WARMED", "input_files", "output_schema", "plan_corpus", "done_ids", "pending_mask"]
+           "WARMED", "input_files", "output_schema", "plan_corpus", "done_ids", "pending_mask", "recorded_settings"]
 
 logger = logging.getLogger(__name__)
 
@@ -64,10 +64,12 @@ class CorpusSettings:
             finds no written request (one generation per such row). ``False`` (default): such a row gets the
             checkpoint's fallback task, the one the CTD's ungrounded descriptions lead to, without a generation
             (see :class:`tpc_core.engine.task.TaskFinder`).
-        warm_cache: A directory: instead of compressing, store each row's sentence-cache entry there (its sentences,
-            counts and embeddings; :mod:`tpc_core.cache`) and write the row's whole text, status ``"cached"``, so
-            that an index of the full text is compressed at query time, per question, by a compressor given this
-            directory as ``cache=``. ``None`` (default): compress. Excludes the budget and the task description.
+        warm_cache: A directory or a ``redis://`` URL: instead of compressing, store each row's sentence-cache entry
+            there (its sentences, counts and embeddings; :mod:`tpc_core.cache`) and write the row's whole text,
+            status ``"cached"``, so that an index of the full text is compressed at query time, per question, by a
+            compressor given the same value as ``cache=``. A row is written to OUT only once its entry is stored;
+            a Redis that fails stops the run (:class:`~tpc_core.cache.redis_store.CacheUnavailable`). ``None``
+            (default): compress. Excludes the budget and the task description.
     """
 
     model: str
@@ -188,7 +190,7 @@ def _read_manifest(out_dir: Path) -> dict[str, Any] | None:
 def write_manifest(out_dir: Path, settings: CorpusSettings) -> None:
     """Record the settings of OUT's rows (created with OUT, before any row is written)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / MANIFEST_NAME).write_text(json.dumps({"tpc_compress_corpus": 1, "settings": settings.to_dict()},
+    (out_dir / MANIFEST_NAME).write_text(json.dumps({"tpc_compress_corpus": 1, "settings": recorded_settings(settings)},
                                                     indent=2) + "\n", encoding="utf-8")
 
 
@@ -291,6 +293,11 @@ def _check_warm_cache(settings: CorpusSettings) -> CorpusSettings:
         raise CorpusInputError(f"--warm-cache keeps every row's text whole and stores its cache entry, so "
                                f"{', '.join(compressing)} would do nothing: give them to the query-time compressor, "
                                "or run without --warm-cache to compress at ingestion")
+    from tpc_core.cache.redis_store import is_redis_url
+
+    if is_redis_url(settings.warm_cache):
+        _check_redis(settings.warm_cache)
+        return settings
     from tpc_core.cache import DirectoryCache
 
     try:
@@ -298,6 +305,30 @@ def _check_warm_cache(settings: CorpusSettings) -> CorpusSettings:
     except (OSError, ValueError) as error:
         raise CorpusInputError(f"--warm-cache: {error}") from None
     return replace(settings, warm_cache=str(directory))
+
+
+def _check_redis(url: str) -> None:
+    """The Redis server of ``--warm-cache redis://...`` answers (one ``PING``, within the client timeout)."""
+    from tpc_core.cache.redis_store import RedisCache, redacted_url
+
+    try:
+        RedisCache.from_url(url).client.ping()
+    except (ImportError, ValueError) as error:
+        raise CorpusInputError(f"--warm-cache: {error}") from None
+    except Exception as error:  # noqa: BLE001 - redis-py's ConnectionError, TimeoutError, AuthenticationError
+        raise CorpusInputError(f"--warm-cache: the Redis server at {redacted_url(url)} does not answer "
+                               f"({type(error).__name__}: {error}); start it, or check the URL") from None
+
+
+def recorded_settings(settings: CorpusSettings) -> dict[str, Any]:
+    """The settings as OUT's manifest records them (and as a resume compares them): a Redis URL's password is
+    never written."""
+    from tpc_core.cache.redis_store import is_redis_url, redacted_url
+
+    recorded = settings.to_dict()
+    if is_redis_url(settings.warm_cache):
+        recorded["warm_cache"] = redacted_url(settings.warm_cache)
+    return recorded
 
 
 def plan_corpus(source: str | Path, out: str | Path, settings: CorpusSettings, *,
@@ -348,7 +379,7 @@ def plan_corpus(source: str | Path, out: str | Path, settings: CorpusSettings, *
             raise CorpusInputError(f"OUT {out_dir} is not empty and was not written by tpc compress-corpus "
                                    f"(no {MANIFEST_NAME}); give a new or empty directory")
         recorded = _deciding({**_SETTINGS_BEFORE_THEY_WERE_RECORDED, **manifest.get("settings", {})})
-        wanted = _deciding(settings.to_dict())
+        wanted = _deciding(recorded_settings(settings))
         if recorded != wanted:
             changed = {k: (v, recorded.get(k)) for k, v in wanted.items() if recorded.get(k) != v}
             raise CorpusInputError("OUT holds rows compressed with other settings ("

@@ -115,7 +115,13 @@ def run_local(plan: CorpusPlan, compressor: TPCCompressor, batch_size: int, rows
     with tqdm(total=plan.pending_rows, unit="doc", desc="tpc compress-corpus",
               disable=(not show_progress) if show_progress is not None else None) as progress:
         for table in _pending_batches(plan, batch_size):
-            out = compress_table(compressor, table, plan.settings, batch_size)
+            try:
+                out = compress_table(compressor, table, plan.settings, batch_size)
+            except BaseException:  # a dead --warm-cache Redis, an interrupt: the rows done before are kept
+                if buffered:
+                    _write_part(pa.concat_tables(buffered).cast(schema), plan.out_dir,
+                                f"part-{run}-{parts:05d}.parquet")
+                raise
             buffered.append(out)
             done += out.num_rows
             origin += sum(out.column("origin_tokens").to_pylist())
@@ -227,11 +233,14 @@ def add_corpus_parser(commands: Any) -> argparse.ArgumentParser:
                              "request is found (one generation per such row: far slower). Default: such rows get "
                              "the checkpoint's fallback task, which is what most CTD descriptions of bare "
                              "documents end in.")
-    parser.add_argument("--warm-cache", metavar="DIR", default=None,
-                        help="Do not compress: store each row's sentence-cache entry in DIR and write its whole text "
-                             "(compression=cached), so the full text can be indexed and compressed at query time, "
-                             "per question, by a compressor given cache=DIR (TPCDocumentCompressor, "
-                             "TPCNodePostprocessor, compress). Excludes --rate, --target-tokens, --task-description.")
+    parser.add_argument("--warm-cache", metavar="DIR|URL", default=None,
+                        help="Do not compress: store each row's sentence-cache entry in DIR (or the Redis server of "
+                             "a redis:// URL, written by every worker) and write its whole text (compression=cached), "
+                             "so the full text can be indexed and compressed at query time, per question, by a "
+                             "compressor given the same cache= (TPCDocumentCompressor, TPCNodePostprocessor, "
+                             "compress). A row is written only once its entry is stored; a Redis that fails stops "
+                             "the run with exit code 1 (run the command again to resume). Excludes --rate, "
+                             "--target-tokens, --task-description.")
     parser.add_argument("--text-column", default="text", help="Column holding the text (default: text).")
     parser.add_argument("--id-column", default=None,
                         help="Column identifying a row, used to resume (default: id; without one, the row's "
@@ -280,7 +289,8 @@ def run_corpus_command(args: argparse.Namespace) -> int:
                                  threads=args.threads)
     except (ValueError, TypeError, OSError, ImportError) as error:  # CorpusInputError, a model that cannot load
         print(f"tpc: error: {error}", file=sys.stderr)
-        return 2
+        # A --warm-cache Redis that failed mid-run (CacheUnavailable) is not bad input: exit 1, and it resumes.
+        return 1 if type(error).__name__ == "CacheUnavailable" else 2
     except RuntimeError as error:
         from tpc_core.corpus.ray_engine import CorpusWorkerError  # imports no Ray
 
@@ -290,7 +300,9 @@ def run_corpus_command(args: argparse.Namespace) -> int:
         return 2
     tokens = (f"; {report.origin_tokens} -> {report.compressed_tokens} tokens"
               if report.origin_tokens is not None and report.compressed_rows else "")
-    done = "cached in " + args.warm_cache if args.warm_cache else "compressed"
+    from tpc_core.cache.redis_store import redacted_url
+
+    done = "cached in " + redacted_url(args.warm_cache) if args.warm_cache else "compressed"
     print(f"[tpc] {report.compressed_rows} rows {done}, {report.skipped_rows} already in {args.output} "
           f"(of {report.total_rows}){tokens}; {report.seconds:.1f} s", file=sys.stderr)
     return 0

@@ -20,7 +20,7 @@ from tpc_core.corpus.table import compress_table, load_compressor
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["require_ray", "run_ray", "CorpusWorker", "CorpusWorkerError", "gpus_per_worker"]
+__all__ = ["require_ray", "run_ray", "CorpusWorker", "CorpusWorkerError", "cache_failure", "gpus_per_worker"]
 
 BLOCKS_PER_WORKER = 4  # enough blocks that every actor gets work, few enough that each batch stays full
 # Reading, filtering and writing reserve no CPU: the actors may hold every CPU of a small cluster, and a read
@@ -102,6 +102,25 @@ def gpus_per_worker(device: str | None, num_workers: int, cluster_gpus: float) -
     return 1
 
 
+def cache_failure(error: BaseException) -> str | None:
+    """What a :class:`CacheUnavailable` raised in a Ray worker said (``--warm-cache redis://``), found in the
+    error Ray Data raises in the driver, or ``None`` when the error is another one."""
+    from tpc_core.cache.redis_store import CacheUnavailable
+
+    seen, pending = set(), [error]
+    while pending:
+        current = pending.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, CacheUnavailable):
+            return str(current)
+        pending += [current.__cause__, current.__context__, getattr(current, "cause", None)]
+    marker = f"{CacheUnavailable.__name__}: "
+    lines = [line for line in str(error).splitlines() if marker in line]
+    return lines[-1].split(marker, 1)[1].strip() if lines else None
+
+
 def run_ray(plan: CorpusPlan, *, batch_size: int, num_workers: int, cpus_per_worker: float,
             address: str | None, device: str | None, local_files_only: bool, threads: int | None = None) -> None:
     """Compress the plan's pending rows with Ray Data and write them to ``plan.out_dir``.
@@ -142,11 +161,27 @@ def run_ray(plan: CorpusPlan, *, batch_size: int, num_workers: int, cpus_per_wor
                                    "device": device,
                                    "local_files_only": local_files_only},
             num_cpus=cpus_per_worker, num_gpus=gpus)
+        failure = None
         try:
             dataset.write_parquet(str(plan.out_dir), ray_remote_args={"num_cpus": IO_CPUS})
         except ray.exceptions.ActorDiedError as error:  # __init__ failed: a bad --model or --device, say which
             reason = str(error).strip().splitlines()[-1]
             raise CorpusWorkerError(f"a Ray worker could not build its compressor: {reason}") from error
+        except Exception as error:
+            failure = cache_failure(error)
+            if failure is None:
+                raise
+        if failure is not None:
+            import gc
+
+            from tpc_core.cache.redis_store import CacheUnavailable
+
+            dataset = None
+            gc.collect()
+            # Raised outside the except clause, Ray's error not chained: its traceback holds the failed dataset,
+            # whose actors would keep their CPUs (and a resume in the same cluster would wait for them forever).
+            raise CacheUnavailable(f"{failure}. Every row in OUT has its entry stored; start the server again and run "
+                                   "the same command to resume")
     finally:
         if started_here:
             ray.shutdown()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tpc_core.corpus.io import WARMED, CorpusInputError, CorpusSettings
 
@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from tpc_core.compressor import TPCCompressor
     from tpc_core.engine.result import CompressionResult
 
-__all__ = ["check_threads", "compress_table", "load_compressor", "row_outcome", "torch_threads", "warm_table"]
+__all__ = ["check_threads", "compress_table", "load_compressor", "row_outcome", "torch_threads", "warm_table",
+           "warm_target"]
 
 # The engines' own logger name, as before this module was split out of tpc_core.corpus.local.
 logger = logging.getLogger("tpc_core.corpus.local")
@@ -116,16 +117,30 @@ def compress_table(compressor: TPCCompressor, table: pa.Table, settings: CorpusS
     return table
 
 
+def warm_target(spec: str) -> Any:
+    """Where ``--warm-cache`` stores entries: the directory, or for a ``redis://`` URL this process's strict
+    :class:`~tpc_core.cache.redis_store.RedisCache` (a failed read or write raises
+    :class:`~tpc_core.cache.redis_store.CacheUnavailable` instead of going on uncached, so no row is written to
+    OUT whose entry was not stored)."""
+    from tpc_core.cache.redis_store import is_redis_url, shared_redis_cache
+
+    return shared_redis_cache(spec, strict=True) if is_redis_url(spec) else spec
+
+
 def warm_table(compressor: TPCCompressor, table: pa.Table, settings: CorpusSettings, batch_size: int) -> pa.Table:
     """``--warm-cache``: each row's sentence-cache entry stored in ``settings.warm_cache`` (rows already there are not
     read again), and ``table`` with the output columns of a row kept whole: ``compressed_text`` is the text,
-    ``compression`` is ``"cached"`` (``"empty"`` for blank text), no task."""
+    ``compression`` is ``"cached"`` (``"empty"`` for blank text), no task.
+
+    Raises:
+        CacheUnavailable: A Redis ``warm_cache`` failed (:func:`warm_target`); the table is not returned.
+    """
     import pyarrow as pa
 
     from tpc_core.engine.tokens import resolve_token_counter
 
     texts = table.column(settings.text_column).to_pylist()
-    stored = compressor.warm_cache(texts, cache=settings.warm_cache, batch_size=batch_size)
+    stored = compressor.warm_cache(texts, cache=warm_target(settings.warm_cache), batch_size=batch_size)
     counter = resolve_token_counter(settings.token_counter) if settings.token_counter else compressor.token_counter
     counts = counter.count_many(texts)
     logger.debug("%d new cache entries for %d rows in %s", stored, len(texts), settings.warm_cache)
