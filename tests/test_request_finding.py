@@ -26,7 +26,11 @@ REQUESTS = (
                  "each one.", marks=_MISSED),
     "Please describe what the signers pledged to each other at the end of the declaration.",
     "4. The king dissolved representative houses repeatedly, True or False?",
-    "I need to get some more information about the colonies' complaints. Was the king accused of cutting off trade?",
+    pytest.param("I need to get some more information about the colonies' complaints. Was the king accused of "
+                 "cutting off trade?", marks=pytest.mark.xfail(strict=True, reason=(
+                     "issue 35's sequence head takes the question without its lead-in sentence: the generated set "
+                     "labels a backstory sentence as not the request, the instruction set labels it as part of it; "
+                     "the description then holds under 80 % of the two sentences' content words (model card)"))),
     "Question 2. Which of the following does the declaration accuse the king of? Select all that apply.\n"
     "A. Quartering armed troops\nB. Building railways\nC. Cutting off trade\nD. Raising wages",
 )
