@@ -6,9 +6,10 @@ written; the resume then leaves every row once in OUT with its entry in Redis. T
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
-from corpus_helpers import TASK, corpus_rows, read_out, run_cli, write_jsonl
+from corpus_helpers import ROOT, TASK, corpus_rows, read_out, run_cli, write_jsonl
 
 from benchmarks.cache_redis_server import RedisServer, RedisServerUnavailable
 from tpc_core.cache.redis_store import CacheUnavailable
@@ -90,8 +91,14 @@ def test_a_redis_killed_mid_run_is_a_clear_error_and_the_resume_loses_nothing(tm
     assert_every_row_once_with_its_entry(out, rows, tpc_mini, server.url)
 
 
-def test_every_ray_worker_warms_redis_and_a_refused_write_stops_the_run_then_resumes(ray_cluster, tmp_path, server,
-                                                                                      tpc_mini):
+def test_every_ray_worker_warms_redis_and_a_refused_write_stops_the_run_then_resumes(tmp_path, server, tpc_mini,
+                                                                                      monkeypatch):
+    """Each run starts its own local Ray cluster and shuts it down, as ``tpc compress-corpus --engine ray`` does: the
+    resume is the same command run again."""
+    ray = pytest.importorskip("ray")
+    if ray.is_initialized():
+        pytest.skip("a Ray cluster from another test is still running in this process")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     rows = corpus_rows()
     source = write_jsonl(tmp_path / "in.jsonl", rows)
     client = redis.Redis.from_url(server.url)
