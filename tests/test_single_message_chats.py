@@ -92,3 +92,17 @@ def test_single_message_chats_hold_the_budget_and_keep_the_request(tpc_mini, fir
     assert is_selection(user, compressed, tpc_mini.splitter())
     if result.task != user:  # compressed around the request: it is there, verbatim
         assert QUESTION in compressed
+
+
+def test_a_pasted_document_with_no_request_over_the_budget_is_compressed_prompt_agnostically(tpc_mini):
+    """Issue 36's defect 1 at its root: a user who pastes a document and asks nothing no longer ends the chat."""
+    counter = tpc_mini.token_counter
+    document = "\n\n".join(PARAGRAPHS[1:6])
+    assert tpc_mini.find_request(document) is None
+    result = compress_conversation(tpc_mini, _chat(document), target_tokens=200, describe_bare=False)
+    compressed = result.messages[1]["content"]
+    assert result.task is None and result.over_budget == 0
+    assert counter(SYSTEM) + counter(compressed) == result.compressed_tokens <= 200
+    assert compressed and is_selection(document, compressed, tpc_mini.splitter())
+    roomy = compress_conversation(tpc_mini, _chat(document), target_tokens=5000)
+    assert roomy.messages[1]["content"] == document and roomy.task == document

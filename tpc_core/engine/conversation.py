@@ -27,6 +27,7 @@ template, which the compressor does not see): leave room for them in the budget.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from collections.abc import Callable, Collection, Sequence
@@ -38,10 +39,10 @@ from tpc_core.engine.notices import runtime_warning
 from tpc_core.engine.options import CompressionOptions, as_documents
 from tpc_core.engine.result import CompressionResult
 from tpc_core.engine.selection import join_kept, resolve_budget
-from tpc_core.engine.task import FoundRequest
 from tpc_core.engine.tokens import TokenCounter, TokenCounterSpec, resolve_token_counter
+from tpc_core.engine.user_turn import MATERIAL_TOKENS, around_request, caller_patterns, material_parts
 
-__all__ = ["EMPTIED", "ConversationPlan", "ConversationResult", "assemble_part", "compress_conversation", "fit_parts",
+__all__ = ["EMPTIED", "MATERIAL_TOKENS", "ConversationPlan", "ConversationResult", "assemble_part", "compress_conversation", "fit_parts",
            "fixed_parts", "paragraph_cuts", "plan_conversation", "shortfall_message", "task_turn"]
 
 logger = logging.getLogger(__name__)
@@ -343,15 +344,23 @@ def compress_conversation(compressor: DocumentCompressor, messages: Sequence[Any
     flat = [part for message in read for part in message.parts if part is not None]
     flat_counts = iter(counter.count_many(flat) if flat else [])
     counts = [tuple(next(flat_counts) if part is not None else 0 for part in message.parts) for message in read]
-    around = _around_request(compressor, read, counts, counter, options)
+    around = around_request(compressor, read, task_turn(read), counts, counter, options)
     pins = {key: [part[a:b] for a, b in found.spans] for key, found in around.items()
             for part in (read[key[0]].parts[key[1]] or "",)}
-    plan = plan_conversation(read, counts, target_tokens=target_tokens, rate=rate, empty_part_tokens=counter(""),
-                             strict=strict, open_parts=set(around),
-                             request=" ".join(found.text for found in around.values()) or None,
-                             pinned_tokens=sum(counter(text) for texts in pins.values() for text in texts))
+    def planned(open_parts: set[tuple[int, int]], check: bool) -> ConversationPlan:
+        return plan_conversation(read, counts, target_tokens=target_tokens, rate=rate, empty_part_tokens=counter(""),
+                                 strict=check, open_parts=open_parts,
+                                 request=" ".join(found.text for found in around.values() if found.text) or None,
+                                 pinned_tokens=sum(counter(text) for texts in pins.values() for text in texts))
+
+    plan = planned(set(around), False)
+    if plan.shortfall and not around:  # a turn with material and no request found, over the budget by itself:
+        around = material_parts(read, task_turn(read), counts, options)  # compressed prompt-agnostically rather than kept whole
+    plan = planned(set(around), strict)
+    if around and not pins:
+        plan = dataclasses.replace(plan, task=None)
     if pins:  # the request sentences are taken first (the caller's own patterns too) and never dropped
-        options["force_keep_patterns"] = [*_patterns(options.get("force_keep_patterns", ())),
+        options["force_keep_patterns"] = [*caller_patterns(options.get("force_keep_patterns", ())),
                                           *(rf"\A{re.escape(text)}\Z" for texts in pins.values() for text in texts)]
     # The parts to compress: every text part not kept as it is, blank ones included (they come back "").
     where = [(m.index, p) for m in read for p, part in enumerate(m.parts) if part is not None
@@ -390,41 +399,6 @@ def compress_conversation(compressor: DocumentCompressor, messages: Sequence[Any
                for original, message, parts in zip(messages, read, new_parts)]
     return ConversationResult(rebuilt, plan.origin_tokens, compressed, plan.budget, plan.protected_tokens, plan.task,
                               result, over, warning)
-
-
-MATERIAL_TOKENS = 64
-"""A latest user turn whose text part holds at least this many tokens besides its request sentences carries
-material (a pasted document): it is compressed around its request (:func:`compress_conversation`)."""
-
-
-def _around_request(compressor: DocumentCompressor, read: Sequence[Message], counts: Sequence[Sequence[int]],
-                    counter: TokenCounter, options: dict[str, Any]) -> dict[tuple[int, int], FoundRequest]:
-    """The latest user turn's text parts that carry material, each with the request it writes.
-
-    A part qualifies when the compressor's request head finds request sentences in it and the rest of it counts
-    at least :data:`MATERIAL_TOKENS`: the single-message "document + question" chat. Those sentences are then the
-    task and are kept verbatim; the rest of the part is compressed for them with the other messages. A part where
-    no request is found stays whole (it is the question), as do all parts with a caller's own ``splitter`` (the
-    request is found with the checkpoint's).
-    """
-    task_index = task_turn(read)
-    find = getattr(compressor, "find_request", None)
-    if task_index is None or find is None or options.get("splitter") is not None:
-        return {}
-    message, found_parts = read[task_index], {}
-    for p, part in enumerate(message.parts):
-        if part is None or message.is_tool_part(p) or counts[task_index][p] < MATERIAL_TOKENS:
-            continue
-        found = find(part)
-        if found is not None and counts[task_index][p] - sum(counter(part[a:b]) for a, b in found.spans) \
-                >= MATERIAL_TOKENS:
-            found_parts[(task_index, p)] = found
-    return found_parts
-
-
-def _patterns(value: Any) -> list[Any]:
-    """The caller's ``force_keep_patterns`` as a list (one pattern, or an iterable of them)."""
-    return [value] if isinstance(value, (str, re.Pattern)) else list(value)
 
 
 def _fitted(result: CompressionResult, parts: list[str], cuts: list[list[Span]], room: int,
