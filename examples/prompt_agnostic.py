@@ -57,7 +57,8 @@ def main(argv: list[str] | None = None) -> None:
     before = "\n\n".join(parts)
     after = "\n\n".join(text for _, text, _ in kept)
     print(f"sample {sample.id} ({sample.source}), {args.framework}, no query given to the compressor")
-    print(f"task description written by the CTD: {kept[0][2]['tpc_task_description']!r}" if kept else "nothing kept")
+    print(f"task description ({kept[0][2].get('tpc_task_source')}): {kept[0][2]['tpc_task_description']!r}"
+          if kept else "nothing kept")
     print(f"prompt before: {count(before)} tokens, {len(before)} chars, {len(parts)} parts")
     print(f"prompt after:  {count(after)} tokens, {len(after)} chars, {len(kept)} parts "
           f"(budget {args.target_tokens}; {seconds:.1f} s including model loading)")

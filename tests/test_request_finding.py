@@ -56,3 +56,12 @@ def test_a_request_written_as_an_instruction_is_extracted(tpc_mini, request_text
 def test_a_bare_document_in_a_chat_gets_no_extracted_request(tpc_mini):
     result = tpc_mini.compress(f"User: Please read this first.\n\n{DOCUMENT}\n\nAssistant:", rate=0.2)
     assert result.task_source != "extracted", result.task_description
+
+
+@pytest.mark.xfail(strict=True, reason="issue 35's sequence head misses a request written after a one-sentence text "
+                                       "(its training prompts were longer); the CTD path then matches it, "
+                                       "describe_bare=False falls back (model card, known misses)")
+def test_a_question_after_a_one_sentence_text_is_extracted(tpc_mini):
+    first = DOCUMENT.split("\n\n")[0].strip()
+    found = tpc_mini.find_request(f"{first}\n\nQuestion: What does a decent respect to the opinions of mankind require?")
+    assert found is not None and found.text == "What does a decent respect to the opinions of mankind require?"

@@ -55,7 +55,7 @@ def test_llamaindex_example_falls_back_to_the_bundled_text(tmp_path):
 
 def test_prompt_agnostic_example_with_llama_index():
     output = _run_example("prompt_agnostic.py", "--framework", "llamaindex", "--target-tokens", "200")
-    description = re.search(r"task description written by the CTD: '(.+)'", output).group(1)
+    description = re.search(r"task description \((\w+)\): (['\"])(.+)\2$", output, re.MULTILINE).group(3)
     assert len(description.split()) >= 3
     before, after = _sizes(output)
     assert after <= 200 < before
