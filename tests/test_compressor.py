@@ -180,6 +180,9 @@ def test_large_input_completes_with_bounded_memory(tpc_mini, dev_rows):
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="issue 35's sequence head also takes the template's instruction line "
+                                       "('Write a high-quality answer ...') with the question, so the description is "
+                                       "not one piece of the prompt (a known miss; model card)")
 def test_prompt_agnostic_mode_finds_the_written_question(tpc_mini, dev_rows):
     row = next(r for r in dev_rows if r["source"].startswith("nq_open"))
     prompt = (f"Write a high-quality answer for the given question using only the provided search results.\n\n"

@@ -142,7 +142,9 @@ def test_request_module_doctests():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["chatml", "llama3", "plain"])
+@pytest.mark.parametrize("name", ["chatml", "llama3", pytest.param("plain", marks=pytest.mark.xfail(
+    strict=True, reason="issue 35's sequence head misses the question of this short plain transcript; the CTD path "
+                        "matches it (task_source 'matched', a known miss; model card)"))])
 def test_tpc_mini_describes_a_flattened_chat_without_its_markup(tpc_mini, name):
     context = " ".join(["Ed Wood was an American filmmaker.", "Scott Derrickson is an American director.",
                         "Bananas grow in tropical regions.", "The Eiffel Tower is in Paris."] * 3)

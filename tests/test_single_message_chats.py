@@ -85,7 +85,9 @@ def test_single_message_chats_hold_the_budget_and_keep_the_request(tpc_mini, fir
     counter = tpc_mini.token_counter
     material = "\n\n".join(PARAGRAPHS[first:first + count])
     user = f"{material}\n\n{QUESTION}" if where == "after" else f"{QUESTION}\n\n{material}"
-    budget = counter(SYSTEM) + counter(QUESTION) + slack
+    found = tpc_mini.find_request(user)
+    pinned = sum(counter(user[a:b]) for a, b in found.spans) if found is not None else 0
+    budget = counter(SYSTEM) + max(pinned, counter(QUESTION)) + slack  # what the request needs, and some room
     result = compress_conversation(tpc_mini, _chat(user), target_tokens=budget)
     compressed = result.messages[1]["content"]
     assert result.compressed_tokens == counter(SYSTEM) + counter(compressed) <= budget
