@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.budget import minilm_token_counter
-from benchmarks.layout_recall import HELDOUT_IDS
-from benchmarks.loaders import Sample, load_qa_dev
+from benchmarks.layout_recall import recall_samples
+from benchmarks.loaders import Sample
 from benchmarks.metrics import evidence_recall
 from benchmarks.synthesis import Generated, generate
 from tpc_core.engine.request import request_covered
@@ -149,12 +149,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from tpc_core import TPCCompressor
 
-    if args.split == "dev":
-        samples = load_qa_dev(args.qa, split="dev")
-    else:
-        held = set(json.loads(Path(HELDOUT_IDS).read_text(encoding="utf-8")))
-        samples = [s for s in load_qa_dev(args.qa, split="train") if s.id in held]
-    samples = [s for s in samples if s.supporting_sentences and not s.question.lstrip().startswith("Key:")]
+    samples = [s for s in recall_samples(args.qa, dev=args.split == "dev")
+               if not s.question.lstrip().startswith("Key:")]
     samples = samples[: args.limit]
     started = time.perf_counter()
     load_before = os.getloadavg()

@@ -36,7 +36,7 @@ from benchmarks.metrics import evidence_recall
 from benchmarks.templates import fill_template
 from tpc_core.engine.request import request_covered
 
-__all__ = ["layout_prompts", "main", "summarise_layouts"]
+__all__ = ["layout_prompts", "main", "recall_samples", "summarise_layouts"]
 
 HELDOUT_IDS = "training/results/2026-11-23/validation_ids.json"
 
@@ -119,6 +119,17 @@ def run(compressor: Any, samples: Sequence[Sample], *, per_row: int, rate: float
     return rows
 
 
+def recall_samples(qa: str | None, *, dev: bool) -> list[Sample]:
+    """The rows a recall benchmark reads: ``qa_dev``'s dev split, or the held-out train rows the CSE never saw
+    (:data:`HELDOUT_IDS`), each with gold evidence."""
+    if dev:
+        samples = load_qa_dev(qa, split="dev")
+    else:
+        held = set(json.loads(Path(HELDOUT_IDS).read_text(encoding="utf-8")))
+        samples = [s for s in load_qa_dev(qa, split="train") if s.id in held]
+    return [s for s in samples if s.supporting_sentences]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.layout_recall", description=__doc__)
@@ -133,12 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from tpc_core import TPCCompressor
 
-    if args.split == "dev":
-        samples = load_qa_dev(args.qa, split="dev")
-    else:
-        held = set(json.loads(Path(HELDOUT_IDS).read_text(encoding="utf-8")))
-        samples = [s for s in load_qa_dev(args.qa, split="train") if s.id in held]
-    samples = [s for s in samples if s.supporting_sentences][: args.limit]
+    samples = recall_samples(args.qa, dev=args.split == "dev")[: args.limit]
     compressor = TPCCompressor.from_pretrained(args.checkpoint)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
