@@ -1,6 +1,6 @@
 """The one token counter, budget rule and sentence selection every method is held to.
 
-Selection and the budget arithmetic are the engine's own (``tpc_core.engine.selection``), so baselines and TPC are
+Selection and the budget arithmetic are the engine's own (``tpc_core.engine.selection.budget``), so baselines and TPC are
 held to exactly the rule the engine applies; only the benchmark's extra policy lives here (a budget is capped
 at the text's length and never zero for a non-empty text), plus :func:`join_spans`' uniform layout.
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 
-from tpc_core.engine.selection import resolve_budget, top_k_within_budget
+from tpc_core.engine.selection.budget import resolve_budget, top_k_within_budget
 
 __all__ = [
     "TokenCounter",
@@ -81,7 +81,7 @@ def budget_for(origin_tokens: int, *, rate: float | None = None, target_tokens: 
 def select_under_budget(scores: Sequence[float], token_counts: Sequence[int], budget: int) -> list[int]:
     """Indices (ascending) of the best-scored sentences whose counts sum to at most ``budget``.
 
-    The engine's rule (:func:`tpc_core.engine.selection.top_k_within_budget`): greedy by descending score (ties:
+    The engine's rule (:func:`tpc_core.engine.selection.budget.top_k_within_budget`): greedy by descending score (ties:
     earlier sentence first); a sentence that no longer fits is skipped and smaller, lower-scored ones may still be
     taken. Never exceeds the budget.
     """
@@ -91,7 +91,7 @@ def select_under_budget(scores: Sequence[float], token_counts: Sequence[int], bu
 def join_spans(text: str, spans: Sequence[tuple[int, int]], kept: Sequence[int]) -> str:
     """Kept sentences in original order; a newline between two of them if the original gap had one.
 
-    Deliberately not the engine's ``tpc_core.engine.selection.join_kept`` (which keeps each original gap verbatim):
+    Deliberately not the engine's ``tpc_core.engine.selection.budget.join_kept`` (which keeps each original gap verbatim):
     the benchmark lays out every method's output alike, peers' included, so the reader sees the same shape.
     Token counts are the same either way (WordPiece ignores whitespace).
     """

@@ -50,7 +50,7 @@ from typing import Any
 from benchmarks.budget import minilm_token_counter
 from benchmarks.loaders import Sample, load_qa_dev, round_robin
 from benchmarks.metrics import evidence_recall
-from tpc_core.engine.messages import read_message
+from tpc_core.conversation.messages import read_message
 
 __all__ = ["SHAPES", "build_conversation", "main", "run"]
 
@@ -155,7 +155,7 @@ def _outcome(text: str, kept_protected: bool, tokens: int, budget: int, seconds:
 def run_one(compressor: Any, sample: Sample, shape: str, methods: Sequence[str], rate: float,
             describe_bare: bool) -> dict[str, Any]:
     """Every method on one conversation."""
-    from tpc_core.engine.conversation import compress_conversation
+    from tpc_core.conversation.compress import compress_conversation
 
     counter = minilm_token_counter()
     messages, documents = build_conversation(sample, shape)

@@ -4,7 +4,7 @@
 
 Each multi_news prompt is split, encoded and described once (``TPCCompressor.describe_task``); then every
 combination of relevance / centrality / section-lead weights and MMR redundancy selects sentences under the
-prompt's budget (``tpc_core.engine.coverage``) and ROUGE-1/2 recall of the reference summary is measured. Prints a
+prompt's budget (``tpc_core.engine.scoring.coverage``) and ROUGE-1/2 recall of the reference summary is measured. Prints a
 markdown table, best first, and writes it as JSON with ``--out``. summ_dev is evaluation data: a weight picked
 here is picked on the evaluation set, and the report should say so (the whole table is printed for that).
 """
@@ -48,7 +48,7 @@ class PreparedPrompt:
 def prepare(compressor: Any, prompt: str, reference: str, counter: Any, rate: float) -> PreparedPrompt:
     """Split, encode and describe one prompt with the public ``tpc_core`` API."""
     from benchmarks.budget import budget_for
-    from tpc_core.engine.coverage import section_ranks
+    from tpc_core.engine.scoring.coverage import section_ranks
     from tpc_core.segmentation import get_splitter
 
     spans = get_splitter(compressor.config.splitter).spans(prompt)
@@ -63,7 +63,8 @@ def prepare(compressor: Any, prompt: str, reference: str, counter: Any, rate: fl
 def score_variant(prepared: PreparedPrompt, variant: Variant) -> tuple[float, float]:
     """ROUGE-1 and ROUGE-2 recall of the reference by the sentences this variant keeps."""
     from benchmarks.metrics import rouge_n_recall
-    from tpc_core.engine.coverage import coverage_scores, mmr_within_budget
+    from tpc_core.engine.scoring.coverage import coverage_scores
+    from tpc_core.engine.selection.mmr import mmr_within_budget
 
     scores = coverage_scores(prepared.relevance, prepared.embeddings, prepared.ranks,
                              relevance_weight=variant.relevance_weight, centrality_weight=variant.centrality_weight,

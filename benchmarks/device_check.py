@@ -264,7 +264,7 @@ def agreement(cpu: Any, on_device: Any, prompts: list[dict[str, Any]], rate: flo
 def forward_batches(compressor: Any, text: str) -> list[tuple[Any, Any]]:
     """The prompt's tokens in consecutive 512-position windows (the encoder's frame around each), 8 per batch,
     already on the compressor's device."""
-    from tpc_core.engine.cse import pad_batch
+    from tpc_core.engine.scoring.cse import pad_batch
 
     encoder = compressor.encoder
     positions = min(512, getattr(encoder.model.config, "max_position_embeddings", 512))

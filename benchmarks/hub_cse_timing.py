@@ -61,7 +61,7 @@ def _encoder(threads: int) -> Any:
     from transformers import AutoTokenizer, LlamaConfig, LlamaModel
 
     from tpc_core.config import CSEConfig
-    from tpc_core.engine.cse import ContextSentenceEncoder
+    from tpc_core.engine.scoring.cse import ContextSentenceEncoder
     from tpc_core.loading.offline import minilm_dir
 
     torch.set_num_threads(threads)

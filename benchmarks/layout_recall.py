@@ -34,7 +34,7 @@ from benchmarks.layouts import HELD_OUT_LAYOUTS, LAYOUTS, render, written_questi
 from benchmarks.loaders import Sample, load_qa_dev
 from benchmarks.metrics import evidence_recall
 from benchmarks.templates import fill_template
-from tpc_core.engine.request import request_covered
+from tpc_core.engine.task.request import request_covered
 
 __all__ = ["layout_prompts", "main", "recall_samples", "summarise_layouts"]
 

@@ -1,7 +1,7 @@
 """Is the written request found? The prompt-agnostic task description checked against the request a prompt writes.
 
 A prompt's written request counts as **found** when at least 80 % of its content words appear in the task
-description that prompt-agnostic compression uses (``tpc_core.engine.request.request_covered``). Reported per phrasing
+description that prompt-agnostic compression uses (``tpc_core.engine.task.request.request_covered``). Reported per phrasing
 family and per prompt shape (:mod:`benchmarks.instructions`), with where each description came from
 (extracted, matched, generated, fallback) and, for prompts that write no request, the share kept empty of an
 extracted request.
@@ -27,7 +27,7 @@ from typing import Any
 
 from benchmarks.instructions import INSTRUCTION_FAMILIES, instruction_records, request_of
 from benchmarks.loaders import read_jsonl
-from tpc_core.engine.request import request_covered
+from tpc_core.engine.task.request import request_covered
 
 __all__ = ["Outcome", "dev_records", "find_tasks", "main", "summarise", "summary_markdown"]
 
@@ -113,7 +113,7 @@ def find_tasks(compressor: Any, records: Iterable[Mapping[str, Any]], *, batch: 
                log: Any = None) -> list[Outcome]:
     """Each record's prompt through the checkpoint's task finder, as prompt-agnostic compression runs it."""
     from tpc_core.engine.options import CompressionOptions
-    from tpc_core.engine.stages import segment
+    from tpc_core.engine.reading import segment
 
     options = CompressionOptions()
     records = list(records)

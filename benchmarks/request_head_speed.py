@@ -37,8 +37,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     import torch
 
     from tpc_core import REGISTRY
-    from tpc_core.engine.request import FEATURE_NAMES, RequestHead
-    from tpc_core.engine.request_sequence import SequenceRequestHead
+    from tpc_core.engine.task.request import FEATURE_NAMES, RequestHead
+    from tpc_core.engine.task.request_sequence import SequenceRequestHead
     from tpc_core.segmentation import split_sentences
 
     parser = argparse.ArgumentParser(prog="python -m benchmarks.request_head_speed", description=__doc__)

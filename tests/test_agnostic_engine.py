@@ -13,7 +13,7 @@ import shutil
 import pytest
 import torch
 
-from tpc_core.engine.request import FEATURE_NAMES, RequestHead, is_grounded
+from tpc_core.engine.task.request import FEATURE_NAMES, RequestHead, is_grounded
 
 PROMPT = ("Paris is the capital of France. Rome is the capital of Italy. The Tiber flows through Rome. "
           "Bread is made from flour. Which river flows through Rome?")
@@ -82,7 +82,7 @@ def test_without_a_ctd_coverage_alone_selects(tiny_checkpoint, tmp_path):
 
 def test_without_a_head_the_finder_hands_every_prompt_to_the_ctd_and_reads_nothing():
     from tpc_core.config import AgnosticConfig
-    from tpc_core.engine.task import TaskFinder
+    from tpc_core.engine.task.finder import TaskFinder
 
     def never_read(texts):
         raise AssertionError("no head: nothing is segmented or embedded")

@@ -12,8 +12,9 @@ import json
 import pytest
 
 from tpc_core.engine.options import CompressionOptions
-from tpc_core.engine.stages import segment
-from tpc_core.engine.task import Selection, Task, TaskFinder, TaskSource
+from tpc_core.engine.reading import segment
+from tpc_core.engine.values import Selection, Task, TaskSource
+from tpc_core.engine.task.finder import TaskFinder
 
 pytestmark = pytest.mark.slow
 

@@ -63,7 +63,7 @@ def test_any_conversation_keeps_its_messages_whole_or_as_verbatim_selections(tpc
                                                                             counter_name, by_rate):
     """``target_tokens`` budgets the whole conversation; ``rate`` keeps that share of the other messages on top of
     the protected ones. ``words+1`` counts an empty text as 1 token (as a counter with special tokens does)."""
-    from tpc_core.engine.messages import read_messages
+    from tpc_core.conversation.messages import read_messages
 
     original = conversation if kind == "dict" else [_langchain(m) for m in conversation]
     counter = {"default": tpc_mini.token_counter, "words": lambda text: len(text.split()),

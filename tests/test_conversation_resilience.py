@@ -11,9 +11,9 @@ import pytest
 
 from tests.conversation_helpers import is_selection
 from tests.test_conversations import PARAGRAPHS, QUESTION, SYSTEM
-from tpc_core.engine.conversation import compress_conversation, plan_conversation
-from tpc_core.engine.messages import read_messages, rebuild_message
-from tpc_core.engine.notices import TPCRuntimeWarning
+from tpc_core.conversation.compress import compress_conversation, plan_conversation
+from tpc_core.conversation.messages import read_messages, rebuild_message
+from tpc_core.diagnostics.notices import TPCRuntimeWarning
 
 DOCUMENT = "\n\n".join(PARAGRAPHS[3:])
 

@@ -12,9 +12,14 @@ from pathlib import Path
 import pytest
 
 from tests.conversation_helpers import counted, is_selection, texts_of
-from tpc_core.engine.conversation import (assemble_part, compress_conversation, fit_parts, paragraph_cuts,
-                                          plan_conversation)
-from tpc_core.engine.messages import read_messages, rebuild_message
+from tpc_core.conversation.compress import (
+    assemble_part,
+    compress_conversation,
+    fit_parts,
+    paragraph_cuts,
+    plan_conversation,
+)
+from tpc_core.conversation.messages import read_messages, rebuild_message
 
 TEXT = (Path(__file__).resolve().parents[1] / "examples" / "data" / "declaration_of_independence.txt").read_text(
     encoding="utf-8")

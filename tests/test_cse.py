@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from tpc_core.engine.cse import bidirectional_mask, plan_windows
+from tpc_core.engine.scoring.cse import bidirectional_mask, plan_windows
 
 
 def test_every_sentence_is_owned_by_one_window_with_context():
@@ -102,7 +102,7 @@ def _best_cost(sorted_lengths, max_rows, call_cost):
 def test_plan_batches_covers_every_input_once_within_max_rows_at_the_least_padding(seed):
     import random
 
-    from tpc_core.engine.cse import plan_batches
+    from tpc_core.engine.scoring.cse import plan_batches
 
     generator = random.Random(seed)
     lengths = [generator.choice([12, 40, 41, 90, 128]) for _ in range(generator.randint(0, 9))]
@@ -116,7 +116,7 @@ def test_plan_batches_covers_every_input_once_within_max_rows_at_the_least_paddi
 
 
 def test_plan_batches_keeps_long_windows_apart_from_short_ones():
-    from tpc_core.engine.cse import plan_batches
+    from tpc_core.engine.scoring.cse import plan_batches
 
     lengths = [128, 20, 20, 20, 20, 20, 20, 128]
     assert plan_batches(lengths, 16, 128) == [[1, 2, 3, 4, 5, 6], [0, 7]]

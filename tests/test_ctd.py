@@ -1,6 +1,6 @@
 """CTD: chat formatting, the bounded-input rule, batched deterministic generation (tiny random Llama)."""
 
-from tpc_core.engine.ctd import ELISION, bound_prompt, finish_description
+from tpc_core.engine.task.ctd import ELISION, bound_prompt, finish_description
 
 
 def test_long_prompts_keep_head_and_tail(tiny):

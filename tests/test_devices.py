@@ -50,7 +50,7 @@ def test_the_fake_model_wants_its_inputs_on_the_device(tpc_mini):
 def on_accelerator(tpc_mini):
     """tpc-mini with its CSE on the fake device (the same weights, checkpoint and heads)."""
     from tpc_core import TPCCompressor
-    from tpc_core.engine.cse import ContextSentenceEncoder
+    from tpc_core.engine.scoring.cse import ContextSentenceEncoder
 
     encoder = ContextSentenceEncoder(ModelOnFakeDevice(tpc_mini.encoder.model), tpc_mini.encoder.tokenizer,
                                      tpc_mini.config.cse, tpc_mini.encoder.architecture, FAKE_DEVICE)
@@ -111,7 +111,7 @@ def test_compress_batch_on_the_device_matches_the_cpu(tpc_mini, on_accelerator):
 
 
 def test_ctd_generation_on_the_device(tiny):
-    from tpc_core.engine.ctd import TaskDescriptor
+    from tpc_core.engine.task.ctd import TaskDescriptor
 
     descriptor = tiny.task_descriptor
     on_device_descriptor = TaskDescriptor(ModelOnFakeDevice(descriptor.model), descriptor.tokenizer,

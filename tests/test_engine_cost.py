@@ -71,7 +71,7 @@ def test_ids_of_another_tokenizer_are_not_read(tpc_mini, monkeypatch):
 
 
 def test_batched_pooling_is_each_sentences_own_pooling():
-    from tpc_core.engine.cse import pool_sentence, pool_spans
+    from tpc_core.engine.scoring.cse import pool_sentence, pool_spans
 
     torch.manual_seed(0)
     hidden = torch.randn(3, 9, 5)
@@ -154,7 +154,7 @@ class RowLimitedModel:
 
 @pytest.fixture
 def limited_encoder(tpc_mini):
-    from tpc_core.engine.cse import ContextSentenceEncoder
+    from tpc_core.engine.scoring.cse import ContextSentenceEncoder
 
     def build(rows, error=torch.OutOfMemoryError):
         return ContextSentenceEncoder(RowLimitedModel(tpc_mini.encoder.model, rows, error), tpc_mini.encoder.tokenizer,
@@ -200,7 +200,7 @@ def test_one_row_that_does_not_fit_raises_and_other_errors_pass_through(tpc_mini
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(cut_text(), min_size=1, max_size=3), st.sampled_from(["\n\n", " ", "", " | ", "\x1c"]), st.data())
 def test_an_assembly_counted_from_its_sentences_is_counted_exactly(tpc_mini, documents, separator, data):
-    from tpc_core.engine.selection import join_documents, joined_count
+    from tpc_core.engine.selection.budget import join_documents, joined_count
 
     counter = tpc_mini.token_counter
     texts, spans = [text for text, _ in documents], [doc_spans for _, doc_spans in documents]

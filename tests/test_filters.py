@@ -7,9 +7,12 @@ import pytest
 
 from tpc_core.engine.options import CompressionOptions
 from tpc_core.segmentation import get_splitter
-from tpc_core.engine.selection import filter_kept, validate_filter_args
-from tpc_core.engine.stages import Scored, compress_scored, segment, to_result
-from tpc_core.engine.task import Task
+from tpc_core.engine.selection.budget import filter_kept, validate_filter_args
+from tpc_core.engine.values import Scored
+from tpc_core.engine.selection.assembly import compress_scored
+from tpc_core.engine.reading import segment
+from tpc_core.engine.output.result import to_result
+from tpc_core.engine.values import Task
 from tpc_core.engine.tokens import TokenCounter
 
 DOCUMENTS = [

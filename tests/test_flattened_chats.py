@@ -2,7 +2,7 @@
 same template into the same roles, in order, within budget, each turn's content made of its own sentences verbatim.
 
 Why it holds: every chat-template marker is a span of its own (``tpc_core.segmentation.markers``), selection takes
-every marker first (``stages.apply_budget``), and a kept marker keeps the whitespace before it
+every marker first (``selection.assembly.apply_budget``), and a kept marker keeps the whitespace before it
 (``selection.join_kept``), so a ``User:`` label still starts its line.
 """
 
@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tpc_core.engine import turns
-from tpc_core.engine.turns import chat_turns, parse_flattened_chat
+from tpc_core.engine.task.finder import turns
+from tpc_core.engine.task.turns import chat_turns, parse_flattened_chat
 from tpc_core.segmentation import is_turn_marker, split_sentences
 
 Turn = tuple[str, str]

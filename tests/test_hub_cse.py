@@ -262,7 +262,7 @@ def test_mistral_decoder_is_run_bidirectionally():
     sliding window), so the first token sees the last."""
     from transformers import MistralConfig, MistralModel
 
-    from tpc_core.engine.cse import bidirectional_mask
+    from tpc_core.engine.scoring.cse import bidirectional_mask
 
     torch.manual_seed(0)
     model = MistralModel(MistralConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,

@@ -15,10 +15,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tpc_core.engine.options import CompressionOptions
-from tpc_core.engine.result import CompressionResult
+from tpc_core.engine.output.result import CompressionResult
 from tpc_core.segmentation import get_splitter
-from tpc_core.engine.stages import Scored, compress_scored, segment, to_result
-from tpc_core.engine.task import Task
+from tpc_core.engine.values import Scored
+from tpc_core.engine.selection.assembly import compress_scored
+from tpc_core.engine.reading import segment
+from tpc_core.engine.output.result import to_result
+from tpc_core.engine.values import Task
 from tpc_core.engine.tokens import TokenCounter, resolve_token_counter
 
 PURE_CASES = 2000
@@ -146,7 +149,7 @@ def test_end_to_end_with_tpc_mini_keeps_every_guarantee(tpc_mini, counters, docs
 def test_a_document_known_from_a_cache_segments_as_it_would_be_split(counters, docs, data):
     """``segment(known=...)`` (what a sentence-cache hit gives) equals splitting and counting the document again,
     whether the entry's counts are the caller's or the caller's counter counts its sentences."""
-    from tpc_core.engine.segmented import KnownDocument
+    from tpc_core.engine.values import KnownDocument
 
     counter = counters[data.draw(st.sampled_from(sorted(counters)), label="counter")]
     options = CompressionOptions.build(rate=data.draw(st.floats(0.01, 1.0), label="rate"))

@@ -1,4 +1,4 @@
-"""The HTML view of a result (tpc_core.engine.render), parsed back with the standard library's html.parser.
+"""The HTML view of a result (tpc_core.engine.output.render), parsed back with the standard library's html.parser.
 
 Most tests build CompressionResult values by hand: the renderer is a pure function of the result, so its
 structure is tested without a model; one test renders a real compression of the shipped MiniLM, and the CLI's
@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from tpc_core.engine.render import render_html
-from tpc_core.engine.result import CompressionResult, SentenceRecord
-from tpc_core.engine.task import TaskSource
+from tpc_core.engine.output.render import render_html
+from tpc_core.engine.output.result import CompressionResult, SentenceRecord
+from tpc_core.engine.values import TaskSource
 
 ROOT = Path(__file__).resolve().parents[1]
 VOID = {"meta", "br", "img", "link", "input", "hr"}
@@ -253,7 +253,7 @@ def test_result_methods_delegate_and_standalone_is_a_page():
 
 
 def test_render_does_not_import_torch():
-    code = "import sys, tpc_core.engine.render, tpc_core.engine.result; assert 'torch' not in sys.modules"
+    code = "import sys, tpc_core.engine.output.render, tpc_core.engine.output.result; assert 'torch' not in sys.modules"
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
 

@@ -5,8 +5,17 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tpc_core.engine.coverage import coverage_scores, mmr_within_budget, section_ranks
-from tpc_core.engine.request import FEATURE_NAMES, POSITION_CAP, RequestHead, is_grounded, layout_features, pick_request, request_text
+from tpc_core.engine.scoring.coverage import coverage_scores, section_ranks
+from tpc_core.engine.selection.mmr import mmr_within_budget
+from tpc_core.engine.task.request import (
+    FEATURE_NAMES,
+    POSITION_CAP,
+    RequestHead,
+    is_grounded,
+    layout_features,
+    pick_request,
+    request_text,
+)
 
 
 def test_layout_features_mark_questions_options_and_ends():
@@ -160,7 +169,7 @@ def test_a_generated_description_must_be_grounded_in_the_prompt():
 
 
 def test_sentence_core_peels_markup_and_one_label():
-    from tpc_core.engine.request import sentence_core
+    from tpc_core.engine.task.request import sentence_core
 
     assert sentence_core('",\n  "question": "who played daisy duke"') == ("question", 'who played daisy duke"')
     assert sentence_core("<question>who wrote it</question>")[1] == "who wrote it</question>"
@@ -195,7 +204,7 @@ def test_a_question_mark_counts_before_closing_markup():
 
 
 def test_match_sentences_finds_the_sentences_a_description_restates():
-    from tpc_core.engine.request import match_sentences
+    from tpc_core.engine.task.request import match_sentences
 
     sentences = ["Document [1] (Title: The Bold and the Beautiful) Sheila Carter is a character.",
                  "I have a question: who plays sheila carter on the bold and the beautiful",
@@ -208,7 +217,7 @@ def test_match_sentences_finds_the_sentences_a_description_restates():
 
 
 def test_match_sentences_takes_the_neighbours_that_hold_the_rest_of_the_request():
-    from tpc_core.engine.request import match_sentences
+    from tpc_core.engine.task.request import match_sentences
 
     sentences = ["The paper studies retrieval.", "Which is the approach's contribution?",
                  "A. Manually constructed identifiers.", "B. Multi-task pre-training.", "It was published in 2023."]
@@ -220,7 +229,7 @@ def test_match_sentences_takes_the_neighbours_that_hold_the_rest_of_the_request(
 
 
 def test_complete_request_keeps_a_multiple_choice_stem_with_its_options():
-    from tpc_core.engine.request import complete_request
+    from tpc_core.engine.task.request import complete_request
 
     sentences = ["Some text.", "Question 1.", "Which of the following is a gem?", "Select all that apply.",
                  "A. ruby", "B. oak", "C. jade", "Answer:"]
@@ -237,7 +246,7 @@ def test_complete_request_keeps_a_multiple_choice_stem_with_its_options():
 
 
 def test_request_covered_counts_the_share_of_the_requests_content_words():
-    from tpc_core.engine.request import content_words, request_covered
+    from tpc_core.engine.task.request import content_words, request_covered
 
     request = "3. The ship sank near Malta in 1942, True or False?"
     assert content_words(request) == ["ship", "sank", "near", "malta", "1942", "true", "false"]

@@ -11,8 +11,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tpc_core.engine.request import FEATURE_NAMES, RequestHead
-from tpc_core.engine.request_sequence import SentenceTagger, SequenceRequestHead, is_sequence_head, windows
+from tpc_core.engine.task.request import FEATURE_NAMES, RequestHead
+from tpc_core.engine.task.request_sequence import SentenceTagger, SequenceRequestHead, is_sequence_head, windows
 
 WIDTH = 16 + len(FEATURE_NAMES)
 

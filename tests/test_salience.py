@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from tpc_core.config import AgnosticConfig, TPCConfig
-from tpc_core.engine.salience import (
+from tpc_core.engine.scoring.salience import (
     HAND_FEATURES,
     SalienceHead,
     passage_lead_scores,
@@ -157,10 +157,10 @@ TEXT = ("Passage 1:\nThe council met on Monday. It approved the new budget after
 def test_a_checkpoint_with_a_head_scores_coverage_tasks_with_it(headed_checkpoint) -> None:
     from tpc_core import TPCCompressor
     from tpc_core.engine.options import CompressionOptions
-    from tpc_core.engine.scoring import score_prompts
+    from tpc_core.engine.scoring.scorers import score_prompts
     from tpc_core.segmentation import get_splitter
-    from tpc_core.engine.stages import segment
-    from tpc_core.engine.task import Selection, Task, TaskSource
+    from tpc_core.engine.reading import segment
+    from tpc_core.engine.values import Selection, Task, TaskSource
 
     compressor = TPCCompressor.from_pretrained(headed_checkpoint, device="cpu")
     head = compressor._salience_head
@@ -181,12 +181,12 @@ def test_a_checkpoint_with_a_head_scores_coverage_tasks_with_it(headed_checkpoin
 def test_a_checkpoint_without_a_head_keeps_the_hand_set_rule(tiny_checkpoint, tmp_path) -> None:
     from checkpoint_helpers import edited_checkpoint
     from tpc_core import TPCCompressor
-    from tpc_core.engine.coverage import coverage_scores, section_ranks
+    from tpc_core.engine.scoring.coverage import coverage_scores, section_ranks
     from tpc_core.engine.options import CompressionOptions
-    from tpc_core.engine.scoring import score_prompts
+    from tpc_core.engine.scoring.scorers import score_prompts
     from tpc_core.segmentation import get_splitter
-    from tpc_core.engine.stages import segment
-    from tpc_core.engine.task import Selection, Task, TaskSource
+    from tpc_core.engine.reading import segment
+    from tpc_core.engine.values import Selection, Task, TaskSource
 
     root = edited_checkpoint(tiny_checkpoint, tmp_path, "agnostic", centrality_weight=1.0, position_weight=0.5)
     compressor = TPCCompressor.from_pretrained(root, device="cpu")
@@ -240,7 +240,7 @@ def test_the_shipped_tpc_mini_head_loads_and_matches_its_encoder(tpc_mini) -> No
     assert "salience" in config.extra["training"]
     from tpc_core.engine.options import CompressionOptions
     from tpc_core.segmentation import get_splitter
-    from tpc_core.engine.stages import segment
+    from tpc_core.engine.reading import segment
 
     prompt = segment((TEXT,), get_splitter("nupunkt"), tpc_mini.token_counter, CompressionOptions(rate=0.3))
     embeddings = tpc_mini.scorer.embed([prompt])[0]

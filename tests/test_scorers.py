@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tpc_core.config import ScorerConfig, TPCConfig
-from tpc_core.engine.lexical import bm25_scores, words
-from tpc_core.engine.scoring import SCORERS, CosineBM25, PooledCosine, build_scorer, fuse_lexical
+from tpc_core.engine.scoring.lexical import bm25_scores, words
+from tpc_core.engine.scoring.scorers import SCORERS, CosineBM25, PooledCosine, build_scorer, fuse_lexical
 
 VOCABULARY = [f"w{i}" for i in range(12)] + ["Paris", "1889", "x-7"]
 sentence_text = st.lists(st.sampled_from(VOCABULARY), max_size=10).map(" ".join)
@@ -122,7 +122,7 @@ def test_the_checkpoint_config_chooses_the_scorer_and_from_pretrained_can_overri
     assert type(cosine.scorer) is PooledCosine and cosine.config.scorer.name == "pooled_cosine"
     custom = TPCCompressor.from_pretrained("tpc-mini", scorer=ScorerConfig("cosine_bm25", lexical_weight=1.0))
     assert type(custom.scorer) is CosineBM25 and custom.scorer.lexical_weight == 1.0
-    # the name is checked against tpc_core.engine.scoring.SCORERS at load time, before any weights load
+    # the name is checked against tpc_core.engine.scoring.scorers.SCORERS at load time, before any weights load
     with pytest.raises(ValueError, match=r"scorer.name must be one of \['pooled_cosine', 'cosine_bm25'\], "
                                          r"got 'colbert'"):
         TPCCompressor.from_pretrained("tpc-mini", scorer="colbert")

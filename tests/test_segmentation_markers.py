@@ -19,7 +19,7 @@ def pieces(text: str, splitter: str = "nupunkt") -> list[str]:
     return [text[start:end] for start, end in split_sentences(text, splitter)]
 
 
-# Every template tpc_core.engine.turns reads, with the exact spans the default splitter gives.
+# Every template tpc_core.engine.task.turns reads, with the exact spans the default splitter gives.
 TEMPLATES = {
     "chatml": ("<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nOne. Two. Three.<|im_end|>\n"
                "<|im_start|>assistant\n",

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from tpc_core.engine.selection import resolve_budget, top_k_within_budget
+from tpc_core.engine.selection.budget import resolve_budget, top_k_within_budget
 
 
 def test_budget_from_rate_and_tokens():
@@ -58,7 +58,7 @@ def test_mismatched_lengths_raise():
 
 
 # ---------------------------------------------------------------------------------------------- budget policy
-from tpc_core.engine.selection import allocate, document_budgets, fit_to_budget, join_kept  # noqa: E402
+from tpc_core.engine.selection.budget import allocate, document_budgets, fit_to_budget, join_kept  # noqa: E402
 from tpc_core.engine.tokens import TokenCounter  # noqa: E402
 
 CHARS = TokenCounter(len, name="chars")

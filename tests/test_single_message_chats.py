@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conversation_helpers import is_selection
-from tpc_core.engine.conversation import MATERIAL_TOKENS, compress_conversation
+from tpc_core.conversation.compress import MATERIAL_TOKENS, compress_conversation
 
 TEXT = (Path(__file__).resolve().parents[1] / "examples" / "data" / "declaration_of_independence.txt").read_text(
     encoding="utf-8")

@@ -1,4 +1,4 @@
-"""Issue 22, defect 1: a custom splitter's spans are checked where they enter the pipeline (``stages.segment``), for
+"""Issue 22, defect 1: a custom splitter's spans are checked where they enter the pipeline (``reading.segment``), for
 ``compress``, ``compress_batch`` and the adapters' ``splitter`` field alike, so "verbatim, in order, within budget"
 holds whatever the splitter returns. Tiny random models for wiring; the contract is the engine's, not a model's."""
 
@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from tpc_core.engine.options import CompressionOptions
 from tpc_core.segmentation import get_splitter
-from tpc_core.engine.stages import segment
+from tpc_core.engine.reading import segment
 
 TEXT = "The bridge opened in 1932. It was designed by a local engineer. Traffic doubled within a decade."
 

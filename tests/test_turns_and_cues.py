@@ -8,9 +8,9 @@ import random
 import pytest
 
 from benchmarks.layouts import LAYOUTS, render
-from tpc_core.engine.cues import addresses_reader, imperative_start
-from tpc_core.engine.request import FEATURE_NAMES, layout_features
-from tpc_core.engine.turns import sentence_roles
+from tpc_core.engine.task.cues import addresses_reader, imperative_start
+from tpc_core.engine.task.request import FEATURE_NAMES, layout_features
+from tpc_core.engine.task.turns import sentence_roles
 from tpc_core.segmentation import get_splitter
 
 _CHATS = {

@@ -13,16 +13,16 @@ from tpc_core.version import __version__
 
 _EXPORTS = {
     "TPCCompressor": "tpc_core.compressor",
-    "CompressionResult": "tpc_core.engine.result",
-    "SentenceRecord": "tpc_core.engine.sentence",
+    "CompressionResult": "tpc_core.engine.output.result",
+    "SentenceRecord": "tpc_core.engine.output.sentence",
     "TPCConfig": "tpc_core.config",
     "CSEConfig": "tpc_core.config",
     "CTDConfig": "tpc_core.config",
     "DEFAULT_MODEL": "tpc_core.loading.registry",
     "REGISTRY": "tpc_core.loading.registry",
-    "Task": "tpc_core.engine.task",
-    "TaskSource": "tpc_core.engine.task",
-    "Selection": "tpc_core.engine.task",
+    "Task": "tpc_core.engine.values",
+    "TaskSource": "tpc_core.engine.values",
+    "Selection": "tpc_core.engine.values",
 }
 
 __all__ = [*_EXPORTS, "__version__"]
@@ -31,9 +31,9 @@ if TYPE_CHECKING:
     from tpc_core.compressor import TPCCompressor
     from tpc_core.config import CSEConfig, CTDConfig, TPCConfig
     from tpc_core.loading.registry import DEFAULT_MODEL, REGISTRY
-    from tpc_core.engine.result import CompressionResult
-    from tpc_core.engine.sentence import SentenceRecord
-    from tpc_core.engine.task import Selection, Task, TaskSource
+    from tpc_core.engine.output.result import CompressionResult
+    from tpc_core.engine.output.sentence import SentenceRecord
+    from tpc_core.engine.values import Selection, Task, TaskSource
 
 
 def __getattr__(name: str) -> Any:

@@ -123,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:  # everything that needs no model is checked before the (slow) model load
         text = None
         if args.command == "compress":
-            from tpc_core.engine.selection import validate_budget_args
+            from tpc_core.engine.selection.budget import validate_budget_args
 
             validate_budget_args(args.target_tokens, args.rate)
             text = _read_input(args.file)

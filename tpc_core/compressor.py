@@ -22,10 +22,10 @@ import torch
 from tpc_core.cache import CacheInfo, CacheRegistry
 from tpc_core.cache.reading import CacheReader, cache_reader
 from tpc_core.config import ScorerConfig, TPCConfig
-from tpc_core.engine.cse import ContextSentenceEncoder
-from tpc_core.engine.caller import warn_at_caller
-from tpc_core.engine.conversation import compress_conversation
-from tpc_core.engine.ctd import TaskDescriptor
+from tpc_core.engine.scoring.cse import ContextSentenceEncoder
+from tpc_core.diagnostics.caller import warn_at_caller
+from tpc_core.conversation.compress import compress_conversation
+from tpc_core.engine.task.ctd import TaskDescriptor
 from tpc_core.loading.devices import resolve_device, resolve_dtype
 from tpc_core.loading.copying import picklable_state, restore_state
 from tpc_core.loading.hub_cse import pin_hub_revisions
@@ -41,13 +41,16 @@ from tpc_core.loading.checkpoint import (
 )
 from tpc_core.engine.options import CompressionOptions, CompressKeywords, Unpack, as_documents, as_questions
 from tpc_core.loading.registry import DEFAULT_MODEL
-from tpc_core.engine.result import CompressionResult
+from tpc_core.engine.output.result import CompressionResult
 from tpc_core.loading.heads import load_request_head, load_salience_head
-from tpc_core.engine.scoring import Scorer, build_scorer, score_prompts, scorer_class
+from tpc_core.engine.scoring.scorers import Scorer, build_scorer, score_prompts, scorer_class
 from tpc_core.segmentation import SentenceSplitter, get_splitter
-from tpc_core.engine.selection import BUDGET_SCOPES
-from tpc_core.engine.stages import Scored, Segmented, compress_scored, segment, to_result
-from tpc_core.engine.task import FoundRequest, TaskFinder
+from tpc_core.engine.selection.budget import BUDGET_SCOPES
+from tpc_core.engine.values import Scored, Segmented
+from tpc_core.engine.selection.assembly import compress_scored
+from tpc_core.engine.reading import segment
+from tpc_core.engine.output.result import to_result
+from tpc_core.engine.task.finder import FoundRequest, TaskFinder
 from tpc_core.engine.tokens import TokenCounter, TokenCounterSpec, resolve_token_counter
 from tpc_core.version import __version__
 
@@ -139,7 +142,7 @@ class TPCCompressor:
             trust_config_paths: Let the config's ``base_model`` name a local directory outside the checkpoint
                 (only for checkpoints you wrote yourself, e.g. ``training/``'s runs); off: every path in the
                 config stays inside the checkpoint (see ``tpc_core.loading.checkpoint``).
-            scorer: Override the checkpoint's scoring function: a name from ``tpc_core.engine.scoring.SCORERS``
+            scorer: Override the checkpoint's scoring function: a name from ``tpc_core.engine.scoring.scorers.SCORERS``
                 (``"pooled_cosine"``: the paper's cosine; ``"cosine_bm25"``: cosine fused with BM25, with the
                 checkpoint's ``lexical_weight``) or a full ``ScorerConfig``; ``None``: the checkpoint's own.
         """
@@ -277,7 +280,7 @@ class TPCCompressor:
 
         The latest user turn is the task (a long one is compressed around its request sentences, kept verbatim);
         the other texts are compressed for it, verbatim sentences in order; non-text parts, ids and tool calls are
-        kept. Budget, bad input and guarantees: :mod:`tpc_core.engine.conversation` (``compress_conversation``
+        kept. Budget, bad input and guarantees: :mod:`tpc_core.conversation.compress` (``compress_conversation``
         returns the counts too).
         """
         return compress_conversation(self, messages, target_tokens=target_tokens, rate=rate,

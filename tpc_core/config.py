@@ -166,7 +166,7 @@ class CTDConfig:
         instruction: User-turn instruction placed before the prompt.
         response_prefix: Start of the assistant turn; the model continues it. Small instruct models answer
             the prompt instead of describing its task without it.
-        max_input_tokens: Prompts longer than this keep their head and tail (see ``tpc_core.engine.ctd``).
+        max_input_tokens: Prompts longer than this keep their head and tail (see ``tpc_core.engine.task.ctd``).
         head_fraction: Share of ``max_input_tokens`` taken from the head of a long prompt.
         max_new_tokens: Length limit of the task description.
         do_sample: Sample instead of greedy decoding (off: deterministic by default).
@@ -206,7 +206,7 @@ class AgnosticConfig:
 
     Attributes:
         request_head: Checkpoint file (safetensors) of the extractive request head
-            (``tpc_core.engine.request``); ``None``: always generate with the CTD.
+            (``tpc_core.engine.task.request``); ``None``: always generate with the CTD.
         request_threshold: A prompt whose best sentence reaches this probability has a written request:
             those sentences are the task description and nothing is generated.
         max_request_sentences: At most this many sentences form an extracted request.
@@ -219,12 +219,12 @@ class AgnosticConfig:
         redundancy: The same prompts: MMR penalty on a candidate's highest cosine to a kept sentence.
         relevance_weight: The same prompts: weight of the cosine to the generated description.
         match_share: A generated description that restates sentences of the prompt (at least this share of
-            its content words in one sentence and its neighbours, ``tpc_core.engine.request.match_sentences``) is
+            its content words in one sentence and its neighbours, ``tpc_core.engine.task.request.match_sentences``) is
             replaced by those sentences as written, and the prompt is scored by relevance like an extracted request
             (``"matched"``; a request for a summary keeps the coverage settings); ``0``: off.
         fallback_description: Used instead of a generated description that the prompt does not ground
-            (``tpc_core.engine.request.is_grounded``): the CTD must not invent a question the prompt never asks.
-        salience_head: Checkpoint file (safetensors) of the salience head (``tpc_core.engine.salience``): where set,
+            (``tpc_core.engine.task.request.is_grounded``): the CTD must not invent a question the prompt never asks.
+        salience_head: Checkpoint file (safetensors) of the salience head (``tpc_core.engine.scoring.salience``): where set,
             prompts selected by coverage are scored by it instead of the hand-set weights above (which then
             apply only to checkpoints without one). ``None``: the hand-set weights, as before.
         salience_lead_weight: Weight of the passage-lead prior blended with the salience head's score
@@ -275,14 +275,14 @@ class ScorerConfig:
     """How a sentence is scored against the task description: the paper's R (Eq. 1).
 
     Only types are checked here (this module imports nothing of the engine); the name is checked against the
-    engine's table ``tpc_core.engine.scoring.SCORERS`` when the checkpoint loads (``build_scorer``).
+    engine's table ``tpc_core.engine.scoring.scorers.SCORERS`` when the checkpoint loads (``build_scorer``).
 
     Attributes:
-        name: A key of ``tpc_core.engine.scoring.SCORERS``. ``"pooled_cosine"``: the cosine of the pooled CSE
+        name: A key of ``tpc_core.engine.scoring.scorers.SCORERS``. ``"pooled_cosine"``: the cosine of the pooled CSE
             sentence and description embeddings (the paper's R; what checkpoints without this section use).
             ``"cosine_bm25"``: that cosine fused with BM25 of the sentence against the description over the
             prompt's own sentences, so exact names, numbers and rare words count
-            (``tpc_core.engine.scoring.CosineBM25``).
+            (``tpc_core.engine.scoring.scorers.CosineBM25``).
         lexical_weight: ``cosine_bm25`` only: weight of the BM25 z-score against the cosine z-score.
     """
 
@@ -292,7 +292,7 @@ class ScorerConfig:
     def __post_init__(self) -> None:
         check_field_types(self, "scorer")
         if not self.name.strip():
-            raise ValueError(f"scorer.name must be a non-empty scorer name (tpc_core.engine.scoring.SCORERS), got "
+            raise ValueError(f"scorer.name must be a non-empty scorer name (tpc_core.engine.scoring.scorers.SCORERS), got "
                              f"{self.name!r}.")
         if not math.isfinite(self.lexical_weight) or self.lexical_weight < 0:
             raise ValueError(f"scorer.lexical_weight must be a finite number >= 0, got {self.lexical_weight!r}.")

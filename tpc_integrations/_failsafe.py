@@ -4,7 +4,7 @@ A production chain must not fail a query because compression failed, nor wait on
 
 * ``on_error="passthrough"``: any exception inside compression (the model fails to load, the device runs out of
   memory, a store or a splitter raises, a document cannot be read) returns the input unchanged; one runtime warning
-  (:mod:`tpc_core.engine.notices`: logged on ``tpc_integrations`` and warned at the caller's line) names the error,
+  (:mod:`tpc_core.diagnostics.notices`: logged on ``tpc_integrations`` and warned at the caller's line) names the error,
   and the call's event carries ``fallback="error"`` and ``error="TypeName: message"``. ``"raise"`` (the default)
   lets the original exception through.
 * ``deadline_ms``: the compression runs in a worker thread and the call waits at most that long. A call that
@@ -26,7 +26,7 @@ from typing import Any, Generic, Literal, Optional, TypeVar
 
 from pydantic import BaseModel, model_validator
 
-from tpc_core.engine.notices import runtime_warning
+from tpc_core.diagnostics.notices import runtime_warning
 
 __all__ = ["Fallback", "FailSafeSettings", "Progress", "guarded"]
 

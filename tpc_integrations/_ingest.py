@@ -91,7 +91,7 @@ class IngestOutcome:
         origin_tokens: Tokens of the original text.
         compressed_tokens: Tokens of ``text``.
         task_description: What the document was compressed for (``None`` when no model ran).
-        task_source: A :class:`tpc_core.engine.task.TaskSource` value as a string ("question" for the fixed
+        task_source: A :class:`tpc_core.engine.values.TaskSource` value as a string ("question" for the fixed
             ``task_description``), or ``None`` when no model ran.
         status: :attr:`tpc_core.CompressionResult.status`: "compressed", "unchanged" (nothing removed),
             "kept_whole" (no sentence fits the budget) or "empty" (blank text); with ``mode="warm"``, "cached" (the

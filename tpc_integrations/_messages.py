@@ -2,7 +2,7 @@
 and one call of :meth:`tpc_core.TPCCompressor.compress_messages`, with the figures they report to callbacks.
 
 Neither framework is imported here: the engine reads every kind of message itself
-(:mod:`tpc_core.engine.messages`).
+(:mod:`tpc_core.conversation.messages`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, model_validator
 
-from tpc_core.engine.conversation import ConversationResult, compress_conversation
+from tpc_core.conversation.compress import ConversationResult, compress_conversation
 from tpc_integrations._common import TPCEngineSettings
 from tpc_integrations._failsafe import guarded
 

@@ -4,9 +4,9 @@
 
 Inputs are built with the inference code itself: ``tpc_core.loading.checkpoint.load_cse_parts`` (special tokens added,
 new rows initialised), ``ContextSentenceEncoder.tokenize`` / ``special_token_frame``, and
-``tpc_core.engine.cse.plan_windows`` with the checkpoint's own window size, overlap and pooling. A sentence's
+``tpc_core.engine.scoring.cse.plan_windows`` with the checkpoint's own window size, overlap and pooling. A sentence's
 embedding is read from the window inference would read it from. Decoder bases are made bidirectional with
-``tpc_core.engine.cse.bidirectional_mask`` (LLM2Vec); encoders are used as they are.
+``tpc_core.engine.scoring.cse.bidirectional_mask`` (LLM2Vec); encoders are used as they are.
 
 Loss = InfoNCE(question, positive | hard negatives from the same context + in-batch candidates, temperature)
 + ``mntp_weight`` × MNTP (masked tokens predicted through the tied input embeddings: from the previous
@@ -236,11 +236,11 @@ def build_example(record: dict[str, Any], encoder: Any, config: CSETrainConfig, 
 
     Args:
         record: An MCQR record.
-        encoder: A ``tpc_core.engine.cse.ContextSentenceEncoder`` (tokenizer, frame tokens and markers come from it).
+        encoder: A ``tpc_core.engine.scoring.cse.ContextSentenceEncoder`` (tokenizer, frame tokens and markers come from it).
         config: Training settings.
         rng: Sampling source (the positive, the windows, the negatives).
     """
-    from tpc_core.engine.cse import plan_windows
+    from tpc_core.engine.scoring.cse import plan_windows
 
     cse = encoder.config
     sentence_ids = encoder.tokenize(record["sentences"])
@@ -265,7 +265,7 @@ def build_example(record: dict[str, Any], encoder: Any, config: CSETrainConfig, 
 def _build_module(backbone: Any, marker_ids: list[int], architecture: str, train_markers: bool) -> Any:
     import torch
 
-    from tpc_core.engine.cse import bidirectional_mask
+    from tpc_core.engine.scoring.cse import bidirectional_mask
 
     class CSETrainingModel(torch.nn.Module):
         """Backbone + trainable marker rows; ``forward`` returns hidden states (and MNTP logits)."""
@@ -299,24 +299,24 @@ def _build_module(backbone: Any, marker_ids: list[int], architecture: str, train
 
 
 def _pad(batch: Sequence[Sequence[int]], pad_id: int, device: Any) -> tuple[Any, Any]:
-    """The engine's padding (``tpc_core.engine.cse.pad_batch``), moved to the training device."""
-    from tpc_core.engine.cse import pad_batch
+    """The engine's padding (``tpc_core.engine.scoring.cse.pad_batch``), moved to the training device."""
+    from tpc_core.engine.scoring.cse import pad_batch
 
     input_ids, attention = pad_batch(batch, pad_id)
     return input_ids.to(device), attention.to(device)
 
 
 def _pool_slot(hidden: Any, row: int, slot: tuple[int, int, int, int], pooling: str) -> Any:
-    """The engine's sentence pooling (``tpc_core.engine.cse.pool_sentence``) for a ``(window, start, end, marker)`` slot."""
-    from tpc_core.engine.cse import pool_sentence
+    """The engine's sentence pooling (``tpc_core.engine.scoring.cse.pool_sentence``) for a ``(window, start, end, marker)`` slot."""
+    from tpc_core.engine.scoring.cse import pool_sentence
 
     _, start, end, marker = slot
     return pool_sentence(hidden[row], start, end, marker, pooling)
 
 
 def _pool_question(hidden: Any, row: int, length: int, suffix_len: int, pooling: str) -> Any:
-    """The engine's question pooling (``tpc_core.engine.cse.pool_question``)."""
-    from tpc_core.engine.cse import pool_question
+    """The engine's question pooling (``tpc_core.engine.scoring.cse.pool_question``)."""
+    from tpc_core.engine.scoring.cse import pool_question
 
     return pool_question(hidden[row], length, suffix_len, pooling)
 
@@ -410,7 +410,7 @@ def train_cse(config: CSETrainConfig) -> Path:
     import torch
     from accelerate import Accelerator
 
-    from tpc_core.engine.cse import ContextSentenceEncoder
+    from tpc_core.engine.scoring.cse import ContextSentenceEncoder
     from tpc_core.loading.checkpoint import HubOptions, load_cse_parts
 
     config.check_paths()

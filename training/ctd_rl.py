@@ -4,7 +4,7 @@
 
 For each prompt ``p``: the reference LLM answers it once, ``r = f_LLM(p)`` (greedy, cached across
 iterations); the current CTD samples ``candidates`` task descriptions; each compresses ``p`` through the
-real ``TPCCompressor`` (CSE scores + ``tpc_core.engine.selection`` under the budget) into ``S_i``; the reward is
+real ``TPCCompressor`` (CSE scores + ``tpc_core.engine.selection.budget`` under the budget) into ``S_i``; the reward is
 ``-KL(P(r|S_i) || P(r|p))``, the mean over the tokens of ``r`` of the KL between the reference LLM's next-token
 distributions given ``S_i`` and given ``p``. The best candidate of each prompt becomes a cross-entropy
 target (the SFT loss on the CTD input), and one pass over those targets closes the iteration.
@@ -134,7 +134,7 @@ class ReferenceScorer:
         self.model, self.tokenizer, self.max_input_tokens, self.device = model, tokenizer, max_input_tokens, device
 
     def _chat(self, prompt: str) -> list[int]:
-        from tpc_core.engine.ctd import DEFAULT_HEAD_FRACTION, bound_prompt
+        from tpc_core.engine.task.ctd import DEFAULT_HEAD_FRACTION, bound_prompt
 
         bounded = bound_prompt(prompt, self.tokenizer, self.max_input_tokens, DEFAULT_HEAD_FRACTION)
         if getattr(self.tokenizer, "chat_template", None):
@@ -172,7 +172,7 @@ class ReferenceScorer:
 def _sample_candidates(model: Any, descriptor: Any, prompt: str, config: CTDRLConfig) -> list[str]:
     import torch
 
-    from tpc_core.engine.ctd import REPETITION_PENALTY, finish_description
+    from tpc_core.engine.task.ctd import REPETITION_PENALTY, finish_description
 
     tokenizer = descriptor.tokenizer
     inputs = tokenizer([descriptor.build_chat_inputs(prompt)], return_tensors="pt", add_special_tokens=False)
@@ -338,7 +338,7 @@ def _summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def _greedy_rewards(records: list[dict[str, Any]], model: Any, descriptor: Any, reference: ReferenceScorer,
                     compressor: Any, config: CTDRLConfig, answers: dict[str, tuple[list[int], Any]]) -> dict[str, Any]:
     """Reward of the policy's greedy description (what inference writes) on each held-out prompt."""
-    from tpc_core.engine.request import is_grounded
+    from tpc_core.engine.task.request import is_grounded
 
     model.eval()
     descriptor.model = model

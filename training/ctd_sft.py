@@ -108,7 +108,7 @@ def encode_example(descriptor: Any, prompt: str, continuation: str) -> CTDExampl
     """Inference input for ``prompt`` + ``continuation`` + end-of-turn, labels on the continuation only.
 
     Args:
-        descriptor: A ``tpc_core.engine.ctd.TaskDescriptor`` (its ``build_chat_inputs`` makes the input).
+        descriptor: A ``tpc_core.engine.task.ctd.TaskDescriptor`` (its ``build_chat_inputs`` makes the input).
         prompt: The raw prompt.
         continuation: What should follow the response prefix.
     """
@@ -150,7 +150,7 @@ def load_policy(ctd: CTDConfig, checkpoint_dir: Path, lora: LoraSettings, device
     """
     import torch
 
-    from tpc_core.engine.ctd import TaskDescriptor
+    from tpc_core.engine.task.ctd import TaskDescriptor
     from tpc_core.loading.checkpoint import HubOptions, load_ctd_parts
 
     base = replace(ctd, adapter_dir=None)

@@ -1,4 +1,4 @@
-"""Stage 4b: train the extractive request head on the CSE that ships (``tpc_core.engine.request``).
+"""Stage 4b: train the extractive request head on the CSE that ships (``tpc_core.engine.task.request``).
 
 ``python -m training.request_head --config training/configs/tpc-mini.yaml [--set key=value ...]``
 
@@ -81,8 +81,8 @@ class RequestHeadConfig:
             ships before retraining), or ``None``.
         baseline_threshold: The threshold the baseline head is measured at (its checkpoint's
             ``agnostic.request_threshold``).
-        model: ``"mlp"`` (the per-sentence head, :class:`tpc_core.engine.request.RequestHead`) or ``"sequence"``
-            (the structural finder over the prompt's sentences, :class:`tpc_core.engine.request_sequence.SequenceRequestHead`, fitted by
+        model: ``"mlp"`` (the per-sentence head, :class:`tpc_core.engine.task.request.RequestHead`) or ``"sequence"``
+            (the structural finder over the prompt's sentences, :class:`tpc_core.engine.task.request_sequence.SequenceRequestHead`, fitted by
             :mod:`training.request_sequence` with the ``sequence_*`` settings).
         sequence_width: The sequence model's width.
         sequence_layers: Its self-attention layers.
@@ -262,7 +262,7 @@ def fit_head(prompts: Sequence[EncodedPrompt], config: RequestHeadConfig) -> Any
     iterations, L2 weight and seed)."""
     import torch
 
-    from tpc_core.engine.request import RequestHead, layout_features
+    from tpc_core.engine.task.request import RequestHead, layout_features
 
     inputs = torch.cat([torch.cat([p.embeddings.float(), layout_features(p.sentences)], dim=1) for p in prompts])
     labels = torch.tensor([float(label) for p in prompts for label in p.labels])
@@ -320,7 +320,7 @@ def prompt_scores(prompts: Sequence[EncodedPrompt], head: Any, threshold: float,
     labelled sentences; ``no_request_kept_empty``: share of prompts with no written request where nothing
     was picked (they go to the CTD); ``score``: the mean of jaccard and no_request_kept_empty.
     """
-    from tpc_core.engine.request import pick_request
+    from tpc_core.engine.task.request import pick_request
 
     with_request, without, found, exact, jaccard, kept_empty = 0, 0, 0, 0, 0.0, 0
     for prompt in prompts:
@@ -387,7 +387,7 @@ def written_request_outcomes(prompts: Sequence[EncodedPrompt], records: Sequence
     request, or ``not_extracted`` (compression would then ask the CTD)."""
     from benchmarks.instructions import request_of
     from benchmarks.request_found import Outcome
-    from tpc_core.engine.request import pick_request, request_text
+    from tpc_core.engine.task.request import pick_request, request_text
 
     by_id = {str(r["id"]): r for r in records}
     outcomes = []
@@ -523,7 +523,7 @@ def _instruction_summary(config: RequestHeadConfig, fit: Sequence[dict[str, Any]
                                                     neighbour)),
         "check_by_set": _by_set(encoded_check, check, head, threshold, config.max_sentences, neighbour)}}
     if config.baseline_head is not None:
-        from tpc_core.engine.request import RequestHead
+        from tpc_core.engine.task.request import RequestHead
 
         baseline = RequestHead.load(config.baseline_head)
         base_threshold = config.baseline_threshold

@@ -1,4 +1,4 @@
-"""Fit the structural request finder (:class:`tpc_core.engine.request_sequence.SequenceRequestHead`) on encoded prompts (issue 35).
+"""Fit the structural request finder (:class:`tpc_core.engine.task.request_sequence.SequenceRequestHead`) on encoded prompts (issue 35).
 
 ``training.request_head`` encodes the prompts once (the CSE's context embeddings, cached on disk) and calls
 :func:`fit_sequence_head` when the recipe says ``model: sequence``. Each prompt is one sequence of
@@ -59,7 +59,7 @@ def prompt_inputs(prompt: Any) -> Any:
     """The (n, d + F) input rows of one encoded prompt (``embeddings`` and ``sentences`` attributes)."""
     import torch
 
-    from tpc_core.engine.request import layout_features
+    from tpc_core.engine.task.request import layout_features
 
     return torch.cat([prompt.embeddings.float(), layout_features(prompt.sentences)], dim=1)
 
@@ -80,7 +80,7 @@ def _crop(rows: Any, labels: Any, window: int, rng: random.Random) -> tuple[Any,
 
 def fit_sequence_head(prompts: Sequence[Any], settings: SequenceFitSettings,
                       on_epoch: Callable[[int], None] | None = None) -> Any:
-    """A :class:`~tpc_core.engine.request_sequence.SequenceRequestHead` fitted on encoded prompts (``embeddings``,
+    """A :class:`~tpc_core.engine.task.request_sequence.SequenceRequestHead` fitted on encoded prompts (``embeddings``,
     ``sentences`` and ``labels`` attributes).
 
     Args:
@@ -93,7 +93,7 @@ def fit_sequence_head(prompts: Sequence[Any], settings: SequenceFitSettings,
     """
     import torch
 
-    from tpc_core.engine.request_sequence import SentenceTagger, SequenceRequestHead
+    from tpc_core.engine.task.request_sequence import SentenceTagger, SequenceRequestHead
 
     if not prompts:
         raise ValueError("No training prompts.")

@@ -23,7 +23,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode  # noqa
 
 from tests.test_conversations import PARAGRAPHS, QUESTION, SYSTEM  # noqa: E402
 from tpc_core.cache import MemoryCache, SentenceCache  # noqa: E402
-from tpc_core.engine.notices import TPCRuntimeWarning  # noqa: E402
+from tpc_core.diagnostics.notices import TPCRuntimeWarning  # noqa: E402
 from tpc_integrations._checks import TPCSettingsError  # noqa: E402
 from tpc_integrations.langchain import (TPCDocumentCompressor, TPCDocumentTransformer,  # noqa: E402
                                         TPCMessagesCompressor)

@@ -1,6 +1,6 @@
 """Warnings the engine raises during an adapter call point at the line that called the adapter.
 
-``tpc_integrations`` registers itself (and LlamaIndex's span wrapper) with :mod:`tpc_core.engine.caller`, so the
+``tpc_integrations`` registers itself (and LlamaIndex's span wrapper) with :mod:`tpc_core.diagnostics.caller`, so the
 oversized-sentence ``UserWarning`` of ``compress`` skips the core, the adapters and the framework's wrapping of
 the adapter's own method, and names this file's line.
 """

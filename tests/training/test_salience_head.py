@@ -168,7 +168,7 @@ def test_nested_choice_never_looks_at_the_held_out_dataset() -> None:
 
 @pytest.mark.parametrize("kind", ["emb-logreg", "emb-mlp"])
 def test_export_gives_the_engine_the_same_scores(kind: str, tmp_path) -> None:
-    from tpc_core.engine.salience import SalienceHead as EngineHead
+    from tpc_core.engine.scoring.salience import SalienceHead as EngineHead
     from training.salience.export import to_engine_head
 
     data = _toy_set()

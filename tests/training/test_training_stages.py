@@ -92,7 +92,7 @@ def test_bad_configs_fail_before_any_model_loads(tmp_path, data, capsys) -> None
 def _cse_parts(tiny_checkpoint: Path, data: dict[str, Path], tmp_path: Path):
     import torch
 
-    from tpc_core.engine.cse import ContextSentenceEncoder
+    from tpc_core.engine.scoring.cse import ContextSentenceEncoder
     from tpc_core.loading.checkpoint import HubOptions, load_cse_parts
     from training.common.loop import load_stage_config
     from training.cse_train import CSETrainConfig

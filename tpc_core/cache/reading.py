@@ -1,7 +1,7 @@
 """Prompts read through a sentence cache: what the compressor runs instead of ``segment`` + ``Scorer.embed``.
 
 For a batch of prompts, :meth:`CacheReader.read` looks every document up once (one ``get_many``), segments the
-prompts with the entries it found (:func:`tpc_core.engine.stages.segment` with ``known``: a found document is
+prompts with the entries it found (:func:`tpc_core.engine.reading.segment` with ``known``: a found document is
 not split, and not counted where the caller counts with the CSE tokenizer), and returns a :class:`CachedBatch`
 whose :meth:`~CachedBatch.embed` the compressor uses in place of the scorer's: found documents give their stored
 embeddings, the others are read by the CSE in one ``encode_contexts`` call, exactly as without a cache, and
@@ -22,10 +22,10 @@ import torch
 from tpc_core.cache.entry import Entry
 from tpc_core.cache.fingerprint import entry_key, fingerprint, splitter_identity
 from tpc_core.cache.stores import SentenceCache
-from tpc_core.engine.cse import ContextSentenceEncoder
+from tpc_core.engine.scoring.cse import ContextSentenceEncoder
 from tpc_core.engine.options import CompressionOptions, as_documents
-from tpc_core.engine.segmented import KnownDocument, Segmented
-from tpc_core.engine.stages import segment
+from tpc_core.engine.values import KnownDocument, Segmented
+from tpc_core.engine.reading import segment
 from tpc_core.engine.tokens import TokenCounter
 from tpc_core.segmentation import SentenceSplitter
 

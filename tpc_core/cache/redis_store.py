@@ -40,7 +40,7 @@ from urllib.parse import urlsplit, urlunsplit
 from tpc_core.cache.entry import DEFAULT_DTYPE, Entry
 from tpc_core.cache.external import is_byte_store, is_key_value_store
 from tpc_core.cache.stores import CacheInfo, SentenceCache
-from tpc_core.engine.caller import warn_at_caller
+from tpc_core.diagnostics.caller import warn_at_caller
 
 __all__ = ["DEFAULT_NAMESPACE", "DEFAULT_TIMEOUT", "REDIS_SCHEMES", "CacheUnavailable", "CircuitBreaker",
            "CircuitOpen", "RedisCache", "as_redis_cache", "is_redis_client", "is_redis_url", "redacted_url",

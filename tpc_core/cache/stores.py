@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tpc_core.cache.entry import DEFAULT_DTYPE, DamagedEntry, Entry, check_dtype, decode_entry, encode_entry
-from tpc_core.engine.notices import runtime_warning
+from tpc_core.diagnostics.notices import runtime_warning
 
 __all__ = ["DEFAULT_DIRECTORY_MAX_BYTES", "DEFAULT_MAX_BYTES", "STALE_TEMPORARY_SECONDS", "CacheInfo", "DirectoryCache",
            "MemoryCache", "SentenceCache"]

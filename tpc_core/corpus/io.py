@@ -26,7 +26,7 @@ __all__ = ["CorpusInputError", "CorpusSettings", "CorpusPlan", "OUTPUT_COLUMNS",
 logger = logging.getLogger(__name__)
 
 #: Columns added to every row: the compressed text, token counts (the compressor's token counter), the task
-#: description each row was compressed for, with its source (a :class:`tpc_core.engine.task.TaskSource` value:
+#: description each row was compressed for, with its source (a :class:`tpc_core.engine.values.TaskSource` value:
 #: ``"question"`` for a fixed ``--task-description``; empty when nothing needed scoring), and what happened
 #: (``compression``: :attr:`tpc_core.CompressionResult.status`).
 OUTPUT_COLUMNS: tuple[str, ...] = ("compressed_text", "origin_tokens", "compressed_tokens", "task_description",
@@ -63,7 +63,7 @@ class CorpusSettings:
         describe_bare: Without ``task_description``, whether the CTD describes a row in which the request head
             finds no written request (one generation per such row). ``False`` (default): such a row gets the
             checkpoint's fallback task, the one the CTD's ungrounded descriptions lead to, without a generation
-            (see :class:`tpc_core.engine.task.TaskFinder`).
+            (see :class:`tpc_core.engine.task.finder.TaskFinder`).
         warm_cache: A directory or a ``redis://`` URL: instead of compressing, store each row's sentence-cache entry
             there (its sentences, counts and embeddings; :mod:`tpc_core.cache`) and write the row's whole text,
             status ``"cached"``, so that an index of the full text is compressed at query time, per question, by a
@@ -345,7 +345,7 @@ def plan_corpus(source: str | Path, out: str | Path, settings: CorpusSettings, *
     Raises:
         CorpusInputError: Anything that would make the run fail or lose rows, with what to do about it.
     """
-    from tpc_core.engine.selection import validate_budget_args
+    from tpc_core.engine.selection.budget import validate_budget_args
 
     try:
         validate_budget_args(settings.target_tokens, settings.rate)

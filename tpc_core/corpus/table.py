@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from tpc_core.compressor import TPCCompressor
-    from tpc_core.engine.result import CompressionResult
+    from tpc_core.engine.output.result import CompressionResult
 
 __all__ = ["check_threads", "compress_table", "load_compressor", "row_outcome", "torch_threads", "warm_table",
            "warm_target"]

@@ -1,14 +1,15 @@
-"""The algorithm: one prompt in, one :class:`~tpc_core.engine.result.CompressionResult` out.
+"""The algorithm: one prompt in, one :class:`~tpc_core.engine.output.result.CompressionResult` out.
 
-No file, Hub or network access happens here, and nothing here imports the loading package above it (which
-finds checkpoints and builds the models and heads this package runs).
-The stages, in the order a prompt goes through them:
+Nothing here imports the loading package above it (which finds checkpoints and builds the models and heads
+this package runs), and nothing here reads the network. The route of one prompt through it is written once, in
+docs/ARCHITECTURE.md ("The route of one prompt"); its parts:
 
-* split: :mod:`tpc_core.segmentation` (public on its own), counted by :mod:`.tokens`, checked by :mod:`.options`;
-* read: :mod:`.cse` (the context-aware sentence encoder), :mod:`.ctd` (the task descriptor, a causal LM);
-* task: :mod:`.task` (the one home of the prompt-agnostic cascade), :mod:`.request` (the request head);
-* score: :mod:`.scoring` (the scorers' table), :mod:`.lexical` (BM25), :mod:`.salience`, :mod:`.coverage`;
-* select: :mod:`.selection` (pure budget functions);
-* render: :mod:`.result`, :mod:`.render` (HTML);
-* :mod:`.stages` ties them together as frozen stage values ``Segmented → Scored → Selected → Assembled``.
+* :mod:`.options` (every compress keyword, checked once), :mod:`.tokens` (token counters), :mod:`.values` (the stage
+  values and the task);
+* :mod:`.reading` (split, count and embed a batch of prompts; a cache wraps its per-document step);
+* :mod:`.task` (finding the task of a prompt with no question: request heads, layout features, the CTD);
+* :mod:`.scoring` (the CSE, the scorers' table, BM25, salience and coverage scores);
+* :mod:`.selection` (the budget, MMR, who is kept and the kept text);
+* :mod:`.output` (the result, its sentence records, the HTML view);
+* :mod:`.pipeline` (the batch loop that runs them).
 """

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from tpc_core.engine.selection import BUDGET_SCOPES, validate_budget_args, validate_filter_args
+from tpc_core.engine.selection.budget import BUDGET_SCOPES, validate_budget_args, validate_filter_args
 from tpc_core.segmentation import SentenceSplitter
 
 # Re-exported for the methods that take ``**options: Unpack[CompressKeywords]`` (typing has it from 3.11).

@@ -116,7 +116,7 @@ def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torc
     else:
         raise ValueError(f"Unknown dtype {dtype!r}; use one of {sorted(_DTYPES)}, 'auto' or a torch.dtype.")
     if resolved == torch.float16 and device.type == "cpu":
-        from tpc_core.engine.caller import warn_at_caller
+        from tpc_core.diagnostics.caller import warn_at_caller
 
         warn_at_caller("dtype=fp16 on the CPU: most CPUs have no fp16 arithmetic, so it runs no faster than fp32 "
                        "(often slower) and less precisely; leave dtype=None (fp32 on the CPU) unless this CPU has "

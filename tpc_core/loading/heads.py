@@ -1,9 +1,9 @@
 """The checkpoint's small trained heads, read from the files its config names: one loader for every head.
 
 ``tpc_config.json``'s ``agnostic`` section may name a request head (``request_head``: finds the prompt's own
-request: a per-sentence :class:`tpc_core.engine.request.RequestHead` or the structural
-:class:`tpc_core.engine.request_sequence.SequenceRequestHead`, told apart by the file's metadata) and a salience head (``salience_head``: scores sentences
-for coverage, :class:`tpc_core.engine.salience.SalienceHead`). Both are single safetensors files of a few
+request: a per-sentence :class:`tpc_core.engine.task.request.RequestHead` or the structural
+:class:`tpc_core.engine.task.request_sequence.SequenceRequestHead`, told apart by the file's metadata) and a salience head (``salience_head``: scores sentences
+for coverage, :class:`tpc_core.engine.scoring.salience.SalienceHead`). Both are single safetensors files of a few
 hundred kB, loaded when the compressor is built so a bad path fails at load time; like every config path they
 stay inside the checkpoint (:func:`tpc_core.loading.paths.inside_checkpoint`: no absolute path, no ``..`` out
 of it, no link out of it). The engine only runs heads; it never reads a file.
@@ -14,9 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from tpc_core.engine.request import RequestHead
-from tpc_core.engine.request_sequence import SequenceRequestHead, is_sequence_head
-from tpc_core.engine.salience import SalienceHead
+from tpc_core.engine.task.request import RequestHead
+from tpc_core.engine.task.request_sequence import SequenceRequestHead, is_sequence_head
+from tpc_core.engine.scoring.salience import SalienceHead
 from tpc_core.loading.paths import inside_checkpoint
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 For each held-out document set (capped as cached by :mod:`training.salience.features`): rank its sentences by
 a method's score, take them greedily under ``floor(rate x the sentences' MiniLM tokens)`` (the engine's
-:func:`tpc_core.engine.selection.top_k_within_budget`, or :func:`tpc_core.engine.coverage.mmr_within_budget` with an MMR penalty on
+:func:`tpc_core.engine.selection.budget.top_k_within_budget`, or :func:`tpc_core.engine.selection.mmr.mmr_within_budget` with an MMR penalty on
 the CSE embeddings), restore order, and measure ROUGE-1/2 recall of the human summary
 (:func:`training.salience.labels.rouge_recall`). Baselines at the same budget: lead, lead-per-passage (each
 source document's first sentence in turn, then the second, ...), random (seeded by id), centroid (cosine to the
@@ -73,7 +73,7 @@ def lead_blend(head_scores: Sequence[float], document_of: Sequence[int], weight:
 
 
 def prior_blend(head_scores: Sequence[float], prior: Sequence[float], weight: float) -> list[float]:
-    """The engine's blend (:func:`tpc_core.engine.salience.salience_scores`): ``z(head) + weight x z(passage prior)``."""
+    """The engine's blend (:func:`tpc_core.engine.scoring.salience.salience_scores`): ``z(head) + weight x z(passage prior)``."""
     return [h + weight * p for h, p in zip(zscore(head_scores), zscore(prior))]
 
 
@@ -99,8 +99,8 @@ def select_by_score(scores: Sequence[float], counts: Sequence[int], budget: int,
     With a penalty, scores are z-scored within the prompt first so the penalty means the same for every head.
     Never exceeds the budget; sentences are never cut.
     """
-    from tpc_core.engine.coverage import mmr_within_budget  # noqa: PLC0415
-    from tpc_core.engine.selection import top_k_within_budget  # noqa: PLC0415
+    from tpc_core.engine.selection.mmr import mmr_within_budget  # noqa: PLC0415
+    from tpc_core.engine.selection.budget import top_k_within_budget  # noqa: PLC0415
 
     if not redundancy:
         return top_k_within_budget(list(scores), list(counts), budget)
@@ -164,14 +164,14 @@ class _Held:
         self.document_of = [d for d, _, _ in self.spans]
 
     def budget(self, rate: float) -> int:
-        from tpc_core.engine.selection import resolve_budget  # noqa: PLC0415
+        from tpc_core.engine.selection.budget import resolve_budget  # noqa: PLC0415
 
         return max(1, resolve_budget(sum(self.counts), rate=rate))
 
     def score(self, scores: Sequence[float], rate: float, redundancy: float = 0.0, *,
               raw: bool = False) -> dict[str, float]:
         """ROUGE of the selection; ``raw``: MMR on the scores as they are (today's rule), not z-scored."""
-        from tpc_core.engine.coverage import mmr_within_budget  # noqa: PLC0415
+        from tpc_core.engine.selection.mmr import mmr_within_budget  # noqa: PLC0415
 
         budget = self.budget(rate)
         if raw:

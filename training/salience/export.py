@@ -3,7 +3,7 @@
 ``python -m training.salience.export --kind emb-logreg --only-dataset qmsum --only-dataset squality
 --only-dataset scisummnet --lead-weight 1.0 --checkpoint tpc_core/checkpoints/tpc-mini`` trains the head (the
 same :func:`training.salience.train.train_head` the recipe study used), converts it to the engine's
-:class:`tpc_core.engine.salience.SalienceHead`, checks that both score identically, writes
+:class:`tpc_core.engine.scoring.salience.SalienceHead`, checks that both score identically, writes
 ``salience_head.safetensors`` into the checkpoint, and sets ``agnostic.salience_head`` /
 ``agnostic.salience_lead_weight`` and ``extra.training.salience`` (command, data sha256, documents per dataset
 and their licences, times) in its ``tpc_config.json``. Nothing outside the checkpoint is referenced.
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-from tpc_core.engine.salience import SalienceHead as EngineHead
+from tpc_core.engine.scoring.salience import SalienceHead as EngineHead
 from training.common.cli import start_cli
 from training.salience.data import DEFAULT_FEATURES, DEFAULT_LABELS, DEFAULT_SUMM_TRAIN
 from training.salience.train import HEAD_KINDS, SalienceHead

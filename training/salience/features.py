@@ -2,7 +2,7 @@
 
 ``python -m training.salience.features --labels runs/salience/labels.jsonl.gz --out runs/salience/features``
 reads the labelled summ_train rows, splits each document set exactly as the engine does
-(:func:`tpc_core.engine.stages.segment` with the ``nupunkt`` splitter and ``compressor.token_counter``; a list input,
+(:func:`tpc_core.engine.reading.segment` with the ``nupunkt`` splitter and ``compressor.token_counter``; a list input,
 so each source document is one document of the prompt), checks that the sentences are the labels' spans, and
 stores per sentence:
 
@@ -33,10 +33,10 @@ from typing import Any
 
 import torch
 
-from tpc_core.engine.salience import HAND_FEATURES as _HAND_FEATURES
-from tpc_core.engine.salience import hand_features as _hand_features
-from tpc_core.engine.salience import paragraph_ranks as _paragraph_ranks
-from tpc_core.engine.salience import prompt_features
+from tpc_core.engine.scoring.salience import HAND_FEATURES as _HAND_FEATURES
+from tpc_core.engine.scoring.salience import hand_features as _hand_features
+from tpc_core.engine.scoring.salience import paragraph_ranks as _paragraph_ranks
+from tpc_core.engine.scoring.salience import prompt_features
 from training.common.cli import start_cli
 from training.salience.data import DEFAULT_FEATURES, DEFAULT_LABELS, DEFAULT_SUMM_TRAIN
 
@@ -57,7 +57,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_SENTENCES = 300
-# The engine's own definitions (tpc_core.engine.salience): training reads exactly the inputs inference computes.
+# The engine's own definitions (tpc_core.engine.scoring.salience): training reads exactly the inputs inference computes.
 HAND_FEATURES = _HAND_FEATURES
 hand_features = _hand_features
 paragraph_ranks = _paragraph_ranks
@@ -144,10 +144,10 @@ class EncodedPrompt:
     """One prompt as the engine splits it, with the head's inputs.
 
     Attributes:
-        segmented: :func:`tpc_core.engine.stages.segment` of the documents (spans, counts, budget).
+        segmented: :func:`tpc_core.engine.reading.segment` of the documents (spans, counts, budget).
         embeddings: ``(n, d)`` CSE sentence embeddings, flat order.
         hand: ``(n, len(HAND_FEATURES))`` hand features.
-        prior: ``(n,)`` the engine's passage-lead prior (:func:`tpc_core.engine.salience.passage_lead_scores`).
+        prior: ``(n,)`` the engine's passage-lead prior (:func:`tpc_core.engine.scoring.salience.passage_lead_scores`).
     """
 
     segmented: Any
@@ -163,7 +163,7 @@ def encode_prompt(compressor: Any, documents: tuple[str, ...]) -> EncodedPrompt:
     """
     from tpc_core.engine.options import CompressionOptions  # noqa: PLC0415
     from tpc_core.segmentation import get_splitter  # noqa: PLC0415
-    from tpc_core.engine.stages import segment  # noqa: PLC0415
+    from tpc_core.engine.reading import segment  # noqa: PLC0415
 
     segmented = segment(documents, get_splitter("nupunkt"), compressor.token_counter, CompressionOptions())
     with torch.inference_mode():

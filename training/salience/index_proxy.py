@@ -67,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from benchmarks.loaders import load_qa_dev  # noqa: PLC0415
     from benchmarks.baselines import LeadPerPassage  # noqa: PLC0415
     from benchmarks.metrics import evidence_recall  # noqa: PLC0415
-    from tpc_core.engine.salience import passage_lead_scores  # noqa: PLC0415
+    from tpc_core.engine.scoring.salience import passage_lead_scores  # noqa: PLC0415
     from training.salience.evaluate import COVERAGE_RULE, coverage_rule_scores, prior_blend, select_by_score  # noqa: PLC0415
     from training.salience.features import HAND_FEATURES  # noqa: PLC0415
     from training.salience.train import load_head  # noqa: PLC0415
@@ -140,12 +140,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for weight in args.lead_weight:
                     methods[f"{name} +lead{weight}{suffix}"] = (prior_blend(scores, prior, weight), redundancy)
         for rate in rates:
-            from tpc_core.engine.selection import resolve_budget  # noqa: PLC0415
+            from tpc_core.engine.selection.budget import resolve_budget  # noqa: PLC0415
 
             budget = resolve_budget(sum(item["counts"]), rate=rate)
             for name, (scores, redundancy) in methods.items():
                 if redundancy < 0:  # today's rule: MMR on its raw scores, as the engine ran it
-                    from tpc_core.engine.coverage import mmr_within_budget  # noqa: PLC0415
+                    from tpc_core.engine.selection.mmr import mmr_within_budget  # noqa: PLC0415
 
                     vectors = torch.nn.functional.normalize(item["embeddings"].float(), dim=1)
                     kept = mmr_within_budget(scores, vectors, item["counts"], budget, redundancy=-redundancy)

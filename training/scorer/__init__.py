@@ -1,5 +1,5 @@
 """Experimental sentence scorers for issue 23 (late interaction, lexical fusion), behind the engine's
-:class:`tpc_core.engine.scoring.Scorer` interface (``embed`` / ``relevance``), kept here until one ships.
+:class:`tpc_core.engine.scoring.scorers.Scorer` interface (``embed`` / ``relevance``), kept here until one ships.
 
 * :mod:`training.scorer.lexical` — BM25 and rare-term exact match over a prompt's own sentences.
 * :mod:`training.scorer.fusion` — per-prompt z-score and reciprocal-rank fusion of score vectors.

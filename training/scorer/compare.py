@@ -219,7 +219,7 @@ def time_scorers(compressor: Any, scorers: Mapping[str, Any], text: str, questio
 
 def _latency(compressor: Any, samples: Sequence[Any], tokens: int, repeats: int, counter: Any) -> dict[str, Any]:
     """Median seconds to compress one ~``tokens``-token prompt (question given, rate 0.2) per scorer."""
-    from tpc_core.engine.scoring import PooledCosine
+    from tpc_core.engine.scoring.scorers import PooledCosine
     from training.scorer.scorers import FusedScorer, LateInteraction
 
     text, question = latency_prompt(compressor, samples, tokens, counter)

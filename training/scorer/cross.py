@@ -456,7 +456,7 @@ def train(config: CrossConfig, model: CrossModel | None = None, tokenizer: Any =
 # --------------------------------------------------------------------------------------------- scorer
 
 class CrossScorer:
-    """``tpc_core.engine.scoring.Scorer``-like: ``embed`` is the compressor's pooled CSE embeddings (the request head
+    """``tpc_core.engine.scoring.scorers.Scorer``-like: ``embed`` is the compressor's pooled CSE embeddings (the request head
     and coverage read them); ``relevance`` scores each sentence with the question-conditioned model, one pass
     per window with the description.
 
@@ -484,7 +484,7 @@ class CrossScorer:
         return cls(encoder, model, tokenizer, **kwargs)
 
     def embed(self, prompts: Sequence[Any]) -> list[torch.Tensor]:
-        from tpc_core.engine.scoring import encode_sentences
+        from tpc_core.engine.scoring.scorers import encode_sentences
 
         return encode_sentences(self.encoder, prompts)
 

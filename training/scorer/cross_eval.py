@@ -102,7 +102,7 @@ def run(checkpoint: str, ids_path: str, reference: Path, out_dir: Path, cache: P
     from benchmarks.budget import minilm_token_counter
     from benchmarks.loaders import load_qa_dev
     from tpc_core import TPCCompressor
-    from tpc_core.engine.scoring import PooledCosine
+    from tpc_core.engine.scoring.scorers import PooledCosine
     from training.evaluate import loaded_tpc_method, select_samples
     from training.scorer.compare import cached_records, paired_bootstrap, summarise
     from training.scorer.cross import CrossScorer

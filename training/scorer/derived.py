@@ -1,7 +1,7 @@
 """Components derived from recorded ones, with no model call: passage context and answer type.
 
 * ``section_max``: each sentence gets the best cosine z-score of its section (a ``Document [k]`` / ``Passage k``
-  block or markdown section, :func:`tpc_core.engine.coverage.section_ranks`; else its document), so a sentence of the
+  block or markdown section, :func:`tpc_core.engine.scoring.coverage.section_ranks`; else its document), so a sentence of the
   passage that answers is lifted even when it does not repeat the question's words;
 * ``neighbour``: the better cosine z-score of the sentence before and after it in the same document;
 * ``numeric``: 1 for a sentence with a digit when the question asks for a number or a date
@@ -15,8 +15,8 @@ from collections.abc import Mapping
 
 import torch
 
-from tpc_core.engine.coverage import section_ranks
-from tpc_core.engine.stages import Segmented
+from tpc_core.engine.scoring.coverage import section_ranks
+from tpc_core.engine.values import Segmented
 from training.scorer.fusion import zscore
 
 __all__ = ["DERIVED", "asks_for_number", "derived_component"]

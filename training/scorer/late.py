@@ -1,6 +1,6 @@
 """Late interaction (ColBERT-style MaxSim) over the CSE's contextual token states.
 
-The context pass is the one :meth:`tpc_core.engine.cse.ContextSentenceEncoder.encode_contexts` runs (the same
+The context pass is the one :meth:`tpc_core.engine.scoring.cse.ContextSentenceEncoder.encode_contexts` runs (the same
 windows from ``context_windows``, the same owner window per sentence, the same forward); :func:`encode_contexts_with_tokens` returns each sentence's
 pooled vector (identical to ``encode_contexts``) **and** its own tokens' last hidden states from that window.
 The question is encoded alone (:func:`question_token_states`), so the context pass stays question-free.
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import torch
 import torch.nn.functional as F
 
-from tpc_core.engine.cse import ContextSentenceEncoder, pool_sentence
+from tpc_core.engine.scoring.cse import ContextSentenceEncoder, pool_sentence
 from training.scorer.lexical import STOPWORDS
 
 __all__ = ["content_token_mask", "encode_contexts_with_tokens", "maxsim", "question_token_states"]

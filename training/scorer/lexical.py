@@ -1,7 +1,7 @@
 """Lexical scores of a prompt's sentences against a question: BM25 and rare-term exact match.
 
 Both use only the prompt's own sentences as the collection (IDF from the prompt), so they need no corpus and
-no training. BM25 is the engine's own (:func:`tpc_core.engine.lexical.bm25_scores`, equal to rank-bm25 on the same
+no training. BM25 is the engine's own (:func:`tpc_core.engine.scoring.lexical.bm25_scores`, equal to rank-bm25 on the same
 ``\\w+`` lower-cased tokens, so to the ``bm25`` benchmark method).
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from tpc_core.engine.lexical import bm25_scores, words
+from tpc_core.engine.scoring.lexical import bm25_scores, words
 
 __all__ = ["STOPWORDS", "bm25_scores", "content_terms", "rare_match_scores", "words"]
 

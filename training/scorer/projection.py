@@ -71,7 +71,7 @@ def encode(questions: int, out: Path, chunk: int = 25, seed: int = 7) -> None:
     """Cache question / candidate-sentence token states (float16) for the first ``questions`` NQ rows."""
     from benchmarks.budget import minilm_token_counter
     from tpc_core.engine.options import CompressionOptions
-    from tpc_core.engine.stages import segment
+    from tpc_core.engine.reading import segment
     from training.scorer.late import content_token_mask, maxsim, question_token_states
     from training.scorer.scorers import embed_with_tokens
 

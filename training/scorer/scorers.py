@@ -1,6 +1,6 @@
-"""Experimental scorers behind :class:`tpc_core.engine.scoring.Scorer` (``embed`` / ``relevance``).
+"""Experimental scorers behind :class:`tpc_core.engine.scoring.scorers.Scorer` (``embed`` / ``relevance``).
 
-``embed`` always returns the pooled CSE sentence embeddings, exactly what :class:`tpc_core.engine.scoring.PooledCosine`
+``embed`` always returns the pooled CSE sentence embeddings, exactly what :class:`tpc_core.engine.scoring.scorers.PooledCosine`
 returns (the request head and coverage read them); scorers that need token states keep them from that same
 pass, keyed by the prompt, until ``relevance`` asks. Every scorer here can be swapped into a loaded compressor
 (``compressor.scorer = FusedScorer(compressor.encoder, ...)``) and run through the public ``compress`` API.
@@ -20,9 +20,9 @@ from typing import Any
 
 import torch
 
-from tpc_core.engine.cse import ContextSentenceEncoder
-from tpc_core.engine.stages import Segmented
-from tpc_core.engine.scoring import document_token_ids
+from tpc_core.engine.scoring.cse import ContextSentenceEncoder
+from tpc_core.engine.values import Segmented
+from tpc_core.engine.scoring.scorers import document_token_ids
 from training.scorer.derived import DERIVED, derived_component
 from training.scorer.fusion import fuse
 from training.scorer.late import content_token_mask, encode_contexts_with_tokens, maxsim, question_token_states
@@ -48,7 +48,7 @@ def record_key(prompt: Segmented, description: str) -> str:
 
 def embed_with_tokens(encoder: ContextSentenceEncoder, prompts: Sequence[Segmented]
                       ) -> tuple[list[torch.Tensor], list[list[torch.Tensor]]]:
-    """Pooled sentence embeddings (as :func:`tpc_core.engine.scoring.encode_sentences`) and every sentence's token
+    """Pooled sentence embeddings (as :func:`tpc_core.engine.scoring.scorers.encode_sentences`) and every sentence's token
     states, flat per prompt in sentence order, from one context pass."""
     encoded = encode_contexts_with_tokens(encoder, document_token_ids(encoder, prompts))
     pooled, states, position = [], [], 0
@@ -94,7 +94,7 @@ class _KeepsStates:
     def embed(self, prompts: Sequence[Segmented]) -> list[torch.Tensor]:
         """Pooled sentence embeddings (the same as ``PooledCosine.embed``); token states kept for ``relevance``."""
         if not self.needs_states:
-            from tpc_core.engine.scoring import encode_sentences
+            from tpc_core.engine.scoring.scorers import encode_sentences
 
             return encode_sentences(self.encoder, prompts)
         pooled, states = embed_with_tokens(self.encoder, prompts)

@@ -3,7 +3,7 @@
 A call that succeeds but cannot do all it was asked (a sentence larger than the budget skipped, a conversation
 whose protected messages exceed its budget, a damaged cache entry, a store that fails, an adapter that fell back
 to its input) says so twice, in the same words: a ``warnings.warn`` pointing at the user's line (the developer
-sees it where the call was made; :mod:`tpc_core.engine.caller`) and a ``WARNING`` record on the module's logger (a
+sees it where the call was made; :mod:`tpc_core.diagnostics.caller`) and a ``WARNING`` record on the module's logger (a
 deployment's logs keep it). Settings errors are exceptions raised before any work; per-call figures are events.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 
-from tpc_core.engine.caller import warn_at_caller
+from tpc_core.diagnostics.caller import warn_at_caller
 
 __all__ = ["TPCRuntimeWarning", "runtime_warning"]
 

@@ -2,7 +2,7 @@
 
 :func:`compress_conversation` is what :meth:`tpc_core.TPCCompressor.compress_messages` runs:
 
-1. :func:`tpc_core.engine.messages.read_messages` reads every message (kind, canonical role, text parts);
+1. :func:`tpc_core.conversation.messages.read_messages` reads every message (kind, canonical role, text parts);
 2. :func:`plan_conversation` (pure, given the counts) finds the task (the latest user turn's text), the protected
    messages (system / developer messages and that turn, kept whole), counts every text part with the caller's
    counter and turns ``target_tokens`` / ``rate`` into the budget of the whole conversation. A latest user turn
@@ -18,7 +18,7 @@
    order, a paragraph break between paragraphs), checks the sum of the parts' own counts (the engine's
    guarantee is on its documents' join) and drops the weakest kept sentence until it fits: the conversation's
    budget is exact for any counter;
-5. :func:`tpc_core.engine.messages.rebuild_message` puts the texts back into copies of the messages.
+5. :func:`tpc_core.conversation.messages.rebuild_message` puts the texts back into copies of the messages.
 
 What is counted: the sum of the counter over every text part of every message. Roles, names, tool calls'
 arguments, non-text parts and the chat template's own tokens are not counted (they depend on the model's
@@ -34,13 +34,13 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from tpc_core.engine.messages import PROTECTED_ROLES, Message, read_messages, rebuild_message
-from tpc_core.engine.notices import runtime_warning
+from tpc_core.conversation.messages import PROTECTED_ROLES, Message, read_messages, rebuild_message
+from tpc_core.diagnostics.notices import runtime_warning
 from tpc_core.engine.options import CompressionOptions, as_documents
-from tpc_core.engine.result import CompressionResult
-from tpc_core.engine.selection import join_kept, resolve_budget
+from tpc_core.engine.output.result import CompressionResult
+from tpc_core.engine.selection.budget import join_kept, resolve_budget
 from tpc_core.engine.tokens import TokenCounter, TokenCounterSpec, resolve_token_counter
-from tpc_core.engine.user_turn import MATERIAL_TOKENS, around_request, caller_patterns, material_parts
+from tpc_core.conversation.user_turn import MATERIAL_TOKENS, around_request, caller_patterns, material_parts
 
 __all__ = ["EMPTIED", "MATERIAL_TOKENS", "ConversationPlan", "ConversationResult", "assemble_part", "compress_conversation", "fit_parts",
            "fixed_parts", "paragraph_cuts", "plan_conversation", "shortfall_message", "task_turn"]
@@ -117,7 +117,7 @@ class ConversationPlan:
 
 def task_turn(messages: Sequence[Message]) -> int | None:
     """The latest user turn the user wrote: the latest message of role "user" (a user message made only of tool
-    results reads as role "tool", :mod:`tpc_core.engine.messages`)."""
+    results reads as role "tool", :mod:`tpc_core.conversation.messages`)."""
     users = [message.index for message in messages if message.role == "user"]
     return users[-1] if users else None
 

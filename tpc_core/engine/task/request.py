@@ -20,8 +20,8 @@ from pathlib import Path
 
 import torch
 
-from tpc_core.engine.cues import addresses_reader, imperative_start
-from tpc_core.engine.turns import read_turns, turn_text
+from tpc_core.engine.task.cues import addresses_reader, imperative_start
+from tpc_core.engine.task.turns import read_turns, turn_text
 
 __all__ = ["FEATURE_NAMES", "POSITION_CAP", "RequestHead", "asks_for_summary", "complete_request", "content_words",
            "is_grounded", "layout_features", "match_sentences", "pick_request", "request_covered", "request_text",
@@ -323,7 +323,7 @@ def request_text(sentences: Sequence[str], picked: Sequence[int]) -> str:
     around it, joined by spaces, each distinct text once (a repeated question is stated once).
 
     The wrapper is the prompt's format: chat-template tokens and anything of the next turn after them
-    (:func:`tpc_core.engine.turns.turn_text`), a speaker's label ("User:", "### Human:"), leading and trailing
+    (:func:`tpc_core.engine.task.turns.turn_text`), a speaker's label ("User:", "### Human:"), leading and trailing
     markup (tags, quotes, braces, heading marks) and a leading label that names the request or its field
     ("Question:", ``"question":``, "My question is:", "Customer request:", "Message:"): the CSE compares the request
     itself. A label that is part of the request ("Key: ...") is kept. A picked label or marker alone contributes

@@ -3,7 +3,7 @@
 The single-message "document + question" chat is the commonest chat prompt. :func:`around_request` finds, with the
 compressor's request head, the request sentences of each long text part of the latest user turn: they become the
 task, kept verbatim, and the rest of the part is compressed with the other messages
-(:func:`tpc_core.engine.conversation.compress_conversation`). Where no request is found and the turn alone exceeds
+(:func:`tpc_core.conversation.compress.compress_conversation`). Where no request is found and the turn alone exceeds
 the budget, :func:`material_parts` opens it anyway, compressed prompt-agnostically, rather than kept whole over
 the budget.
 """
@@ -14,8 +14,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from tpc_core.engine.messages import Message
-from tpc_core.engine.task import FoundRequest
+from tpc_core.conversation.messages import Message
+from tpc_core.engine.task.finder import FoundRequest
 from tpc_core.engine.tokens import TokenCounter
 
 __all__ = ["MATERIAL_TOKENS", "around_request", "caller_patterns", "material_parts"]
@@ -23,7 +23,7 @@ __all__ = ["MATERIAL_TOKENS", "around_request", "caller_patterns", "material_par
 
 MATERIAL_TOKENS = 64
 """A latest user turn whose text part holds at least this many tokens besides its request sentences carries
-material (a pasted document): it is compressed around its request (:func:`tpc_core.engine.conversation.compress_conversation`)."""
+material (a pasted document): it is compressed around its request (:func:`tpc_core.conversation.compress.compress_conversation`)."""
 
 
 def around_request(compressor: Any, read: Sequence[Message], task_index: int | None,

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import torch
 
-from tpc_core.engine.coverage import section_ranks
-from tpc_core.engine.segmented import Segmented
+from tpc_core.engine.scoring.coverage import section_ranks
+from tpc_core.engine.values import Segmented
 
 __all__ = ["HAND_FEATURES", "PASSAGE_MARKER", "SalienceHead", "hand_features", "paragraph_ranks", "passage_lead_scores",
            "prompt_features", "salience_scores", "zscore"]
@@ -41,7 +41,7 @@ HAND_FEATURES: tuple[str, ...] = (
     "from_end_of_document",      # min(sentences after it in its document, 10) / 10
     "relative_position",         # index / sentences of its document
     "first_of_document",         # 1.0 for a document's first sentence
-    "position_in_section",       # min(section rank, 10) / 10 (tpc_core.engine.coverage.section_ranks)
+    "position_in_section",       # min(section rank, 10) / 10 (tpc_core.engine.scoring.coverage.section_ranks)
     "section_lead",              # 1 / sqrt(1 + section rank); 0 for a header
     "is_header",                 # section rank -1: a short "Passage 3:" / heading line
     "document_index",            # which document of the prompt, min(index, 10) / 10
@@ -138,7 +138,7 @@ def hand_features(embeddings: torch.Tensor, counts: Sequence[int], document_of: 
         embeddings: ``(n, d)`` sentence embeddings, flat order.
         counts: Tokens of each sentence.
         document_of: The prompt document each sentence belongs to (non-decreasing).
-        section_rank: :func:`tpc_core.engine.coverage.section_ranks` of each sentence (-1: header).
+        section_rank: :func:`tpc_core.engine.scoring.coverage.section_ranks` of each sentence (-1: header).
         paragraph_rank: :func:`paragraph_ranks` of each sentence (default: its position in its document).
 
     Raises:

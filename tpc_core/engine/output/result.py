@@ -9,9 +9,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from tpc_core.engine.sentence import SentenceRecord
+from tpc_core.engine.output.sentence import SentenceRecord
+from tpc_core.engine.values import Assembled
 
-__all__ = ["COMPRESSION_STATUSES", "SentenceRecord", "CompressionResult"]
+__all__ = ["COMPRESSION_STATUSES", "SentenceRecord", "CompressionResult", "to_result"]
 
 #: What an index-time job does with a result (:attr:`CompressionResult.status`).
 COMPRESSION_STATUSES = ("compressed", "unchanged", "kept_whole", "empty")
@@ -31,7 +32,7 @@ class CompressionResult:
         budget: The token budget the selection had to respect.
         task_description: The question used for scoring: the user's, the request sentences found in the
             prompt, or the description the CTD wrote (``None`` when nothing was scored).
-        task_source: Where ``task_description`` came from, a :class:`tpc_core.engine.task.TaskSource` (it compares equal
+        task_source: Where ``task_description`` came from, a :class:`tpc_core.engine.values.TaskSource` (it compares equal
             to its string): ``"question"`` (the caller's), ``"extracted"`` (the
             prompt's own request sentences, no generation), ``"matched"`` (the prompt sentences that the CTD's
             description restates, used as written, ``agnostic.match_share``; a written summary request keeps
@@ -121,15 +122,35 @@ class CompressionResult:
     def to_html(self, *, standalone: bool = False) -> str:
         """This result as HTML: the prompt as sent, kept sentences highlighted, dropped ones dimmed.
 
-        See :func:`tpc_core.engine.render.render_html`.
+        See :func:`tpc_core.engine.output.render.render_html`.
 
         Args:
             standalone: A complete ``<!doctype html>`` page (for a file) instead of a fragment.
         """
-        from tpc_core.engine.render import render_html  # lazily: most results are never shown
+        from tpc_core.engine.output.render import render_html  # lazily: most results are never shown
 
         return render_html(self, standalone=standalone)
 
     def _repr_html_(self) -> str:
         """Jupyter's rich display: a result shown in a notebook renders itself."""
         return self.to_html()
+
+
+def to_result(assembled: Assembled, separator: str) -> CompressionResult:
+    """The public value: every sentence with its score and fate, the compressed prompt and its counts."""
+    selected, joined = assembled.selected, assembled.joined
+    scored, prompt = selected.scored, selected.scored.segmented
+    records, kept = [], [set(doc_kept) for doc_kept in joined.kept]
+    for k, (d, i) in enumerate(prompt.flat):
+        start, end = prompt.spans[d][i]
+        records.append(SentenceRecord(d, i, start, end, prompt.documents[d][start:end],
+                                      scored.scores[k] if scored.scores is not None else None,
+                                      prompt.counts[d][i], i in kept[d]))
+    return CompressionResult(
+        compressed_prompt=joined.prompt(separator), compressed_documents=list(joined.texts),
+        origin_tokens=prompt.origin_tokens if any(prompt.spans) else 0, compressed_tokens=joined.total,
+        budget=prompt.budget, task_description=scored.task.description if scored.task is not None else None,
+        task_source=scored.task.source if scored.task is not None else None, sentences=records,
+        document_origin_tokens=list(prompt.document_tokens), document_compressed_tokens=list(joined.tokens),
+        oversized_sentences=selected.oversized, scored=scored.scores is not None,
+        documents=list(prompt.documents))

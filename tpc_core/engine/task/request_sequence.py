@@ -1,6 +1,6 @@
 """The structural request finder: a small transformer over a prompt's sentences (issue 35).
 
-The per-sentence head (:class:`tpc_core.engine.request.RequestHead`) judges each sentence alone, from its
+The per-sentence head (:class:`tpc_core.engine.task.request.RequestHead`) judges each sentence alone, from its
 embedding and a few layout features, so it learns the surfaces of the layouts it saw. This model reads the
 prompt as a sequence: every sentence's ``[CSE embedding, layout features]`` is projected, mixed with its
 neighbours (a width-3 convolution: "the line after ``Question:``"), then two self-attention layers let each
@@ -10,7 +10,7 @@ the sentences that state the request, and keeps :class:`RequestHead`'s interface
 task finder runs either.
 
 Its input is what compression computes anyway: the CSE's context embeddings of the sentences and
-:func:`tpc_core.engine.request.layout_features` (which read positions from either end, capped, and each
+:func:`tpc_core.engine.task.request.layout_features` (which read positions from either end, capped, and each
 sentence's speaker over the whole prompt). A long prompt is read in overlapping windows of ``window`` sentences
 (each sentence scored by the window where it sits most centrally), so the cost grows linearly with the prompt,
 and the model sees sequences as long as those it trained on.
@@ -25,7 +25,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from tpc_core.engine.request import FEATURE_NAMES, layout_features
+from tpc_core.engine.task.request import FEATURE_NAMES, layout_features
 
 __all__ = ["KIND", "SequenceRequestHead", "SentenceTagger", "is_sequence_head", "windows"]
 
@@ -90,7 +90,7 @@ def windows(count: int, window: int) -> list[tuple[int, int, int, int]]:
 
 
 class SequenceRequestHead:
-    """A trained :class:`SentenceTagger` with the interface of :class:`~tpc_core.engine.request.RequestHead`.
+    """A trained :class:`SentenceTagger` with the interface of :class:`~tpc_core.engine.task.request.RequestHead`.
 
     Args:
         model: The tagger (put in eval mode here).

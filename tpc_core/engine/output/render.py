@@ -1,4 +1,4 @@
-"""HTML view of a :class:`~tpc_core.engine.result.CompressionResult`: the prompt as sent, what was kept, and why.
+"""HTML view of a :class:`~tpc_core.engine.output.result.CompressionResult`: the prompt as sent, what was kept, and why.
 
 Users tune a compressor by looking at what it kept. :func:`render_html` shows every input document verbatim,
 with the text between sentences preserved, kept sentences highlighted, dropped ones dimmed, and each sentence
@@ -9,7 +9,7 @@ no torch, no external resources (no CDN, no JavaScript), so it works offline, in
 Everything that comes from the prompt or the task description is escaped: a prompt is untrusted input.
 
 The view reads a result through a small protocol (:class:`ShownResult`) and its sentences as
-:class:`~tpc_core.engine.sentence.SentenceRecord` values, so it never imports ``result``: ``result`` imports it,
+:class:`~tpc_core.engine.output.sentence.SentenceRecord` values, so it never imports ``result``: ``result`` imports it,
 never the other way round.
 """
 
@@ -21,13 +21,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from tpc_core.engine.sentence import SentenceRecord
+from tpc_core.engine.output.sentence import SentenceRecord
 
 __all__ = ["ShownResult", "render_html"]
 
 
 class ShownResult(Protocol):
-    """What the view reads of a result (:class:`tpc_core.engine.result.CompressionResult` is one); it writes nothing."""
+    """What the view reads of a result (:class:`tpc_core.engine.output.result.CompressionResult` is one); it writes nothing."""
 
     documents: Sequence[str]
     sentences: Sequence[SentenceRecord]
@@ -86,7 +86,7 @@ _KEPT_RGB = "255, 176, 0"
 _DROPPED_RGB = "110, 130, 170"
 _ALPHA = {True: (0.16, 0.7), False: (0.06, 0.5)}
 
-# Words for people, keyed by tpc_core.engine.task.TaskSource's values (this module stays free of torch, which task imports).
+# Words for people, keyed by tpc_core.engine.values.TaskSource's values (this module stays free of torch, which task imports).
 _SOURCE_NOTES = {
     "question": "given by the caller",
     "extracted": "the prompt's own request sentences",

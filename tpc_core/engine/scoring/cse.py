@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 
 from tpc_core.config import CSEConfig
-from tpc_core.engine.caller import warn_at_caller
+from tpc_core.diagnostics.caller import warn_at_caller
 from tpc_core.engine.tokens import tokenizer_fingerprint
 
 __all__ = ["ContextSentenceEncoder", "Slot", "Window", "bidirectional_mask", "pad_batch", "plan_batches",

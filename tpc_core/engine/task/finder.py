@@ -1,91 +1,35 @@
-"""The task a prompt is compressed for: what it is, where it came from, and how sentences are then chosen.
+"""Finding the task a prompt is compressed for, when it comes with no question.
 
-A :class:`Task` is a value. The caller's question makes one directly (:meth:`Task.from_question`); for a prompt
-with no question, :class:`TaskFinder` finds one (the prompt's written request, the CTD's description matched
+A :class:`~tpc_core.engine.values.Task` is a value (with the other stage values). The caller's question makes one
+directly (:meth:`Task.from_question`); for a prompt with no question, :class:`TaskFinder` finds one (the prompt's written request, the CTD's description matched
 back to the prompt or checked against it, or the checkpoint's fallback). Scoring then only computes scores for
-the task it is given (:mod:`tpc_core.engine.scoring`).
+the task it is given (:mod:`tpc_core.engine.scoring.scorers`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from enum import Enum
 from typing import TYPE_CHECKING
 
-from tpc_core.engine.request import (asks_for_summary, complete_request, is_grounded, match_sentences, pick_request,
-                                     request_text)
-from tpc_core.engine.segmented import Segmented
+from tpc_core.engine.task.request import (
+    asks_for_summary,
+    complete_request,
+    is_grounded,
+    match_sentences,
+    pick_request,
+    request_text,
+)
+from tpc_core.engine.values import Segmented, Selection, Task, TaskSource
 
 if TYPE_CHECKING:
     import torch
 
     from tpc_core.config import AgnosticConfig
-    from tpc_core.engine.request import RequestHead
-    from tpc_core.engine.request_sequence import SequenceRequestHead
+    from tpc_core.engine.task.request import RequestHead
+    from tpc_core.engine.task.request_sequence import SequenceRequestHead
 
 __all__ = ["Describe", "FoundRequest", "ReadPrompts", "Selection", "Task", "TaskFinder", "TaskSource"]
-
-
-class TaskSource(str, Enum):
-    """Where a task description came from. Members compare equal to their strings (``"extracted"``), so
-    results, JSON and corpus columns read as before.
-
-    Attributes:
-        QUESTION: The caller's question (or an adapter's fixed ``task_description``).
-        EXTRACTED: The prompt's own request sentences, found by the request head; nothing generated.
-        MATCHED: The prompt sentences that the CTD's description restates, used as written.
-        GENERATED: The CTD's description, grounded in the prompt.
-        FALLBACK: The checkpoint's neutral description: the CTD's text was not grounded in the prompt, or the
-            CTD was skipped for a prompt with no written request (``describe_bare=False``).
-        COVERAGE: No description at all (a request head but no CTD): coverage alone selects.
-    """
-
-    QUESTION = "question"
-    EXTRACTED = "extracted"
-    MATCHED = "matched"
-    GENERATED = "generated"
-    FALLBACK = "fallback"
-    COVERAGE = "coverage"
-
-    def __str__(self) -> str:
-        return self.value
-
-
-class Selection(str, Enum):
-    """How sentences are chosen for a task.
-
-    Attributes:
-        RELEVANCE: By their score against the description (a question, a written request).
-        COVERAGE: By the checkpoint's coverage settings (relevance, centrality, section leads, redundancy): the
-            prompt asks for no specific fact (a bare document, a summary request).
-    """
-
-    RELEVANCE = "relevance"
-    COVERAGE = "coverage"
-
-    def __str__(self) -> str:
-        return self.value
-
-
-@dataclass(frozen=True)
-class Task:
-    """What one prompt is compressed for.
-
-    Attributes:
-        description: The text sentences are scored against (``None`` for :attr:`TaskSource.COVERAGE`).
-        source: Where it came from.
-        selection: How sentences are chosen.
-    """
-
-    description: str | None
-    source: TaskSource
-    selection: Selection = Selection.RELEVANCE
-
-    @classmethod
-    def from_question(cls, question: str) -> Task:
-        """The caller's question: scored by relevance."""
-        return cls(question, TaskSource.QUESTION, Selection.RELEVANCE)
 
 
 @dataclass(frozen=True)
@@ -94,7 +38,7 @@ class FoundRequest:
 
     Attributes:
         spans: The character spans of the sentences that state it, ascending, in the prompt's own offsets.
-        text: The request's own words (:func:`~tpc_core.engine.request.request_text`: no wrapper, label or
+        text: The request's own words (:func:`~tpc_core.engine.task.request.request_text`: no wrapper, label or
             template token).
     """
 
@@ -227,7 +171,7 @@ class TaskFinder:
 
     def request_sentences(self, prompt: Segmented, embeddings: torch.Tensor) -> list[int]:
         """Indices (ascending, into ``prompt.sentences``) of the sentences that state the prompt's request, as the
-        head picks them and :func:`~tpc_core.engine.request.complete_request` completes them (a multiple-choice
+        head picks them and :func:`~tpc_core.engine.task.request.complete_request` completes them (a multiple-choice
         stem with its options); ``[]`` when the head finds none or the checkpoint has no head."""
         sentences = prompt.sentences
         if self.head is None or not sentences:

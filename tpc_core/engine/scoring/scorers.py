@@ -4,13 +4,13 @@ Model calls, no policy. A :class:`Scorer` does two things: ``embed`` reads every
 (the sentence embeddings the request head and coverage use too), and ``relevance`` scores those sentences
 against a task description. :class:`PooledCosine` is the paper's R (Eq. 1): the cosine of each sentence's
 pooled CSE embedding to the description's. :class:`CosineBM25` fuses that cosine with lexical evidence (BM25
-over the prompt's own sentences, :mod:`tpc_core.engine.lexical`). The checkpoint's ``scorer`` section names one
+over the prompt's own sentences, :mod:`tpc_core.engine.scoring.lexical`). The checkpoint's ``scorer`` section names one
 in :data:`SCORERS`, the one table from name to class (:func:`build_scorer` reads it); another scorer (late
 interaction, a question-conditioned pass) is one more class behind the same methods and one more entry there.
 
-:func:`score_prompts` scores each prompt against the :class:`~tpc_core.engine.task.Task` found for it
-(:mod:`tpc_core.engine.task` decides what that task is and how to select for it); a task selected by coverage mixes in
-centrality and section leads (:mod:`tpc_core.engine.coverage`) and hands the embeddings on for redundancy-aware
+:func:`score_prompts` scores each prompt against the :class:`~tpc_core.engine.values.Task` found for it
+(:mod:`tpc_core.engine.task.finder` decides what that task is and how to select for it); a task selected by coverage mixes in
+centrality and section leads (:mod:`tpc_core.engine.scoring.coverage`) and hands the embeddings on for redundancy-aware
 selection.
 """
 
@@ -22,13 +22,13 @@ from typing import Protocol
 import torch
 
 from tpc_core.config import AgnosticConfig, ScorerConfig
-from tpc_core.engine.coverage import coverage_scores, section_ranks
-from tpc_core.engine.cse import ContextSentenceEncoder
-from tpc_core.engine.lexical import bm25_scores
-from tpc_core.engine.salience import SalienceHead, salience_scores
-from tpc_core.engine.segmented import Segmented
-from tpc_core.engine.stages import Scored
-from tpc_core.engine.task import Selection, Task
+from tpc_core.engine.scoring.coverage import coverage_scores, section_ranks
+from tpc_core.engine.scoring.cse import ContextSentenceEncoder
+from tpc_core.engine.scoring.lexical import bm25_scores
+from tpc_core.engine.scoring.salience import SalienceHead, salience_scores
+from tpc_core.engine.values import Segmented
+from tpc_core.engine.values import Scored
+from tpc_core.engine.values import Selection, Task
 
 __all__ = ["SCORERS", "CosineBM25", "PooledCosine", "Scorer", "build_scorer", "document_token_ids",
            "encode_sentences", "fuse_lexical", "score_prompts", "scorer_class"]
@@ -36,7 +36,7 @@ __all__ = ["SCORERS", "CosineBM25", "PooledCosine", "Scorer", "build_scorer", "d
 
 def document_token_ids(encoder: ContextSentenceEncoder, prompts: Sequence[Segmented]) -> list[list[list[int]]]:
     """Every document's sentences as token ids, document by document: the contexts
-    :meth:`~tpc_core.engine.cse.ContextSentenceEncoder.encode_contexts` reads.
+    :meth:`~tpc_core.engine.scoring.cse.ContextSentenceEncoder.encode_contexts` reads.
 
     A prompt counted with the CSE's own tokenizer (the default counter) brings its sentences' ids along
     (``Segmented.sentence_ids``) and is not tokenized again; the others' sentences are tokenized in one call.
@@ -138,7 +138,7 @@ def fuse_lexical(cosine: torch.Tensor, lexical: torch.Tensor, weight: float) -> 
 class CosineBM25(PooledCosine):
     """The pooled cosine fused with BM25 of each sentence against the description (:func:`fuse_lexical`).
 
-    BM25's collection is the prompt's own sentences (:func:`tpc_core.engine.lexical.bm25_scores`): a name, number or
+    BM25's collection is the prompt's own sentences (:func:`tpc_core.engine.scoring.lexical.bm25_scores`): a name, number or
     rare word of the question that few sentences contain lifts those sentences. Embeddings are the pooled
     cosine's, so the request head and coverage see the same vectors.
 
@@ -201,10 +201,10 @@ def score_prompts(scorer: Scorer, prompts: Sequence[Segmented], embeddings: Sequ
         scorer: The checkpoint's scorer.
         prompts: Prompts that need scoring.
         embeddings: Their sentence embeddings (``scorer.embed``).
-        tasks: Their tasks (:class:`tpc_core.engine.task.TaskFinder`).
+        tasks: Their tasks (:class:`tpc_core.engine.task.finder.TaskFinder`).
         coverage: The checkpoint's coverage weights, for tasks selected by coverage.
         salience: The checkpoint's salience head: where given, it scores tasks selected by coverage
-            (:func:`tpc_core.engine.salience.salience_scores`) instead of the hand-set weights.
+            (:func:`tpc_core.engine.scoring.salience.salience_scores`) instead of the hand-set weights.
     """
     # A task the salience head scores needs no relevance (its description would be encoded for nothing).
     needed = [task.selection is not Selection.COVERAGE or salience is None for task in tasks]

@@ -2,7 +2,7 @@
 "please", "I need") and a sentence that opens with a verb telling the reader what to do ("Verify ...",
 "Explain ...", "Label ...").
 
-Pure functions over one sentence's text; layout features of the request finder (:mod:`tpc_core.engine.request`).
+Pure functions over one sentence's text; layout features of the request finder (:mod:`tpc_core.engine.task.request`).
 """
 
 from __future__ import annotations

@@ -1,0 +1,93 @@
+"""Who is kept, and the kept text: a scored prompt through its budget (:func:`compress_scored`).
+
+:func:`compress_scored` is :func:`apply_budget` (who is kept: forced sentences, then by score or MMR within the
+budget, then the filters) then :func:`assemble` (verbatim text, recounted: fits). A prompt that needs no scoring
+(blank, or within its budget) takes the one other branch: its documents are kept whole.
+"""
+
+from __future__ import annotations
+
+from tpc_core.engine.options import CompressionOptions
+from tpc_core.engine.selection.budget import (
+    CountTokens,
+    Joined,
+    allocate,
+    document_budgets,
+    filter_kept,
+    fit_to_budget,
+    top_k_within_budget,
+)
+from tpc_core.engine.selection.mmr import mmr_within_budget
+from tpc_core.engine.values import Assembled, Scored, Selected
+from tpc_core.segmentation import is_turn_marker
+
+__all__ = ["apply_budget", "assemble", "compress_scored"]
+
+
+
+def compress_scored(scored: Scored, options: CompressionOptions, counter: CountTokens,
+                    redundancy: float = 0.0) -> Assembled:
+    """What a prompt keeps, assembled: :func:`apply_budget` then :func:`assemble` for a scored prompt.
+
+    A prompt nothing scored (blank, or within its budget) is the one other branch: its documents are kept as they
+    are, with their own counts; only ``top_n`` applies (the first ``top_n`` documents that have text keep it).
+    """
+    if scored.scores is None:
+        return _keep_whole(scored, options, counter)
+    return assemble(apply_budget(scored, options, redundancy), counter, options.document_separator)
+
+
+def _keep_whole(scored: Scored, options: CompressionOptions, counter: CountTokens) -> Assembled:
+    """The documents of an unscored prompt as they are (``top_n`` may drop whole ones), counted."""
+    prompt = scored.segmented
+    documents = [d for d, _ in prompt.flat]
+    chosen = filter_kept(frozenset(range(len(prompt.flat))), documents, None, top_n=options.top_n)
+    whole = {documents[k] for k in chosen}
+    kept = [range(len(spans)) if d in whole else () for d, spans in enumerate(prompt.spans)]
+    texts = [doc if d in whole else "" for d, doc in enumerate(prompt.documents)]
+    joined = Joined.count(kept, texts, counter, options.document_separator, tokens=prompt.document_tokens)
+    return Assembled(Selected(scored, chosen, (False,) * len(prompt.flat), 0), joined)
+
+
+def apply_budget(scored: Scored, options: CompressionOptions, redundancy: float = 0.0) -> Selected:
+    """Choose the sentences of a scored prompt within its budget: forced ones first, then by score (MMR when
+    embeddings are given); then the filters (``min_score``, ``top_n``) only remove
+    (:func:`tpc_core.engine.selection.budget.filter_kept`).
+
+    Forced are the sentences the caller's options name and every chat-template marker
+    (:func:`tpc_core.segmentation.is_turn_marker`: the built-in splitters make each marker a span of its own), so a
+    flattened chat keeps every turn's markers, at their token cost, whatever else is dropped. Forced sentences are
+    taken in order while they fit: a budget smaller than the markers keeps the first that fit.
+    """
+    prompt, scores = scored.segmented, scored.scores
+    if scores is None:
+        raise ValueError("apply_budget takes a scored prompt; compress_scored keeps an unscored one whole.")
+    documents = [d for d, _ in prompt.flat]
+    counts = [prompt.counts[d][i] for d, i in prompt.flat]
+    forced = tuple((options.keep_first_sentence and i == 0) or is_turn_marker(text) or any(
+        pattern.search(text) for pattern in options.force_keep_patterns)
+        for (_, i), text in zip(prompt.flat, prompt.sentences))
+
+    def pick(members: list[int], budget: int) -> list[int]:
+        member_scores, member_counts = [scores[k] for k in members], [counts[k] for k in members]
+        member_forced = [forced[k] for k in members]
+        if scored.embeddings is None:
+            return top_k_within_budget(member_scores, member_counts, budget, force_keep=member_forced)
+        return mmr_within_budget(member_scores, scored.embeddings[members], member_counts, budget,
+                                 redundancy=redundancy, force_keep=member_forced)
+
+    budgets = document_budgets(prompt.budget, prompt.document_tokens, prompt.origin_tokens, options.budget_scope)
+    groups = [0 if options.budget_scope == "global" else d for d, _ in prompt.flat]
+    chosen = filter_kept(allocate(groups, budgets, pick), documents, scores, min_score=options.min_score,
+                         top_n=options.top_n)
+    return Selected(scored, chosen, forced, sum(1 for count in counts if count > prompt.budget))
+
+
+def assemble(selected: Selected, counter: CountTokens, separator: str) -> Assembled:
+    """Join the chosen sentences of a scored prompt verbatim and recount; drop the weakest until the whole prompt
+    fits (the one budget loop: :func:`tpc_core.engine.selection.budget.fit_to_budget`)."""
+    scored = selected.scored
+    prompt, priority = scored.segmented, list(zip(selected.forced, scored.scores))
+    joined = fit_to_budget(prompt.documents, prompt.spans, selected.chosen, priority, prompt.budget, counter,
+                           separator, prompt.counts)
+    return Assembled(selected, joined)

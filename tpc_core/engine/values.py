@@ -1,0 +1,187 @@
+"""The stage values, in one module: ``Segmented → Scored → Selected → Assembled``, and the :class:`Task` a prompt
+is compressed for.
+
+Every stage is a frozen dataclass holding the one before it, so a value can be inspected (or tested) at any point
+and nothing is changed after it is made. This module is below every module that reads the values (reading, task,
+scoring, selection, output), so none of them imports another just for a type. The route through the stages is
+written once, in docs/ARCHITECTURE.md ("The route of one prompt").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tpc_core.engine.selection.budget import Joined
+
+__all__ = ["Assembled", "KnownDocument", "Scored", "Segmented", "Selected", "Selection", "Span", "Task",
+           "TaskSource"]
+
+Span = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class KnownDocument:
+    """A document already split and counted (a sentence-cache entry, :mod:`tpc_core.cache`): segmenting it again
+    is skipped.
+
+    Attributes:
+        spans: Its sentence spans, as the splitter gives them.
+        counts: Each sentence's count under the caller's counter, or ``None`` where that counter must count them.
+        tokens: The document's count under the caller's counter, or ``None`` (then counted).
+    """
+
+    spans: tuple[Span, ...]
+    counts: tuple[int, ...] | None = None
+    tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class Segmented:
+    """A prompt split into sentences and counted with the caller's counter.
+
+    Attributes:
+        documents: The input documents.
+        spans: Each document's sentence spans (``document[start:end]`` is the sentence, verbatim).
+        counts: Each sentence's token count.
+        document_tokens: Each document's token count.
+        origin_tokens: Tokens of the prompt as sent (documents joined by the separator).
+        budget: The prompt's budget in tokens.
+        sentence_ids: Every sentence's token ids, flat order, where the counter gave them with its counts
+            (``TokenCounter.encode_many``); the CSE reads them instead of tokenizing the sentences again when
+            they come from its own tokenizer. ``None`` for other counters.
+        ids_tokenizer: The fingerprint of the tokenizer that made ``sentence_ids``
+            (:func:`tpc_core.engine.tokens.tokenizer_fingerprint`).
+    """
+
+    documents: tuple[str, ...]
+    spans: tuple[tuple[Span, ...], ...]
+    counts: tuple[tuple[int, ...], ...]
+    document_tokens: tuple[int, ...]
+    origin_tokens: int
+    budget: int
+    sentence_ids: tuple[Sequence[int], ...] | None = None
+    ids_tokenizer: str | None = None
+
+    @cached_property
+    def sentences(self) -> list[str]:
+        """Every sentence's text, document by document."""
+        return [doc[s:e] for doc, spans in zip(self.documents, self.spans) for s, e in spans]
+
+    @cached_property
+    def flat(self) -> list[tuple[int, int]]:
+        """``(document, sentence)`` of every sentence, in order: the flat index used from here on."""
+        return [(d, i) for d, spans in enumerate(self.spans) for i in range(len(spans))]
+
+    @property
+    def needs_scoring(self) -> bool:
+        """Whether anything must be dropped: the prompt has sentences and is over budget."""
+        return any(self.spans) and self.budget < self.origin_tokens
+
+
+class TaskSource(str, Enum):
+    """Where a task description came from. Members compare equal to their strings (``"extracted"``), so
+    results, JSON and corpus columns read as before.
+
+    Attributes:
+        QUESTION: The caller's question (or an adapter's fixed ``task_description``).
+        EXTRACTED: The prompt's own request sentences, found by the request head; nothing generated.
+        MATCHED: The prompt sentences that the CTD's description restates, used as written.
+        GENERATED: The CTD's description, grounded in the prompt.
+        FALLBACK: The checkpoint's neutral description: the CTD's text was not grounded in the prompt, or the
+            CTD was skipped for a prompt with no written request (``describe_bare=False``).
+        COVERAGE: No description at all (a request head but no CTD): coverage alone selects.
+    """
+
+    QUESTION = "question"
+    EXTRACTED = "extracted"
+    MATCHED = "matched"
+    GENERATED = "generated"
+    FALLBACK = "fallback"
+    COVERAGE = "coverage"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Selection(str, Enum):
+    """How sentences are chosen for a task.
+
+    Attributes:
+        RELEVANCE: By their score against the description (a question, a written request).
+        COVERAGE: By the checkpoint's coverage settings (relevance, centrality, section leads, redundancy): the
+            prompt asks for no specific fact (a bare document, a summary request).
+    """
+
+    RELEVANCE = "relevance"
+    COVERAGE = "coverage"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Task:
+    """What one prompt is compressed for.
+
+    Attributes:
+        description: The text sentences are scored against (``None`` for :attr:`TaskSource.COVERAGE`).
+        source: Where it came from.
+        selection: How sentences are chosen.
+    """
+
+    description: str | None
+    source: TaskSource
+    selection: Selection = Selection.RELEVANCE
+
+    @classmethod
+    def from_question(cls, question: str) -> Task:
+        """The caller's question: scored by relevance."""
+        return cls(question, TaskSource.QUESTION, Selection.RELEVANCE)
+
+
+@dataclass(frozen=True)
+class Scored:
+    """Sentence scores against the task (``scores is None``: nothing needed scoring).
+
+    Attributes:
+        segmented: The prompt.
+        scores: One score per sentence, flat order.
+        task: What the scores were computed against (``None`` when nothing was scored).
+        embeddings: Sentence embeddings (flat order) when selection must avoid redundancy, else ``None``.
+    """
+
+    segmented: Segmented
+    scores: tuple[float, ...] | None = None
+    task: Task | None = None
+    embeddings: Any = None
+
+
+@dataclass(frozen=True)
+class Selected:
+    """The chosen sentences before the final recount.
+
+    Attributes:
+        scored: The scored prompt.
+        chosen: Flat indices of the chosen sentences.
+        forced: Per sentence, whether it was taken first: a chat-template marker, or forced by the caller's
+            options.
+        oversized: Sentences larger than the whole budget (skipped: sentences are never truncated).
+    """
+
+    scored: Scored
+    chosen: frozenset[int]
+    forced: tuple[bool, ...]
+    oversized: int
+
+
+@dataclass(frozen=True)
+class Assembled:
+    """The compressed documents, counted with the caller's counter (total within budget)."""
+
+    selected: Selected
+    joined: Joined
