@@ -155,8 +155,6 @@ def _outcome(text: str, kept_protected: bool, tokens: int, budget: int, seconds:
 def run_one(compressor: Any, sample: Sample, shape: str, methods: Sequence[str], rate: float,
             describe_bare: bool) -> dict[str, Any]:
     """Every method on one conversation."""
-    from tpc_core.conversation.compress import compress_conversation
-
     counter = minilm_token_counter()
     messages, documents = build_conversation(sample, shape)
     row: dict[str, Any] = {"id": sample.id, "source": sample.source, "shape": shape}
@@ -165,8 +163,8 @@ def run_one(compressor: Any, sample: Sample, shape: str, methods: Sequence[str],
     # own ``rate`` keeps that share of the compressible messages on top of the protected ones.
     whole = int(rate * conversation_tokens(messages, counter))
     # strict=False (the adapters' default): a turn kept whole over the budget is an overrun in the table, not a crash
-    conversation = compress_conversation(compressor, messages, target_tokens=whole, token_counter=counter,
-                                         strict=False)
+    conversation = compressor.compress_messages(messages, target_tokens=whole, token_counter=counter, strict=False,
+                                                return_result=True)
     seconds = time.perf_counter() - start
     budget, room = conversation.budget, conversation.budget - conversation.protected_tokens
     single = shape in SINGLE_SHAPES

@@ -134,7 +134,7 @@ def test_a_splitter_that_cannot_name_itself_is_not_cached(tpc_mini, caplog):
                 start += len(line) + 1
             return out
 
-    with caplog.at_level("WARNING", logger="tpc_core.cache.reading"):
+    with caplog.at_level("WARNING", logger="tpc_core.cache.documents"):
         result = tpc_mini.compress(CHUNKS[:2], question="taxes", rate=0.3, splitter=Lines(), cache=MemoryCache())
     assert (result.cache_hits, result.cache_misses) == (0, 0)
     assert "cache_identity" in caplog.text

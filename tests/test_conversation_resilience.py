@@ -11,7 +11,7 @@ import pytest
 
 from tests.conversation_helpers import is_selection
 from tests.test_conversations import PARAGRAPHS, QUESTION, SYSTEM
-from tpc_core.conversation.compress import compress_conversation, plan_conversation
+from tpc_core.conversation.compress import plan_conversation
 from tpc_core.conversation.messages import read_messages, rebuild_message
 from tpc_core.diagnostics.notices import TPCRuntimeWarning
 
@@ -83,7 +83,7 @@ def test_drop_empty_leaves_out_emptied_text_parts_but_never_the_last_part():
 def test_anthropic_tool_results_are_compressed_and_counted_for_the_question_asked_before_them(tpc_mini, nested):
     conversation = anthropic_conversation(nested)
     counter = tpc_mini.token_counter
-    result = compress_conversation(tpc_mini, conversation, target_tokens=150)
+    result = tpc_mini.compress_messages(conversation, target_tokens=150, return_result=True)
     assert result.task == QUESTION and str(result.result.task_source) == "question"
     out = result.messages[3]["content"][0]
     text = out["content"][0]["text"] if nested else out["content"]
@@ -101,9 +101,9 @@ def test_best_effort_when_the_protected_messages_exceed_the_budget(tpc_mini):
                     {"role": "user", "content": DOCUMENT}, {"role": "assistant", "content": "Noted."},
                     {"role": "user", "content": "What is this about?"}]
     with pytest.raises(ValueError, match="smaller than the messages kept whole"):
-        compress_conversation(tpc_mini, conversation, target_tokens=100)  # the engine's default stays strict
+        tpc_mini.compress_messages(conversation, target_tokens=100, return_result=True)  # the engine's default stays strict
     with pytest.warns(TPCRuntimeWarning, match="over its budget of 100") as caught:
-        result = compress_conversation(tpc_mini, conversation, target_tokens=100, strict=False)
+        result = tpc_mini.compress_messages(conversation, target_tokens=100, strict=False, return_result=True)
     assert caught[0].filename == __file__  # at the caller's line
     assert result.messages[0] == conversation[0] and result.messages[3] == conversation[3]  # protected: whole
     assert [m["content"] for m in result.messages[1:3]] == ["", ""]  # the rest emptied (emptied="empty")
@@ -117,16 +117,16 @@ def test_emptied_sentence_keeps_one_sentence_of_every_message_that_had_text(tpc_
                                                  {"type": "text", "text": PARAGRAPHS[4]}]},
                     {"role": "user", "content": QUESTION}]
     budget = tpc_mini.token_counter(QUESTION) + 40
-    empty = compress_conversation(tpc_mini, conversation, target_tokens=budget)
+    empty = tpc_mini.compress_messages(conversation, target_tokens=budget, return_result=True)
     assert "" in [empty.messages[1]["content"], empty.messages[0]["content"]]  # the default "empty" empties some
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # within the budget: no warning
-        kept = compress_conversation(tpc_mini, conversation, target_tokens=budget + 60, emptied="sentence")
+        kept = tpc_mini.compress_messages(conversation, target_tokens=budget + 60, emptied="sentence", return_result=True)
     for before, after in zip(conversation[:3], kept.messages[:3]):
         texts = [after["content"]] if isinstance(after["content"], str) else [p["text"] for p in after["content"]]
         assert all(texts) and any(t.strip() for t in texts)  # at least one sentence, no empty text part
     assert kept.compressed_tokens <= budget + 60 and kept.messages[3] == conversation[3]
-    dropped = compress_conversation(tpc_mini, conversation, target_tokens=budget, emptied="drop")
+    dropped = tpc_mini.compress_messages(conversation, target_tokens=budget, emptied="drop", return_result=True)
     assert all(p["text"] for p in dropped.messages[2]["content"])  # an emptied text part left out of its list
     with pytest.raises(ValueError, match="emptied must be one of"):
-        compress_conversation(tpc_mini, conversation, target_tokens=budget, emptied="none")
+        tpc_mini.compress_messages(conversation, target_tokens=budget, emptied="none", return_result=True)

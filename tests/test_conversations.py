@@ -14,7 +14,6 @@ import pytest
 from tests.conversation_helpers import counted, is_selection, texts_of
 from tpc_core.conversation.compress import (
     assemble_part,
-    compress_conversation,
     fit_parts,
     paragraph_cuts,
     plan_conversation,
@@ -157,7 +156,7 @@ def _check(original: list, compressed: list, compressor, counter, budget: int, t
 
 def test_dicts_compressed_within_budget_with_ids_tool_calls_and_images_kept(tpc_mini):
     original = dict_conversation()
-    result = compress_conversation(tpc_mini, original, rate=0.3)
+    result = tpc_mini.compress_messages(original, rate=0.3, return_result=True)
     out = result.messages
     _check(original, out, tpc_mini, tpc_mini.token_counter, result.budget)
     assert original == dict_conversation()  # not mutated
@@ -209,7 +208,7 @@ def test_within_budget_comes_back_unchanged_as_copies(tpc_mini):
 
 def test_no_user_turn_is_compressed_prompt_agnostically(tpc_mini):
     original = [m for m in dict_conversation() if m["role"] != "user"]
-    result = compress_conversation(tpc_mini, original, rate=0.3, describe_bare=False)
+    result = tpc_mini.compress_messages(original, rate=0.3, describe_bare=False, return_result=True)
     assert result.task is None and result.result.task_source != "question"
     _check(original, result.messages, tpc_mini, tpc_mini.token_counter, result.budget, task=False)
     assert result.messages != original

@@ -29,7 +29,7 @@ def test_loaded_tpc_mini_survives_deepcopy_and_pickle(tpc_mini, clone):
     copied = clone(tpc_mini)
 
     assert isinstance(copied, TPCCompressor) and copied is not tpc_mini
-    assert copied._ctd_lock is not tpc_mini._ctd_lock
+    assert copied._ctd.lock is not tpc_mini._ctd.lock
     assert copied.encoder.model is not tpc_mini.encoder.model  # an independent set of weights
     assert copied.scorer.encoder is copied.encoder
     _same_result(before, copied.compress(TEXT, question=QUESTION, target_tokens=25))
@@ -39,12 +39,12 @@ def test_loaded_tpc_mini_survives_deepcopy_and_pickle(tpc_mini, clone):
 def test_copy_with_a_loaded_task_descriptor_and_a_held_lock(tiny_checkpoint):
     compressor = TPCCompressor.from_pretrained(tiny_checkpoint, device="cpu", load_ctd=True)
     before = compressor.compress(TEXT, target_tokens=20)  # prompt-agnostic: uses the CTD
-    with compressor._ctd_lock:  # copying while the CTD is in use must not copy the held lock
+    with compressor._ctd.lock:  # copying while the CTD is in use must not copy the held lock
         copied = pickle.loads(pickle.dumps(compressor))
     assert copied.task_descriptor_loaded
-    assert copied.task_finder.describe.__self__ is copied  # the copy's finder asks the copy's CTD, not the original's
-    assert copied._ctd_lock.acquire(blocking=False)  # a fresh, unheld lock
-    copied._ctd_lock.release()
+    assert copied.task_finder.describe.__self__ is copied._ctd  # the copy's finder asks the copy's CTD, not the original's
+    assert copied._ctd.lock.acquire(blocking=False)  # a fresh, unheld lock
+    copied._ctd.lock.release()
     _same_result(before, copied.compress(TEXT, target_tokens=20))
 
 

@@ -136,7 +136,7 @@ def test_markers_alone_fall_back_to_the_sentences_that_are_not_markers():
 def test_request_module_doctests():
     import doctest
 
-    from tpc_core.engine.task.finder import request
+    from tpc_core.engine.task import request
 
     assert doctest.testmod(request).failed == 0
 

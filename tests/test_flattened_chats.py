@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tpc_core.engine.task.finder import turns
+from tpc_core.engine.task import turns
 from tpc_core.engine.task.turns import chat_turns, parse_flattened_chat
 from tpc_core.segmentation import is_turn_marker, split_sentences
 

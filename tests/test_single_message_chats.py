@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conversation_helpers import is_selection
-from tpc_core.conversation.compress import MATERIAL_TOKENS, compress_conversation
+from tpc_core.conversation.compress import MATERIAL_TOKENS
 
 TEXT = (Path(__file__).resolve().parents[1] / "examples" / "data" / "declaration_of_independence.txt").read_text(
     encoding="utf-8")
@@ -33,7 +33,7 @@ def _chat(user: str) -> list[dict]:
 ], ids=["after", "before", "labelled"])
 def test_a_pasted_document_is_compressed_around_the_request(tpc_mini, user):
     counter = tpc_mini.token_counter
-    result = compress_conversation(tpc_mini, _chat(user), target_tokens=250)
+    result = tpc_mini.compress_messages(_chat(user), target_tokens=250, return_result=True)
     system, compressed = result.messages[0]["content"], result.messages[1]["content"]
     assert system == SYSTEM
     assert QUESTION in compressed and QUESTION in (result.task or "")  # the request, verbatim, is the task
@@ -45,16 +45,16 @@ def test_a_pasted_document_is_compressed_around_the_request(tpc_mini, user):
 def test_a_turn_without_material_or_with_a_custom_splitter_stays_whole(tpc_mini):
     short = "Here is a note: the meeting moved to Tuesday. " + QUESTION
     assert tpc_mini.token_counter(short) < MATERIAL_TOKENS
-    result = compress_conversation(tpc_mini, [*_chat("\n\n".join(PARAGRAPHS[:4])), {"role": "assistant",
+    result = tpc_mini.compress_messages([*_chat("\n\n".join(PARAGRAPHS[:4])), {"role": "assistant",
                                                                                      "content": "Noted."},
-                                              {"role": "user", "content": short}], target_tokens=120)
+                                              {"role": "user", "content": short}], target_tokens=120, return_result=True)
     assert result.messages[-1]["content"] == short and result.task == short
 
     from tpc_core.segmentation import get_splitter
 
     user = "\n\n".join(PARAGRAPHS[:4]) + "\n\n" + QUESTION
     with pytest.raises(ValueError, match="smaller than the messages kept whole"):
-        compress_conversation(tpc_mini, _chat(user), target_tokens=120, splitter=get_splitter("regex"))
+        tpc_mini.compress_messages(_chat(user), target_tokens=120, splitter=get_splitter("regex"), return_result=True)
 
 
 def test_the_request_is_never_dropped_and_a_budget_below_it_says_so(tpc_mini):
@@ -63,17 +63,17 @@ def test_the_request_is_never_dropped_and_a_budget_below_it_says_so(tpc_mini):
     found = tpc_mini.find_request(user)
     assert found is not None and QUESTION in [user[a:b] for a, b in found.spans]
     need = counter(SYSTEM) + sum(counter(user[a:b]) for a, b in found.spans)
-    tight = compress_conversation(tpc_mini, _chat(user), target_tokens=need + 3)
+    tight = tpc_mini.compress_messages(_chat(user), target_tokens=need + 3, return_result=True)
     assert QUESTION in tight.messages[1]["content"] and tight.compressed_tokens <= need + 3
     with pytest.raises(ValueError, match=f"need {need} tokens .*for the request sentences"):
-        compress_conversation(tpc_mini, _chat(user), target_tokens=need - 1)
-    relaxed = compress_conversation(tpc_mini, _chat(user), target_tokens=need - 1, strict=False)
+        tpc_mini.compress_messages(_chat(user), target_tokens=need - 1, return_result=True)
+    relaxed = tpc_mini.compress_messages(_chat(user), target_tokens=need - 1, strict=False, return_result=True)
     assert QUESTION in relaxed.messages[1]["content"] and relaxed.over_budget > 0 and relaxed.warning
 
 
 def test_the_callers_own_force_keep_patterns_still_apply(tpc_mini):
     user = "\n\n".join(PARAGRAPHS[:5]) + "\n\n" + QUESTION
-    result = compress_conversation(tpc_mini, _chat(user), target_tokens=200, force_keep_patterns=r"^When in")
+    result = tpc_mini.compress_messages(_chat(user), target_tokens=200, force_keep_patterns=r"^When in", return_result=True)
     compressed = result.messages[1]["content"]
     assert QUESTION in compressed and "When in the Course of human events" in compressed
 
@@ -88,7 +88,7 @@ def test_single_message_chats_hold_the_budget_and_keep_the_request(tpc_mini, fir
     found = tpc_mini.find_request(user)
     pinned = sum(counter(user[a:b]) for a, b in found.spans) if found is not None else 0
     budget = counter(SYSTEM) + max(pinned, counter(QUESTION)) + slack  # what the request needs, and some room
-    result = compress_conversation(tpc_mini, _chat(user), target_tokens=budget)
+    result = tpc_mini.compress_messages(_chat(user), target_tokens=budget, return_result=True)
     compressed = result.messages[1]["content"]
     assert result.compressed_tokens == counter(SYSTEM) + counter(compressed) <= budget
     assert is_selection(user, compressed, tpc_mini.splitter())
@@ -101,10 +101,10 @@ def test_a_pasted_document_with_no_request_over_the_budget_is_compressed_prompt_
     counter = tpc_mini.token_counter
     document = "\n\n".join(PARAGRAPHS[1:6])
     assert tpc_mini.find_request(document) is None
-    result = compress_conversation(tpc_mini, _chat(document), target_tokens=200, describe_bare=False)
+    result = tpc_mini.compress_messages(_chat(document), target_tokens=200, describe_bare=False, return_result=True)
     compressed = result.messages[1]["content"]
     assert result.task is None and result.over_budget == 0
     assert counter(SYSTEM) + counter(compressed) == result.compressed_tokens <= 200
     assert compressed and is_selection(document, compressed, tpc_mini.splitter())
-    roomy = compress_conversation(tpc_mini, _chat(document), target_tokens=5000)
+    roomy = tpc_mini.compress_messages(_chat(document), target_tokens=5000, return_result=True)
     assert roomy.messages[1]["content"] == document and roomy.task == document

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, model_validator
 
-from tpc_core.conversation.compress import ConversationResult, compress_conversation
+from tpc_core.conversation.compress import ConversationResult
 from tpc_integrations._common import TPCEngineSettings
 from tpc_integrations._failsafe import guarded
 
@@ -60,8 +60,8 @@ def compress_messages_call(settings: TPCMessagesSettings, messages: Sequence[Any
     if not messages:
         return ConversationResult([], 0, 0, 0, 0, None)
     options = settings.engine_options()
-    return compress_conversation(settings.compressor, messages, strict=settings.strict, emptied=settings.emptied,
-                                 **options)
+    return settings.compressor.compress_messages(messages, strict=settings.strict, emptied=settings.emptied,
+                                                 return_result=True, **options)
 
 
 def guarded_conversation(settings: TPCMessagesSettings, run: Callable[[], ConversationResult],

@@ -15,6 +15,8 @@ Needs ``pip install tpc-langchain[llamaindex]``.
 
 from __future__ import annotations
 
+import dataclasses
+
 import asyncio
 from typing import Any, List, Optional, Union
 
@@ -144,8 +146,7 @@ class TPCChatMemory(TPCMessagesSettings, BaseMemory):
         users = [message for message in history if message.role == MessageRole.USER]
         if task is not None and (not users or users[-1].content != task.content):
             result = compress_messages_call(self, [*history, task])
-            return ConversationResult(result.messages[:-1], result.origin_tokens, result.compressed_tokens,
-                                      result.budget, result.protected_tokens, result.task, result.result)
+            return dataclasses.replace(result, messages=result.messages[:-1])
         return compress_messages_call(self, history)
 
     def get_all(self) -> List[ChatMessage]:

@@ -14,7 +14,8 @@ Modules, bottom up:
   once), :class:`MemoryCache` (an LRU bounded in bytes), :class:`DirectoryCache` (files, safe across processes);
 * :mod:`.external`: LangChain byte stores and LlamaIndex key-value stores, by duck typing (neither is imported);
 * :mod:`.resolve`: ``cache=`` values -> caches (:func:`resolve_cache`, :class:`CacheRegistry`);
-* :mod:`.reading`: prompts read through a cache (what ``TPCCompressor.compress(..., cache=...)`` runs).
+* :mod:`.documents`: a cache as the engine's document store (what ``TPCCompressor.compress(..., cache=...)`` reads
+  through; the engine reads, splits and embeds: :mod:`tpc_core.engine.reading`).
 
 Example:
     >>> compressor = TPCCompressor.from_pretrained("tpc-mini")

@@ -32,14 +32,16 @@ import logging
 import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from tpc_core.conversation.messages import PROTECTED_ROLES, Message, read_messages, rebuild_message
 from tpc_core.diagnostics.notices import runtime_warning
 from tpc_core.engine.options import CompressionOptions, as_documents
+from tpc_core.engine.pipeline import Engine
 from tpc_core.engine.output.result import CompressionResult
 from tpc_core.engine.selection.budget import join_kept, resolve_budget
 from tpc_core.engine.tokens import TokenCounter, TokenCounterSpec, resolve_token_counter
+from tpc_core.segmentation import Span
 from tpc_core.conversation.user_turn import MATERIAL_TOKENS, around_request, caller_patterns, material_parts
 
 __all__ = ["EMPTIED", "MATERIAL_TOKENS", "ConversationPlan", "ConversationResult", "assemble_part", "compress_conversation", "fit_parts",
@@ -47,20 +49,8 @@ __all__ = ["EMPTIED", "MATERIAL_TOKENS", "ConversationPlan", "ConversationResult
 
 logger = logging.getLogger(__name__)
 
-Span = tuple[int, int]
 # Whitespace that holds a blank line: where one paragraph (a pasted document) ends and the next begins.
 BLANK_LINE = re.compile(r"[ \t\r\f\v]*\n(?:[ \t\r\f\v]*\n)+\s*")
-
-
-class DocumentCompressor(Protocol):
-    """What :func:`compress_conversation` needs of a compressor (:class:`tpc_core.TPCCompressor` is one)."""
-
-    @property
-    def token_counter(self) -> TokenCounter: ...
-
-    def compress(self, context: Any, question: str | None = None, target_tokens: int | None = None,
-                 rate: float | None = None, token_counter: TokenCounterSpec = None,
-                 **options: Any) -> CompressionResult: ...
 
 
 @dataclass(frozen=True)
@@ -313,7 +303,7 @@ out of a list that keeps another part, "sentence" keeps at least one sentence (i
 message that had text and drops its other emptied text parts (what no major provider rejects)."""
 
 
-def compress_conversation(compressor: DocumentCompressor, messages: Sequence[Any], *,
+def compress_conversation(engine: Engine, messages: Sequence[Any], *,
                           target_tokens: int | None = None, rate: float | None = None,
                           token_counter: TokenCounterSpec = None, strict: bool = True, emptied: str = "empty",
                           **options: Any) -> ConversationResult:
@@ -334,17 +324,13 @@ def compress_conversation(compressor: DocumentCompressor, messages: Sequence[Any
     CompressionOptions.build(target_tokens=target_tokens, rate=rate, **options)  # every option checked up front
     read = read_messages(messages)
     for message in read:
-        texts = tuple(part for part in message.parts if part is not None)
-        try:
-            as_documents(texts, message.index)
-        except ValueError as error:
-            raise ValueError(str(error).replace(f"Prompt {message.index}: document", f"Message {message.index}: text "
-                                                "part", 1)) from error
-    counter = compressor.token_counter if token_counter is None else resolve_token_counter(token_counter)
+        as_documents(tuple(part for part in message.parts if part is not None), message.index, label="Message",
+                     part="text part")
+    counter = engine.default_counter if token_counter is None else resolve_token_counter(token_counter)
     flat = [part for message in read for part in message.parts if part is not None]
     flat_counts = iter(counter.count_many(flat) if flat else [])
     counts = [tuple(next(flat_counts) if part is not None else 0 for part in message.parts) for message in read]
-    around = around_request(compressor, read, task_turn(read), counts, counter, options)
+    around = around_request(engine, read, task_turn(read), counts, counter, options)
     pins = {key: [part[a:b] for a, b in found.spans] for key, found in around.items()
             for part in (read[key[0]].parts[key[1]] or "",)}
     def planned(open_parts: set[tuple[int, int]], check: bool) -> ConversationPlan:
@@ -380,8 +366,8 @@ def compress_conversation(compressor: DocumentCompressor, messages: Sequence[Any
             pinned = {text for key in where for text in pins.get(key, ())}
             # the request sentences are forced in; a room too small for them still takes them (then over budget)
             target = max(plan.room, sum(counter(text) for text in pinned), 1)
-            result = compressor.compress(segments, question=plan.task, target_tokens=target, token_counter=counter,
-                                         **options)
+            result = engine.compress([as_documents(segments, 0)], [plan.task], counter,
+                                     CompressionOptions.build(target_tokens=target, **options))[0]
             texts = dict(zip(where, _fitted(result, parts, cuts, plan.room, counter, floors, pinned)))
     new_parts = [tuple(texts.get((m.index, p)) for p in range(len(m.parts))) for m in read]
     compressed = sum(counter(text) for text in texts.values()) + sum(

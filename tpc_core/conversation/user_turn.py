@@ -1,7 +1,7 @@
 """The latest user turn when it carries material (issue 35): which of its text parts are compressed, and around what.
 
 The single-message "document + question" chat is the commonest chat prompt. :func:`around_request` finds, with the
-compressor's request head, the request sentences of each long text part of the latest user turn: they become the
+checkpoint's request head, the request sentences of each long text part of the latest user turn: they become the
 task, kept verbatim, and the rest of the part is compressed with the other messages
 (:func:`tpc_core.conversation.compress.compress_conversation`). Where no request is found and the turn alone exceeds
 the budget, :func:`material_parts` opens it anyway, compressed prompt-agnostically, rather than kept whole over
@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tpc_core.conversation.messages import Message
+from tpc_core.engine.pipeline import Engine
 from tpc_core.engine.task.finder import FoundRequest
 from tpc_core.engine.tokens import TokenCounter
 
@@ -26,25 +27,24 @@ MATERIAL_TOKENS = 64
 material (a pasted document): it is compressed around its request (:func:`tpc_core.conversation.compress.compress_conversation`)."""
 
 
-def around_request(compressor: Any, read: Sequence[Message], task_index: int | None,
+def around_request(engine: Engine, read: Sequence[Message], task_index: int | None,
                    counts: Sequence[Sequence[int]], counter: TokenCounter,
                    options: dict[str, Any]) -> dict[tuple[int, int], FoundRequest]:
     """The latest user turn's text parts that carry material, each with the request it writes.
 
-    A part qualifies when the compressor's request head finds request sentences in it and the rest of it counts
+    A part qualifies when the checkpoint's request head finds request sentences in it and the rest of it counts
     at least :data:`MATERIAL_TOKENS`: the single-message "document + question" chat. Those sentences are then the
     task and are kept verbatim; the rest of the part is compressed for them with the other messages. A part where
     no request is found stays whole (it is the question; see :func:`material_parts`), as do all parts with a caller's own ``splitter`` (the
     request is found with the checkpoint's).
     """
-    find = getattr(compressor, "find_request", None)
-    if task_index is None or find is None or options.get("splitter") is not None:
+    if task_index is None or options.get("splitter") is not None:
         return {}
     message, found_parts = read[task_index], {}
     for p, part in enumerate(message.parts):
         if part is None or message.is_tool_part(p) or counts[task_index][p] < MATERIAL_TOKENS:
             continue
-        found = find(part)
+        found = engine.find_request(part)
         if found is not None and counts[task_index][p] - sum(counter(part[a:b]) for a, b in found.spans) \
                 >= MATERIAL_TOKENS:
             found_parts[(task_index, p)] = found

@@ -172,23 +172,26 @@ def _refuse_lone_surrogates(text: str, where: str) -> None:
                          "source) and pass it again.")
 
 
-def as_documents(context: Any, position: int) -> tuple[str, ...]:
+def as_documents(context: Any, position: int, *, label: str = "Prompt", part: str = "document") -> tuple[str, ...]:
     """One prompt's documents: a string is one document; a list must hold only strings.
+
+    ``label`` and ``part`` name the prompt and its documents in the messages (a conversation says "Message 2: text
+    part 0").
 
     Raises:
         TypeError: A context that is not a string or a list of strings.
         ValueError: A document with a lone surrogate (the message names it, its offset and what to do).
     """
     if isinstance(context, str):
-        _refuse_lone_surrogates(context, f"Prompt {position}")
+        _refuse_lone_surrogates(context, f"{label} {position}")
         return (context,)
     if isinstance(context, Sequence) and not isinstance(context, (bytes, bytearray)):
         for index, document in enumerate(context):
             if not isinstance(document, str):
-                raise TypeError(f"Prompt {position}: document {index} is a {type(document).__name__}, not a str.")
-            _refuse_lone_surrogates(document, f"Prompt {position}: document {index}")
+                raise TypeError(f"{label} {position}: {part} {index} is a {type(document).__name__}, not a str.")
+            _refuse_lone_surrogates(document, f"{label} {position}: {part} {index}")
         return tuple(context)
-    raise TypeError(f"Prompt {position}: context must be a str or a list of str, got {type(context).__name__}.")
+    raise TypeError(f"{label} {position}: context must be a str or a list of str, got {type(context).__name__}.")
 
 
 def as_questions(question: Any, count: int) -> list[str | None]:

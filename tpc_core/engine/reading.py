@@ -3,21 +3,160 @@
 :func:`segment` splits and counts one prompt and resolves its budget. :func:`read_prompts` does it for a batch and
 returns a :class:`ReadBatch`, whose :meth:`~ReadBatch.embed` gives the sentence embeddings of the prompts the
 engine scores, read by the scorer's per-document step (``Scorer.embed_documents``). A sentence cache is a wrapper
-around that step (a :class:`DocumentStore`, :mod:`tpc_core.cache.reading`): it gives back what it holds for a
+around that step (a :class:`DocumentStore`, :mod:`tpc_core.cache.documents`): it gives back what it holds for a
 document (its spans and counts at segmentation, its embeddings at the embedding step) and stores what the scorer
 computes for the others, keyed by the scorer's identity.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import torch
 
 from tpc_core.engine.options import CompressionOptions
 from tpc_core.engine.selection.budget import CountTokens, joined_count, resolve_budget
-from tpc_core.engine.values import KnownDocument, Segmented, Span
+from tpc_core.engine.tokens import TokenCounter
+from tpc_core.engine.values import DocumentSentences, KnownDocument, Segmented, Span
 from tpc_core.segmentation import SentenceSplitter, split_sentences
 
-__all__ = ["segment"]
+__all__ = ["DocumentStore", "EmbedDocuments", "ReadBatch", "Stored", "embed_prompts", "read_prompts", "segment"]
+
+EmbedDocuments = Callable[[Sequence[DocumentSentences]], Sequence[torch.Tensor]]
+"""A scorer's per-document step: each document's sentence embeddings ``(n_sentences, d)``, each sentence read inside
+its document (``Scorer.embed_documents``)."""
+
+
+@dataclass(frozen=True)
+class Stored:
+    """What a store holds of one document, all under the engine's default counter (the CSE tokenizer).
+
+    Attributes:
+        spans: Its sentence spans.
+        counts: Each sentence's count.
+        document_tokens: The document's count.
+        embeddings: Its sentence embeddings ``(n_sentences, d)``, as the scorer's per-document step gave them.
+    """
+
+    spans: tuple[Span, ...]
+    counts: tuple[int, ...]
+    document_tokens: int
+    embeddings: torch.Tensor
+
+
+class DocumentStore(Protocol):
+    """A cache around the per-document step, keyed by document text (and, inside it, the scorer's identity).
+
+    ``get_many`` returns, per text, what it holds (anything with :class:`Stored`'s attributes) or ``None``;
+    ``put_many`` stores documents and returns how many it wrote. Neither raises for a failing backend (the
+    store logs and counts it).
+    """
+
+    def get_many(self, texts: Sequence[str]) -> list[Any]: ...
+
+    def put_many(self, items: Sequence[tuple[str, Stored]]) -> int: ...
+
+
+def embed_prompts(embed_documents: EmbedDocuments, prompts: Sequence[Segmented]) -> list[torch.Tensor]:
+    """Each prompt's sentence embeddings, flat ``(n_sentences, d)`` in sentence order: every document of every prompt
+    in one ``embed_documents`` call."""
+    matrices = list(embed_documents([document for prompt in prompts for document in prompt.per_document]))
+    flat, position = [], 0
+    for prompt in prompts:
+        documents = matrices[position: position + len(prompt.documents)]
+        flat.append(torch.cat(documents) if documents else torch.zeros(0))
+        position += len(prompt.documents)
+    return flat
+
+
+def read_prompts(documents: Sequence[tuple[str, ...]], splitter: SentenceSplitter, counter: TokenCounter,
+                 options: CompressionOptions, embed_documents: EmbedDocuments, store: DocumentStore | None = None,
+                 default_counter: TokenCounter | None = None) -> ReadBatch:
+    """Segment a batch of prompts (each a tuple of documents), through ``store`` where one is given: a document it
+    holds is not split again, nor counted again where ``counter`` is ``default_counter`` (the store's counts are
+    that counter's), and its embeddings are not computed again."""
+    if store is None:
+        return ReadBatch([segment(docs, splitter, counter, options) for docs in documents], embed_documents)
+    texts = list(dict.fromkeys(doc for docs in documents for doc in docs if doc.strip()))
+    found = dict(zip(texts, store.get_many(texts)))
+    own = counter is default_counter
+    prompts, entries = [], []
+    for docs in documents:
+        held = [found.get(doc) if doc.strip() else None for doc in docs]
+        known = [None if entry is None else KnownDocument(
+            tuple(entry.spans), tuple(entry.counts) if own else None, entry.document_tokens if own else None)
+            for entry in held]
+        prompts.append(segment(docs, splitter, counter, options, known if any(known) else None))
+        entries.append(held)
+    return ReadBatch(prompts, embed_documents, store, entries, counter, default_counter)
+
+
+class ReadBatch:
+    """A batch of prompts read: segmented, and embedded on demand (only the prompts the engine scores).
+
+    Attributes:
+        prompts: The segmented prompts, in order.
+        hits: Per prompt, its documents the store held (``None`` without a store).
+        misses: Per prompt, its non-blank documents the store lacked (``None`` without a store).
+    """
+
+    def __init__(self, prompts: list[Segmented], embed_documents: EmbedDocuments, store: DocumentStore | None = None,
+                 entries: list[list[Any]] | None = None, counter: TokenCounter | None = None,
+                 default_counter: TokenCounter | None = None) -> None:
+        self.prompts = prompts
+        self.embed_documents = embed_documents
+        self.store = store
+        self.entries = entries
+        self.counter = counter
+        self.default_counter = default_counter
+        self.written = 0
+        self.hits: list[int] | None = None
+        self.misses: list[int] | None = None
+        if entries is not None:
+            self.hits = [sum(entry is not None for entry in held) for held in entries]
+            self.misses = [sum(bool(doc.strip()) for doc in prompt.documents) - hits
+                           for prompt, hits in zip(prompts, self.hits)]
+        self._slots = {id(prompt): slot for slot, prompt in enumerate(prompts)}
+
+    def embed(self, prompts: Sequence[Segmented]) -> list[torch.Tensor]:
+        """Each prompt's sentence embeddings, flat: the store's where it holds the document, the scorer's for the
+        rest (which are then stored)."""
+        if self.store is None or self.entries is None:
+            return embed_prompts(self.embed_documents, prompts)
+        slots = [self._slots[id(prompt)] for prompt in prompts]
+        missing = [(position, d) for position, slot in enumerate(slots)
+                   for d, entry in enumerate(self.entries[slot]) if entry is None]
+        computed = dict(zip(missing, self.embed_documents([prompts[k].per_document[d] for k, d in missing]))) \
+            if missing else {}
+        self._store(prompts, computed)
+        flat = []
+        for position, (prompt, slot) in enumerate(zip(prompts, slots)):
+            parts = [entry.embeddings if entry is not None else computed[(position, d)]
+                     for d, entry in enumerate(self.entries[slot])]
+            flat.append(torch.cat(parts) if parts else torch.zeros(0))
+        return flat
+
+    def _store(self, prompts: Sequence[Segmented], computed: dict[tuple[int, int], torch.Tensor]) -> None:
+        """Store every computed non-blank document once, with the default counter's counts."""
+        assert self.store is not None
+        default = self.default_counter
+        own = default is None or self.counter is default
+        items, seen = [], set()
+        for (position, d), matrix in computed.items():
+            prompt = prompts[position]
+            document, spans = prompt.documents[d], prompt.spans[d]
+            if not document.strip() or document in seen:
+                continue
+            seen.add(document)
+            counts, tokens = prompt.counts[d], prompt.document_tokens[d]
+            if not own:  # a store holds the default counter's counts, whatever the caller counts with
+                counts = tuple(default.count_many([document[s:e] for s, e in spans]))
+                exact = default.count_from_sentences(document, spans, counts)
+                tokens = default(document) if exact is None else exact
+            items.append((document, Stored(tuple(spans), tuple(counts), tokens, matrix)))
+        self.written += self.store.put_many(items)
 
 
 def segment(documents: tuple[str, ...], splitter: SentenceSplitter, counter: CountTokens,

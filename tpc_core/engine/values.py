@@ -15,13 +15,14 @@ from enum import Enum
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from tpc_core.segmentation import Span
+
 if TYPE_CHECKING:
     from tpc_core.engine.selection.budget import Joined
 
-__all__ = ["Assembled", "KnownDocument", "Scored", "Segmented", "Selected", "Selection", "Span", "Task",
-           "TaskSource"]
+__all__ = ["Assembled", "DocumentSentences", "KnownDocument", "Scored", "Segmented", "Selected", "Selection", "Span",
+           "Task", "TaskSource"]
 
-Span = tuple[int, int]
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,21 @@ class KnownDocument:
     spans: tuple[Span, ...]
     counts: tuple[int, ...] | None = None
     tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class DocumentSentences:
+    """One document's sentences as a scorer's per-document step reads them (``Scorer.embed_documents``).
+
+    Attributes:
+        sentences: The sentences' texts, in order.
+        token_ids: Their token ids where the counter gave them (``None`` otherwise).
+        ids_tokenizer: The fingerprint of the tokenizer that made ``token_ids``.
+    """
+
+    sentences: tuple[str, ...]
+    token_ids: tuple[Sequence[int], ...] | None = None
+    ids_tokenizer: str | None = None
 
 
 @dataclass(frozen=True)
@@ -76,6 +92,18 @@ class Segmented:
     def flat(self) -> list[tuple[int, int]]:
         """``(document, sentence)`` of every sentence, in order: the flat index used from here on."""
         return [(d, i) for d, spans in enumerate(self.spans) for i in range(len(spans))]
+
+    @cached_property
+    def per_document(self) -> tuple[DocumentSentences, ...]:
+        """Each document's sentences (and their token ids, where known): what the scorer embeds, document by
+        document."""
+        views, position, sentences = [], 0, self.sentences
+        for spans in self.spans:
+            end = position + len(spans)
+            ids = tuple(self.sentence_ids[position:end]) if self.sentence_ids is not None else None
+            views.append(DocumentSentences(tuple(sentences[position:end]), ids, self.ids_tokenizer))
+            position = end
+        return tuple(views)
 
     @property
     def needs_scoring(self) -> bool:

@@ -26,44 +26,36 @@ from tpc_core.engine.scoring.coverage import coverage_scores, section_ranks
 from tpc_core.engine.scoring.cse import ContextSentenceEncoder
 from tpc_core.engine.scoring.lexical import bm25_scores
 from tpc_core.engine.scoring.salience import SalienceHead, salience_scores
-from tpc_core.engine.values import Segmented
-from tpc_core.engine.values import Scored
-from tpc_core.engine.values import Selection, Task
+from tpc_core.engine.reading import embed_prompts
+from tpc_core.engine.values import DocumentSentences, Scored, Segmented, Selection, Task
 
 __all__ = ["SCORERS", "CosineBM25", "PooledCosine", "Scorer", "build_scorer", "document_token_ids",
-           "encode_sentences", "fuse_lexical", "score_prompts", "scorer_class"]
+           "encode_sentences", "fuse_lexical", "score_prompts", "scorer_class", "sentence_ids"]
+
+
+def sentence_ids(encoder: ContextSentenceEncoder, documents: Sequence[DocumentSentences]) -> list[list[list[int]]]:
+    """Every document's sentences as token ids: the contexts
+    :meth:`~tpc_core.engine.scoring.cse.ContextSentenceEncoder.encode_contexts` reads.
+
+    A document counted with the CSE's own tokenizer (the default counter) brings its sentences' ids along and is
+    not tokenized again; the others' sentences are tokenized in one call.
+    """
+    reuse = [document.token_ids is not None and document.ids_tokenizer == encoder.tokenizer_fingerprint
+             for document in documents]
+    fresh = iter(encoder.tokenize([sentence for document, own in zip(documents, reuse) if not own
+                                   for sentence in document.sentences]))
+    return [list(document.token_ids) if own and document.token_ids is not None
+            else [next(fresh) for _ in document.sentences] for document, own in zip(documents, reuse)]
 
 
 def document_token_ids(encoder: ContextSentenceEncoder, prompts: Sequence[Segmented]) -> list[list[list[int]]]:
-    """Every document's sentences as token ids, document by document: the contexts
-    :meth:`~tpc_core.engine.scoring.cse.ContextSentenceEncoder.encode_contexts` reads.
-
-    A prompt counted with the CSE's own tokenizer (the default counter) brings its sentences' ids along
-    (``Segmented.sentence_ids``) and is not tokenized again; the others' sentences are tokenized in one call.
-    """
-    reuse = [prompt.sentence_ids is not None and prompt.ids_tokenizer == encoder.tokenizer_fingerprint
-             for prompt in prompts]
-    fresh = iter(encoder.tokenize([sentence for prompt, own in zip(prompts, reuse) if not own
-                                   for sentence in prompt.sentences]))
-    ids = [token_ids for prompt, own in zip(prompts, reuse)
-           for token_ids in (prompt.sentence_ids if own else [next(fresh) for _ in prompt.sentences])]
-    contexts, position = [], 0
-    for prompt in prompts:
-        for spans in prompt.spans:
-            contexts.append(ids[position: position + len(spans)])
-            position += len(spans)
-    return contexts
+    """:func:`sentence_ids` of every document of ``prompts``, prompt by prompt."""
+    return sentence_ids(encoder, [document for prompt in prompts for document in prompt.per_document])
 
 
 def encode_sentences(encoder: ContextSentenceEncoder, prompts: Sequence[Segmented]) -> list[torch.Tensor]:
     """Each prompt's sentence embeddings, flat (n_sentences, d) in sentence order, each read inside its document."""
-    matrices = encoder.encode_contexts(document_token_ids(encoder, prompts))
-    per_prompt, position = [], 0
-    for prompt in prompts:
-        documents = matrices[position: position + len(prompt.documents)]
-        per_prompt.append(torch.cat(list(documents)) if documents else torch.zeros(0))
-        position += len(prompt.documents)
-    return per_prompt
+    return embed_prompts(lambda documents: encoder.encode_contexts(sentence_ids(encoder, documents)), prompts)
 
 
 class Scorer(Protocol):
@@ -74,8 +66,20 @@ class Scorer(Protocol):
         """The scorer a checkpoint's ``scorer`` section describes, on its CSE."""
         ...
 
+    @property
+    def identity(self) -> str:
+        """What ``embed_documents`` computes, by name: a sentence cache keys its entries by it (with the model's
+        identity), so it never serves one scorer's embeddings to another that embeds differently."""
+        ...
+
+    def embed_documents(self, documents: Sequence[DocumentSentences]) -> list[torch.Tensor]:
+        """Each document's sentence embeddings ``(n_sentences, d)``, each sentence read inside its document: the
+        per-document step a sentence cache wraps (:mod:`tpc_core.engine.reading`)."""
+        ...
+
     def embed(self, prompts: Sequence[Segmented]) -> list[torch.Tensor]:
-        """Each prompt's sentence embeddings, flat (n_sentences, d), each sentence read inside its document."""
+        """Each prompt's sentence embeddings, flat (n_sentences, d) (:func:`~tpc_core.engine.reading.embed_prompts`
+        over ``embed_documents``)."""
         ...
 
     def relevance(self, prompts: Sequence[Segmented], embeddings: Sequence[torch.Tensor],
@@ -99,9 +103,16 @@ class PooledCosine:
         """No settings of its own."""
         return cls(encoder)
 
+    identity = "pooled_cse"
+    """Mean-pooled CSE embeddings of each sentence inside its document (:class:`CosineBM25` embeds the same)."""
+
+    def embed_documents(self, documents: Sequence[DocumentSentences]) -> list[torch.Tensor]:
+        """The CSE's pooled sentence embeddings of each document, all documents in one ``encode_contexts`` call."""
+        return self.encoder.encode_contexts(sentence_ids(self.encoder, documents))
+
     def embed(self, prompts: Sequence[Segmented]) -> list[torch.Tensor]:
         """See :func:`encode_sentences`."""
-        return encode_sentences(self.encoder, prompts)
+        return embed_prompts(self.embed_documents, prompts)
 
     def relevance(self, prompts: Sequence[Segmented], embeddings: Sequence[torch.Tensor],
                   descriptions: Sequence[str]) -> list[torch.Tensor]:

@@ -1,0 +1,62 @@
+"""The query-time cache methods of :class:`tpc_core.TPCCompressor` (``warm_cache``, ``cache_info``, and the
+store its engine reads through), as a mixin, so the compressor itself holds only the compression calls."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from tpc_core.cache.documents import CachedDocuments, cached_documents
+from tpc_core.cache.resolve import CacheRegistry
+from tpc_core.cache.stores import CacheInfo
+from tpc_core.segmentation import SentenceSplitter
+
+if TYPE_CHECKING:
+    from tpc_core.engine.pipeline import Engine
+
+__all__ = ["CacheMethods"]
+
+
+class CacheMethods:
+    """The cache methods of a class with ``_caches`` (a :class:`CacheRegistry`), ``cache_fingerprint`` (what its
+    entries depend on), an ``engine`` and ``splitter(name)``."""
+
+    _caches: CacheRegistry
+    engine: Engine
+    cache_fingerprint: Mapping[str, Any]
+
+    splitter: Callable[[str | SentenceSplitter | None], SentenceSplitter]
+
+    def document_store(self, spec: Any, split: SentenceSplitter) -> CachedDocuments | None:
+        """The engine's store for a ``cache=`` value (:mod:`tpc_core.cache.documents`), ``None`` for no cache."""
+        cache = self._caches.resolve(spec)
+        return None if cache is None else cached_documents(cache, self.cache_fingerprint, split)
+
+    def warm_cache(self, texts: Sequence[str], *, cache: Any, splitter: str | SentenceSplitter | None = None,
+                   batch_size: int = 16) -> int:
+        """Store each text's cache entry (sentences, counts, embeddings) without compressing it: what ingestion
+        does so that query-time calls find every chunk. Texts already cached are not read again.
+
+        Args:
+            texts: The documents (chunks), as they will later be passed to :meth:`compress`.
+            cache: Where to store them (any ``cache=`` value, see :class:`~tpc_core.engine.options.CompressKeywords`).
+            splitter: The splitter the later calls will use (default: the checkpoint's).
+            batch_size: Texts encoded together.
+
+        Returns:
+            How many entries were written.
+        """
+        split = self.splitter(splitter)
+        store = self.document_store(cache, split)
+        if store is None:
+            raise ValueError("warm_cache needs a cache and a splitter it can name (a built-in one, or an object with "
+                             "a cache_identity string).")
+        return self.engine.warm(texts, store, split, batch_size)
+
+    def cache_info(self, cache: Any = "memory") -> CacheInfo:
+        """Hits, misses, bytes, evictions, entries and errors of a cache this compressor uses (``"memory"``: its
+        in-process LRU; a directory or store: the one it resolved for that value)."""
+        resolved = self._caches.resolve(cache)
+        if resolved is None:
+            raise ValueError("cache_info needs a cache, not None.")
+        return resolved.info()

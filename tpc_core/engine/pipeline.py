@@ -1,0 +1,175 @@
+"""The batch loop: prompts read, their tasks found, their sentences scored and selected, results built.
+
+:class:`Engine` is one checkpoint's algorithm with its models loaded (the CSE behind its scorer, the task finder
+with its request head and CTD, the salience head): :class:`tpc_core.TPCCompressor` builds one and is a facade over
+it, and a conversation (:mod:`tpc_core.conversation`) runs one engine call through it. The route of one prompt is
+written once, in docs/ARCHITECTURE.md ("The route of one prompt").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
+from tpc_core.config import AgnosticConfig
+from tpc_core.diagnostics.caller import warn_at_caller
+from tpc_core.engine.options import CompressionOptions, as_documents
+from tpc_core.engine.output.result import CompressionResult, to_result
+from tpc_core.engine.reading import DocumentStore, EmbedDocuments, ReadBatch, read_prompts, segment
+from tpc_core.engine.scoring.salience import SalienceHead
+from tpc_core.engine.scoring.scorers import Scorer, score_prompts
+from tpc_core.engine.selection.assembly import compress_scored
+from tpc_core.engine.task.finder import FoundRequest, TaskFinder
+from tpc_core.engine.tokens import TokenCounter
+from tpc_core.engine.values import Scored, Segmented
+from tpc_core.segmentation import SentenceSplitter, get_splitter
+
+__all__ = ["Engine", "StoreFor"]
+
+StoreFor = Callable[[Any, SentenceSplitter], "DocumentStore | None"]
+"""The store a ``cache=`` value stands for, for one splitter (``None``: no cache); the compressor resolves it."""
+
+
+class Engine:
+    """One checkpoint's algorithm, its models loaded. Thread-safe: every call reads its own batch.
+
+    Args:
+        scorer: The checkpoint's scorer (its ``embed_documents`` is the per-document step a cache wraps).
+        task_finder: The prompt-agnostic task finder (request head, CTD).
+        agnostic: The checkpoint's prompt-agnostic settings (coverage weights, redundancy).
+        default_counter: The CSE tokenizer's counter (what ``token_counter=None`` means; a store's counts are its).
+        splitter: The checkpoint's splitter name (what ``splitter=None`` means).
+        salience: The checkpoint's salience head, if it has one.
+        stores: Resolves a ``cache=`` value to a store (``None``: caching is off).
+    """
+
+    def __init__(self, scorer: Scorer, task_finder: TaskFinder, agnostic: AgnosticConfig,
+                 default_counter: TokenCounter, splitter: str, *, salience: SalienceHead | None = None,
+                 stores: StoreFor | None = None) -> None:
+        self.scorer = scorer
+        self.task_finder = task_finder
+        self.agnostic = agnostic
+        self.default_counter = default_counter
+        self.default_splitter = splitter
+        self.salience = salience
+        self.stores = stores
+        self._splitters: dict[str, SentenceSplitter] = {}
+        self._splitters_lock = threading.Lock()
+
+    @property
+    def embed_documents(self) -> EmbedDocuments:
+        """The per-document step: the scorer's."""
+        return self.scorer.embed_documents
+
+    def splitter(self, splitter: str | SentenceSplitter | None = None) -> SentenceSplitter:
+        """The sentence splitter for ``splitter`` (a name, an object with ``spans(text)``, or ``None``: the
+        checkpoint's own); named splitters are built once and shared."""
+        if splitter is None:
+            splitter = self.default_splitter
+        if not isinstance(splitter, str):
+            if not callable(getattr(splitter, "spans", None)):
+                raise TypeError(f"splitter must be a name or an object with a spans(text) method, got "
+                                f"{type(splitter).__name__}.")
+            return splitter
+        with self._splitters_lock:
+            if splitter not in self._splitters:
+                self._splitters[splitter] = get_splitter(splitter)
+            return self._splitters[splitter]
+
+    def store(self, cache: Any, splitter: SentenceSplitter) -> DocumentStore | None:
+        """The store ``cache`` stands for (``None`` when it is ``None`` or no store resolver was given)."""
+        return None if cache is None or self.stores is None else self.stores(cache, splitter)
+
+    def compress(self, documents: Sequence[tuple[str, ...]], questions: Sequence[str | None], counter: TokenCounter,
+                 options: CompressionOptions) -> list[CompressionResult]:
+        """Compress checked prompts (each a tuple of documents), ``options.batch_size`` at a time: read (through the
+        cache ``options.cache`` names) → tasks → scores → budget and assembly → result.
+
+        Warns:
+            UserWarning: At the caller's line, when sentences larger than the whole budget were skipped (also
+                counted in ``CompressionResult.oversized_sentences``).
+        """
+        from tqdm.auto import tqdm
+
+        split = self.splitter(options.splitter)
+        store = self.store(options.cache, split)
+        chunks, show = range(0, len(documents), options.batch_size), options.show_progress
+        progress = tqdm(chunks, desc="tpc compress", unit="batch",
+                        disable=(not show) if show is not None else (len(chunks) <= 1 or None))
+        separator, results = options.document_separator, []
+        for first in progress:
+            batch = slice(first, first + options.batch_size)
+            read = read_prompts(documents[batch], split, counter, options, self.embed_documents, store,
+                                self.default_counter)
+            for k, prompt in enumerate(self.score(read.prompts, list(questions[batch]), separator,
+                                                  options.describe_bare, read.embed)):
+                result = to_result(compress_scored(prompt, options, counter, self.agnostic.redundancy), separator)
+                if read.hits is not None and read.misses is not None:
+                    result = dataclasses.replace(result, cache_hits=read.hits[k], cache_misses=read.misses[k])
+                results.append(result)
+        for result in results:
+            if result.oversized_sentences:
+                warn_at_caller(f"{result.oversized_sentences} sentence(s) are larger than the whole budget of "
+                               f"{result.budget} tokens and were skipped (sentences are never truncated).")
+        return results
+
+    def score(self, prompts: list[Segmented], questions: list[str | None], separator: str,
+              describe_bare: bool = True, embed: Callable[[list[Segmented]], list[torch.Tensor]] | None = None,
+              ) -> list[Scored]:
+        """Embeddings (``embed``, default the scorer's), tasks and scores of the prompts that are over budget; the
+        others pass through unscored."""
+        over_budget = [k for k, prompt in enumerate(prompts) if prompt.needs_scoring]
+        scored = [Scored(prompt) for prompt in prompts]
+        if not over_budget:
+            return scored
+        to_score = [prompts[k] for k in over_budget]
+        embeddings = (embed or self.scorer.embed)(to_score)
+        tasks = self.task_finder.find(to_score, embeddings, [questions[k] for k in over_budget], separator=separator,
+                                      describe_bare=describe_bare)
+        for k, prompt in zip(over_budget, score_prompts(self.scorer, to_score, embeddings, tasks, self.agnostic,
+                                                        salience=self.salience)):
+            scored[k] = prompt
+        return scored
+
+    def read_whole(self, prompts: list[str]) -> tuple[list[Segmented], list[torch.Tensor]]:
+        """Whole prompts segmented with the default splitter and counter, and their sentence embeddings."""
+        options = CompressionOptions()
+        segmented = [segment((prompt,), self.splitter(), self.default_counter, options) for prompt in prompts]
+        return segmented, self.scorer.embed(segmented)
+
+    def describe(self, prompts: list[str]) -> list[str]:
+        """The task description of each whole prompt (:meth:`TaskFinder.descriptions`)."""
+        return self.task_finder.descriptions(prompts, self.read_whole,
+                                             separator=CompressionOptions().document_separator)
+
+    def find_request(self, prompt: str) -> FoundRequest | None:
+        """The request ``prompt`` writes, as the request head alone finds it (:meth:`TaskFinder.find_request`)."""
+        return self.task_finder.find_request(prompt, self.read_whole)
+
+    def warm(self, texts: Sequence[str], store: DocumentStore, splitter: SentenceSplitter, batch_size: int) -> int:
+        """Store every text ``store`` lacks (its spans, counts and embeddings), without compressing; returns the
+        entries written.
+
+        Raises:
+            TypeError: A single string, or a text that is not a string.
+            ValueError: A text with a lone surrogate, or a ``batch_size`` that is not a positive int.
+        """
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive int, got {batch_size!r}.")
+        if isinstance(texts, str):
+            raise TypeError("warm_cache takes a list of texts, not a single string.")
+        unique = list(dict.fromkeys(as_documents(text, position)[0] for position, text in enumerate(texts)))
+        unique = [text for text in unique if text.strip()]
+        missing = [text for text, held in zip(unique, store.get_many(unique)) if held is None]
+        written, options, counter = 0, CompressionOptions(), self.default_counter
+        for first in range(0, len(missing), batch_size):
+            chunk = missing[first: first + batch_size]
+            batch = ReadBatch([segment((text,), splitter, counter, options) for text in chunk], self.embed_documents,
+                              store, [[None] for _ in chunk], counter, counter)
+            batch.embed(batch.prompts)
+            written += batch.written
+        return written
