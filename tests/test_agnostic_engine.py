@@ -51,7 +51,7 @@ def test_written_request_is_extracted_without_generation(tiny_checkpoint, tmp_pa
     result = compressor.compress(PROMPT, target_tokens=20, token_counter=lambda t: len(t.split()))
     assert result.task_source == "extracted"
     assert result.task_description == "Which river flows through Rome?"
-    assert compressor._descriptor is None  # the CTD was never loaded
+    assert not compressor.task_descriptor_loaded  # the CTD was never loaded
     assert compressor.describe_task(PROMPT) == "Which river flows through Rome?"
     _assert_verbatim_in_order(result, PROMPT)
 

@@ -11,7 +11,6 @@ it reads it from the options. Neither method's signature or docstring lists the 
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal, Union, overload
@@ -34,7 +33,6 @@ from tpc_core.engine.tokens import TokenCounter, TokenCounterSpec, resolve_token
 from tpc_core.loading.checkpoint import HubOptions
 from tpc_core.loading.copying import picklable_state, restore_state
 from tpc_core.loading.heads import load_request_head, load_salience_head
-from tpc_core.loading.identity import cse_identity
 from tpc_core.loading.lazy_ctd import LazyDescriptor
 from tpc_core.loading.pretrained import PretrainedMixin
 from tpc_core.segmentation import SentenceSplitter
@@ -92,7 +90,7 @@ class TPCCompressor(PretrainedMixin, CacheMethods):
         finder = TaskFinder(self.config.agnostic, self._request_head,
                             self._ctd.describe if self.config.ctd is not None else None, name=self.config.name)
         return Engine(self._scorer, finder, self.config.agnostic, self._default_counter, self.config.splitter,
-                      salience=self._salience_head, stores=self.document_store)
+                      self._salience_head, self.document_store)
 
     @property
     def scorer(self) -> Scorer:
@@ -120,7 +118,6 @@ class TPCCompressor(PretrainedMixin, CacheMethods):
         """The CTD, loaded on first access (thread-safe)."""
         return self._ctd.get()
 
-    # ------------------------------------------------------------------ public compression API
     def compress(self, context: Context, question: str | None = None, target_tokens: int | None = None,
                  rate: float | None = None, token_counter: TokenCounterSpec = None,
                  **options: Unpack[CompressKeywords]) -> CompressionResult:
@@ -208,15 +205,6 @@ class TPCCompressor(PretrainedMixin, CacheMethods):
                                        token_counter=token_counter, strict=strict, emptied=emptied, **options)
         return result if return_result else result.messages
 
-    # ------------------------------------------------------------------ the sentence cache (tpc_core.cache)
-    @functools.cached_property
-    def cache_fingerprint(self) -> dict[str, Any]:
-        """What this compressor's cache entries depend on: the CSE's weights by content, its config, tokenizer and
-        dtype, and what the scorer embeds (``Scorer.identity``); the splitter and the storage dtype are added per
-        cache (:func:`tpc_core.cache.fingerprint`)."""
-        return {**cse_identity(self.config, self.checkpoint_dir, self.encoder.model, self.dtype),
-                "tokenizer": self.encoder.tokenizer_fingerprint, "embedding": self._scorer.identity}
-
     @overload
     def describe_task(self, prompts: str) -> str: ...
 
@@ -240,14 +228,8 @@ class TPCCompressor(PretrainedMixin, CacheMethods):
             ValueError: If a prompt holds a lone surrogate, or a description must be generated and the checkpoint
                 has no CTD.
         """
-        single = isinstance(prompts, str)
-        batch = [prompts] if single else list(prompts)
-        for position, prompt in enumerate(batch):
-            if not isinstance(prompt, str):
-                raise TypeError(f"describe_task takes strings; prompt {position} is {type(prompt).__name__}.")
-            as_documents(prompt, position)  # a lone surrogate: a clear ValueError before a tokenizer sees it
-        descriptions = self.engine.describe(batch)
-        return descriptions[0] if single else descriptions
+        descriptions = self.engine.describe([prompts] if isinstance(prompts, str) else list(prompts))
+        return descriptions[0] if isinstance(prompts, str) else descriptions
 
     def find_request(self, prompt: str) -> FoundRequest | None:
         """The request ``prompt`` writes (its sentences' spans and words) as the request head alone finds it, or

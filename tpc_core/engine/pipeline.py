@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -34,31 +35,29 @@ StoreFor = Callable[[Any, SentenceSplitter], "DocumentStore | None"]
 """The store a ``cache=`` value stands for, for one splitter (``None``: no cache); the compressor resolves it."""
 
 
+@dataclass
 class Engine:
     """One checkpoint's algorithm, its models loaded. Thread-safe: every call reads its own batch.
 
-    Args:
+    Attributes:
         scorer: The checkpoint's scorer (its ``embed_documents`` is the per-document step a cache wraps).
         task_finder: The prompt-agnostic task finder (request head, CTD).
         agnostic: The checkpoint's prompt-agnostic settings (coverage weights, redundancy).
         default_counter: The CSE tokenizer's counter (what ``token_counter=None`` means; a store's counts are its).
-        splitter: The checkpoint's splitter name (what ``splitter=None`` means).
+        default_splitter: The checkpoint's splitter name (what ``splitter=None`` means).
         salience: The checkpoint's salience head, if it has one.
         stores: Resolves a ``cache=`` value to a store (``None``: caching is off).
     """
 
-    def __init__(self, scorer: Scorer, task_finder: TaskFinder, agnostic: AgnosticConfig,
-                 default_counter: TokenCounter, splitter: str, *, salience: SalienceHead | None = None,
-                 stores: StoreFor | None = None) -> None:
-        self.scorer = scorer
-        self.task_finder = task_finder
-        self.agnostic = agnostic
-        self.default_counter = default_counter
-        self.default_splitter = splitter
-        self.salience = salience
-        self.stores = stores
-        self._splitters: dict[str, SentenceSplitter] = {}
-        self._splitters_lock = threading.Lock()
+    scorer: Scorer
+    task_finder: TaskFinder
+    agnostic: AgnosticConfig
+    default_counter: TokenCounter
+    default_splitter: str
+    salience: SalienceHead | None = None
+    stores: StoreFor | None = None
+    _splitters: dict[str, SentenceSplitter] = field(default_factory=dict, repr=False)
+    _splitters_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def embed_documents(self) -> EmbedDocuments:
@@ -142,7 +141,16 @@ class Engine:
         return segmented, self.scorer.embed(segmented)
 
     def describe(self, prompts: list[str]) -> list[str]:
-        """The task description of each whole prompt (:meth:`TaskFinder.descriptions`)."""
+        """The task description of each whole prompt (:meth:`TaskFinder.descriptions`).
+
+        Raises:
+            TypeError: A prompt that is not a string.
+            ValueError: A prompt with a lone surrogate (before a tokenizer sees it).
+        """
+        for position, prompt in enumerate(prompts):
+            if not isinstance(prompt, str):
+                raise TypeError(f"describe_task takes strings; prompt {position} is {type(prompt).__name__}.")
+            as_documents(prompt, position)
         return self.task_finder.descriptions(prompts, self.read_whole,
                                              separator=CompressionOptions().document_separator)
 

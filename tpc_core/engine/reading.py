@@ -11,7 +11,7 @@ computes for the others, keyed by the scorer's identity.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import torch
@@ -93,32 +93,38 @@ def read_prompts(documents: Sequence[tuple[str, ...]], splitter: SentenceSplitte
     return ReadBatch(prompts, embed_documents, store, entries, counter, default_counter)
 
 
+@dataclass
 class ReadBatch:
     """A batch of prompts read: segmented, and embedded on demand (only the prompts the engine scores).
 
     Attributes:
         prompts: The segmented prompts, in order.
+        embed_documents: The scorer's per-document step.
+        store: The store the batch reads through (``None``: no cache).
+        entries: Per prompt, per document, what the store held (``None`` for a document it lacked).
+        counter: The caller's counter.
+        default_counter: The counter whose counts a store holds.
         hits: Per prompt, its documents the store held (``None`` without a store).
         misses: Per prompt, its non-blank documents the store lacked (``None`` without a store).
+        written: Documents this batch stored.
     """
 
-    def __init__(self, prompts: list[Segmented], embed_documents: EmbedDocuments, store: DocumentStore | None = None,
-                 entries: list[list[Any]] | None = None, counter: TokenCounter | None = None,
-                 default_counter: TokenCounter | None = None) -> None:
-        self.prompts = prompts
-        self.embed_documents = embed_documents
-        self.store = store
-        self.entries = entries
-        self.counter = counter
-        self.default_counter = default_counter
-        self.written = 0
-        self.hits: list[int] | None = None
-        self.misses: list[int] | None = None
-        if entries is not None:
-            self.hits = [sum(entry is not None for entry in held) for held in entries]
+    prompts: list[Segmented]
+    embed_documents: EmbedDocuments
+    store: DocumentStore | None = None
+    entries: list[list[Any]] | None = None
+    counter: TokenCounter | None = None
+    default_counter: TokenCounter | None = None
+    hits: list[int] | None = field(default=None, init=False)
+    misses: list[int] | None = field(default=None, init=False)
+    written: int = field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        if self.entries is not None:
+            self.hits = [sum(entry is not None for entry in held) for held in self.entries]
             self.misses = [sum(bool(doc.strip()) for doc in prompt.documents) - hits
-                           for prompt, hits in zip(prompts, self.hits)]
-        self._slots = {id(prompt): slot for slot, prompt in enumerate(prompts)}
+                           for prompt, hits in zip(self.prompts, self.hits)]
+        self._slots = {id(prompt): slot for slot, prompt in enumerate(self.prompts)}
 
     def embed(self, prompts: Sequence[Segmented]) -> list[torch.Tensor]:
         """Each prompt's sentence embeddings, flat: the store's where it holds the document, the scorer's for the

@@ -7,6 +7,7 @@ settings are set on every call), so a slow prompt-agnostic call never blocks the
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,27 +20,26 @@ from tpc_core.loading.checkpoint import HubOptions, load_ctd_parts
 __all__ = ["LazyDescriptor"]
 
 
+@dataclass
 class LazyDescriptor:
     """A checkpoint's task descriptor, loaded on the first :meth:`get` or :meth:`describe`.
 
-    Args:
+    Attributes:
         config: The checkpoint's config (its ``ctd`` section; ``None``: the checkpoint has no CTD).
         checkpoint_dir: Where the checkpoint's files are.
         hub_options: How the base model is fetched.
         device: The device it runs on.
         dtype: Its dtype.
-        descriptor: One already loaded, if any.
+        descriptor: The CTD once loaded (or one given already loaded).
     """
 
-    def __init__(self, config: TPCConfig, checkpoint_dir: Path, hub_options: HubOptions, device: torch.device,
-                 dtype: torch.dtype, descriptor: TaskDescriptor | None = None) -> None:
-        self.config = config
-        self.checkpoint_dir = checkpoint_dir
-        self.hub_options = hub_options
-        self.device = device
-        self.dtype = dtype
-        self.descriptor = descriptor
-        self.lock = threading.Lock()
+    config: TPCConfig
+    checkpoint_dir: Path
+    hub_options: HubOptions
+    device: torch.device
+    dtype: torch.dtype
+    descriptor: TaskDescriptor | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
     def loaded(self) -> bool:

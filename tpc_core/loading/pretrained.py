@@ -5,6 +5,7 @@ compressor itself holds only what it does with the models)."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,7 @@ from tpc_core.loading.checkpoint import (
 )
 from tpc_core.loading.devices import resolve_device, resolve_dtype
 from tpc_core.loading.hub_cse import pin_hub_revisions
+from tpc_core.loading.identity import cse_identity
 from tpc_core.loading.registry import DEFAULT_MODEL
 from tpc_core.version import __version__
 
@@ -36,13 +38,15 @@ __all__ = ["PretrainedMixin"]
 class PretrainedMixin:
     """``from_pretrained``, ``save_pretrained``, ``push_to_hub`` and ``info`` for a class built as
     ``cls(config, encoder, checkpoint_dir=, hub_options=, device=, dtype=)`` that has ``config``,
-    ``checkpoint_dir``, ``encoder``, ``device``, ``dtype`` and a lazily loaded ``task_descriptor``."""
+    ``checkpoint_dir``, ``encoder``, ``device``, ``dtype``, a ``scorer`` and a lazily loaded ``task_descriptor``;
+    and ``cache_fingerprint``, what the loaded model is by content (what a sentence cache's entries depend on)."""
 
     config: TPCConfig
     checkpoint_dir: Path
     encoder: ContextSentenceEncoder
     device: torch.device
     dtype: torch.dtype
+    scorer: Any
 
     @classmethod
     def from_pretrained(cls, name_or_path: str | Path = DEFAULT_MODEL, *, revision: str | None = None,
@@ -95,6 +99,14 @@ class PretrainedMixin:
         if load_ctd:
             compressor.task_descriptor  # noqa: B018 (loads it now)
         return compressor
+
+    @functools.cached_property
+    def cache_fingerprint(self) -> dict[str, Any]:
+        """What this compressor's cache entries depend on: the CSE's weights by content, its config, tokenizer and
+        dtype, and what the scorer embeds (``Scorer.identity``); the splitter and the storage dtype are added per
+        cache (:func:`tpc_core.cache.fingerprint`)."""
+        return {**cse_identity(self.config, self.checkpoint_dir, self.encoder.model, self.dtype),
+                "tokenizer": self.encoder.tokenizer_fingerprint, "embedding": self.scorer.identity}
 
     def save_pretrained(self, directory: str | Path) -> Path:
         """Write this checkpoint (config and trained parts; base models stay references) to ``directory``."""
