@@ -24,15 +24,15 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-from benchmarks.budget import MiniLMTokenCounter
-from benchmarks.chunks import build_chunks, spread_over_sources
-from benchmarks.loaders import Sample
+from benchmarks.protocol.budget import MiniLMTokenCounter
+from benchmarks.protocol.chunks import build_chunks, spread_over_sources
+from benchmarks.protocol.loaders import Sample
 
 __all__ = ["RememberingEncoder", "corpus_chunks", "langchain_rounds", "llama_index_rounds", "run_pipelines"]
 
 
 def corpus_chunks(samples: Sequence[Sample], counter: MiniLMTokenCounter, chunk_tokens: int) -> list[Any]:
-    """Every chunk of the samples' distinct contexts, in order (:func:`benchmarks.chunks.build_chunks`)."""
+    """Every chunk of the samples' distinct contexts, in order (:func:`benchmarks.protocol.chunks.build_chunks`)."""
     seen: set[str] = set()
     chunks = []
     for sample in samples:

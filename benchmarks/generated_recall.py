@@ -1,4 +1,4 @@
-"""Prompt-agnostic compression of generated prompts (:mod:`benchmarks.synthesis`, issue 35): evidence recall and
+"""Prompt-agnostic compression of generated prompts (:mod:`synthesis`, issue 35): evidence recall and
 request found per component, seen against held-out parts, beside prompt-aware on the same prompts.
 
 ``python -m benchmarks.generated_recall --split train-heldout --per-row 1 --limit 30 --out DIR``
@@ -26,11 +26,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.budget import minilm_token_counter
-from benchmarks.layout_recall import recall_samples
-from benchmarks.loaders import Sample
-from benchmarks.metrics import evidence_recall
-from benchmarks.synthesis import Generated, generate
+from benchmarks.protocol.budget import minilm_token_counter
+from benchmarks.protocol.loaders import recall_samples
+from benchmarks.protocol.loaders import Sample
+from benchmarks.protocol.metrics import evidence_recall
+from synthesis import Generated, generate
 from tpc_core.engine.request import request_covered
 
 __all__ = ["REPORTED_AXES", "generated_prompts", "main", "run", "summarise", "unescaped"]

@@ -6,14 +6,14 @@ rate, per layout, familiar against seen-in-training against held-out.
 Every row is compressed three ways at the same rate with the MiniLM token counter (the benchmark protocol):
 
 - ``aware``: its context with its question given (the reference);
-- ``familiar``: its LongBench-style template (``benchmarks.templates``) filled and compressed with no question;
-- ``--per-row`` layouts of :mod:`benchmarks.layouts` (dealt so each layout gets as many rows), the question
+- ``familiar``: its LongBench-style template (``synthesis.templates``) filled and compressed with no question;
+- ``--per-row`` layouts of :mod:`synthesis.layouts` (dealt so each layout gets as many rows), the question
   written as the request, compressed with no question.
 
 Reported per layout: evidence recall (the share of the row's gold supporting sentences kept verbatim), how the
 task was found (``extracted`` / ``matched`` / ``generated`` / ``fallback``), the share whose task description
 keeps the written question, and budget overruns. ``--split heldout-train`` uses the ``qa_dev`` train rows the
-CSE and the request head never trained on (``training/results/2026-11-23/validation_ids.json``): use it for
+CSE and the request head never trained on (:data:`benchmarks.protocol.data.HELDOUT_IDS`): use it for
 choices. ``--split dev`` measures the dev rows (rarely).
 """
 
@@ -29,16 +29,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.budget import minilm_token_counter
-from benchmarks.layouts import HELD_OUT_LAYOUTS, LAYOUTS, render, written_question
-from benchmarks.loaders import Sample, load_qa_dev
-from benchmarks.metrics import evidence_recall
-from benchmarks.templates import fill_template
+from benchmarks.protocol.budget import minilm_token_counter
+from synthesis.layouts import HELD_OUT_LAYOUTS, LAYOUTS, render, written_question
+from benchmarks.protocol.loaders import Sample, recall_samples
+from benchmarks.protocol.metrics import evidence_recall
+from synthesis.templates import fill_template
 from tpc_core.engine.request import request_covered
 
-__all__ = ["layout_prompts", "main", "recall_samples", "summarise_layouts"]
+__all__ = ["layout_prompts", "main", "summarise_layouts"]
 
-HELDOUT_IDS = "training/results/2026-11-23/validation_ids.json"
 
 
 def layout_prompts(samples: Sequence[Sample], per_row: int, *, seed: int,
@@ -117,17 +116,6 @@ def run(compressor: Any, samples: Sequence[Sample], *, per_row: int, rate: float
         if log is not None and number % 25 == 0:
             log(f"{number}/{len(work)} prompts")
     return rows
-
-
-def recall_samples(qa: str | None, *, dev: bool) -> list[Sample]:
-    """The rows a recall benchmark reads: ``qa_dev``'s dev split, or the held-out train rows the CSE never saw
-    (:data:`HELDOUT_IDS`), each with gold evidence."""
-    if dev:
-        samples = load_qa_dev(qa, split="dev")
-    else:
-        held = set(json.loads(Path(HELDOUT_IDS).read_text(encoding="utf-8")))
-        samples = [s for s in load_qa_dev(qa, split="train") if s.id in held]
-    return [s for s in samples if s.supporting_sentences]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -23,7 +23,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ from training.common.jsonl import read_jsonl
 from training.common.loop import run_stage_cli
 from training.curation.layouts import records_digest
 from training.request_sequence import SequenceFitSettings, fit_sequence_head
+from benchmarks.protocol.data import data_file
 
 __all__ = ["RequestHeadConfig", "EncodedPrompt", "fit_head", "head_and_tail", "held_for_threshold", "label_sentences",
            "prompt_scores", "train_request_head", "main"]
@@ -112,8 +113,8 @@ class RequestHeadConfig:
     layout_records: int = 0
     layout_without_request: int = 0
     layout_key_lookups: int = 0
-    nq_path: str = "../shared/data/nq_train.jsonl.gz"
-    qa_path: str = "../shared/data/qa_dev.jsonl"
+    nq_path: str = field(default_factory=lambda: str(data_file("nq_train.jsonl.gz")))
+    qa_path: str = field(default_factory=lambda: str(data_file("qa_dev.jsonl")))
     instruction_path: str | None = None
     layout_set_path: str | None = None
     baseline_head: str | None = None
@@ -385,8 +386,8 @@ def written_request_outcomes(prompts: Sequence[EncodedPrompt], records: Sequence
                              threshold: float, max_sentences: int, neighbour: float | None = None) -> list[Any]:
     """What the head alone makes of each encoded prompt (``benchmarks.request_found`` outcomes): the extracted
     request, or ``not_extracted`` (compression would then ask the CTD)."""
-    from benchmarks.instructions import request_of
-    from benchmarks.request_found import Outcome
+    from synthesis.instructions import request_of
+    from benchmarks.protocol.request_outcomes import Outcome
     from tpc_core.engine.request import pick_request, request_text
 
     by_id = {str(r["id"]): r for r in records}
@@ -492,7 +493,7 @@ def _by_set(prompts: Sequence[EncodedPrompt], records: Sequence[dict[str, Any]],
             max_sentences: int, neighbour: float | None) -> dict[str, Any]:
     """The check records of each record set measured apart (per family and shape; held-out components or layouts
     against seen ones by the records' ``split``)."""
-    from benchmarks.request_found import summarise
+    from benchmarks.protocol.request_outcomes import summarise
 
     by_id = {str(r["id"]): r for r in records}
     result: dict[str, Any] = {}
@@ -511,7 +512,7 @@ def _instruction_summary(config: RequestHeadConfig, fit: Sequence[dict[str, Any]
                          threshold: float, neighbour: float | None) -> dict[str, Any]:
     """The instruction-style check records measured (per family and shape), and the baseline head on the same
     encoded prompts (the held-out CTD families and the check records) where one is given."""
-    from benchmarks.request_found import summarise
+    from benchmarks.protocol.request_outcomes import summarise
 
     if config.instruction_path is None and config.layout_set_path is None and config.generated_set_path is None:
         return {}

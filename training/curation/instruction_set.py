@@ -1,4 +1,4 @@
-"""Build the request head's instruction-style records (:mod:`benchmarks.instructions`) from train data.
+"""Build the request head's instruction-style records (:mod:`synthesis.instructions`) from train data.
 
 ``python -m training.curation.instruction_set --ctd runs/curation/ctd_formats/ctd.jsonl
 --out runs/curation/instructions [--seed 13]``
@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.instructions import (
+from synthesis.instructions import (
     HELD_OUT_INSTRUCTION_FAMILIES,
     INSTRUCTION_FAMILIES,
     instruction_records,
@@ -31,6 +31,7 @@ from benchmarks.instructions import (
 )
 from training.common.jsonl import read_jsonl
 from training.curation.format_tasks import load_format_inputs
+from benchmarks.protocol.data import data_file
 
 __all__ = ["TRAIN_FAMILIES", "build_instruction_set", "main", "summ_documents", "write_record_set"]
 
@@ -95,9 +96,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point."""
     parser = argparse.ArgumentParser(prog="python -m training.curation.instruction_set", description=__doc__)
     parser.add_argument("--ctd", default="runs/curation/ctd_formats/ctd.jsonl")
-    parser.add_argument("--nq", default="../shared/data/nq_train.jsonl.gz")
-    parser.add_argument("--qa", default="../shared/data/qa_dev.jsonl")
-    parser.add_argument("--summ", default="../shared/data/summ_train.jsonl.gz")
+    parser.add_argument("--nq", default=str(data_file("nq_train.jsonl.gz")))
+    parser.add_argument("--qa", default=str(data_file("qa_dev.jsonl")))
+    parser.add_argument("--summ", default=str(data_file("summ_train.jsonl.gz")))
     parser.add_argument("--out", default="runs/curation/instructions")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--fit-rows", type=int, default=600)

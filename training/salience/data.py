@@ -1,6 +1,7 @@
 """summ_train rows for salience labels: where the file is, licences, held-out datasets, sentence spans, tokens.
 
-``summ_train.jsonl.gz`` (``../shared/data``, see its README) holds one JSON object per document set:
+``summ_train.jsonl.gz`` (under the data root: ``../shared/data`` unless ``$TPC_DATA`` is set; see its README) holds
+one JSON object per document set:
 ``id, source, documents [str, ...], summary, split, meta {dataset, lowercased, truncated, ...}``. Each
 ``meta.dataset`` comes from one public source under one licence (:data:`DATASET_LICENCES`, copied from the data
 README); only QMSum, SQuALITY and ScisummNet (:data:`PERMISSIVE_DATASETS`) are MIT / CC BY.
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from training.common.jsonl import read_jsonl
+from benchmarks.protocol.data import data_file
 
 __all__ = [
     "DATASET_LICENCES",
@@ -40,8 +42,8 @@ __all__ = [
     "sha256_of",
 ]
 
-DEFAULT_SUMM_TRAIN = Path("../shared/data/summ_train.jsonl.gz")
-"""Relative to the checkout root, as every training stage finds the shared data."""
+DEFAULT_SUMM_TRAIN = data_file("summ_train.jsonl.gz")
+"""Under the data root (``$TPC_DATA``, else ``../shared/data``: :func:`benchmarks.protocol.data.data_root`)."""
 
 DEFAULT_LABELS = Path("runs/salience/labels.jsonl.gz")
 """Where :mod:`training.salience.labels` writes the labels and the later stages read them."""
@@ -158,8 +160,8 @@ def read_summ_rows(path: str | Path = DEFAULT_SUMM_TRAIN) -> Iterator[dict[str, 
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(
-            f"summ_train not found at {path.resolve()}: run from the checkout root with the shared data beside it "
-            "(../shared/data/summ_train.jsonl.gz) or pass --input PATH"
+            f"summ_train not found at {path.resolve()}: put the shared data beside the checkout (../shared/data), "
+            "set $TPC_DATA to its folder, or pass --input PATH"
         )
     for row in read_jsonl(path):
         missing = [key for key in ("id", "documents", "summary", "meta") if key not in row]

@@ -9,7 +9,7 @@ source document's first sentence in turn, then the second, ...), random (seeded 
 prompt's mean CSE embedding) and the greedy ROUGE oracle (upper bound, recomputed at each rate on the capped
 text).
 
-``python -m training.salience.evaluate --out training/results/2026-11-24/salience_head`` runs
+``python -m training.salience.evaluate --out DIR`` runs
 leave-one-dataset-out (train on six ``meta.dataset`` values, test on the seventh; both Multi-News variants are
 held out together) for every head kind and, for the embedding heads, trained on the permissive subsets only
 (QMSum, SQuALITY, ScisummNet, minus the held-out one). It writes ``heldout.json`` and ``heldout.md``.

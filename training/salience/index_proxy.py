@@ -1,15 +1,15 @@
 """Index-time proxy on the **train** split of qa_dev: compress each context bare, measure evidence recall.
 
-``benchmarks/index.py`` (``--suite index``) measures on the dev split; recipes must not be chosen there. This
+``benchmarks/protocol/index.py`` (``--suite index``) measures on the dev split; recipes must not be chosen there. This
 proxy does the same on the train split: each distinct context is compressed on its own, with no question, at
 ``floor(rate x its sentences' MiniLM tokens)``, by each saved head and by the baselines (lead,
 lead-per-passage as the benchmark defines passages, random, centroid of the CSE embeddings); every train
-question is then scored by :func:`benchmarks.metrics.evidence_recall` on its context's compressed text, laid
-out by :func:`benchmarks.budget.join_spans`. The context is one document, as ``TPCDocumentTransformer`` passes
+question is then scored by :func:`benchmarks.protocol.metrics.evidence_recall` on its context's compressed text, laid
+out by :func:`benchmarks.protocol.budget.join_spans`. The context is one document, as ``TPCDocumentTransformer`` passes
 it. Caveat: the shipped tpc-mini CSE was itself trained on qa_dev train questions, so its embeddings have seen
 these contexts (the head has not).
 
-``python -m training.salience.index_proxy --head NAME=DIR ... --out training/results/2026-11-24/salience_head``
+``python -m training.salience.index_proxy --head NAME=DIR ... --out DIR``
 caches the encoded contexts in ``runs/salience/qa_train_features/`` and writes ``index_proxy.{json,md}``.
 """
 
@@ -29,6 +29,7 @@ from typing import Any
 import torch
 
 from training.common.cli import start_cli
+from benchmarks.protocol.data import data_file
 
 __all__ = ["main"]
 
@@ -62,11 +63,11 @@ def _encoded_contexts(contexts: Sequence[Any], cache: Path, model: str) -> dict[
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Compress every train context with every method at each rate; evidence recall per source and overall."""
-    from benchmarks.budget import join_spans  # noqa: PLC0415
-    from benchmarks.index import index_contexts  # noqa: PLC0415
-    from benchmarks.loaders import load_qa_dev  # noqa: PLC0415
-    from benchmarks.baselines import LeadPerPassage  # noqa: PLC0415
-    from benchmarks.metrics import evidence_recall  # noqa: PLC0415
+    from benchmarks.protocol.budget import join_spans  # noqa: PLC0415
+    from benchmarks.protocol.index import index_contexts  # noqa: PLC0415
+    from benchmarks.protocol.loaders import load_qa_dev  # noqa: PLC0415
+    from benchmarks.protocol.methods.baselines import LeadPerPassage  # noqa: PLC0415
+    from benchmarks.protocol.metrics import evidence_recall  # noqa: PLC0415
     from tpc_core.engine.salience import passage_lead_scores  # noqa: PLC0415
     from training.salience.evaluate import COVERAGE_RULE, coverage_rule_scores, prior_blend, select_by_score  # noqa: PLC0415
     from training.salience.features import HAND_FEATURES  # noqa: PLC0415
@@ -74,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m training.salience.index_proxy", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    parser.add_argument("--qa", type=Path, default=Path("../shared/data/qa_dev.jsonl"))
+    parser.add_argument("--qa", type=Path, default=data_file("qa_dev.jsonl"))
     parser.add_argument("--head", action="append", default=[], help="NAME=DIR of a saved head")
     parser.add_argument("--redundancy", type=float, action="append", default=[],
                         help="MMR penalties tried for every head and blend (0 = greedy, always tried)")

@@ -1,7 +1,7 @@
 """Compare experimental scorers on held-out train records, with the benchmark's protocol (issue 23).
 
-``python -m training.scorer.compare --ids training/results/2026-11-23/validation_ids.json
---out-dir training/results/2026-11-24/scorer``
+``python -m training.scorer.compare --ids IDS.json [--out-dir runs/scorer]`` (the recorded run and its command:
+training/README.md, "Scorer experiments")
 
 1. Reference rows: the benchmark's ``minilm-cosine`` and ``bm25`` methods, and tpc-mini (pooled cosine) through
    ``TPCCompressor.compress`` exactly as ``training.evaluate`` runs it (prompt-aware, rate 0.2, MiniLM counts).
@@ -153,8 +153,8 @@ def cached_records(cache: Path, label: str, method: Any, samples: Sequence[Any],
                    sources: Mapping[str, str]) -> dict[str, dict[str, Any]]:
     """Each sample's slim benchmark record for ``method``, compressed once and appended to a JSONL cache under
     ``cache`` (a rerun resumes where it stopped); keyed by sample id, for the ids in ``sources``."""
-    from benchmarks.evaluate import compress_one
-    from benchmarks.method import AWARE
+    from benchmarks.protocol.evaluate import compress_one
+    from benchmarks.protocol.methods.base import AWARE
 
     path = cache / f"records_{label.replace(' ', '_').replace('/', '_')}.jsonl"
     done = {}
@@ -238,9 +238,9 @@ def _latency(compressor: Any, samples: Sequence[Any], tokens: int, repeats: int,
 def run(ids_path: str, out_dir: Path, cache: Path, *, k: int = 5, rate: float = 0.2, latency_tokens: int = 10000,
         repeats: int = 3, skip_latency: bool = False) -> dict[str, Any]:
     """Everything in the module docstring; returns the report written to ``out_dir/compare.json``."""
-    from benchmarks.budget import minilm_token_counter
-    from benchmarks.loaders import load_qa_dev
-    from benchmarks.methods import build_method
+    from benchmarks.protocol.budget import minilm_token_counter
+    from benchmarks.protocol.loaders import load_qa_dev
+    from benchmarks.protocol.methods.registry import build_method
     from tpc_core import TPCCompressor
     from training.evaluate import loaded_tpc_method, select_samples
     from training.scorer.scorers import CachedComponents, ComponentScorer
@@ -370,7 +370,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point (``python -m training.scorer.compare``)."""
     parser = argparse.ArgumentParser(prog="python -m training.scorer.compare", description=__doc__.split("\n\n")[0])
     parser.add_argument("--ids", required=True, help="JSON list of held-out train sample ids")
-    parser.add_argument("--out-dir", default="training/results/2026-11-24/scorer")
+    parser.add_argument("--out-dir", default="runs/scorer")
     parser.add_argument("--cache", default="runs/scorer", help="resumable per-sample records and components")
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--rate", type=float, default=0.2)

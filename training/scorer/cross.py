@@ -22,10 +22,8 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import hashlib
 import json
 import logging
-import math
 import random
 import re
 import sys
@@ -37,6 +35,7 @@ from typing import Any
 
 import torch
 from torch import nn
+from benchmarks.protocol.data import HELDOUT_IDS, data_file
 
 __all__ = ["CrossConfig", "CrossModel", "CrossScorer", "Window", "build_windows", "label_sentences",
            "load_checkpoint", "main", "save_checkpoint", "train"]
@@ -90,7 +89,7 @@ def build_windows(question_ids: Sequence[int], sentence_ids: Sequence[Sequence[i
 
 def label_sentences(sentences: Sequence[str], supporting: Sequence[str]) -> list[int]:
     """1 for a sentence that holds a supporting sentence or lies inside one (whitespace-normalised, as
-    ``benchmarks.metrics.evidence_recall`` matches), else 0."""
+    ``benchmarks.protocol.metrics.evidence_recall`` matches), else 0."""
     gold = [_norm(s) for s in supporting if _norm(s)]
     labels = []
     for sentence in sentences:
@@ -153,9 +152,9 @@ def tokenize_plain(tokenizer: Any, texts: Sequence[str]) -> list[list[int]]:
 @dataclass
 class CrossConfig:
     out: str = "runs/scorer/cross"
-    nq_path: str = "../shared/data/nq_train.jsonl.gz"
-    qa_path: str = "../shared/data/qa_dev.jsonl"
-    heldout_ids: str = "training/results/2026-11-23/validation_ids.json"
+    nq_path: str = field(default_factory=lambda: str(data_file("nq_train.jsonl.gz")))
+    qa_path: str = field(default_factory=lambda: str(data_file("qa_dev.jsonl")))
+    heldout_ids: str = str(HELDOUT_IDS)
     qa_sources: tuple[str, ...] = ("hotpotqa", "nq", "kv")
     base: str = ""
     seed: int = 2026

@@ -1,7 +1,8 @@
 """Add the question-conditioned scorer's rows to the scorer comparison (issue 23).
 
 ``PYTHONPATH=. python -m training.scorer.cross_eval --checkpoint runs/scorer/cross/ckpt-000600
---ids training/results/2026-11-23/validation_ids.json``
+[--ids IDS.json] [--reference runs/scorer/compare.json] [--out-dir runs/scorer]`` (the held-out ids
+default to :data:`benchmarks.protocol.data.HELDOUT_IDS`; the recorded run's command: training/README.md)
 
 Runs tpc-mini with its scorer swapped for :class:`~training.scorer.cross.CrossScorer` through the public
 ``compress`` call (the benchmark protocol of :mod:`training.scorer.compare`: prompt-aware, rate 0.2, MiniLM
@@ -25,6 +26,7 @@ from typing import Any
 
 import torch
 
+from benchmarks.protocol.data import HELDOUT_IDS
 from training.common.cli import start_cli
 
 logger = logging.getLogger(__name__)
@@ -99,8 +101,8 @@ def _latency(compressor: Any, samples: Sequence[Any], scorers: dict[str, Any], t
 def run(checkpoint: str, ids_path: str, reference: Path, out_dir: Path, cache: Path, *, rate: float = 0.2,
         bm25_weight: float = 0.3, latency_tokens: int = 10000, repeats: int = 3, skip_latency: bool = False
         ) -> dict[str, Any]:
-    from benchmarks.budget import minilm_token_counter
-    from benchmarks.loaders import load_qa_dev
+    from benchmarks.protocol.budget import minilm_token_counter
+    from benchmarks.protocol.loaders import load_qa_dev
     from tpc_core import TPCCompressor
     from tpc_core.engine.scoring import PooledCosine
     from training.evaluate import loaded_tpc_method, select_samples
@@ -166,9 +168,9 @@ def to_markdown(report: dict[str, Any]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m training.scorer.cross_eval")
     parser.add_argument("--checkpoint", required=True)
-    parser.add_argument("--ids", default="training/results/2026-11-23/validation_ids.json")
-    parser.add_argument("--reference", default="training/results/2026-11-24/scorer/compare.json")
-    parser.add_argument("--out-dir", default="training/results/2026-11-24/scorer")
+    parser.add_argument("--ids", default=str(HELDOUT_IDS))
+    parser.add_argument("--reference", default="runs/scorer/compare.json", help="training.scorer.compare's compare.json")
+    parser.add_argument("--out-dir", default="runs/scorer")
     parser.add_argument("--cache", default="runs/scorer/cross_eval")
     parser.add_argument("--rate", type=float, default=0.2)
     parser.add_argument("--bm25-weight", type=float, default=0.3)

@@ -30,11 +30,12 @@ from typing import Any
 import torch
 
 from training.common.cli import start_cli
+from benchmarks.protocol.data import data_file
 
 __all__ = ["gold_mask", "identity_projection", "multi_positive_nce", "main"]
 
 logger = logging.getLogger(__name__)
-NQ = Path(__file__).resolve().parents[3] / "shared" / "data" / "nq_train.jsonl.gz"
+NQ = data_file("nq_train.jsonl.gz")
 
 
 def identity_projection(dim: int) -> torch.nn.Linear:
@@ -69,7 +70,7 @@ def _compressor() -> Any:
 
 def encode(questions: int, out: Path, chunk: int = 25, seed: int = 7) -> None:
     """Cache question / candidate-sentence token states (float16) for the first ``questions`` NQ rows."""
-    from benchmarks.budget import minilm_token_counter
+    from benchmarks.protocol.budget import minilm_token_counter
     from tpc_core.engine.options import CompressionOptions
     from tpc_core.engine.stages import segment
     from training.scorer.late import content_token_mask, maxsim, question_token_states
@@ -176,9 +177,9 @@ def train(states: Path, out: Path, *, steps: int = 300, batch: int = 8, lr: floa
 
 def record(ids_path: str, projection_path: Path, cache: Path) -> None:
     """Add ``maxsim_proj`` to every recorded prompt of the compare cache (one CSE pass over the samples)."""
-    from benchmarks.budget import budget_for, minilm_token_counter
-    from benchmarks.loaders import load_qa_dev
-    from benchmarks.templates import instruction_query
+    from benchmarks.protocol.budget import budget_for, minilm_token_counter
+    from benchmarks.protocol.loaders import load_qa_dev
+    from synthesis.templates import instruction_query
     from training.evaluate import select_samples
     from training.scorer.late import content_token_mask, maxsim, question_token_states
     from training.scorer.scorers import ComponentScorer, record_key
