@@ -71,23 +71,53 @@ def _halves(material: str) -> tuple[str, str]:
 
 
 # ------------------------------------------------------------------ chat templates rendered to text
-def _chatml(request: str, material: str, rng: random.Random) -> Rendered:
-    b = _Builder().add(f"<|im_start|>system\n{rng.choice(_SYSTEM)}<|im_end|>\n<|im_start|>user\n")
-    if rng.random() < 0.5:
-        b.request(request).add(f"\n\n{material}")
-    else:
-        b.add(f"{rng.choice(_READ)}\n\n{material}\n\n").request(request)
-    return b.add("<|im_end|>\n<|im_start|>assistant\n").done()
+@dataclass(frozen=True)
+class _ChatTemplate:
+    """A chat template rendered to text: ``opening``, the user turn, ``closing``.
+
+    ``opening`` holds a ``{system}`` line. With no ``material_first`` the request follows ``opening`` at once
+    (which may hold ``{read}``, a line asking to read, and ``{material}``); otherwise a coin puts the material
+    before the request (``material_first``) or after it (``request_first``), ``heads_material_first`` saying
+    which side heads gives. ``closing`` may hold ``{material}``. The draws are made in the order system, coin,
+    read, so one seed gives one prompt.
+    """
+
+    opening: str
+    closing: str
+    request_first: str = ""
+    material_first: str = ""
+    heads_material_first: bool = False
+
+    def __call__(self, request: str, material: str, rng: random.Random) -> Rendered:
+        system = rng.choice(_SYSTEM)
+        b = _Builder()
+        if not self.material_first:
+            read = rng.choice(_READ) if "{read}" in self.opening else ""
+            b.add(self.opening.format(system=system, read=read, material=material)).request(request)
+        else:
+            b.add(self.opening.format(system=system))
+            material_first = (rng.random() < 0.5) == self.heads_material_first
+            turn = self.material_first if material_first else self.request_first
+            text = turn.format(read=rng.choice(_READ) if "{read}" in turn else "", material=material)
+            if material_first:
+                b.add(text).request(request)
+            else:
+                b.request(request).add(text)
+        return b.add(self.closing.format(material=material)).done()
 
 
-def _llama3(request: str, material: str, rng: random.Random) -> Rendered:
-    b = _Builder().add("<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\n"
-                       f"{rng.choice(_SYSTEM)}<|eot_id|><|start_header_id|>user<|end_header_id|>\n\n")
-    if rng.random() < 0.5:
-        b.add(f"{material}\n\n").request(request)
-    else:
-        b.request(request).add(f"\n\n{rng.choice(_READ)}\n{material}")
-    return b.add("<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n").done()
+_chatml = _ChatTemplate("<|im_start|>system\n{system}<|im_end|>\n<|im_start|>user\n",
+                        "<|im_end|>\n<|im_start|>assistant\n", request_first="\n\n{material}", material_first="{read}\n\n{material}\n\n")
+_llama3 = _ChatTemplate("<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\n{system}<|eot_id|>"
+                        "<|start_header_id|>user<|end_header_id|>\n\n",
+                        "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n",
+                        request_first="\n\n{read}\n{material}", material_first="{material}\n\n",
+                        heads_material_first=True)
+_gemma = _ChatTemplate("<start_of_turn>user\n{system}\n\n", "<end_of_turn>\n<start_of_turn>model\n",
+                       request_first="\n\n{material}", material_first="{material}\n\n")
+_llama2 = _ChatTemplate("<s>[INST] <<SYS>>\n{system}\n<</SYS>>\n\n{read}\n{material}\n\n", " [/INST]")
+_phi = _ChatTemplate("<|system|>\n{system}<|end|>\n<|user|>\n", "\n\n{material}<|end|>\n<|assistant|>\n")
+_human_assistant = _ChatTemplate("\n\nHuman: {system}\n\n<document>\n{material}\n</document>\n\n", "\n\nAssistant:")
 
 
 def _transcript(request: str, material: str, rng: random.Random) -> Rendered:
@@ -95,30 +125,6 @@ def _transcript(request: str, material: str, rng: random.Random) -> Rendered:
     return (_Builder().add(f"System: {rng.choice(_SYSTEM)}\n\n{user}: {rng.choice(_READ)}\n\n{material}\n\n"
                            f"{bot}: {rng.choice(('Thanks, I have read it.', 'Got it. What do you need?'))}\n\n{user}: ")
             .request(request).add(f"\n\n{bot}:").done())
-
-
-def _gemma(request: str, material: str, rng: random.Random) -> Rendered:
-    b = _Builder().add(f"<start_of_turn>user\n{rng.choice(_SYSTEM)}\n\n")
-    if rng.random() < 0.5:
-        b.request(request).add(f"\n\n{material}")
-    else:
-        b.add(f"{material}\n\n").request(request)
-    return b.add("<end_of_turn>\n<start_of_turn>model\n").done()
-
-
-def _llama2(request: str, material: str, rng: random.Random) -> Rendered:
-    return (_Builder().add(f"<s>[INST] <<SYS>>\n{rng.choice(_SYSTEM)}\n<</SYS>>\n\n{rng.choice(_READ)}\n{material}\n\n")
-            .request(request).add(" [/INST]").done())
-
-
-def _phi(request: str, material: str, rng: random.Random) -> Rendered:
-    return (_Builder().add(f"<|system|>\n{rng.choice(_SYSTEM)}<|end|>\n<|user|>\n").request(request)
-            .add(f"\n\n{material}<|end|>\n<|assistant|>\n").done())
-
-
-def _human_assistant(request: str, material: str, rng: random.Random) -> Rendered:
-    return (_Builder().add(f"\n\nHuman: {rng.choice(_SYSTEM)}\n\n<document>\n{material}\n</document>\n\n")
-            .request(request).add("\n\nAssistant:").done())
 
 
 # ------------------------------------------------------------------ document shells

@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -63,9 +64,16 @@ def cache_key(identity: str, params: Mapping[str, Any], prompt: str) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
+def chat_messages(prompt: str, system_prompt: str | None) -> list[dict[str, str]]:
+    """One user turn, after the system message when there is one."""
+    system = [{"role": "system", "content": system_prompt}] if system_prompt else []
+    return [*system, {"role": "user", "content": prompt}]
+
+
 # ------------------------------------------------------------------------------------------ local model
 
 
+@dataclass(eq=False)
 class LocalHFGenerator:
     """A transformers causal LM (local directory or Hub id) prompted through its chat template.
 
@@ -86,43 +94,36 @@ class LocalHFGenerator:
         local_files_only, cache_dir, token: Passed to ``from_pretrained``.
     """
 
-    def __init__(
-        self,
-        model_name_or_path: str | Path,
-        *,
-        revision: str | None = None,
-        device: str = "cpu",
-        dtype: str = "auto",
-        max_new_tokens: int = 256,
-        temperature: float = 0.0,
-        top_p: float = 1.0,
-        batch_size: int = 4,
-        seed: int = 0,
-        system_prompt: str | None = None,
-        local_files_only: bool = False,
-        cache_dir: str | None = None,
-        token: str | None = None,
-    ) -> None:
-        import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+    model_name_or_path: str | Path
+    _: KW_ONLY
+    revision: str | None = None
+    device: str = "cpu"
+    dtype: str = "auto"
+    max_new_tokens: int = 256
+    temperature: float = 0.0
+    top_p: float = 1.0
+    batch_size: int = 4
+    seed: int = 0
+    system_prompt: str | None = None
+    local_files_only: bool = False
+    cache_dir: str | None = None
+    token: str | None = field(default=None, repr=False)
 
-        self.model_name = str(model_name_or_path)
-        self.revision = revision
-        self.max_new_tokens = max_new_tokens
-        self.temperature = temperature
-        self.top_p = top_p
-        self.batch_size = batch_size
-        self.seed = seed
-        self.system_prompt = system_prompt
+    def __post_init__(self) -> None:
+        import torch  # lazy: loads torch only when a local model is asked for
+        from transformers import AutoModelForCausalLM, AutoTokenizer  # lazy: loads torch
+
+        self.model_name = str(self.model_name_or_path)
+        device = self.device
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "mps" if torch.backends.mps.is_available() else "cpu"
-        self.device = torch.device(device)
+        self.torch_device = torch.device(device)
         load_kwargs: dict[str, Any] = {
-            "revision": revision,
+            "revision": self.revision,
             "trust_remote_code": False,
-            "local_files_only": local_files_only,
-            "cache_dir": cache_dir,
-            "token": token,
+            "local_files_only": self.local_files_only,
+            "cache_dir": self.cache_dir,
+            "token": self.token,
         }
         self.tokenizer = AutoTokenizer.from_pretrained(self.model_name, **load_kwargs)
         if not self.tokenizer.chat_template:
@@ -133,9 +134,9 @@ class LocalHFGenerator:
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
-        torch_dtype = "auto" if dtype == "auto" else getattr(torch, dtype)
+        torch_dtype = "auto" if self.dtype == "auto" else getattr(torch, self.dtype)
         self.model = AutoModelForCausalLM.from_pretrained(self.model_name, dtype=torch_dtype, **load_kwargs)
-        self.model.to(self.device).eval()
+        self.model.to(self.torch_device).eval()
 
     @property
     def identity(self) -> str:
@@ -154,10 +155,8 @@ class LocalHFGenerator:
 
     def chat_text(self, prompt: str) -> str:
         """The exact model input for one prompt (chat template with the generation prompt)."""
-        messages = [{"role": "user", "content": prompt}]
-        if self.system_prompt:
-            messages.insert(0, {"role": "system", "content": self.system_prompt})
-        return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        return self.tokenizer.apply_chat_template(chat_messages(prompt, self.system_prompt), tokenize=False,
+                                                  add_generation_prompt=True)
 
     def generate(self, prompts: list[str]) -> list[str]:
         import torch
@@ -177,7 +176,7 @@ class LocalHFGenerator:
         for start in range(0, len(prompts), self.batch_size):
             batch = [self.chat_text(p) for p in prompts[start : start + self.batch_size]]
             encoded = self.tokenizer(batch, return_tensors="pt", padding=True, add_special_tokens=False)
-            encoded = encoded.to(self.device)
+            encoded = encoded.to(self.torch_device)
             if sampling:
                 torch.manual_seed(self.seed + start)
             with torch.inference_mode():
@@ -212,6 +211,7 @@ class _RateLimiter:
 _RETRY_STATUS = frozenset({408, 409, 425, 429})
 
 
+@dataclass(eq=False, kw_only=True)
 class OpenAICompatibleGenerator:
     """``POST {base_url}/chat/completions`` of any OpenAI-compatible server (OpenAI, vLLM, TGI, llama.cpp ...).
 
@@ -233,42 +233,33 @@ class OpenAICompatibleGenerator:
         system_prompt: Optional system message.
     """
 
-    def __init__(
-        self,
-        *,
-        base_url: str,
-        model: str,
-        api_key_env: str | None = "OPENAI_API_KEY",
-        temperature: float = 0.0,
-        max_tokens: int = 512,
-        timeout_s: float = 60.0,
-        max_retries: int = 5,
-        backoff_s: float = 1.0,
-        max_backoff_s: float = 60.0,
-        requests_per_minute: float | None = None,
-        concurrency: int = 4,
-        system_prompt: str | None = None,
-    ) -> None:
-        import httpx
+    base_url: str
+    model: str
+    api_key_env: str | None = "OPENAI_API_KEY"
+    temperature: float = 0.0
+    max_tokens: int = 512
+    timeout_s: float = 60.0
+    max_retries: int = 5
+    backoff_s: float = 1.0
+    max_backoff_s: float = 60.0
+    requests_per_minute: float | None = None
+    concurrency: int = 4
+    system_prompt: str | None = None
 
-        self.base_url = base_url.rstrip("/")
-        self.model = model
-        self.temperature = temperature
-        self.max_tokens = max_tokens
-        self.timeout_s = timeout_s
-        self.max_retries = max_retries
-        self.backoff_s = backoff_s
-        self.max_backoff_s = max_backoff_s
-        self.concurrency = max(1, concurrency)
-        self.system_prompt = system_prompt
-        self._limiter = _RateLimiter(requests_per_minute)
+    def __post_init__(self) -> None:
+        import httpx  # lazy: optional (training extra)
+
+        self.base_url = self.base_url.rstrip("/")
+        self.concurrency = max(1, self.concurrency)
+        self._limiter = _RateLimiter(self.requests_per_minute)
         self._headers = {"Content-Type": "application/json"}
-        api_key = os.environ.get(api_key_env) if api_key_env else None
+        api_key = os.environ.get(self.api_key_env) if self.api_key_env else None
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
-        elif api_key_env:
-            logger.warning("environment variable %s is not set; sending requests without an API key", api_key_env)
-        self._client = httpx.Client(timeout=timeout_s)
+        elif self.api_key_env:
+            logger.warning("environment variable %s is not set; sending requests without an API key",
+                           self.api_key_env)
+        self._client = httpx.Client(timeout=self.timeout_s)
 
     @property
     def identity(self) -> str:
@@ -299,12 +290,9 @@ class OpenAICompatibleGenerator:
     def _complete(self, prompt: str) -> str:
         import httpx
 
-        messages = [{"role": "user", "content": prompt}]
-        if self.system_prompt:
-            messages.insert(0, {"role": "system", "content": self.system_prompt})
         payload = {
             "model": self.model,
-            "messages": messages,
+            "messages": chat_messages(prompt, self.system_prompt),
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
         }
