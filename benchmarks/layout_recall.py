@@ -19,19 +19,17 @@ choices. ``--split dev`` measures the dev rows (rarely).
 
 from __future__ import annotations
 
-import argparse
-import json
 import random
 import sys
 import time
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from benchmarks.protocol.budget import minilm_token_counter
 from synthesis.layouts import HELD_OUT_LAYOUTS, LAYOUTS, render, written_question
 from benchmarks.protocol.loaders import Sample, recall_samples
+from benchmarks.protocol.recall_runs import recall_parser, write_recall_run
 from benchmarks.protocol.metrics import evidence_recall
 from synthesis.templates import fill_template
 from tpc_core.engine.request import request_covered
@@ -120,33 +118,19 @@ def run(compressor: Any, samples: Sequence[Sample], *, per_row: int, rate: float
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.layout_recall", description=__doc__)
-    parser.add_argument("--checkpoint", default="tpc-mini")
-    parser.add_argument("--split", choices=("heldout-train", "dev"), default="heldout-train")
-    parser.add_argument("--qa", default=None, help="qa_dev.jsonl (default: ../shared/data or $TPC_QA_DEV)")
-    parser.add_argument("--per-row", type=int, default=4)
-    parser.add_argument("--rate", type=float, default=0.2)
-    parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--limit", type=int, default=None, help="the first N rows only")
-    parser.add_argument("--out", required=True)
+    parser = recall_parser("python -m benchmarks.layout_recall", __doc__, splits=("heldout-train", "dev"), per_row=4)
     args = parser.parse_args(argv)
     from tpc_core import TPCCompressor
 
     samples = recall_samples(args.qa, dev=args.split == "dev")[: args.limit]
     compressor = TPCCompressor.from_pretrained(args.checkpoint)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     rows = run(compressor, samples, per_row=args.per_row, rate=args.rate, seed=args.seed,
                log=lambda text: print(text, file=sys.stderr, flush=True))
     summary = {"split": args.split, "samples": len(samples), "rate": args.rate, "per_row": args.per_row,
                "checkpoint": args.checkpoint, "command": " ".join(["python -m benchmarks.layout_recall",
                                                                    *(argv if argv is not None else sys.argv[1:])]),
                **summarise_layouts(rows)}
-    (out / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    (out / "summary.md").write_text(_markdown(summary, f"Layout recall, {args.split}, rate {args.rate}"),
-                                    encoding="utf-8")
-    print(_markdown(summary, f"Layout recall, {args.split}, rate {args.rate}"))
+    write_recall_run(args.out, rows, summary, _markdown(summary, f"Layout recall, {args.split}, rate {args.rate}"))
     return 0
 
 

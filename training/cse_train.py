@@ -21,7 +21,6 @@ Output (a TPC checkpoint with a CSE only, loadable by ``TPCCompressor.from_pretr
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import random
@@ -35,7 +34,7 @@ from typing import Any
 
 from tpc_core.config import CSEConfig, TPCConfig
 from training.common.jsonl import read_jsonl
-from training.common.loop import LoraSettings, OptimSettings, apply_lora, run_stage_cli, train_loop, weights_dtype
+from training.common.loop import LoraSettings, OptimSettings, apply_lora, stage_main, train_loop, weights_dtype
 
 __all__ = ["CSETrainConfig", "CSEExample", "build_example", "load_mcqr", "source_sample_id", "split_validation",
            "training_pairs", "train_cse", "weighted", "main"]
@@ -503,14 +502,8 @@ def _data_facts(path: str) -> dict[str, Any]:
     return {"sha256_16": digest, "records": sum(1 for _ in read_jsonl(path))}
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """CLI entry point (``python -m training.cse_train``)."""
-    def check(config: CSETrainConfig, _: argparse.Namespace) -> None:
-        config.check_paths()
-
-    return run_stage_cli(argv, prog="python -m training.cse_train", section="cse_train",
-                         description="Train the context-aware sentence encoder (paper Section 3.4).",
-                         config_class=CSETrainConfig, run=lambda config, _: train_cse(config), check=check)
+main = stage_main("training.cse_train", "cse_train", CSETrainConfig, train_cse,
+                  "Train the context-aware sentence encoder (paper Section 3.4).")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ Output: like ``training.ctd_sft`` (``ctd_adapter/``, ``ctd_config.json``) plus `
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import sys
@@ -27,7 +26,7 @@ from typing import Any
 
 from tpc_core.config import CTDConfig
 from training.common.jsonl import JsonlAppender
-from training.common.loop import LoraSettings, OptimSettings, run_stage_cli, train_loop, weights_dtype
+from training.common.loop import LoraSettings, OptimSettings, stage_main, train_loop, weights_dtype
 from training.ctd_sft import CTD_CONFIG, CausalLMLoss, data_facts, encode_example, load_ctd_records, load_policy, \
     save_ctd
 
@@ -402,14 +401,8 @@ def _reference(config: CTDRLConfig, policy: Any, descriptor: Any, device: Any) -
     return ReferenceScorer(model, tokenizer, config.reference_max_input_tokens, device)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """CLI entry point (``python -m training.ctd_rl``)."""
-    def check(config: CTDRLConfig, _: argparse.Namespace) -> None:
-        config.check_paths()
-
-    return run_stage_cli(argv, prog="python -m training.ctd_rl", section="ctd_rl",
-                         description="Reward-guided refinement of the task descriptor (paper Algorithm 3).",
-                         config_class=CTDRLConfig, run=lambda config, _: train_ctd_rl(config), check=check)
+main = stage_main("training.ctd_rl", "ctd_rl", CTDRLConfig, train_ctd_rl,
+                  "Reward-guided refinement of the task descriptor (paper Algorithm 3).")
 
 
 if __name__ == "__main__":

@@ -13,20 +13,18 @@ Output: ``ctd_adapter/`` (or ``ctd_weights/``), ``ctd_config.json`` (the ``CTDCo
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import logging
 import sys
 import time
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from tpc_core.config import CTDConfig
 from training.common.jsonl import read_jsonl
-from training.common.loop import LoraSettings, OptimSettings, apply_lora, run_stage_cli, train_loop, weights_dtype
+from training.common.loop import LoraSettings, OptimSettings, apply_lora, stage_main, train_loop, weights_dtype
 
 __all__ = ["CTDSFTConfig", "CTDExample", "CausalLMLoss", "encode_example", "load_ctd_records", "load_policy",
            "save_ctd", "train_ctd_sft", "main"]
@@ -223,14 +221,8 @@ def train_ctd_sft(config: CTDSFTConfig) -> Path:
     return Path(config.output_dir)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """CLI entry point (``python -m training.ctd_sft``)."""
-    def check(config: CTDSFTConfig, _: argparse.Namespace) -> None:
-        config.check_paths()
-
-    return run_stage_cli(argv, prog="python -m training.ctd_sft", section="ctd_sft",
-                         description="Supervised fine-tuning of the task descriptor (paper Section 3.2).",
-                         config_class=CTDSFTConfig, run=lambda config, _: train_ctd_sft(config), check=check)
+main = stage_main("training.ctd_sft", "ctd_sft", CTDSFTConfig, train_ctd_sft,
+                  "Supervised fine-tuning of the task descriptor (paper Section 3.2).")
 
 
 if __name__ == "__main__":

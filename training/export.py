@@ -288,9 +288,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     def extra(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--push-to-hub", metavar="REPO_ID", default=None, help="upload the checkpoint here")
 
-    def check(config: ExportConfig, _: argparse.Namespace) -> None:
-        config.check_paths()
-
     def run(config: ExportConfig, args: argparse.Namespace) -> None:
         directory = export_checkpoint(config)
         if args.push_to_hub:
@@ -302,7 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     return run_stage_cli(argv, prog="python -m training.export", section="export", extra_arguments=extra,
                          description="Assemble, document and verify a TPC checkpoint.", config_class=ExportConfig,
-                         run=run, check=check)
+                         run=run)
 
 
 if __name__ == "__main__":

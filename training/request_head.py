@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from training.common.jsonl import read_jsonl
-from training.common.loop import run_stage_cli
+from training.common.loop import stage_main
 from training.curation.layouts import records_digest
 from training.request_sequence import SequenceFitSettings, fit_sequence_head
 from benchmarks.protocol.data import data_file
@@ -540,12 +540,8 @@ def _instruction_summary(config: RequestHeadConfig, fit: Sequence[dict[str, Any]
     return summary
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """CLI entry point (``python -m training.request_head``)."""
-    return run_stage_cli(argv, prog="python -m training.request_head", section="request_head",
-                         description="Train the extractive request head (no-generation task descriptions).",
-                         config_class=RequestHeadConfig, run=lambda config, _: train_request_head(config),
-                         check=lambda config, _: config.check_paths())
+main = stage_main("training.request_head", "request_head", RequestHeadConfig, train_request_head,
+                  "Train the extractive request head (no-generation task descriptions).")
 
 
 if __name__ == "__main__":

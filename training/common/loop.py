@@ -156,7 +156,10 @@ def run_stage_cli(argv: Sequence[str] | None, *, prog: str, description: str, co
                   run: Callable[[T, argparse.Namespace], Any],
                   extra_arguments: Callable[[argparse.ArgumentParser], None] | None = None,
                   check: Callable[[T, argparse.Namespace], None] | None = None) -> int:
-    """Parse ``--config`` / ``--set``, validate (before any model loads), then ``run(config, args)``."""
+    """Parse ``--config`` / ``--set``, validate (before any model loads), then ``run(config, args)``.
+
+    Validation is the config class's own checks, then its ``check_paths()`` when it has one, then ``check``.
+    """
     parser = argparse.ArgumentParser(prog=prog, description=description)
     add_config_arguments(parser)
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
@@ -166,12 +169,27 @@ def run_stage_cli(argv: Sequence[str] | None, *, prog: str, description: str, co
     start_cli(level=args.log_level)
     try:
         config = load_stage_config(args.config, config_class, section, args.overrides)
+        check_paths = getattr(config, "check_paths", None)
+        if callable(check_paths):
+            check_paths()
         if check is not None:
             check(config, args)
     except (ValueError, FileNotFoundError) as error:  # a config problem: say what is wrong, no traceback
         parser.exit(2, f"error: {error}\n")
     run(config, args)
     return 0
+
+
+def stage_main(module: str, section: str, config_class: type[T], train: Callable[[T], Any],
+               description: str) -> Callable[[Sequence[str] | None], int]:
+    """A training stage's ``main(argv)``: :func:`run_stage_cli` as ``python -m <module>``, then ``train(config)``."""
+
+    def main(argv: Sequence[str] | None = None) -> int:
+        return run_stage_cli(argv, prog=f"python -m {module}", section=section, description=description,
+                             config_class=config_class, run=lambda config, _: train(config))
+
+    main.__doc__ = f"CLI entry point (``python -m {module}``)."
+    return main
 
 
 @dataclass

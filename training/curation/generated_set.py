@@ -21,7 +21,6 @@ for a seed.
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import sys
@@ -33,8 +32,8 @@ from typing import Any
 from synthesis import AXES, HELD_OUT_PARTS, Generated, generate, generate_without
 from training.common.jsonl import read_jsonl
 from training.curation.format_tasks import load_format_inputs
-from training.curation.instruction_set import summ_documents, write_record_set
-from benchmarks.protocol.data import HELDOUT_IDS, data_file
+from training.curation.instruction_set import record_set_parser, summ_documents, write_record_set
+from benchmarks.protocol.data import HELDOUT_IDS
 
 __all__ = ["build_generated_set", "length_stats", "main", "record_of", "train_rows"]
 
@@ -135,13 +134,7 @@ def _component_counts(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[st
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point."""
-    parser = argparse.ArgumentParser(prog="python -m training.curation.generated_set", description=__doc__)
-    parser.add_argument("--ctd", default="runs/curation/ctd_formats/ctd.jsonl")
-    parser.add_argument("--nq", default=str(data_file("nq_train.jsonl.gz")))
-    parser.add_argument("--qa", default=str(data_file("qa_dev.jsonl")))
-    parser.add_argument("--summ", default=str(data_file("summ_train.jsonl.gz")))
-    parser.add_argument("--out", default="runs/curation/generated_set")
-    parser.add_argument("--seed", type=int, default=13)
+    parser = record_set_parser("python -m training.curation.generated_set", __doc__, "runs/curation/generated_set")
     parser.add_argument("--fit", type=int, default=4000, help="fit records (seen components only)")
     parser.add_argument("--check", type=int, default=800, help="check records (half with a held-out component)")
     parser.add_argument("--without-share", type=float, default=0.25, help="share of prompts that ask nothing")

@@ -14,7 +14,6 @@ deterministic for a seed.
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import sys
@@ -26,8 +25,8 @@ from synthesis.instructions import INSTRUCTION_FAMILIES, sample_context
 from synthesis.layouts import HELD_OUT_LAYOUTS, LAYOUTS, SEEN_LAYOUTS, Rendered, render, written_question
 from training.common.jsonl import read_jsonl
 from training.curation.format_tasks import load_format_inputs
-from training.curation.instruction_set import TRAIN_FAMILIES, summ_documents, write_record_set
-from benchmarks.protocol.data import HELDOUT_IDS, data_file
+from training.curation.instruction_set import TRAIN_FAMILIES, record_set_parser, summ_documents, write_record_set
+from benchmarks.protocol.data import HELDOUT_IDS
 
 __all__ = ["build_layout_set", "main"]
 
@@ -162,13 +161,7 @@ def build_layout_set(ctd_path: str, nq_path: str, qa_path: str, summ_path: str, 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point."""
-    parser = argparse.ArgumentParser(prog="python -m training.curation.layout_set", description=__doc__)
-    parser.add_argument("--ctd", default="runs/curation/ctd_formats/ctd.jsonl")
-    parser.add_argument("--nq", default=str(data_file("nq_train.jsonl.gz")))
-    parser.add_argument("--qa", default=str(data_file("qa_dev.jsonl")))
-    parser.add_argument("--summ", default=str(data_file("summ_train.jsonl.gz")))
-    parser.add_argument("--out", default="runs/curation/layout_set")
-    parser.add_argument("--seed", type=int, default=13)
+    parser = record_set_parser("python -m training.curation.layout_set", __doc__, "runs/curation/layout_set")
     parser.add_argument("--skip", type=int, default=1108, help="rows the instruction set uses (600+260+200+48)")
     parser.add_argument("--exclude", default=str(HELDOUT_IDS),
                         help="JSON list of row ids never used (the layout-recall check's held-out train rows)")

@@ -12,11 +12,9 @@ Layout of ``output_dir``::
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import logging
-import os
 import random
 import shutil
 from collections import Counter
@@ -197,11 +195,9 @@ def load_inputs(config: CurationConfig) -> tuple[list[InputDoc], Counter[str]]:
 def build_generator(config: CurationConfig) -> Generator:
     """The generator named by the config (loads the model or opens the HTTP client)."""
     if config.generator == "local_hf":
-        local = {key: value for key, value in dataclasses.asdict(config.local_hf).items() if key != "token_env"}
-        token = os.environ.get(config.local_hf.token_env) if config.local_hf.token_env else None
-        return LocalHFGenerator(local.pop("model"), **local, token=token)
+        return LocalHFGenerator(config.local_hf)
     if config.generator == "openai":
-        return OpenAICompatibleGenerator(**dataclasses.asdict(config.openai))
+        return OpenAICompatibleGenerator(config.openai)
     raise ValueError(f"generator={config.generator!r} builds no model")
 
 
