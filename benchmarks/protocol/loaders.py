@@ -203,22 +203,19 @@ def load_summ_dev(path: str | os.PathLike[str] | None = None) -> list[Sample]:
         _require_fields(row, ("id", "context", "answers"), path)
         if not row["answers"] or not str(row["answers"][0]).strip():
             raise ValueError(f"{path}: row {row['id']!r} has no reference summary in answers[0]")
-        samples.append(
-            Sample(
-                id=str(row["id"]),
-                dataset=SUMM_DEV_TASK,
-                source=_short_source(row.get("source", SUMM_DEV_TASK)),
-                context=row["context"],
-                question=row.get("question") or "",
-                answers=tuple(row["answers"]),
-                template=DATASET2PROMPT[SUMM_DEV_TASK],
-                metric=DATASET2METRIC[SUMM_DEV_TASK],
-                max_new_tokens=DATASET2MAXLEN[SUMM_DEV_TASK],
-                meta={"task_type": row.get("task_type", "summarization"), "split": row.get("split"),
-                      **row.get("meta", {})},  # fmt: skip
-            )
-        )
+        samples.append(_task_sample(
+            SUMM_DEV_TASK, id=str(row["id"]), source=_short_source(row.get("source", SUMM_DEV_TASK)),
+            context=row["context"], question=row.get("question") or "", answers=tuple(row["answers"]),
+            meta={"task_type": row.get("task_type", "summarization"), "split": row.get("split"),
+                  **row.get("meta", {})}))
     return samples
+
+
+def _task_sample(task: str, **fields: Any) -> Sample:
+    """A sample of a LongBench task (or of summ_dev, LongBench's ``multi_news``), with that task's prompt
+    template, metric and answer length."""
+    return Sample(dataset=task, template=DATASET2PROMPT[task], metric=DATASET2METRIC[task],
+                  max_new_tokens=DATASET2MAXLEN[task], **fields)
 
 
 def _short_source(source: str) -> str:
@@ -271,21 +268,10 @@ def load_longbench(
             )
         for row in rows:
             _require_fields(row, ("input", "context", "answers", "_id"), path or Path(task))
-            samples.append(
-                Sample(
-                    id=str(row["_id"]),
-                    dataset=task,
-                    source=task,
-                    context=row["context"],
-                    question=row.get("input") or "",
-                    answers=tuple(row["answers"]),
-                    template=DATASET2PROMPT[task],
-                    metric=DATASET2METRIC[task],
-                    max_new_tokens=DATASET2MAXLEN[task],
-                    all_classes=tuple(row.get("all_classes") or ()),
-                    meta={"length": row.get("length"), "language": row.get("language")},
-                )
-            )
+            samples.append(_task_sample(
+                task, id=str(row["_id"]), source=task, context=row["context"], question=row.get("input") or "",
+                answers=tuple(row["answers"]), all_classes=tuple(row.get("all_classes") or ()),
+                meta={"length": row.get("length"), "language": row.get("language")}))
     return samples
 
 

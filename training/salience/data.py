@@ -13,6 +13,7 @@ benchmark protocol's counter), so a label's budget means what a compression budg
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from training.common.jsonl import read_jsonl
 from benchmarks.protocol.data import data_file
 
 __all__ = [
+    "add_path_arguments",
     "DATASET_LICENCES",
     "DEFAULT_FEATURES",
     "DEFAULT_LABELS",
@@ -50,6 +52,13 @@ DEFAULT_LABELS = Path("runs/salience/labels.jsonl.gz")
 
 DEFAULT_FEATURES = Path("runs/salience/features")
 """Where :mod:`training.salience.features` caches the encoded documents and the later stages read them."""
+
+
+def add_path_arguments(parser: argparse.ArgumentParser, *names: str) -> None:
+    """``--input`` (summ_train), ``--labels`` and / or ``--features``, with the stages' shared defaults."""
+    defaults = {"input": DEFAULT_SUMM_TRAIN, "labels": DEFAULT_LABELS, "features": DEFAULT_FEATURES}
+    for name in names:
+        parser.add_argument(f"--{name}", type=Path, default=defaults[name])
 
 README_SHA256 = "fa3f31e0a1e8dc09711aa260fec471c21c83c97cc41352ddfc36edb80f62b329"
 """The sha256 of ``summ_train.jsonl.gz`` stated in ``shared/data/README.md``."""

@@ -31,7 +31,7 @@ from typing import Any
 import torch
 
 from training.common.cli import start_cli
-from training.salience.data import DEFAULT_FEATURES, DEFAULT_LABELS, DEFAULT_SUMM_TRAIN
+from training.salience.data import add_path_arguments
 
 __all__ = [
     "DEFAULT_REDUNDANCIES",
@@ -385,9 +385,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
     parser = argparse.ArgumentParser(prog="python -m training.salience.evaluate", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    parser.add_argument("--input", type=Path, default=DEFAULT_SUMM_TRAIN)
-    parser.add_argument("--features", type=Path, default=DEFAULT_FEATURES)
-    parser.add_argument("--labels", type=Path, default=DEFAULT_LABELS)
+    add_path_arguments(parser, "input", "features", "labels")
     parser.add_argument("--kind", action="append", choices=HEAD_KINDS, help="head kinds (default: all)")
     parser.add_argument("--permissive-kind", action="append", choices=HEAD_KINDS,
                         help="kinds also trained on the permissive subsets only (default: emb-logreg, emb-mlp)")

@@ -38,7 +38,7 @@ from tpc_core.engine.salience import hand_features as _hand_features
 from tpc_core.engine.salience import paragraph_ranks as _paragraph_ranks
 from tpc_core.engine.salience import prompt_features
 from training.common.cli import start_cli
-from training.salience.data import DEFAULT_FEATURES, DEFAULT_LABELS, DEFAULT_SUMM_TRAIN
+from training.salience.data import DEFAULT_FEATURES, add_path_arguments
 
 __all__ = [
     "DEFAULT_MAX_SENTENCES",
@@ -196,8 +196,7 @@ def _encode_shard(compressor: Any, records: Sequence[Mapping[str, Any]], rows: M
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m training.salience.features", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    parser.add_argument("--input", type=Path, default=DEFAULT_SUMM_TRAIN)
-    parser.add_argument("--labels", type=Path, default=DEFAULT_LABELS)
+    add_path_arguments(parser, "input", "labels")
     parser.add_argument("--out", type=Path, default=DEFAULT_FEATURES)
     parser.add_argument("--max-sentences", type=int, default=DEFAULT_MAX_SENTENCES)
     parser.add_argument("--per-subset", default="multi_news+=300,multi_news=250,ectsum=200,scisummnet=200,qmsum=120",

@@ -32,7 +32,7 @@ from typing import Any
 import torch
 
 from training.common.cli import start_cli
-from training.salience.data import DEFAULT_FEATURES, DEFAULT_LABELS
+from training.salience.data import add_path_arguments
 from training.salience.features import HAND_FEATURES
 
 __all__ = ["HEAD_KINDS", "HeadConfig", "SalienceHead", "TrainingSet", "build_training_set", "load_head", "save_head",
@@ -238,8 +238,7 @@ def load_head(directory: str | Path) -> SalienceHead:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m training.salience.train", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    parser.add_argument("--features", type=Path, default=DEFAULT_FEATURES)
-    parser.add_argument("--labels", type=Path, default=DEFAULT_LABELS)
+    add_path_arguments(parser, "features", "labels")
     parser.add_argument("--kind", choices=HEAD_KINDS, default="emb-mlp")
     parser.add_argument("--exclude-dataset", action="append", default=[], help="hold out a meta.dataset")
     parser.add_argument("--only-dataset", action="append", default=[], help="train on these meta.datasets only")

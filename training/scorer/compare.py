@@ -366,6 +366,14 @@ def latency_lines(latency: Mapping[str, Any], note: str = "") -> list[str]:
     return lines
 
 
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options a scorer comparison shares: ``--rate``, ``--latency-tokens``, ``--repeats``, ``--skip-latency``."""
+    parser.add_argument("--rate", type=float, default=0.2)
+    parser.add_argument("--latency-tokens", type=int, default=10000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--skip-latency", action="store_true")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point (``python -m training.scorer.compare``)."""
     parser = argparse.ArgumentParser(prog="python -m training.scorer.compare", description=__doc__.split("\n\n")[0])
@@ -373,10 +381,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out-dir", default="runs/scorer")
     parser.add_argument("--cache", default="runs/scorer", help="resumable per-sample records and components")
     parser.add_argument("--folds", type=int, default=5)
-    parser.add_argument("--rate", type=float, default=0.2)
-    parser.add_argument("--latency-tokens", type=int, default=10000)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--skip-latency", action="store_true")
+    add_run_arguments(parser)
     args = parser.parse_args(argv)
     start_cli(threads=1)
     report = run(args.ids, Path(args.out_dir), Path(args.cache), k=args.folds, rate=args.rate,

@@ -28,6 +28,7 @@ import torch
 
 from benchmarks.protocol.data import HELDOUT_IDS
 from training.common.cli import start_cli
+from training.scorer.compare import add_run_arguments
 
 logger = logging.getLogger(__name__)
 
@@ -172,12 +173,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--reference", default="runs/scorer/compare.json", help="training.scorer.compare's compare.json")
     parser.add_argument("--out-dir", default="runs/scorer")
     parser.add_argument("--cache", default="runs/scorer/cross_eval")
-    parser.add_argument("--rate", type=float, default=0.2)
     parser.add_argument("--bm25-weight", type=float, default=0.3)
-    parser.add_argument("--latency-tokens", type=int, default=10000)
-    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--skip-latency", action="store_true")
+    add_run_arguments(parser)
     args = parser.parse_args(argv)
     start_cli(threads=args.threads)
     report = run(args.checkpoint, args.ids, Path(args.reference), Path(args.out_dir), Path(args.cache),
