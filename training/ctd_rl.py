@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+import random
 import sys
 import time
 from collections.abc import Sequence
@@ -24,11 +25,18 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from tpc_core.config import CTDConfig
-from training.common.jsonl import JsonlAppender
+from tpc_core.config import AgnosticConfig, CTDConfig
+from training.common.jsonl import JsonlAppender, read_jsonl
 from training.common.loop import LoraSettings, OptimSettings, stage_main, train_loop, weights_dtype
-from training.ctd_sft import CTD_CONFIG, CausalLMLoss, data_facts, encode_example, load_ctd_records, load_policy, \
-    save_ctd
+from training.ctd_sft import (
+    CTD_CONFIG,
+    CausalLMLoss,
+    data_facts,
+    encode_example,
+    load_ctd_records,
+    load_policy,
+    save_ctd,
+)
 
 __all__ = ["CTDRLConfig", "ReferenceScorer", "kl_reward", "train_ctd_rl", "main"]
 
@@ -119,7 +127,7 @@ def kl_reward(logits_compressed: Any, logits_full: Any) -> float:
         logits_compressed: (T, V) reference-LLM logits predicting each token of ``r`` given ``S``.
         logits_full: (T, V) the same given the whole prompt ``p``.
     """
-    import torch.nn.functional as F
+    import torch.nn.functional as F  # lazy: loads torch
 
     log_s = F.log_softmax(logits_compressed.float(), dim=-1)
     log_p = F.log_softmax(logits_full.float(), dim=-1)
@@ -133,7 +141,10 @@ class ReferenceScorer:
         self.model, self.tokenizer, self.max_input_tokens, self.device = model, tokenizer, max_input_tokens, device
 
     def _chat(self, prompt: str) -> list[int]:
-        from tpc_core.engine.ctd import DEFAULT_HEAD_FRACTION, bound_prompt
+        from tpc_core.engine.ctd import (  # lazy: loads torch
+            DEFAULT_HEAD_FRACTION,
+            bound_prompt,
+        )
 
         bounded = bound_prompt(prompt, self.tokenizer, self.max_input_tokens, DEFAULT_HEAD_FRACTION)
         if getattr(self.tokenizer, "chat_template", None):
@@ -145,7 +156,7 @@ class ReferenceScorer:
 
     def respond(self, prompt: str, max_new_tokens: int) -> list[int]:
         """Greedy response token ids (end-of-turn excluded)."""
-        import torch
+        import torch  # lazy: loads torch
 
         ids = torch.tensor([self._chat(prompt)], device=self.device)
         with torch.inference_mode():
@@ -159,7 +170,7 @@ class ReferenceScorer:
 
     def response_logits(self, prompt: str, response: list[int]) -> Any:
         """(len(response), V) logits predicting each response token after ``prompt``."""
-        import torch
+        import torch  # lazy: loads torch
 
         context = self._chat(prompt)
         ids = torch.tensor([context + response], device=self.device)
@@ -169,9 +180,9 @@ class ReferenceScorer:
 
 
 def _sample_candidates(model: Any, descriptor: Any, prompt: str, config: CTDRLConfig) -> list[str]:
-    import torch
+    import torch  # lazy: loads torch
 
-    from tpc_core.engine.ctd import REPETITION_PENALTY, finish_description
+    from tpc_core.engine.ctd import REPETITION_PENALTY, finish_description  # lazy: loads torch
 
     tokenizer = descriptor.tokenizer
     inputs = tokenizer([descriptor.build_chat_inputs(prompt)], return_tensors="pt", add_special_tokens=False)
@@ -187,12 +198,10 @@ def _sample_candidates(model: Any, descriptor: Any, prompt: str, config: CTDRLCo
 
 def train_ctd_rl(config: CTDRLConfig) -> Path:
     """Run Algorithm 3 for ``config.iterations`` iterations; returns the run directory."""
-    import random
+    import torch  # lazy: loads torch
+    from accelerate import Accelerator  # lazy: loads torch
 
-    import torch
-    from accelerate import Accelerator
-
-    from tpc_core import TPCCompressor
+    from tpc_core import TPCCompressor  # lazy: loads torch
 
     config.check_paths()
     started = time.perf_counter()
@@ -295,9 +304,6 @@ def _validation_records(config: CTDRLConfig) -> list[dict[str, Any]]:
     """``validation_prompts`` held-out-family records of the configured kinds (seeded, spread over kinds)."""
     if not config.validation_prompts:
         return []
-    import random
-
-    from training.common.jsonl import read_jsonl
 
     pool = _of_kinds([r for r in read_jsonl(config.data_path) if r.get("split") == "validation"
                       and str(r.get("prompt", "")).strip()], config.kinds)
@@ -337,7 +343,7 @@ def _summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def _greedy_rewards(records: list[dict[str, Any]], model: Any, descriptor: Any, reference: ReferenceScorer,
                     compressor: Any, config: CTDRLConfig, answers: dict[str, tuple[list[int], Any]]) -> dict[str, Any]:
     """Reward of the policy's greedy description (what inference writes) on each held-out prompt."""
-    from tpc_core.engine.request import is_grounded
+    from tpc_core.engine.request import is_grounded  # lazy: loads torch
 
     model.eval()
     descriptor.model = model
@@ -354,8 +360,6 @@ def _greedy_rewards(records: list[dict[str, Any]], model: Any, descriptor: Any, 
 def _fixed_rewards(records: list[dict[str, Any]], model: Any, reference: ReferenceScorer, compressor: Any,
                    config: CTDRLConfig, answers: dict[str, tuple[list[int], Any]]) -> dict[str, Any]:
     """Reward of the checkpoint's fixed fallback description (what an ungrounded description becomes)."""
-    from tpc_core.config import AgnosticConfig
-
     description = AgnosticConfig().fallback_description
     rows = [{"id": r["id"], "kind": r.get("kind"), "description": description,
              "reward": round(_reward_of(r, description, answers[r["id"]], model, reference, compressor, config), 5)}
@@ -383,10 +387,10 @@ class _adapter_off:  # noqa: N801 (used as a context manager)
 def _reference(config: CTDRLConfig, policy: Any, descriptor: Any, device: Any) -> ReferenceScorer:
     if config.reference_model is None:
         return ReferenceScorer(policy, descriptor.tokenizer, config.reference_max_input_tokens, device)
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    import torch  # lazy: loads torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer  # lazy: loads torch
 
-    from tpc_core.loading.checkpoint import resolve_base
+    from tpc_core.loading.checkpoint import resolve_base  # lazy: loads torch
 
     # A training config is the user's own: a local directory anywhere is fine here (checkpoints stay confined).
     local = Path(config.reference_model).expanduser()

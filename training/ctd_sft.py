@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import random
 import sys
 import time
 from dataclasses import asdict, dataclass, field, replace
@@ -95,8 +96,6 @@ def load_ctd_records(path: str | Path, max_examples: int | None = None, seed: in
     if not records:
         raise ValueError(f"{path} has no CTD record with a prompt and a task_description.")
     if max_examples is not None and max_examples < len(records):
-        import random
-
         keep = sorted(random.Random(seed).sample(range(len(records)), max_examples))
         records = [records[i] for i in keep]
     return records
@@ -125,7 +124,7 @@ class CausalLMLoss:
         self.pad_id, self.device = pad_id, device
 
     def __call__(self, model: Any, examples: list[CTDExample]) -> tuple[Any, dict[str, float]]:
-        import torch
+        import torch  # lazy: loads torch
 
         width = max(len(e.input_ids) for e in examples)
         input_ids = torch.full((len(examples), width), self.pad_id, dtype=torch.long)
@@ -146,16 +145,16 @@ def load_policy(ctd: CTDConfig, checkpoint_dir: Path, lora: LoraSettings, device
 
     ``ctd`` may name an adapter of an earlier run (``checkpoint_dir``-relative); it is loaded trainable.
     """
-    import torch
+    import torch  # lazy: loads torch
 
-    from tpc_core.engine.ctd import TaskDescriptor
-    from tpc_core.loading.checkpoint import HubOptions, load_ctd_parts
+    from tpc_core.engine.ctd import TaskDescriptor  # lazy: loads torch
+    from tpc_core.loading.checkpoint import HubOptions, load_ctd_parts  # lazy: loads torch
 
     base = replace(ctd, adapter_dir=None)
     model, tokenizer = load_ctd_parts(base, checkpoint_dir, HubOptions(local_files_only=local_files_only, confine_paths=False),
                                       device, dtype or torch.float32)
     if ctd.adapter_dir:
-        from peft import PeftModel
+        from peft import PeftModel  # lazy: loads torch
 
         model = PeftModel.from_pretrained(model, str(checkpoint_dir / ctd.adapter_dir), is_trainable=True)
     elif fresh_adapter:
@@ -185,8 +184,8 @@ def data_facts(path: str | Path) -> dict[str, Any]:
 
 def train_ctd_sft(config: CTDSFTConfig) -> Path:
     """Run CTD SFT; returns the run directory."""
-    import torch
-    from accelerate import Accelerator
+    import torch  # lazy: loads torch
+    from accelerate import Accelerator  # lazy: loads torch
 
     config.check_paths()
     started = time.perf_counter()

@@ -16,8 +16,11 @@ RUN/validation_ids.json`` measures the samples a ``cse_train`` run with ``valida
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import hashlib
 import json
 import logging
+import random
 import sys
 import time
 from collections import Counter
@@ -25,7 +28,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.protocol.budget import minilm_token_counter
+from benchmarks.protocol.evaluate import compress_one
+from benchmarks.protocol.loaders import load_qa_dev
+from benchmarks.protocol.methods.base import AGNOSTIC, AWARE, Compressed, Method
+from benchmarks.protocol.methods.registry import build_method
+from benchmarks.protocol.methods.tpc import split_model_spec
 from training.common.cli import start_cli
+from training.curation.format_families import render
 
 __all__ = ["evaluate_checkpoints", "in_family", "loaded_tpc_method", "select_samples", "spread_subset", "main"]
 
@@ -35,8 +45,6 @@ logger = logging.getLogger(__name__)
 def loaded_tpc_method(counter: Any, compressor: Any, label: str, aware: bool) -> Any:
     """A ``benchmarks`` method named ``label`` that compresses with a TPC compressor already in memory (the question
     passed on only when ``aware``)."""
-    from benchmarks.protocol.methods.base import AGNOSTIC, AWARE, Compressed, Method
-
     class LoadedTPC(Method):
         """A TPC checkpoint already in memory, compressing through the public API."""
 
@@ -77,12 +85,6 @@ def in_family(samples: Sequence[Any], family: str) -> list[Any]:
     (``training.curation.format_families``), phrasing variants drawn per sample id, so every run sees the same
     prompts.
     """
-    import dataclasses
-    import hashlib
-    import random
-
-    from training.curation.format_families import render
-
     changed = []
     for sample in samples:
         seed = int(hashlib.sha256(f"{family}:{sample.id}".encode()).hexdigest()[:8], 16)
@@ -114,13 +116,7 @@ def evaluate_checkpoints(checkpoints: dict[str, str], *, baselines: Sequence[str
     Returns:
         ``{"rows": [{"method", "setting", "evidence_recall", "answer_retention", "samples", "seconds"}], ...}``.
     """
-    from benchmarks.protocol.budget import minilm_token_counter
-    from benchmarks.protocol.evaluate import compress_one
-    from benchmarks.protocol.loaders import load_qa_dev
-    from benchmarks.protocol.methods.base import AGNOSTIC, AWARE
-    from benchmarks.protocol.methods.registry import build_method
-    from benchmarks.protocol.methods.tpc import split_model_spec
-    from tpc_core import TPCCompressor
+    from tpc_core import TPCCompressor  # lazy: loads torch
 
     if split not in ("dev", "train"):
         raise ValueError(f"split must be 'dev' or 'train', got {split!r}.")

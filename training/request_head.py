@@ -20,6 +20,7 @@ import hashlib
 import json
 import logging
 import sys
+import sysconfig
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -27,11 +28,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks.protocol.data import data_file
+from synthesis.instructions import request_of
+from tpc_core.segmentation import get_splitter
 from training.common.jsonl import read_jsonl
 from training.common.loop import stage_main
-from training.curation.layouts import records_digest
+from training.curation.format_tasks import load_format_inputs, text_pools
+from training.curation.layouts import layout_records, records_digest
 from training.request_sequence import SequenceFitSettings, fit_sequence_head
-from benchmarks.protocol.data import data_file
 
 __all__ = ["RequestHeadConfig", "EncodedPrompt", "fit_head", "head_and_tail", "held_for_threshold", "label_sentences",
            "prompt_scores", "train_request_head", "main"]
@@ -211,10 +215,8 @@ def _cached(stem: Path, records: Sequence[dict[str, Any]], compressor: Any, view
     """
     if not records:
         return []
-    import torch
-    from safetensors.torch import load_file, save_file
-
-    from tpc_core.segmentation import get_splitter
+    import torch  # lazy: loads torch
+    from safetensors.torch import load_file, save_file  # lazy: loads torch
 
     splitter = get_splitter(compressor.config.splitter)
     key = hashlib.sha256(json.dumps([[str(r["id"]) for r in records], str(compressor.checkpoint_dir), view])
@@ -261,9 +263,9 @@ def _cached(stem: Path, records: Sequence[dict[str, Any]], compressor: Any, view
 def fit_head(prompts: Sequence[EncodedPrompt], config: RequestHeadConfig) -> Any:
     """A request head fitted full-batch on the encoded prompts' sentence labels (``config`` sets its hidden width,
     iterations, L2 weight and seed)."""
-    import torch
+    import torch  # lazy: loads torch
 
-    from tpc_core.engine.request import RequestHead, layout_features
+    from tpc_core.engine.request import RequestHead, layout_features  # lazy: loads torch
 
     inputs = torch.cat([torch.cat([p.embeddings.float(), layout_features(p.sentences)], dim=1) for p in prompts])
     labels = torch.tensor([float(label) for p in prompts for label in p.labels])
@@ -321,7 +323,7 @@ def prompt_scores(prompts: Sequence[EncodedPrompt], head: Any, threshold: float,
     labelled sentences; ``no_request_kept_empty``: share of prompts with no written request where nothing
     was picked (they go to the CTD); ``score``: the mean of jaccard and no_request_kept_empty.
     """
-    from tpc_core.engine.request import pick_request
+    from tpc_core.engine.request import pick_request  # lazy: loads torch
 
     with_request, without, found, exact, jaccard, kept_empty = 0, 0, 0, 0, 0.0, 0
     for prompt in prompts:
@@ -361,10 +363,6 @@ def _layout_records(config: RequestHeadConfig, records: Sequence[dict[str, Any]]
     """The extra layout-shell train records (``[]`` when none are asked for)."""
     if not config.uses_layouts:
         return []
-    import sysconfig
-
-    from training.curation.format_tasks import load_format_inputs, text_pools
-    from training.curation.layouts import layout_records
 
     train_ids = {str(r.get("source_id")) for r in records if r.get("split") == "train"}
     validation_ids = {str(r.get("source_id")) for r in records if r.get("split") == "validation"}
@@ -386,9 +384,8 @@ def written_request_outcomes(prompts: Sequence[EncodedPrompt], records: Sequence
                              threshold: float, max_sentences: int, neighbour: float | None = None) -> list[Any]:
     """What the head alone makes of each encoded prompt (``benchmarks.request_found`` outcomes): the extracted
     request, or ``not_extracted`` (compression would then ask the CTD)."""
-    from synthesis.instructions import request_of
-    from benchmarks.protocol.request_outcomes import Outcome
-    from tpc_core.engine.request import pick_request, request_text
+    from benchmarks.protocol.request_outcomes import Outcome  # lazy: loads torch
+    from tpc_core.engine.request import pick_request, request_text  # lazy: loads torch
 
     by_id = {str(r["id"]): r for r in records}
     outcomes = []
@@ -432,7 +429,7 @@ def _choose_thresholds(prompts: Sequence[EncodedPrompt], head: Any,
 
 def train_request_head(config: RequestHeadConfig) -> Path:
     """Fit, choose the threshold, measure the held-out families, and write the head; returns ``output_dir``."""
-    from tpc_core import TPCCompressor
+    from tpc_core import TPCCompressor  # lazy: loads torch
 
     config.check_paths()
     started = time.perf_counter()
@@ -493,7 +490,7 @@ def _by_set(prompts: Sequence[EncodedPrompt], records: Sequence[dict[str, Any]],
             max_sentences: int, neighbour: float | None) -> dict[str, Any]:
     """The check records of each record set measured apart (per family and shape; held-out components or layouts
     against seen ones by the records' ``split``)."""
-    from benchmarks.protocol.request_outcomes import summarise
+    from benchmarks.protocol.request_outcomes import summarise  # lazy: loads torch
 
     by_id = {str(r["id"]): r for r in records}
     result: dict[str, Any] = {}
@@ -512,7 +509,7 @@ def _instruction_summary(config: RequestHeadConfig, fit: Sequence[dict[str, Any]
                          threshold: float, neighbour: float | None) -> dict[str, Any]:
     """The instruction-style check records measured (per family and shape), and the baseline head on the same
     encoded prompts (the held-out CTD families and the check records) where one is given."""
-    from benchmarks.protocol.request_outcomes import summarise
+    from benchmarks.protocol.request_outcomes import summarise  # lazy: loads torch
 
     if config.instruction_path is None and config.layout_set_path is None and config.generated_set_path is None:
         return {}
@@ -524,7 +521,7 @@ def _instruction_summary(config: RequestHeadConfig, fit: Sequence[dict[str, Any]
                                                     neighbour)),
         "check_by_set": _by_set(encoded_check, check, head, threshold, config.max_sentences, neighbour)}}
     if config.baseline_head is not None:
-        from tpc_core.engine.request import RequestHead
+        from tpc_core.engine.request import RequestHead  # lazy: loads torch
 
         baseline = RequestHead.load(config.baseline_head)
         base_threshold = config.baseline_threshold

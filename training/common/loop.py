@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from training.common.cli import start_cli
-from training.common.config import add_config_arguments, from_dict, parse_override
+from training.common.config import add_config_arguments, from_dict, parse_override, read_config_file
 
 __all__ = ["LoraSettings", "OptimSettings", "TrainResult", "load_stage_config", "run_stage_cli", "train_loop",
            "apply_lora", "weights_dtype"]
@@ -111,7 +111,7 @@ def weights_dtype(settings: OptimSettings) -> Any:
 
     PEFT keeps the LoRA weights themselves in fp32.
     """
-    import torch
+    import torch  # lazy: loads torch
 
     return {"bf16": torch.bfloat16, "fp16": torch.float16}.get(settings.mixed_precision, torch.float32)
 
@@ -120,7 +120,7 @@ def apply_lora(model: Any, settings: LoraSettings, task_type: str | None = None)
     """Wrap ``model`` with a fresh LoRA adapter (or return it unchanged when LoRA is off)."""
     if not settings.enabled:
         return model
-    from peft import LoraConfig, get_peft_model
+    from peft import LoraConfig, get_peft_model  # lazy: loads torch
 
     targets: str | list[str] = "all-linear" if settings.target_modules == ["all-linear"] else settings.target_modules
     config = LoraConfig(r=settings.r, lora_alpha=settings.alpha, lora_dropout=settings.dropout,
@@ -135,8 +135,6 @@ def load_stage_config(path: str | Path | None, config_class: type[T], section: s
     A recipe file holds one top-level mapping per stage (``cse_train:``, ``ctd_sft:``, ``ctd_rl:``,
     ``export:``); a stage file holds the stage's keys directly. ``--set`` overrides apply to the stage's keys.
     """
-    from training.common.config import read_config_file
-
     data: dict[str, Any] = read_config_file(Path(path)) if path is not None else {}
     source = str(path) if path is not None else "<defaults>"
     if section in data and isinstance(data[section], dict):
@@ -231,9 +229,9 @@ def train_loop(model: Any, parameters: Sequence[Any] | Sequence[dict[str, Any]],
         output_dir: Where ``checkpoints/`` and ``train_log.jsonl`` go.
         accelerator: An ``accelerate.Accelerator`` (one is made from ``settings`` if ``None``).
     """
-    import torch
-    from accelerate import Accelerator
-    from transformers import get_linear_schedule_with_warmup
+    import torch  # lazy: loads torch
+    from accelerate import Accelerator  # lazy: loads torch
+    from transformers import get_linear_schedule_with_warmup  # lazy: loads torch
 
     output = Path(output_dir)
     output.mkdir(parents=True, exist_ok=True)

@@ -29,11 +29,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.protocol.budget import minilm_token_counter
+from benchmarks.protocol.data import HELDOUT_IDS
 from synthesis import AXES, HELD_OUT_PARTS, Generated, generate, generate_without
 from training.common.jsonl import read_jsonl
 from training.curation.format_tasks import load_format_inputs
 from training.curation.instruction_set import record_set_parser, summ_documents, write_record_set
-from benchmarks.protocol.data import HELDOUT_IDS
 
 __all__ = ["build_generated_set", "length_stats", "main", "record_of", "train_rows"]
 
@@ -154,8 +155,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                                   document_offset=args.document_offset, exclude=exclude)
     lengths: dict[str, Any] = {}
     if not args.no_lengths:
-        from benchmarks.protocol.budget import minilm_token_counter
-
         counter = minilm_token_counter()
         lengths = {role: length_stats([r for r in records if r["role"] == role], counter) for role in ("fit", "check")}
     write_record_set(args.out, records, held_out_parts={axis: sorted(parts) for axis, parts in HELD_OUT_PARTS.items()},

@@ -177,8 +177,8 @@ class LocalHFGenerator:
                                                   add_generation_prompt=True)
 
     def generate(self, prompts: list[str]) -> list[str]:
-        import torch
-        from transformers import GenerationConfig
+        import torch  # lazy: loads torch
+        from transformers import GenerationConfig  # lazy: loads torch
 
         sampling = self.settings.temperature > 0
         config = GenerationConfig(
@@ -288,7 +288,7 @@ class OpenAICompatibleGenerator:
         self._client.close()
 
     def _complete(self, prompt: str) -> str:
-        import httpx
+        import httpx  # lazy: optional (training extra)
 
         payload = {
             "model": self.settings.model,

