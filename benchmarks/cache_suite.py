@@ -37,11 +37,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.budget import minilm_token_counter
+from benchmarks.protocol.budget import minilm_token_counter
 from benchmarks.cache_pipelines import run_pipelines
-from benchmarks.chunks import Chunk, retrieval_set
-from benchmarks.loaders import Sample
-from benchmarks.report import pyplot, save_figure
+from benchmarks.protocol.chunks import Chunk, retrieval_set
+from benchmarks.protocol.loaders import Sample
+from benchmarks.protocol.report import pyplot, save_figure
 
 __all__ = [
     "CacheSuiteSettings",

@@ -18,7 +18,7 @@ with a system message first and the row's question as the last user turn; and th
 
  The budget is ``rate`` (0.2) of the
 whole conversation, counted with one counter for every method: MiniLM's WordPiece
-(:func:`benchmarks.budget.minilm_token_counter`), summed over every text part of every message.
+(:func:`benchmarks.protocol.budget.minilm_token_counter`), summed over every text part of every message.
 
 Methods:
 
@@ -32,7 +32,7 @@ Methods:
   compressed messages' text parts, each whole part one document, at the reference's budget: what
   ``compress_messages`` did before it read each part's paragraphs as documents.
 
-Reported: evidence recall (gold supporting sentences found verbatim, :func:`benchmarks.metrics.evidence_recall`),
+Reported: evidence recall (gold supporting sentences found verbatim, :func:`benchmarks.protocol.metrics.evidence_recall`),
 budget overruns (must be 0), conversations whose protected messages (system, latest user turn) come back intact,
 and seconds per conversation.
 """
@@ -47,9 +47,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.budget import minilm_token_counter
-from benchmarks.loaders import Sample, load_qa_dev, round_robin
-from benchmarks.metrics import evidence_recall
+from benchmarks.protocol.budget import minilm_token_counter
+from benchmarks.protocol.loaders import Sample, load_qa_dev, round_robin
+from benchmarks.protocol.metrics import evidence_recall
 from tpc_core.conversation.messages import read_message
 
 __all__ = ["SHAPES", "build_conversation", "main", "run"]

@@ -4,7 +4,7 @@ Usage:
     python -m benchmarks.corpus_throughput [--docs 256] [--small-docs 32] [--rate 0.2] [--out benchmarks/results/corpus]
 
 The corpus: real Wikipedia passages (``Document [k] (Title: ...) text``) cut out of the NQ contexts of
-``/work/shared/data/nq_train.jsonl.gz`` (the bundled public-domain paragraphs, repeated, when that file is
+``nq_train.jsonl.gz`` under the data root (:mod:`benchmarks.protocol.data`) (the bundled public-domain paragraphs, repeated, when that file is
 missing), one passage per row. Every configuration runs the command as a user runs it, in a fresh process
 (``python -m tpc_core compress-corpus``), with a fixed ``--task-description`` (no CTD generation), and is run
 twice: over the first ``--small-docs`` documents and over all ``--docs``. The difference of the two times removes
@@ -19,7 +19,6 @@ Prints a markdown table, writes it with the raw figures (``corpus_throughput.{md
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import re
@@ -31,13 +30,10 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from benchmarks.report import pyplot, save_figure
+from benchmarks.protocol.report import pyplot, save_figure
+from benchmarks.protocol.timing_inputs import TASK, load_passages
 
 ROOT = Path(__file__).resolve().parents[1]
-NQ = ROOT.parent / "shared" / "data" / "nq_train.jsonl.gz"
-BUNDLED = ROOT / "examples" / "data" / "declaration_of_independence.txt"
-TASK = "What facts does this passage state about its subject?"
-PASSAGE = re.compile(r"Document \[\d+\] \(Title: (?P<title>[^)]*)\) (?P<text>.*?)(?=\nDocument \[\d+\]|\Z)", re.S)
 #: (name, engine, workers, cpus per worker)
 CONFIGS: tuple[tuple[str, str, int, float], ...] = (("local", "local", 1, 2.0), ("ray, 1 worker", "ray", 1, 2.0),
                                                     ("ray, 2 workers", "ray", 2, 1.0))
@@ -73,28 +69,6 @@ class Measurement:
     @property
     def marginal_tokens_per_second(self) -> float:
         return self.marginal_docs_per_second * self.tokens / self.docs
-
-
-def load_passages(count: int) -> list[dict]:
-    """``count`` real passages: NQ Wikipedia passages when the shared data is present, else bundled paragraphs."""
-    rows: list[dict] = []
-    if NQ.is_file():
-        seen: set[str] = set()
-        with gzip.open(NQ, "rt", encoding="utf-8") as handle:
-            for line in handle:
-                for match in PASSAGE.finditer(json.loads(line)["context"]):
-                    text = match.group("text").strip()
-                    if text in seen:
-                        continue
-                    seen.add(text)
-                    rows.append({"id": f"nq-{len(rows)}", "title": match.group("title"), "text": text})
-                    if len(rows) == count:
-                        return rows
-    paragraphs = [p for p in BUNDLED.read_text(encoding="utf-8").split("\n\n") if p.strip()]
-    while len(rows) < count:
-        rows.append({"id": f"bundled-{len(rows)}", "title": "Declaration of Independence",
-                     "text": paragraphs[len(rows) % len(paragraphs)]})
-    return rows
 
 
 class PeakRss:

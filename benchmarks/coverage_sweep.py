@@ -47,7 +47,7 @@ class PreparedPrompt:
 
 def prepare(compressor: Any, prompt: str, reference: str, counter: Any, rate: float) -> PreparedPrompt:
     """Split, encode and describe one prompt with the public ``tpc_core`` API."""
-    from benchmarks.budget import budget_for
+    from benchmarks.protocol.budget import budget_for
     from tpc_core.engine.scoring.coverage import section_ranks
     from tpc_core.segmentation import get_splitter
 
@@ -62,7 +62,7 @@ def prepare(compressor: Any, prompt: str, reference: str, counter: Any, rate: fl
 
 def score_variant(prepared: PreparedPrompt, variant: Variant) -> tuple[float, float]:
     """ROUGE-1 and ROUGE-2 recall of the reference by the sentences this variant keeps."""
-    from benchmarks.metrics import rouge_n_recall
+    from benchmarks.protocol.metrics import rouge_n_recall
     from tpc_core.engine.scoring.coverage import coverage_scores
     from tpc_core.engine.selection.mmr import mmr_within_budget
 
@@ -77,10 +77,10 @@ def score_variant(prepared: PreparedPrompt, variant: Variant) -> tuple[float, fl
 
 def main(argv: list[str] | None = None) -> None:
     """CLI entry point."""
-    from benchmarks.budget import minilm_token_counter
-    from benchmarks.loaders import load_summ_dev
-    from benchmarks.summ import evenly_spaced
-    from benchmarks.templates import fill_template
+    from benchmarks.protocol.budget import minilm_token_counter
+    from benchmarks.protocol.loaders import load_summ_dev
+    from benchmarks.protocol.summ import evenly_spaced
+    from synthesis.templates import fill_template
     from tpc_core import TPCCompressor
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -8,7 +8,7 @@ description that the task finder keeps (generated / matched) or throws away (fal
 qa_dev **train**-split contexts (never dev) bare, each on its own (``question=None``, no template), at ``--rate``,
 twice: with the CTD (``describe_bare=True``, the engine's default) and without it (``describe_bare=False``: the
 fallback task at once). It then scores each train question on its context's compressed text with
-:func:`benchmarks.metrics.evidence_recall`. Up to ``--per-source`` distinct contexts per source are taken, in
+:func:`benchmarks.protocol.metrics.evidence_recall`. Up to ``--per-source`` distinct contexts per source are taken, in
 file order. Prints a markdown table (overall, by task source under the CTD, by data source) and writes it with the
 per-question records to ``--out`` (``ctd_bare_value.{md,json}``). Asserts nothing.
 """
@@ -24,15 +24,16 @@ import warnings
 from collections import defaultdict
 from pathlib import Path
 
-from benchmarks.metrics import evidence_recall
+from benchmarks.protocol.loaders import default_qa_dev_path
+
+from benchmarks.protocol.metrics import evidence_recall
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data" / "qa_dev.jsonl"
 
 
 def train_contexts(per_source: int) -> tuple[list[str], list[dict]]:
     """Up to ``per_source`` distinct train contexts per source, and the train questions asked about them."""
-    rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines()]
+    rows = [json.loads(line) for line in default_qa_dev_path().read_text(encoding="utf-8").splitlines()]
     rows = [row for row in rows if row["split"] == "train"]
     taken: dict[str, int] = defaultdict(int)
     contexts: dict[str, None] = {}

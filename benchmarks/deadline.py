@@ -21,7 +21,7 @@ import time
 import warnings
 from pathlib import Path
 
-from benchmarks.loaders import load_qa_dev
+from benchmarks.protocol.loaders import load_qa_dev
 
 
 def _documents(count: int):  # noqa: ANN202 - LangChain documents

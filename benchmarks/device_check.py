@@ -9,7 +9,7 @@ Usage:
   ``train``: held-out-style prompts the dev results never read), compressed at ``--rate`` prompt-aware (the row's
   question) and prompt-agnostic (the question written inside the row's LongBench template, no CTD:
   ``describe_bare=False``). Reported per mode: the mean Jaccard of the kept sentence sets, the share of prompts
-  kept exactly alike, evidence recall on each side (:func:`benchmarks.metrics.evidence_recall`), overruns (a
+  kept exactly alike, evidence recall on each side (:func:`benchmarks.protocol.metrics.evidence_recall`), overruns (a
   result whose text, recounted, is over its budget) and verbatim (every kept sentence is the original's, in
   order). Without ``../shared/data`` the prompts are cut from the bundled example text (no evidence recall).
 * **Latency** by prompt length (1k, 4k, 10k, 32k tokens; ``--quick``: 256 and 1k): the median of ``--repeats``
@@ -162,8 +162,8 @@ def synchronize(device: Any) -> None:
 def agreement_prompts(count: int, split: str) -> tuple[list[dict[str, Any]], str]:
     """``count`` prompts with a question (and gold supporting sentences where the data has them), and their
     source."""
-    from benchmarks.loaders import DataNotFoundError, load_qa_dev
-    from benchmarks.templates import fill_template
+    from benchmarks.protocol.loaders import DataNotFoundError, load_qa_dev
+    from synthesis.templates import fill_template
 
     try:
         samples = load_qa_dev(split=split)[:count]
@@ -187,7 +187,7 @@ def agreement_prompts(count: int, split: str) -> tuple[list[dict[str, Any]], str
 
 def prompt_of(counter: Any, tokens: int) -> tuple[str, str]:
     """About ``tokens`` tokens of real contexts (qa_dev dev rows, else the example text repeated) and a question."""
-    from benchmarks.loaders import DataNotFoundError, load_qa_dev
+    from benchmarks.protocol.loaders import DataNotFoundError, load_qa_dev
 
     try:
         samples = load_qa_dev(split="dev")
@@ -227,7 +227,7 @@ def verbatim(result: Any, context: str) -> bool:
 def agreement(cpu: Any, on_device: Any, prompts: list[dict[str, Any]], rate: float,
               splitter: str | None) -> dict[str, dict[str, Any]]:
     """Per mode (aware, agnostic): Jaccard, exact share, evidence recall on both sides, overruns, verbatim."""
-    from benchmarks.metrics import evidence_recall
+    from benchmarks.protocol.metrics import evidence_recall
 
     report = {}
     for mode in ("aware", "agnostic"):
@@ -296,7 +296,7 @@ def latency(compressor: Any, lengths: Sequence[int], repeats: int, rate: float,
     """Per length: ``compress`` aware and agnostic (request written in the prompt) beside the forward pass."""
     import torch
 
-    from benchmarks.templates import QA_DEV_TEMPLATES, fill_template
+    from synthesis.templates import QA_DEV_TEMPLATES, fill_template
 
     rows = []
     for length in lengths:
@@ -324,7 +324,7 @@ def latency(compressor: Any, lengths: Sequence[int], repeats: int, rate: float,
 def throughput(compressor: Any, passages: int, long_tokens: int, splitter: str | None) -> dict[str, Any]:
     """Tokens per second: short passages in one ``compress_batch`` call (fixed description, none) and one long
     prompt."""
-    from benchmarks.corpus_throughput import load_passages
+    from benchmarks.protocol.timing_inputs import load_passages
 
     texts = [row["text"] for row in load_passages(passages)]
     tokens = sum(compressor.token_counter.count_many(texts))

@@ -9,7 +9,7 @@ re-counting, result building — is overhead. Three rows, one process: prompt-aw
 same text inside LongBench's multi-document QA template (the question is written in the prompt, as users
 send it); prompt-agnostic on the bare text (no request written: the CTD generates one). A fourth row, "MiniLM
 forward floor", is the median time of plain forward passes of the MiniLM backbone over the same prompt's tokens
-(510-token windows, batch 8; :mod:`benchmarks.forward_floor`), and a last line prints prompt-aware / floor
+(510-token windows, batch 8; :mod:`benchmarks.protocol.methods.forward_floor`), and a last line prints prompt-aware / floor
 against the speed floor's limit of 1.15×. Prints a markdown table with each row's time over the prompt-aware
 time; asserts nothing.
 """
@@ -17,30 +17,13 @@ time; asserts nothing.
 from __future__ import annotations
 
 import argparse
-import json
 import resource
 import statistics
 import time
-from pathlib import Path
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "qa_dev.jsonl"
+from benchmarks.protocol.timing_inputs import build_prompt
+
 FLOOR_LIMIT = 1.15  # prompt-aware tpc-mini may take at most this many MiniLM forward floors
-
-
-def build_prompt(counter, tokens: int) -> tuple[str, str]:
-    """Concatenate real dev contexts until ``tokens`` tokens; the question is the first row's."""
-    rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines()]
-    rows = [r for r in rows if r["split"] == "dev"]
-    parts, total = [], 0
-    for row in rows:
-        parts.append(row["context"])
-        total += counter(row["context"])
-        if total >= tokens:
-            break
-    text = "\n\n".join(parts)
-    while counter(text) > tokens:  # trim to the target size on a whitespace boundary
-        text = text[: int(len(text) * 0.98)].rsplit(" ", 1)[0]
-    return text, rows[0]["question"]
 
 
 class ModelClock:
@@ -112,8 +95,8 @@ def main() -> None:
 
     from tpc_core import TPCCompressor
 
-    from benchmarks.forward_floor import MiniLMForward
-    from benchmarks.templates import QA_DEV_TEMPLATES, fill_template
+    from benchmarks.protocol.methods.forward_floor import MiniLMForward
+    from synthesis.templates import QA_DEV_TEMPLATES, fill_template
 
     compressor = TPCCompressor.from_pretrained(args.model)
     counter = compressor.token_counter

@@ -1,4 +1,4 @@
-"""Prompt-agnostic compression of generated prompts (:mod:`benchmarks.synthesis`, issue 35): evidence recall and
+"""Prompt-agnostic compression of generated prompts (:mod:`synthesis`, issue 35): evidence recall and
 request found per component, seen against held-out parts, beside prompt-aware on the same prompts.
 
 ``python -m benchmarks.generated_recall --split train-heldout --per-row 1 --limit 30 --out DIR``
@@ -16,21 +16,19 @@ and the request head never trained on (for choices); ``--split dev`` the dev row
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
-from benchmarks.budget import minilm_token_counter
-from benchmarks.layout_recall import recall_samples
-from benchmarks.loaders import Sample
-from benchmarks.metrics import evidence_recall
-from benchmarks.synthesis import Generated, generate
+from benchmarks.protocol.budget import minilm_token_counter
+from benchmarks.protocol.loaders import recall_samples
+from benchmarks.protocol.recall_runs import recall_parser, write_recall_run
+from benchmarks.protocol.loaders import Sample
+from benchmarks.protocol.metrics import evidence_recall
+from synthesis import Generated, generate
 from tpc_core.engine.task.request import request_covered
 
 __all__ = ["REPORTED_AXES", "generated_prompts", "main", "run", "summarise", "unescaped"]
@@ -137,15 +135,8 @@ def _markdown(summary: Mapping[str, Any], title: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.generated_recall", description=__doc__)
-    parser.add_argument("--checkpoint", default="tpc-mini")
-    parser.add_argument("--split", choices=("train-heldout", "dev"), default="train-heldout")
-    parser.add_argument("--qa", default=None, help="qa_dev.jsonl (default: ../shared/data or $TPC_QA_DEV)")
-    parser.add_argument("--per-row", type=int, default=2)
-    parser.add_argument("--rate", type=float, default=0.2)
-    parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--limit", type=int, default=None, help="the first N rows only")
-    parser.add_argument("--out", required=True)
+    parser = recall_parser("python -m benchmarks.generated_recall", __doc__, splits=("train-heldout", "dev"),
+                           per_row=2)
     args = parser.parse_args(argv)
     from tpc_core import TPCCompressor
 
@@ -157,18 +148,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     compressor = TPCCompressor.from_pretrained(args.checkpoint)
     rows = run(compressor, samples, per_row=args.per_row, rate=args.rate, seed=args.seed,
                log=lambda text: print(text, file=sys.stderr, flush=True))
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     summary = {"split": args.split, "samples": len(samples), "prompts": len(rows), "rate": args.rate,
                "per_row": args.per_row, "checkpoint": args.checkpoint, "seconds": round(time.perf_counter() - started),
                "loadavg_before_after": [list(load_before), list(os.getloadavg())],
                "command": " ".join(["python -m benchmarks.generated_recall",
                                     *(argv if argv is not None else sys.argv[1:])]), **summarise(rows)}
-    (out / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     title = f"Generated-prompt recall, {args.split}, rate {args.rate}"
-    (out / "summary.md").write_text(_markdown(summary, title), encoding="utf-8")
-    print(_markdown(summary, title))
+    write_recall_run(args.out, rows, summary, _markdown(summary, title))
     return 0
 
 

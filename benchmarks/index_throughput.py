@@ -133,8 +133,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     import torch
 
-    from benchmarks.corpus_throughput import TASK, load_passages
-    from benchmarks.engine_overhead import build_prompt
+    from benchmarks.protocol.timing_inputs import TASK, load_passages
+    from benchmarks.protocol.timing_inputs import build_prompt
     from tpc_core import TPCCompressor
     from tpc_core.corpus.io import CorpusSettings
 

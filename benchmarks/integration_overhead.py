@@ -8,7 +8,7 @@
 2. End-to-end: a ``VectorStoreIndex`` per sample (offline MiniLM embedding, MockLLM), ``query()`` latency
    with and without the postprocessor (index building excluded).
 
-    python -m benchmarks.integration_overhead [--data /work/shared/data/qa_dev.jsonl] [--samples 12] [--json out.json]
+    python -m benchmarks.integration_overhead [--data qa_dev.jsonl (default: the data root's)] [--samples 12] [--json out.json]
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "qa_dev.jsonl"
+from benchmarks.protocol.loaders import default_qa_dev_path
+
+DEFAULT_DATA = default_qa_dev_path()
 
 
 def load_dev_samples(path: Path, count: int, max_tokens: int) -> list[dict[str, Any]]:

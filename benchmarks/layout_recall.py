@@ -6,39 +6,36 @@ rate, per layout, familiar against seen-in-training against held-out.
 Every row is compressed three ways at the same rate with the MiniLM token counter (the benchmark protocol):
 
 - ``aware``: its context with its question given (the reference);
-- ``familiar``: its LongBench-style template (``benchmarks.templates``) filled and compressed with no question;
-- ``--per-row`` layouts of :mod:`benchmarks.layouts` (dealt so each layout gets as many rows), the question
+- ``familiar``: its LongBench-style template (``synthesis.templates``) filled and compressed with no question;
+- ``--per-row`` layouts of :mod:`synthesis.layouts` (dealt so each layout gets as many rows), the question
   written as the request, compressed with no question.
 
 Reported per layout: evidence recall (the share of the row's gold supporting sentences kept verbatim), how the
 task was found (``extracted`` / ``matched`` / ``generated`` / ``fallback``), the share whose task description
 keeps the written question, and budget overruns. ``--split heldout-train`` uses the ``qa_dev`` train rows the
-CSE and the request head never trained on (``training/results/2026-11-23/validation_ids.json``): use it for
+CSE and the request head never trained on (:data:`benchmarks.protocol.data.HELDOUT_IDS`): use it for
 choices. ``--split dev`` measures the dev rows (rarely).
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import random
 import sys
 import time
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
-from benchmarks.budget import minilm_token_counter
-from benchmarks.layouts import HELD_OUT_LAYOUTS, LAYOUTS, render, written_question
-from benchmarks.loaders import Sample, load_qa_dev
-from benchmarks.metrics import evidence_recall
-from benchmarks.templates import fill_template
+from benchmarks.protocol.budget import minilm_token_counter
+from synthesis.layouts import HELD_OUT_LAYOUTS, LAYOUTS, render, written_question
+from benchmarks.protocol.loaders import Sample, recall_samples
+from benchmarks.protocol.recall_runs import recall_parser, write_recall_run
+from benchmarks.protocol.metrics import evidence_recall
+from synthesis.templates import fill_template
 from tpc_core.engine.task.request import request_covered
 
-__all__ = ["layout_prompts", "main", "recall_samples", "summarise_layouts"]
+__all__ = ["layout_prompts", "main", "summarise_layouts"]
 
-HELDOUT_IDS = "training/results/2026-11-23/validation_ids.json"
 
 
 def layout_prompts(samples: Sequence[Sample], per_row: int, *, seed: int,
@@ -119,46 +116,21 @@ def run(compressor: Any, samples: Sequence[Sample], *, per_row: int, rate: float
     return rows
 
 
-def recall_samples(qa: str | None, *, dev: bool) -> list[Sample]:
-    """The rows a recall benchmark reads: ``qa_dev``'s dev split, or the held-out train rows the CSE never saw
-    (:data:`HELDOUT_IDS`), each with gold evidence."""
-    if dev:
-        samples = load_qa_dev(qa, split="dev")
-    else:
-        held = set(json.loads(Path(HELDOUT_IDS).read_text(encoding="utf-8")))
-        samples = [s for s in load_qa_dev(qa, split="train") if s.id in held]
-    return [s for s in samples if s.supporting_sentences]
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.layout_recall", description=__doc__)
-    parser.add_argument("--checkpoint", default="tpc-mini")
-    parser.add_argument("--split", choices=("heldout-train", "dev"), default="heldout-train")
-    parser.add_argument("--qa", default=None, help="qa_dev.jsonl (default: ../shared/data or $TPC_QA_DEV)")
-    parser.add_argument("--per-row", type=int, default=4)
-    parser.add_argument("--rate", type=float, default=0.2)
-    parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--limit", type=int, default=None, help="the first N rows only")
-    parser.add_argument("--out", required=True)
+    parser = recall_parser("python -m benchmarks.layout_recall", __doc__, splits=("heldout-train", "dev"), per_row=4)
     args = parser.parse_args(argv)
     from tpc_core import TPCCompressor
 
     samples = recall_samples(args.qa, dev=args.split == "dev")[: args.limit]
     compressor = TPCCompressor.from_pretrained(args.checkpoint)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     rows = run(compressor, samples, per_row=args.per_row, rate=args.rate, seed=args.seed,
                log=lambda text: print(text, file=sys.stderr, flush=True))
     summary = {"split": args.split, "samples": len(samples), "rate": args.rate, "per_row": args.per_row,
                "checkpoint": args.checkpoint, "command": " ".join(["python -m benchmarks.layout_recall",
                                                                    *(argv if argv is not None else sys.argv[1:])]),
                **summarise_layouts(rows)}
-    (out / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    (out / "summary.md").write_text(_markdown(summary, f"Layout recall, {args.split}, rate {args.rate}"),
-                                    encoding="utf-8")
-    print(_markdown(summary, f"Layout recall, {args.split}, rate {args.rate}"))
+    write_recall_run(args.out, rows, summary, _markdown(summary, f"Layout recall, {args.split}, rate {args.rate}"))
     return 0
 
 

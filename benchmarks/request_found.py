@@ -2,7 +2,7 @@
 
 A prompt's written request counts as **found** when at least 80 % of its content words appear in the task
 description that prompt-agnostic compression uses (``tpc_core.engine.task.request.request_covered``). Reported per phrasing
-family and per prompt shape (:mod:`benchmarks.instructions`), with where each description came from
+family and per prompt shape (:mod:`synthesis.instructions`), with where each description came from
 (extracted, matched, generated, fallback) and, for prompts that write no request, the share kept empty of an
 extracted request.
 
@@ -19,87 +19,16 @@ import argparse
 import json
 import sys
 import time
-from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from benchmarks.instructions import INSTRUCTION_FAMILIES, instruction_records, request_of
-from benchmarks.loaders import read_jsonl
-from tpc_core.engine.task.request import request_covered
+from synthesis.instructions import INSTRUCTION_FAMILIES, instruction_records, request_of
+from benchmarks.protocol.loaders import default_qa_dev_path, read_jsonl
+from benchmarks.protocol.request_outcomes import Outcome, summarise, summary_markdown
 
-__all__ = ["Outcome", "dev_records", "find_tasks", "main", "summarise", "summary_markdown"]
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What one prompt's task became.
-
-    Attributes:
-        record_id: The record.
-        family: Its phrasing family (``no_request_*`` for prompts that write none).
-        shape: Its prompt shape.
-        request: The written request (``""`` when the prompt writes none).
-        description: The task description found.
-        source: Where it came from (``extracted``, ``matched``, ``generated``, ``fallback``, ``coverage``; or
-            ``not_extracted`` where only the request head was run).
-    """
-
-    record_id: str
-    family: str
-    shape: str
-    request: str
-    description: str
-    source: str
-
-    @property
-    def found(self) -> bool:
-        """Whether the description keeps the written request (always ``False`` for prompts with none)."""
-        return bool(self.request) and request_covered(self.request, self.description)
-
-
-def _group(outcomes: Sequence[Outcome]) -> dict[str, Any]:
-    written = [o for o in outcomes if o.request]
-    without = [o for o in outcomes if not o.request]
-    sources: dict[str, int] = defaultdict(int)
-    for outcome in written:
-        sources[outcome.source] += 1
-    row: dict[str, Any] = {"prompts": len(outcomes), "with_request": len(written)}
-    if written:
-        row.update(found=round(sum(o.found for o in written) / len(written), 4),
-                   fallback=sources.get("fallback", 0), sources=dict(sorted(sources.items())))
-    if without:
-        row.update(without_request=len(without),
-                   no_request_kept_empty=round(sum(o.source != "extracted" for o in without) / len(without), 4))
-    return row
-
-
-def summarise(outcomes: Sequence[Outcome]) -> dict[str, Any]:
-    """Totals, then per family and per shape: found share, fallback count and sources of prompts that write a
-    request; the share of prompts writing none that were not given an extracted request."""
-    families = sorted({o.family for o in outcomes})
-    shapes = sorted({o.shape for o in outcomes})
-    return {"all": _group(outcomes),
-            "by_family": {f: _group([o for o in outcomes if o.family == f]) for f in families},
-            "by_shape": {s: _group([o for o in outcomes if o.shape == s and o.request]) for s in shapes}}
-
-
-def summary_markdown(summary: Mapping[str, Any], title: str) -> str:
-    """The summary as markdown tables."""
-    lines = [f"## {title}", "", "| group | prompts | with request | found | fallback | no request kept empty |",
-             "|---|---|---|---|---|---|"]
-
-    def add(name: str, row: Mapping[str, Any]) -> None:
-        lines.append(f"| {name} | {row['prompts']} | {row['with_request']} | {row.get('found', '')} | "
-                     f"{row.get('fallback', '')} | {row.get('no_request_kept_empty', '')} |")
-
-    add("**all**", summary["all"])
-    for name, row in summary["by_family"].items():
-        add(f"family `{name}`", row)
-    for name, row in summary["by_shape"].items():
-        add(f"shape `{name}`", row)
-    return "\n".join(lines) + "\n"
+__all__ = ["dev_records", "find_tasks", "main"]
 
 
 def dev_records(qa_path: str, *, seed: int) -> list[dict[str, Any]]:
@@ -138,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--split", choices=("dev", "records"), default="records")
     parser.add_argument("--records", default="runs/curation/instructions/records.jsonl")
     parser.add_argument("--role", default="check", help="records of this role only (--split records)")
-    parser.add_argument("--qa", default="../shared/data/qa_dev.jsonl")
+    parser.add_argument("--qa", default=str(default_qa_dev_path()))
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--limit", type=int, default=None, help="at most this many records, spread evenly")
     parser.add_argument("--out", required=True)

@@ -32,12 +32,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from benchmarks.budget import minilm_token_counter
-from benchmarks.cache import JsonCache
+from benchmarks.protocol.budget import minilm_token_counter
+from benchmarks.protocol.cache import JsonCache
 from benchmarks.cache_suite import CacheSuiteSettings, run_cache_suite
-from benchmarks.evaluate import evaluate
-from benchmarks.forward_floor import FLOOR_METHOD
-from benchmarks.index import (
+from benchmarks.protocol.evaluate import evaluate
+from benchmarks.protocol.methods.forward_floor import FLOOR_METHOD
+from benchmarks.protocol.index import (
     INDEX_METHODS,
     INDEX_RATES,
     INDEX_SMOKE_METHODS,
@@ -46,7 +46,7 @@ from benchmarks.index import (
     index_table,
     plot_index_recall,
 )
-from benchmarks.loaders import (
+from benchmarks.protocol.loaders import (
     DataNotFoundError,
     Sample,
     load_longbench,
@@ -57,8 +57,8 @@ from benchmarks.loaders import (
     LONGBENCH_TASKS,
     ZEROSCROLLS_TASKS,
 )
-from benchmarks.method import AGNOSTIC, Method
-from benchmarks.methods import (
+from benchmarks.protocol.methods.base import AGNOSTIC, Method
+from benchmarks.protocol.methods.registry import (
     ALL_METHOD_NAMES,
     METHOD_NAMES,
     OPT_IN_METHOD_NAMES,
@@ -67,8 +67,8 @@ from benchmarks.methods import (
     method_specs,
     tpc_model_labels,
 )
-from benchmarks.reader import CachedReader, ReaderUnavailable, resolve_reader
-from benchmarks.report import (
+from benchmarks.protocol.reader import CachedReader, ReaderUnavailable, resolve_reader
+from benchmarks.protocol.report import (
     aggregate,
     dev_tables,
     environment_info,
@@ -83,9 +83,9 @@ from benchmarks.report import (
     write_json,
     zeroscrolls_table,
 )
-from benchmarks.summ import evaluate_summ, evenly_spaced
+from benchmarks.protocol.summ import evaluate_summ, evenly_spaced
 from benchmarks.timing import DEFAULT_LENGTHS, run_speed_suite
-from benchmarks.tpc_method import DEFAULT_TPC_MODEL, TPCMethod
+from benchmarks.protocol.methods.tpc import DEFAULT_TPC_MODEL, TPCMethod
 
 __all__ = ["main", "parse_args", "stratified"]
 

@@ -30,6 +30,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks.protocol.loaders import default_qa_dev_path
+
 from tpc_core.segmentation import SPLITTER_NAMES, SentenceSplitter, Span, get_splitter
 
 __all__ = [
@@ -45,7 +47,7 @@ __all__ = [
     "main",
 ]
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "qa_dev.jsonl"
+DEFAULT_DATA = default_qa_dev_path()
 SPEED_WORDS = 150_000
 WRAP_WIDTH = 80
 WRAPPED_SOURCES = ("hotpotqa", "nq_open", "BAMBOO/meetingqa")

@@ -56,7 +56,7 @@ def main() -> None:
     args = parser.parse_args()
     from tpc_core import TPCCompressor
 
-    from benchmarks.engine_overhead import build_prompt
+    from benchmarks.protocol.timing_inputs import build_prompt
 
     counter = TPCCompressor.from_pretrained("tpc-mini").token_counter
     text, _ = build_prompt(counter, args.tokens)

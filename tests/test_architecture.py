@@ -7,13 +7,16 @@ package's lazy ``_EXPORTS`` table to the module that defines ``Name``.
 
 The rules, each a test below:
 
-* no import cycle among the modules of any of the four code folders (``tpc_core``, ``tpc_integrations``,
-  ``training``, ``benchmarks``), and none between the folders (``training`` may use ``benchmarks``' evaluation
-  protocol, never the other way round);
+* no import cycle among the modules of any of the five code folders (``tpc_core``, ``tpc_integrations``,
+  ``synthesis``, ``benchmarks``, ``training``), and the folders import one way only, as
+  :data:`ALLOWED_FOLDER_IMPORTS` lists: ``training`` -> ``benchmarks`` -> ``synthesis`` -> ``tpc_core``, and
+  ``training`` -> ``synthesis``; ``benchmarks`` that measure the adapters import ``tpc_integrations``' public
+  names (no ``_`` module or name); the core knows none of the others;
+* nothing imports ``experiments/`` (one-off research scripts: they may use the code, the code never uses them);
 * no private name of another module used: neither ``module._name`` nor ``obj._name`` on an object that the
   using module did not define (``self`` / ``cls`` inside a class of the module are its own);
-* no module of ``tpc_core`` or ``tpc_integrations`` over 450 lines, none of ``training`` or ``benchmarks``
-  over 600.
+* no module of ``tpc_core`` or ``tpc_integrations`` over 450 lines, none of ``synthesis``, ``benchmarks`` or
+  ``training`` over 600.
 """
 
 from __future__ import annotations
@@ -26,10 +29,18 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "tpc_core"
 # Code outside tpc_core that must use only its public names (tests may reach inside; they test it).
-CLIENTS = ("tpc_integrations", "benchmarks", "training", "examples")
-# The four code folders (examples are scripts that use them; tests may reach inside).
-CODE_FOLDERS = ("tpc_core", "tpc_integrations", "training", "benchmarks")
-MAX_LINES = {"tpc_core": 450, "tpc_integrations": 450, "training": 600, "benchmarks": 600}
+CLIENTS = ("tpc_integrations", "synthesis", "benchmarks", "training", "examples", "experiments")
+# The five code folders (examples and experiments are scripts that use them; tests may reach inside).
+CODE_FOLDERS = ("tpc_core", "tpc_integrations", "synthesis", "benchmarks", "training")
+MAX_LINES = {"tpc_core": 450, "tpc_integrations": 450, "synthesis": 600, "benchmarks": 600, "training": 600}
+# Which other code folders each one may import (the layering; anything else is a test failure).
+ALLOWED_FOLDER_IMPORTS = {
+    "tpc_core": set(),
+    "tpc_integrations": {"tpc_core"},
+    "synthesis": {"tpc_core"},
+    "benchmarks": {"tpc_core", "synthesis", "tpc_integrations"},
+    "training": {"tpc_core", "synthesis", "benchmarks"},
+}
 
 
 def _module_name(path: Path) -> str:
@@ -263,17 +274,17 @@ def test_private_name_detection(tmp_path):
                     "line 8: segmentation._split"]
 
 
-# ---------------------------------------------------------------------------------------------- all four folders
+# ---------------------------------------------------------------------------------------------- all five folders
 ALL_MODULES = {name: path for folder in CODE_FOLDERS for name, path in _modules(folder).items()}
 
 
 def _known_module(dotted: str) -> str | None:
-    """The longest module of the four code folders that ``dotted`` names or lies in."""
+    """The longest module of the five code folders that ``dotted`` names or lies in."""
     return _longest_module(dotted, ALL_MODULES)
 
 
 def _code_imports(module: str, path: Path) -> dict[str, int]:
-    """Every module of the four folders that ``module`` imports at run time (type-only imports aside)."""
+    """Every module of the five folders that ``module`` imports at run time (type-only imports aside)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     edges: dict[str, int] = {}
     is_package = path.name == "__init__.py"
@@ -320,6 +331,45 @@ def test_the_code_folders_are_one_way():
         "; ".join(where[(a, b)] for a in component for b in component if (a, b) in where) for component in cycles)
     assert "benchmarks" not in folders["tpc_core"] and "training" not in folders["tpc_core"]
     assert "tpc_integrations" not in folders["tpc_core"], "the engine must not know its adapters"
+    wrong = [where[(source, target)] for source, targets in folders.items() for target in targets
+             if target not in ALLOWED_FOLDER_IMPORTS[source]]
+    assert not wrong, "imports against the layering (ALLOWED_FOLDER_IMPORTS):\n" + "\n".join(wrong)
+
+
+def test_benchmarks_use_only_public_names_of_the_adapters():
+    """Benchmarks that measure the adapters import ``tpc_integrations``' public modules and names, nothing else."""
+    found = []
+    for module, path in _modules("benchmarks").items():
+        for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("tpc_integrations"):
+                names = [*(node.module or "").split("."), *(alias.name for alias in node.names)]
+            elif isinstance(node, ast.Import):
+                names = [part for alias in node.names if alias.name.startswith("tpc_integrations")
+                         for part in alias.name.split(".")]
+            else:
+                continue
+            found.extend(f"{module} line {node.lineno}" for name in names if _is_private(name))
+    assert not found, "private tpc_integrations names imported by benchmarks:\n" + "\n".join(found)
+
+
+def _imports_experiments(path: Path) -> list[int]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(alias.name.split(".")[0] == "experiments" for alias in node.names):
+            lines.append(node.lineno)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "experiments":
+            lines.append(node.lineno)
+        elif isinstance(node, ast.Call) and _is_import_module(node) and node.args[0].value.split(".")[0] == "experiments":
+            lines.append(node.lineno)
+    return lines
+
+
+def test_nothing_imports_the_experiments():
+    """``experiments/`` holds one-off research scripts; no code folder, example or test depends on them."""
+    found = [f"{path.relative_to(ROOT)} line {line}" for top in (*CODE_FOLDERS, "examples", "tests")
+             for path in sorted((ROOT / top).rglob("*.py")) for line in _imports_experiments(path)]
+    assert not found, "imports of experiments/ (move what is needed into a code folder):\n" + "\n".join(found)
 
 
 def _defined_private_names(tree: ast.AST) -> set[str]:
@@ -372,12 +422,12 @@ def test_no_private_attribute_of_another_modules_object(folder):
 def test_foreign_private_detection(tmp_path):
     source = ("class A:\n    def __init__(self):\n        self._own = 1\n    def f(self, other):\n"
               "        return self._own, other._own, other._theirs, self._inherited\n"
-              "from benchmarks.evaluate import _tpc_method\n"
+              "from benchmarks.protocol.evaluate import _tpc_method\n"
               "def g(compressor):\n    return compressor._splitter(None), sys._getframe(1)\n")
     path = tmp_path / "client.py"
     path.write_text(source, encoding="utf-8")
     assert foreign_private_uses(path) == ["line 5: other._theirs", "line 5: self._inherited (inherited from another module)",
-                                          "line 6: from benchmarks.evaluate import _tpc_method", "line 8: compressor._splitter"]
+                                          "line 6: from benchmarks.protocol.evaluate import _tpc_method", "line 8: compressor._splitter"]
 
 
 @pytest.mark.parametrize("folder", CODE_FOLDERS)

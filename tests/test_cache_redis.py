@@ -13,7 +13,7 @@ import warnings
 
 import pytest
 
-from benchmarks.cache_redis_server import RedisServer, RedisServerUnavailable
+from benchmarks.protocol.cache_redis_server import RedisServer, RedisServerUnavailable
 from tests.test_cache import FINGERPRINT, make_entry
 from tests.test_cache_compressor import CHUNKS, facts
 from tpc_core.cache import decode_entry, resolve_cache

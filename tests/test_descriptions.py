@@ -37,7 +37,7 @@ def test_the_written_question_of_the_bundled_example_comes_back(tpc_mini):
 
 @pytest.mark.slow
 def test_dev_prompts_in_longbench_and_held_out_layouts_get_their_question(tpc_mini, dev_rows):
-    from benchmarks.templates import QA_DEV_TEMPLATES, fill_template
+    from synthesis.templates import QA_DEV_TEMPLATES, fill_template
 
     rows = [dev_rows[i] for i in (0, 60, 120)]
     prompts = [fill_template(QA_DEV_TEMPLATES[row["task_type"]], row["context"], row["question"]) for row in rows]

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from benchmarks.layouts import LAYOUTS, render
+from synthesis.layouts import LAYOUTS, render
 from tpc_core.engine.task.cues import addresses_reader, imperative_start
 from tpc_core.engine.task.request import FEATURE_NAMES, layout_features
 from tpc_core.engine.task.turns import sentence_roles

@@ -21,7 +21,7 @@ Output (a TPC checkpoint with a CSE only, loadable by ``TPCCompressor.from_pretr
 
 from __future__ import annotations
 
-import argparse
+import hashlib
 import json
 import logging
 import random
@@ -35,7 +35,7 @@ from typing import Any
 
 from tpc_core.config import CSEConfig, TPCConfig
 from training.common.jsonl import read_jsonl
-from training.common.loop import LoraSettings, OptimSettings, apply_lora, run_stage_cli, train_loop, weights_dtype
+from training.common.loop import LoraSettings, OptimSettings, apply_lora, stage_main, train_loop, weights_dtype
 
 __all__ = ["CSETrainConfig", "CSEExample", "build_example", "load_mcqr", "source_sample_id", "split_validation",
            "training_pairs", "train_cse", "weighted", "main"]
@@ -180,8 +180,6 @@ def split_validation(records: Sequence[dict[str, Any]],
     The split depends on the ids only (not on file order, seeds or other settings), so runs that differ in
     anything else are compared on the same held-out samples.
     """
-    import hashlib
-
     training: list[dict[str, Any]] = []
     held_out: list[dict[str, Any]] = []
     for record in records:
@@ -197,8 +195,6 @@ def weighted(records: Sequence[dict[str, Any]], weight: float) -> list[dict[str,
 
     Deterministic: the same records are picked whatever the order of the file or the run's seed.
     """
-    import hashlib
-
     whole, fraction = int(weight), weight - int(weight)
     picked = list(records) * whole
     for record in records:
@@ -240,7 +236,7 @@ def build_example(record: dict[str, Any], encoder: Any, config: CSETrainConfig, 
         config: Training settings.
         rng: Sampling source (the positive, the windows, the negatives).
     """
-    from tpc_core.engine.scoring.cse import plan_windows
+    from tpc_core.engine.scoring.cse import plan_windows  # lazy: loads torch
 
     cse = encoder.config
     sentence_ids = encoder.tokenize(record["sentences"])
@@ -263,9 +259,9 @@ def build_example(record: dict[str, Any], encoder: Any, config: CSETrainConfig, 
 
 
 def _build_module(backbone: Any, marker_ids: list[int], architecture: str, train_markers: bool) -> Any:
-    import torch
+    import torch  # lazy: loads torch
 
-    from tpc_core.engine.scoring.cse import bidirectional_mask
+    from tpc_core.engine.scoring.cse import bidirectional_mask  # lazy: loads torch
 
     class CSETrainingModel(torch.nn.Module):
         """Backbone + trainable marker rows; ``forward`` returns hidden states (and MNTP logits)."""
@@ -300,7 +296,7 @@ def _build_module(backbone: Any, marker_ids: list[int], architecture: str, train
 
 def _pad(batch: Sequence[Sequence[int]], pad_id: int, device: Any) -> tuple[Any, Any]:
     """The engine's padding (``tpc_core.engine.scoring.cse.pad_batch``), moved to the training device."""
-    from tpc_core.engine.scoring.cse import pad_batch
+    from tpc_core.engine.scoring.cse import pad_batch  # lazy: loads torch
 
     input_ids, attention = pad_batch(batch, pad_id)
     return input_ids.to(device), attention.to(device)
@@ -308,7 +304,7 @@ def _pad(batch: Sequence[Sequence[int]], pad_id: int, device: Any) -> tuple[Any,
 
 def _pool_slot(hidden: Any, row: int, slot: tuple[int, int, int, int], pooling: str) -> Any:
     """The engine's sentence pooling (``tpc_core.engine.scoring.cse.pool_sentence``) for a ``(window, start, end, marker)`` slot."""
-    from tpc_core.engine.scoring.cse import pool_sentence
+    from tpc_core.engine.scoring.cse import pool_sentence  # lazy: loads torch
 
     _, start, end, marker = slot
     return pool_sentence(hidden[row], start, end, marker, pooling)
@@ -316,7 +312,7 @@ def _pool_slot(hidden: Any, row: int, slot: tuple[int, int, int, int], pooling: 
 
 def _pool_question(hidden: Any, row: int, length: int, suffix_len: int, pooling: str) -> Any:
     """The engine's question pooling (``tpc_core.engine.scoring.cse.pool_question``)."""
-    from tpc_core.engine.scoring.cse import pool_question
+    from tpc_core.engine.scoring.cse import pool_question  # lazy: loads torch
 
     return pool_question(hidden[row], length, suffix_len, pooling)
 
@@ -334,8 +330,8 @@ class CSELoss:
         self.calls = 0
 
     def __call__(self, model: Any, records: list[dict[str, Any]]) -> tuple[Any, dict[str, float]]:
-        import torch
-        import torch.nn.functional as F
+        import torch  # lazy: loads torch
+        import torch.nn.functional as F  # lazy: loads torch
 
         rng = random.Random(self.config.train.seed * 1_000_003 + self.calls)
         self.calls += 1
@@ -381,8 +377,8 @@ class CSELoss:
         return loss, metrics
 
     def _mntp(self, model: Any, windows: list[list[int]], rng: random.Random) -> Any:
-        import torch
-        import torch.nn.functional as F
+        import torch  # lazy: loads torch
+        import torch.nn.functional as F  # lazy: loads torch
 
         special = {*self.encoder.prefix, *self.encoder.suffix, self.pad_id}
         special.update(m for m in (self.encoder.sentence_marker, self.encoder.question_marker) if m is not None)
@@ -407,11 +403,11 @@ class CSELoss:
 
 def train_cse(config: CSETrainConfig) -> Path:
     """Run CSE training and write a CSE-only TPC checkpoint into ``config.output_dir``; returns it."""
-    import torch
-    from accelerate import Accelerator
+    import torch  # lazy: loads torch
+    from accelerate import Accelerator  # lazy: loads torch
 
-    from tpc_core.engine.scoring.cse import ContextSentenceEncoder
-    from tpc_core.loading.checkpoint import HubOptions, load_cse_parts
+    from tpc_core.engine.scoring.cse import ContextSentenceEncoder  # lazy: loads torch
+    from tpc_core.loading.checkpoint import HubOptions, load_cse_parts  # lazy: loads torch
 
     config.check_paths()
     started = time.perf_counter()
@@ -465,14 +461,14 @@ def train_cse(config: CSETrainConfig) -> Path:
 
 
 def _save(module: Any, tokenizer: Any, config: CSETrainConfig, output: Path, facts: dict[str, Any]) -> None:
-    from safetensors.torch import save_file
+    from safetensors.torch import save_file  # lazy: loads torch
 
     cse = replace(config.cse)
     if config.lora.enabled:
         module.backbone.save_pretrained(str(output / ADAPTER_DIR), save_embedding_layers=False)
         cse.adapter_dir = ADAPTER_DIR
     else:  # full fine-tuning: the marker rows go into the saved embedding matrix
-        import torch
+        import torch  # lazy: loads torch
 
         with torch.no_grad():
             weight = module.backbone.get_input_embeddings().weight
@@ -497,20 +493,12 @@ def _save(module: Any, tokenizer: Any, config: CSETrainConfig, output: Path, fac
 
 
 def _data_facts(path: str) -> dict[str, Any]:
-    import hashlib
-
     digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
     return {"sha256_16": digest, "records": sum(1 for _ in read_jsonl(path))}
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """CLI entry point (``python -m training.cse_train``)."""
-    def check(config: CSETrainConfig, _: argparse.Namespace) -> None:
-        config.check_paths()
-
-    return run_stage_cli(argv, prog="python -m training.cse_train", section="cse_train",
-                         description="Train the context-aware sentence encoder (paper Section 3.4).",
-                         config_class=CSETrainConfig, run=lambda config, _: train_cse(config), check=check)
+main = stage_main("training.cse_train", "cse_train", CSETrainConfig, train_cse,
+                  "Train the context-aware sentence encoder (paper Section 3.4).")
 
 
 if __name__ == "__main__":

@@ -15,9 +15,9 @@ Output: like ``training.ctd_sft`` (``ctd_adapter/``, ``ctd_config.json``) plus `
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
+import random
 import sys
 import time
 from collections.abc import Sequence
@@ -25,11 +25,18 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from tpc_core.config import CTDConfig
-from training.common.jsonl import JsonlAppender
-from training.common.loop import LoraSettings, OptimSettings, run_stage_cli, train_loop, weights_dtype
-from training.ctd_sft import CTD_CONFIG, CausalLMLoss, data_facts, encode_example, load_ctd_records, load_policy, \
-    save_ctd
+from tpc_core.config import AgnosticConfig, CTDConfig
+from training.common.jsonl import JsonlAppender, read_jsonl
+from training.common.loop import LoraSettings, OptimSettings, stage_main, train_loop, weights_dtype
+from training.ctd_sft import (
+    CTD_CONFIG,
+    CausalLMLoss,
+    data_facts,
+    encode_example,
+    load_ctd_records,
+    load_policy,
+    save_ctd,
+)
 
 __all__ = ["CTDRLConfig", "ReferenceScorer", "kl_reward", "train_ctd_rl", "main"]
 
@@ -120,7 +127,7 @@ def kl_reward(logits_compressed: Any, logits_full: Any) -> float:
         logits_compressed: (T, V) reference-LLM logits predicting each token of ``r`` given ``S``.
         logits_full: (T, V) the same given the whole prompt ``p``.
     """
-    import torch.nn.functional as F
+    import torch.nn.functional as F  # lazy: loads torch
 
     log_s = F.log_softmax(logits_compressed.float(), dim=-1)
     log_p = F.log_softmax(logits_full.float(), dim=-1)
@@ -146,7 +153,7 @@ class ReferenceScorer:
 
     def respond(self, prompt: str, max_new_tokens: int) -> list[int]:
         """Greedy response token ids (end-of-turn excluded)."""
-        import torch
+        import torch  # lazy: loads torch
 
         ids = torch.tensor([self._chat(prompt)], device=self.device)
         with torch.inference_mode():
@@ -160,7 +167,7 @@ class ReferenceScorer:
 
     def response_logits(self, prompt: str, response: list[int]) -> Any:
         """(len(response), V) logits predicting each response token after ``prompt``."""
-        import torch
+        import torch  # lazy: loads torch
 
         context = self._chat(prompt)
         ids = torch.tensor([context + response], device=self.device)
@@ -170,9 +177,9 @@ class ReferenceScorer:
 
 
 def _sample_candidates(model: Any, descriptor: Any, prompt: str, config: CTDRLConfig) -> list[str]:
-    import torch
+    import torch  # lazy: loads torch
 
-    from tpc_core.engine.task.ctd import REPETITION_PENALTY, finish_description
+    from tpc_core.engine.task.ctd import REPETITION_PENALTY, finish_description  # lazy: loads torch
 
     tokenizer = descriptor.tokenizer
     inputs = tokenizer([descriptor.build_chat_inputs(prompt)], return_tensors="pt", add_special_tokens=False)
@@ -188,12 +195,10 @@ def _sample_candidates(model: Any, descriptor: Any, prompt: str, config: CTDRLCo
 
 def train_ctd_rl(config: CTDRLConfig) -> Path:
     """Run Algorithm 3 for ``config.iterations`` iterations; returns the run directory."""
-    import random
+    import torch  # lazy: loads torch
+    from accelerate import Accelerator  # lazy: loads torch
 
-    import torch
-    from accelerate import Accelerator
-
-    from tpc_core import TPCCompressor
+    from tpc_core import TPCCompressor  # lazy: loads torch
 
     config.check_paths()
     started = time.perf_counter()
@@ -296,9 +301,6 @@ def _validation_records(config: CTDRLConfig) -> list[dict[str, Any]]:
     """``validation_prompts`` held-out-family records of the configured kinds (seeded, spread over kinds)."""
     if not config.validation_prompts:
         return []
-    import random
-
-    from training.common.jsonl import read_jsonl
 
     pool = _of_kinds([r for r in read_jsonl(config.data_path) if r.get("split") == "validation"
                       and str(r.get("prompt", "")).strip()], config.kinds)
@@ -338,7 +340,7 @@ def _summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def _greedy_rewards(records: list[dict[str, Any]], model: Any, descriptor: Any, reference: ReferenceScorer,
                     compressor: Any, config: CTDRLConfig, answers: dict[str, tuple[list[int], Any]]) -> dict[str, Any]:
     """Reward of the policy's greedy description (what inference writes) on each held-out prompt."""
-    from tpc_core.engine.task.request import is_grounded
+    from tpc_core.engine.task.request import is_grounded  # lazy: loads torch
 
     model.eval()
     descriptor.model = model
@@ -355,8 +357,6 @@ def _greedy_rewards(records: list[dict[str, Any]], model: Any, descriptor: Any, 
 def _fixed_rewards(records: list[dict[str, Any]], model: Any, reference: ReferenceScorer, compressor: Any,
                    config: CTDRLConfig, answers: dict[str, tuple[list[int], Any]]) -> dict[str, Any]:
     """Reward of the checkpoint's fixed fallback description (what an ungrounded description becomes)."""
-    from tpc_core.config import AgnosticConfig
-
     description = AgnosticConfig().fallback_description
     rows = [{"id": r["id"], "kind": r.get("kind"), "description": description,
              "reward": round(_reward_of(r, description, answers[r["id"]], model, reference, compressor, config), 5)}
@@ -384,10 +384,10 @@ class _adapter_off:  # noqa: N801 (used as a context manager)
 def _reference(config: CTDRLConfig, policy: Any, descriptor: Any, device: Any) -> ReferenceScorer:
     if config.reference_model is None:
         return ReferenceScorer(policy, descriptor.tokenizer, config.reference_max_input_tokens, device)
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    import torch  # lazy: loads torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer  # lazy: loads torch
 
-    from tpc_core.loading.checkpoint import resolve_base
+    from tpc_core.loading.checkpoint import resolve_base  # lazy: loads torch
 
     # A training config is the user's own: a local directory anywhere is fine here (checkpoints stay confined).
     local = Path(config.reference_model).expanduser()
@@ -402,14 +402,8 @@ def _reference(config: CTDRLConfig, policy: Any, descriptor: Any, device: Any) -
     return ReferenceScorer(model, tokenizer, config.reference_max_input_tokens, device)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """CLI entry point (``python -m training.ctd_rl``)."""
-    def check(config: CTDRLConfig, _: argparse.Namespace) -> None:
-        config.check_paths()
-
-    return run_stage_cli(argv, prog="python -m training.ctd_rl", section="ctd_rl",
-                         description="Reward-guided refinement of the task descriptor (paper Algorithm 3).",
-                         config_class=CTDRLConfig, run=lambda config, _: train_ctd_rl(config), check=check)
+main = stage_main("training.ctd_rl", "ctd_rl", CTDRLConfig, train_ctd_rl,
+                  "Reward-guided refinement of the task descriptor (paper Algorithm 3).")
 
 
 if __name__ == "__main__":

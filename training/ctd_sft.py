@@ -13,20 +13,19 @@ Output: ``ctd_adapter/`` (or ``ctd_weights/``), ``ctd_config.json`` (the ``CTDCo
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import logging
+import random
 import sys
 import time
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from tpc_core.config import CTDConfig
 from training.common.jsonl import read_jsonl
-from training.common.loop import LoraSettings, OptimSettings, apply_lora, run_stage_cli, train_loop, weights_dtype
+from training.common.loop import LoraSettings, OptimSettings, apply_lora, stage_main, train_loop, weights_dtype
 
 __all__ = ["CTDSFTConfig", "CTDExample", "CausalLMLoss", "encode_example", "load_ctd_records", "load_policy",
            "save_ctd", "train_ctd_sft", "main"]
@@ -97,8 +96,6 @@ def load_ctd_records(path: str | Path, max_examples: int | None = None, seed: in
     if not records:
         raise ValueError(f"{path} has no CTD record with a prompt and a task_description.")
     if max_examples is not None and max_examples < len(records):
-        import random
-
         keep = sorted(random.Random(seed).sample(range(len(records)), max_examples))
         records = [records[i] for i in keep]
     return records
@@ -127,7 +124,7 @@ class CausalLMLoss:
         self.pad_id, self.device = pad_id, device
 
     def __call__(self, model: Any, examples: list[CTDExample]) -> tuple[Any, dict[str, float]]:
-        import torch
+        import torch  # lazy: loads torch
 
         width = max(len(e.input_ids) for e in examples)
         input_ids = torch.full((len(examples), width), self.pad_id, dtype=torch.long)
@@ -148,16 +145,16 @@ def load_policy(ctd: CTDConfig, checkpoint_dir: Path, lora: LoraSettings, device
 
     ``ctd`` may name an adapter of an earlier run (``checkpoint_dir``-relative); it is loaded trainable.
     """
-    import torch
+    import torch  # lazy: loads torch
 
-    from tpc_core.engine.task.ctd import TaskDescriptor
-    from tpc_core.loading.checkpoint import HubOptions, load_ctd_parts
+    from tpc_core.engine.task.ctd import TaskDescriptor  # lazy: loads torch
+    from tpc_core.loading.checkpoint import HubOptions, load_ctd_parts  # lazy: loads torch
 
     base = replace(ctd, adapter_dir=None)
     model, tokenizer = load_ctd_parts(base, checkpoint_dir, HubOptions(local_files_only=local_files_only, confine_paths=False),
                                       device, dtype or torch.float32)
     if ctd.adapter_dir:
-        from peft import PeftModel
+        from peft import PeftModel  # lazy: loads torch
 
         model = PeftModel.from_pretrained(model, str(checkpoint_dir / ctd.adapter_dir), is_trainable=True)
     elif fresh_adapter:
@@ -187,8 +184,8 @@ def data_facts(path: str | Path) -> dict[str, Any]:
 
 def train_ctd_sft(config: CTDSFTConfig) -> Path:
     """Run CTD SFT; returns the run directory."""
-    import torch
-    from accelerate import Accelerator
+    import torch  # lazy: loads torch
+    from accelerate import Accelerator  # lazy: loads torch
 
     config.check_paths()
     started = time.perf_counter()
@@ -223,14 +220,8 @@ def train_ctd_sft(config: CTDSFTConfig) -> Path:
     return Path(config.output_dir)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """CLI entry point (``python -m training.ctd_sft``)."""
-    def check(config: CTDSFTConfig, _: argparse.Namespace) -> None:
-        config.check_paths()
-
-    return run_stage_cli(argv, prog="python -m training.ctd_sft", section="ctd_sft",
-                         description="Supervised fine-tuning of the task descriptor (paper Section 3.2).",
-                         config_class=CTDSFTConfig, run=lambda config, _: train_ctd_sft(config), check=check)
+main = stage_main("training.ctd_sft", "ctd_sft", CTDSFTConfig, train_ctd_sft,
+                  "Supervised fine-tuning of the task descriptor (paper Section 3.2).")
 
 
 if __name__ == "__main__":

@@ -3,11 +3,11 @@
 ``python -m training.evaluate --checkpoint trained=runs/tpc-mini-trained --checkpoint zero-shot=tpc-mini
 --baseline minilm-cosine --setting aware --setting agnostic --rate 0.2 --out metrics.json``
 
-Every method gets the same budget: ``benchmarks.budget.budget_for`` on the text being compressed, counted
+Every method gets the same budget: ``benchmarks.protocol.budget.budget_for`` on the text being compressed, counted
 with the MiniLM tokenizer, and the TPC compressors count with it too. ``aware``: compress the context given
 the question; ``agnostic``: fill the sample's LongBench-style template (question inside) and compress the
 whole prompt with ``question=None`` (the CTD writes the task description). Metrics: evidence recall (share
-of gold supporting sentences kept verbatim) and answer retention (``benchmarks.metrics``).
+of gold supporting sentences kept verbatim) and answer retention (``benchmarks.protocol.metrics``).
 
 Recipe choices are made on held-out training samples, never on dev: ``--split train --ids
 RUN/validation_ids.json`` measures the samples a ``cse_train`` run with ``validation_fraction`` left out.
@@ -16,8 +16,11 @@ RUN/validation_ids.json`` measures the samples a ``cse_train`` run with ``valida
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import hashlib
 import json
 import logging
+import random
 import sys
 import time
 from collections import Counter
@@ -25,7 +28,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.protocol.budget import minilm_token_counter
+from benchmarks.protocol.evaluate import compress_one
+from benchmarks.protocol.loaders import load_qa_dev
+from benchmarks.protocol.methods.base import AGNOSTIC, AWARE, Compressed, Method
+from benchmarks.protocol.methods.registry import build_method
+from benchmarks.protocol.methods.tpc import split_model_spec
 from training.common.cli import start_cli
+from training.curation.format_families import render
 
 __all__ = ["evaluate_checkpoints", "in_family", "loaded_tpc_method", "select_samples", "spread_subset", "main"]
 
@@ -35,8 +45,6 @@ logger = logging.getLogger(__name__)
 def loaded_tpc_method(counter: Any, compressor: Any, label: str, aware: bool) -> Any:
     """A ``benchmarks`` method named ``label`` that compresses with a TPC compressor already in memory (the question
     passed on only when ``aware``)."""
-    from benchmarks.method import AGNOSTIC, AWARE, Compressed, Method
-
     class LoadedTPC(Method):
         """A TPC checkpoint already in memory, compressing through the public API."""
 
@@ -77,12 +85,6 @@ def in_family(samples: Sequence[Any], family: str) -> list[Any]:
     (``training.curation.format_families``), phrasing variants drawn per sample id, so every run sees the same
     prompts.
     """
-    import dataclasses
-    import hashlib
-    import random
-
-    from training.curation.format_families import render
-
     changed = []
     for sample in samples:
         seed = int(hashlib.sha256(f"{family}:{sample.id}".encode()).hexdigest()[:8], 16)
@@ -99,7 +101,7 @@ def evaluate_checkpoints(checkpoints: dict[str, str], *, baselines: Sequence[str
 
     Args:
         checkpoints: Label -> checkpoint (name, directory or Hub id) for ``TPCCompressor.from_pretrained``.
-        baselines: ``benchmarks.methods`` names, run in the prompt-aware setting.
+        baselines: ``benchmarks.protocol.methods.registry`` names, run in the prompt-aware setting.
         settings: ``"aware"`` and/or ``"agnostic"`` for the checkpoints.
         data_path: qa_dev JSONL (default: the benchmark's default location).
         max_samples: N dev samples spread evenly over the split (``None``: all); the file is grouped by
@@ -114,13 +116,7 @@ def evaluate_checkpoints(checkpoints: dict[str, str], *, baselines: Sequence[str
     Returns:
         ``{"rows": [{"method", "setting", "evidence_recall", "answer_retention", "samples", "seconds"}], ...}``.
     """
-    from benchmarks.budget import minilm_token_counter
-    from benchmarks.evaluate import compress_one
-    from benchmarks.loaders import load_qa_dev
-    from benchmarks.method import AGNOSTIC, AWARE
-    from benchmarks.methods import build_method
-    from benchmarks.tpc_method import split_model_spec
-    from tpc_core import TPCCompressor
+    from tpc_core import TPCCompressor  # lazy: loads torch
 
     if split not in ("dev", "train"):
         raise ValueError(f"split must be 'dev' or 'train', got {split!r}.")

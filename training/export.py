@@ -157,8 +157,8 @@ def export_checkpoint(config: ExportConfig) -> Path:
 
 
 def _to_float16(path: Path) -> None:
-    import torch
-    from safetensors.torch import load_file, save_file
+    import torch  # lazy: loads torch
+    from safetensors.torch import load_file, save_file  # lazy: loads torch
 
     tensors = {k: (v.to(torch.float16) if v.is_floating_point() else v) for k, v in load_file(str(path)).items()}
     save_file(tensors, str(path), metadata={"format": "pt"})
@@ -166,7 +166,7 @@ def _to_float16(path: Path) -> None:
 
 def verify_checkpoint(directory: Path, *, with_ctd: bool) -> None:
     """Load with tpc_core and compress a sample; raise if the result is not a proper compression."""
-    from tpc_core import TPCCompressor
+    from tpc_core import TPCCompressor  # lazy: loads torch
 
     compressor = TPCCompressor.from_pretrained(str(directory), device="cpu", trust_config_paths=True)
     result = compressor.compress(_SMOKE_TEXT, question="How tall is the Eiffel Tower?", rate=0.4)
@@ -288,13 +288,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     def extra(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--push-to-hub", metavar="REPO_ID", default=None, help="upload the checkpoint here")
 
-    def check(config: ExportConfig, _: argparse.Namespace) -> None:
-        config.check_paths()
-
     def run(config: ExportConfig, args: argparse.Namespace) -> None:
         directory = export_checkpoint(config)
         if args.push_to_hub:
-            from tpc_core import TPCCompressor
+            from tpc_core import TPCCompressor  # lazy: loads torch
 
             url = TPCCompressor.from_pretrained(str(directory), device="cpu", trust_config_paths=True).push_to_hub(
                 args.push_to_hub, private=config.hub_private)
@@ -302,7 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     return run_stage_cli(argv, prog="python -m training.export", section="export", extra_arguments=extra,
                          description="Assemble, document and verify a TPC checkpoint.", config_class=ExportConfig,
-                         run=run, check=check)
+                         run=run)
 
 
 if __name__ == "__main__":

@@ -49,7 +49,7 @@ def build_candidate(run: str | Path, out: str | Path, base: str | Path = "tpc_co
     agnostic["request_threshold"] = summary["threshold"]
     agnostic["request_neighbour_threshold"] = summary["neighbour_threshold"]
     (out / CONFIG_NAME).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-    from tpc_core import TPCCompressor
+    from tpc_core import TPCCompressor  # lazy: loads torch
 
     TPCCompressor.from_pretrained(str(out), device="cpu")
     return out

@@ -20,16 +20,21 @@ import hashlib
 import json
 import logging
 import sys
+import sysconfig
 import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks.protocol.data import data_file
+from synthesis.instructions import request_of
+from tpc_core.segmentation import get_splitter
 from training.common.jsonl import read_jsonl
-from training.common.loop import run_stage_cli
-from training.curation.layouts import records_digest
+from training.common.loop import stage_main
+from training.curation.format_tasks import load_format_inputs, text_pools
+from training.curation.layouts import layout_records, records_digest
 from training.request_sequence import SequenceFitSettings, fit_sequence_head
 
 __all__ = ["RequestHeadConfig", "EncodedPrompt", "fit_head", "head_and_tail", "held_for_threshold", "label_sentences",
@@ -112,8 +117,8 @@ class RequestHeadConfig:
     layout_records: int = 0
     layout_without_request: int = 0
     layout_key_lookups: int = 0
-    nq_path: str = "../shared/data/nq_train.jsonl.gz"
-    qa_path: str = "../shared/data/qa_dev.jsonl"
+    nq_path: str = field(default_factory=lambda: str(data_file("nq_train.jsonl.gz")))
+    qa_path: str = field(default_factory=lambda: str(data_file("qa_dev.jsonl")))
     instruction_path: str | None = None
     layout_set_path: str | None = None
     baseline_head: str | None = None
@@ -210,10 +215,8 @@ def _cached(stem: Path, records: Sequence[dict[str, Any]], compressor: Any, view
     """
     if not records:
         return []
-    import torch
-    from safetensors.torch import load_file, save_file
-
-    from tpc_core.segmentation import get_splitter
+    import torch  # lazy: loads torch
+    from safetensors.torch import load_file, save_file  # lazy: loads torch
 
     splitter = get_splitter(compressor.config.splitter)
     key = hashlib.sha256(json.dumps([[str(r["id"]) for r in records], str(compressor.checkpoint_dir), view])
@@ -260,9 +263,9 @@ def _cached(stem: Path, records: Sequence[dict[str, Any]], compressor: Any, view
 def fit_head(prompts: Sequence[EncodedPrompt], config: RequestHeadConfig) -> Any:
     """A request head fitted full-batch on the encoded prompts' sentence labels (``config`` sets its hidden width,
     iterations, L2 weight and seed)."""
-    import torch
+    import torch  # lazy: loads torch
 
-    from tpc_core.engine.task.request import RequestHead, layout_features
+    from tpc_core.engine.task.request import RequestHead, layout_features  # lazy: loads torch
 
     inputs = torch.cat([torch.cat([p.embeddings.float(), layout_features(p.sentences)], dim=1) for p in prompts])
     labels = torch.tensor([float(label) for p in prompts for label in p.labels])
@@ -320,7 +323,7 @@ def prompt_scores(prompts: Sequence[EncodedPrompt], head: Any, threshold: float,
     labelled sentences; ``no_request_kept_empty``: share of prompts with no written request where nothing
     was picked (they go to the CTD); ``score``: the mean of jaccard and no_request_kept_empty.
     """
-    from tpc_core.engine.task.request import pick_request
+    from tpc_core.engine.task.request import pick_request  # lazy: loads torch
 
     with_request, without, found, exact, jaccard, kept_empty = 0, 0, 0, 0, 0.0, 0
     for prompt in prompts:
@@ -360,10 +363,6 @@ def _layout_records(config: RequestHeadConfig, records: Sequence[dict[str, Any]]
     """The extra layout-shell train records (``[]`` when none are asked for)."""
     if not config.uses_layouts:
         return []
-    import sysconfig
-
-    from training.curation.format_tasks import load_format_inputs, text_pools
-    from training.curation.layouts import layout_records
 
     train_ids = {str(r.get("source_id")) for r in records if r.get("split") == "train"}
     validation_ids = {str(r.get("source_id")) for r in records if r.get("split") == "validation"}
@@ -385,9 +384,8 @@ def written_request_outcomes(prompts: Sequence[EncodedPrompt], records: Sequence
                              threshold: float, max_sentences: int, neighbour: float | None = None) -> list[Any]:
     """What the head alone makes of each encoded prompt (``benchmarks.request_found`` outcomes): the extracted
     request, or ``not_extracted`` (compression would then ask the CTD)."""
-    from benchmarks.instructions import request_of
-    from benchmarks.request_found import Outcome
-    from tpc_core.engine.task.request import pick_request, request_text
+    from benchmarks.protocol.request_outcomes import Outcome  # lazy: loads torch
+    from tpc_core.engine.task.request import pick_request, request_text  # lazy: loads torch
 
     by_id = {str(r["id"]): r for r in records}
     outcomes = []
@@ -431,7 +429,7 @@ def _choose_thresholds(prompts: Sequence[EncodedPrompt], head: Any,
 
 def train_request_head(config: RequestHeadConfig) -> Path:
     """Fit, choose the threshold, measure the held-out families, and write the head; returns ``output_dir``."""
-    from tpc_core import TPCCompressor
+    from tpc_core import TPCCompressor  # lazy: loads torch
 
     config.check_paths()
     started = time.perf_counter()
@@ -492,7 +490,7 @@ def _by_set(prompts: Sequence[EncodedPrompt], records: Sequence[dict[str, Any]],
             max_sentences: int, neighbour: float | None) -> dict[str, Any]:
     """The check records of each record set measured apart (per family and shape; held-out components or layouts
     against seen ones by the records' ``split``)."""
-    from benchmarks.request_found import summarise
+    from benchmarks.protocol.request_outcomes import summarise  # lazy: loads torch
 
     by_id = {str(r["id"]): r for r in records}
     result: dict[str, Any] = {}
@@ -511,7 +509,7 @@ def _instruction_summary(config: RequestHeadConfig, fit: Sequence[dict[str, Any]
                          threshold: float, neighbour: float | None) -> dict[str, Any]:
     """The instruction-style check records measured (per family and shape), and the baseline head on the same
     encoded prompts (the held-out CTD families and the check records) where one is given."""
-    from benchmarks.request_found import summarise
+    from benchmarks.protocol.request_outcomes import summarise  # lazy: loads torch
 
     if config.instruction_path is None and config.layout_set_path is None and config.generated_set_path is None:
         return {}
@@ -523,7 +521,7 @@ def _instruction_summary(config: RequestHeadConfig, fit: Sequence[dict[str, Any]
                                                     neighbour)),
         "check_by_set": _by_set(encoded_check, check, head, threshold, config.max_sentences, neighbour)}}
     if config.baseline_head is not None:
-        from tpc_core.engine.task.request import RequestHead
+        from tpc_core.engine.task.request import RequestHead  # lazy: loads torch
 
         baseline = RequestHead.load(config.baseline_head)
         base_threshold = config.baseline_threshold
@@ -539,12 +537,8 @@ def _instruction_summary(config: RequestHeadConfig, fit: Sequence[dict[str, Any]
     return summary
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """CLI entry point (``python -m training.request_head``)."""
-    return run_stage_cli(argv, prog="python -m training.request_head", section="request_head",
-                         description="Train the extractive request head (no-generation task descriptions).",
-                         config_class=RequestHeadConfig, run=lambda config, _: train_request_head(config),
-                         check=lambda config, _: config.check_paths())
+main = stage_main("training.request_head", "request_head", RequestHeadConfig, train_request_head,
+                  "Train the extractive request head (no-generation task descriptions).")
 
 
 if __name__ == "__main__":

@@ -57,9 +57,9 @@ class SequenceFitSettings:
 
 def prompt_inputs(prompt: Any) -> Any:
     """The (n, d + F) input rows of one encoded prompt (``embeddings`` and ``sentences`` attributes)."""
-    import torch
+    import torch  # lazy: loads torch
 
-    from tpc_core.engine.task.request import layout_features
+    from tpc_core.engine.task.request import layout_features  # lazy: loads torch
 
     return torch.cat([prompt.embeddings.float(), layout_features(prompt.sentences)], dim=1)
 
@@ -91,7 +91,7 @@ def fit_sequence_head(prompts: Sequence[Any], settings: SequenceFitSettings,
     Raises:
         ValueError: No prompt, or no request sentence (or only request sentences) among them.
     """
-    import torch
+    import torch  # lazy: loads torch
 
     from tpc_core.engine.task.request_sequence import SentenceTagger, SequenceRequestHead
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.budget import budget_for, join_spans, minilm_token_counter, select_under_budget
-from benchmarks.evaluate import compress_one, evaluate
-from benchmarks.loaders import Sample
-from benchmarks.method import Compressed, Method, split_spans
-from benchmarks.methods import build_method
-from benchmarks.templates import QA_DEV_TEMPLATES
+from benchmarks.protocol.budget import budget_for, join_spans, minilm_token_counter, select_under_budget
+from benchmarks.protocol.evaluate import compress_one, evaluate
+from benchmarks.protocol.loaders import Sample
+from benchmarks.protocol.methods.base import Compressed, Method, split_spans
+from benchmarks.protocol.methods.registry import build_method
+from synthesis.templates import QA_DEV_TEMPLATES
 
 CONTEXT = (
     "The Nile is a major river in northeastern Africa. It flows north into the Mediterranean Sea.\n"

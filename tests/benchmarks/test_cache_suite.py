@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.budget import minilm_token_counter
-from benchmarks.chunks import build_chunks, retrieval_set, spread_over_sources
-from benchmarks.loaders import load_qa_dev
+from benchmarks.protocol.budget import minilm_token_counter
+from benchmarks.protocol.chunks import build_chunks, retrieval_set, spread_over_sources
+from benchmarks.protocol.loaders import load_qa_dev
 from benchmarks.run import main, parse_args
 from tpc_core.segmentation import split_sentences
 

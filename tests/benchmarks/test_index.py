@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.index import (
+from benchmarks.protocol.index import (
     BARE_TEMPLATE,
     evaluate_index,
     index_contexts,
@@ -15,9 +15,9 @@ from benchmarks.index import (
     index_table,
     plot_index_recall,
 )
-from benchmarks.loaders import Sample
-from benchmarks.method import AGNOSTIC, Compressed, Method
-from benchmarks.methods import build_method
+from benchmarks.protocol.loaders import Sample
+from benchmarks.protocol.methods.base import AGNOSTIC, Compressed, Method
+from benchmarks.protocol.methods.registry import build_method
 from benchmarks.run import main, parse_args
 
 CONTEXT_A = "Alpha rose early today. Alpha ate bread. Alpha slept late. Beta sold the old house."  # 4+3+3+5 words
@@ -153,7 +153,7 @@ def test_cli_writes_table_json_and_plot(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_minilm_centroid_drops_the_off_topic_sentence() -> None:
-    from benchmarks.budget import minilm_token_counter
+    from benchmarks.protocol.budget import minilm_token_counter
 
     counter = minilm_token_counter()
     cats = ["Cats are small domesticated mammals.", "Many people keep cats as pets at home.",

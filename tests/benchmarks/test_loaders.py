@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.loaders import DataNotFoundError, load_longbench, load_qa_dev, load_summ_dev, load_zeroscrolls
-from benchmarks.templates import DATASET2PROMPT, fill_template, instruction_query
+from benchmarks.protocol.loaders import DataNotFoundError, load_longbench, load_qa_dev, load_summ_dev, load_zeroscrolls
+from synthesis.templates import DATASET2PROMPT, fill_template, instruction_query
 
 
 def _write_jsonl(path: Path, rows: list[dict]) -> Path:

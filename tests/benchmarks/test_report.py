@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from benchmarks.budget import minilm_token_counter
-from benchmarks.loaders import Sample
-from benchmarks.report import aggregate, dev_tables, longbench_table
+from benchmarks.protocol.budget import minilm_token_counter
+from benchmarks.protocol.loaders import Sample
+from benchmarks.protocol.report import aggregate, dev_tables, longbench_table
 from benchmarks.timing import build_length_prompts
 
 

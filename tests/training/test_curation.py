@@ -27,7 +27,13 @@ from training.curation.ctd import (
     query_problem,
     template_problem,
 )
-from training.curation.generators import CachedGenerator, GenerationError, OpenAICompatibleGenerator
+from training.curation.generators import (
+    CachedGenerator,
+    GenerationError,
+    LocalHFSettings,
+    OpenAICompatibleGenerator,
+    OpenAISettings,
+)
 from training.curation.mcqr import parse_mcqr_answer, parse_multihop_answer
 from training.curation.prompts import PROMPT_1, PROMPT_2, PROMPT_3, render_prompt_2, render_prompt_3
 from training.curation.sentences import sentences_of
@@ -487,7 +493,7 @@ def fake_llm():
 
 def _client(base_url: str, **kwargs) -> OpenAICompatibleGenerator:
     settings = {"model": "tiny", "api_key_env": "TPC_TEST_KEY", "backoff_s": 0.01, "max_retries": 3, "timeout_s": 5}
-    return OpenAICompatibleGenerator(base_url=base_url, **{**settings, **kwargs})
+    return OpenAICompatibleGenerator(OpenAISettings(base_url=base_url, **{**settings, **kwargs}))
 
 
 @_local_server
@@ -605,7 +611,8 @@ def tiny_llama(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_local_hf_generator_is_deterministic_and_cached(tiny_llama: Path, tmp_path: Path, one_torch_thread) -> None:
     from training.curation.generators import LocalHFGenerator
 
-    generator = LocalHFGenerator(tiny_llama, max_new_tokens=6, batch_size=2, local_files_only=True)
+    generator = LocalHFGenerator(LocalHFSettings(model=str(tiny_llama), max_new_tokens=6, batch_size=2,
+                                                 local_files_only=True))
     assert generator.chat_text("what is the query") == "<s> user : what is the query </s> <s> assistant : "
     prompts = ["what is the text about", "tides moon sea", "a b c long answer"]
     first = generator.generate(prompts)
@@ -634,4 +641,4 @@ def test_local_hf_generator_needs_a_chat_template(tiny_llama: Path, tmp_path: Pa
     for extra in bare.glob("chat_template.*"):
         extra.unlink()
     with pytest.raises(ValueError, match="no chat template"):
-        LocalHFGenerator(bare, local_files_only=True)
+        LocalHFGenerator(LocalHFSettings(model=str(bare), local_files_only=True))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.synthesis import HELD_OUT_PARTS
+from synthesis import HELD_OUT_PARTS
 from training.curation.generated_set import length_stats
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"

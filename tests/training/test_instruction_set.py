@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.instructions import (
+from synthesis.instructions import (
     HELD_OUT_INSTRUCTION_FAMILIES,
     INSTRUCTION_FAMILIES,
     SHAPES,
@@ -103,7 +103,7 @@ def test_the_builder_uses_train_rows_only_and_keeps_fit_and_check_rows_apart(tmp
 def test_the_layout_set_fits_on_seen_layouts_only_and_never_uses_excluded_or_instruction_rows(tmp_path):
     import sysconfig
 
-    from benchmarks.layouts import HELD_OUT_LAYOUTS, LAYOUTS, SEEN_LAYOUTS
+    from synthesis.layouts import HELD_OUT_LAYOUTS, LAYOUTS, SEEN_LAYOUTS
     from training.curation.format_tasks import load_format_inputs, text_pools
     from training.curation.formats import build_records, write_dataset
     from training.curation.instruction_set import build_instruction_set

@@ -69,7 +69,7 @@ def test_maxsim_projection_is_applied_to_both_sides() -> None:
 
 
 def test_bm25_matches_benchmark_method() -> None:
-    from benchmarks.baselines import BM25Sentences
+    from benchmarks.protocol.methods.baselines import BM25Sentences
 
     sentences = ["The Eiffel Tower is in Paris.", "Berlin is in Germany.", "Paris hosts the Louvre, in Paris."]
     question = "Where is the Eiffel Tower?"

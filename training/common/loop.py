@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from training.common.cli import start_cli
-from training.common.config import add_config_arguments, from_dict, parse_override
+from training.common.config import add_config_arguments, from_dict, parse_override, read_config_file
 
 __all__ = ["LoraSettings", "OptimSettings", "TrainResult", "load_stage_config", "run_stage_cli", "train_loop",
            "apply_lora", "weights_dtype"]
@@ -111,7 +111,7 @@ def weights_dtype(settings: OptimSettings) -> Any:
 
     PEFT keeps the LoRA weights themselves in fp32.
     """
-    import torch
+    import torch  # lazy: loads torch
 
     return {"bf16": torch.bfloat16, "fp16": torch.float16}.get(settings.mixed_precision, torch.float32)
 
@@ -120,7 +120,7 @@ def apply_lora(model: Any, settings: LoraSettings, task_type: str | None = None)
     """Wrap ``model`` with a fresh LoRA adapter (or return it unchanged when LoRA is off)."""
     if not settings.enabled:
         return model
-    from peft import LoraConfig, get_peft_model
+    from peft import LoraConfig, get_peft_model  # lazy: loads torch
 
     targets: str | list[str] = "all-linear" if settings.target_modules == ["all-linear"] else settings.target_modules
     config = LoraConfig(r=settings.r, lora_alpha=settings.alpha, lora_dropout=settings.dropout,
@@ -135,8 +135,6 @@ def load_stage_config(path: str | Path | None, config_class: type[T], section: s
     A recipe file holds one top-level mapping per stage (``cse_train:``, ``ctd_sft:``, ``ctd_rl:``,
     ``export:``); a stage file holds the stage's keys directly. ``--set`` overrides apply to the stage's keys.
     """
-    from training.common.config import read_config_file
-
     data: dict[str, Any] = read_config_file(Path(path)) if path is not None else {}
     source = str(path) if path is not None else "<defaults>"
     if section in data and isinstance(data[section], dict):
@@ -156,7 +154,10 @@ def run_stage_cli(argv: Sequence[str] | None, *, prog: str, description: str, co
                   run: Callable[[T, argparse.Namespace], Any],
                   extra_arguments: Callable[[argparse.ArgumentParser], None] | None = None,
                   check: Callable[[T, argparse.Namespace], None] | None = None) -> int:
-    """Parse ``--config`` / ``--set``, validate (before any model loads), then ``run(config, args)``."""
+    """Parse ``--config`` / ``--set``, validate (before any model loads), then ``run(config, args)``.
+
+    Validation is the config class's own checks, then its ``check_paths()`` when it has one, then ``check``.
+    """
     parser = argparse.ArgumentParser(prog=prog, description=description)
     add_config_arguments(parser)
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
@@ -166,12 +167,27 @@ def run_stage_cli(argv: Sequence[str] | None, *, prog: str, description: str, co
     start_cli(level=args.log_level)
     try:
         config = load_stage_config(args.config, config_class, section, args.overrides)
+        check_paths = getattr(config, "check_paths", None)
+        if callable(check_paths):
+            check_paths()
         if check is not None:
             check(config, args)
     except (ValueError, FileNotFoundError) as error:  # a config problem: say what is wrong, no traceback
         parser.exit(2, f"error: {error}\n")
     run(config, args)
     return 0
+
+
+def stage_main(module: str, section: str, config_class: type[T], train: Callable[[T], Any],
+               description: str) -> Callable[[Sequence[str] | None], int]:
+    """A training stage's ``main(argv)``: :func:`run_stage_cli` as ``python -m <module>``, then ``train(config)``."""
+
+    def main(argv: Sequence[str] | None = None) -> int:
+        return run_stage_cli(argv, prog=f"python -m {module}", section=section, description=description,
+                             config_class=config_class, run=lambda config, _: train(config))
+
+    main.__doc__ = f"CLI entry point (``python -m {module}``)."
+    return main
 
 
 @dataclass
@@ -213,9 +229,9 @@ def train_loop(model: Any, parameters: Sequence[Any] | Sequence[dict[str, Any]],
         output_dir: Where ``checkpoints/`` and ``train_log.jsonl`` go.
         accelerator: An ``accelerate.Accelerator`` (one is made from ``settings`` if ``None``).
     """
-    import torch
-    from accelerate import Accelerator
-    from transformers import get_linear_schedule_with_warmup
+    import torch  # lazy: loads torch
+    from accelerate import Accelerator  # lazy: loads torch
+    from transformers import get_linear_schedule_with_warmup  # lazy: loads torch
 
     output = Path(output_dir)
     output.mkdir(parents=True, exist_ok=True)

@@ -7,43 +7,9 @@ from pathlib import Path
 from typing import Literal
 
 from training.curation.ctd import CTDRules
+from training.curation.generators import LocalHFSettings, OpenAISettings
 
 __all__ = ["CurationConfig", "LocalHFSettings", "OpenAISettings", "RESUME_INSENSITIVE_KEYS"]
-
-
-@dataclass
-class LocalHFSettings:
-    """A transformers causal LM with a chat template (``generator: local_hf``)."""
-
-    model: str = ""  # local directory or Hub repo id
-    revision: str | None = None
-    device: str = "cpu"  # cpu | cuda | mps | auto
-    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
-    max_new_tokens: int = 384
-    temperature: float = 0.0  # 0 = greedy, reproducible
-    top_p: float = 1.0
-    batch_size: int = 4
-    seed: int = 0
-    local_files_only: bool = False
-    cache_dir: str | None = None
-    token_env: str | None = "HF_TOKEN"  # name of the environment variable holding a Hub token
-
-
-@dataclass
-class OpenAISettings:
-    """An OpenAI-compatible ``/chat/completions`` endpoint (``generator: openai``)."""
-
-    base_url: str = "https://api.openai.com/v1"
-    model: str = ""
-    api_key_env: str | None = "OPENAI_API_KEY"  # the variable's NAME; the key never goes in a config file
-    temperature: float = 0.0
-    max_tokens: int = 512
-    timeout_s: float = 60.0
-    max_retries: int = 5
-    backoff_s: float = 1.0
-    max_backoff_s: float = 60.0
-    requests_per_minute: float | None = None
-    concurrency: int = 4
 
 
 @dataclass

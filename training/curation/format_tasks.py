@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.passages import PASSAGE_STYLES, Passage, format_passages, hotpot_paragraphs, nq_passages
+from synthesis.passages import PASSAGE_STYLES, Passage, format_passages, hotpot_paragraphs, nq_passages
 from training.common.jsonl import read_jsonl
 from training.curation.converters import require_train_split, task_description_from_question
 

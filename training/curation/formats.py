@@ -46,6 +46,7 @@ from training.curation.format_tasks import (
     synthetic_kv_item,
     text_pools,
 )
+from benchmarks.protocol.data import data_file
 
 __all__ = ["EXTRA_RECORDS", "build_records", "dataset_stats", "make_record", "main", "write_dataset"]
 
@@ -220,8 +221,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", required=True, type=Path, help="output directory (ctd.jsonl, stats.json)")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--max-per-kind", type=int, default=None, help="at most N records per kind (quick runs)")
-    parser.add_argument("--nq", type=Path, default=Path("../shared/data/nq_train.jsonl.gz"))
-    parser.add_argument("--qa", type=Path, default=Path("../shared/data/qa_dev.jsonl"),
+    parser.add_argument("--nq", type=Path, default=data_file("nq_train.jsonl.gz"))
+    parser.add_argument("--qa", type=Path, default=data_file("qa_dev.jsonl"),
                         help="QA rows; only split=train rows without dev-context overlap are used")
     parser.add_argument("--stdlib", type=Path, default=Path(sysconfig.get_paths()["stdlib"]),
                         help="Python files for code completion (default: this Python's standard library)")

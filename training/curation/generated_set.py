@@ -1,4 +1,4 @@
-"""Build request-finder records from the open-ended prompt generator (:mod:`benchmarks.synthesis`, issue 35).
+"""Build request-finder records from the open-ended prompt generator (:mod:`synthesis`, issue 35).
 
 ``python -m training.curation.generated_set --out runs/curation/generated_set --fit N --check M --seed 13``
 
@@ -21,7 +21,6 @@ for a seed.
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import sys
@@ -30,10 +29,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.synthesis import AXES, HELD_OUT_PARTS, Generated, generate, generate_without
+from benchmarks.protocol.budget import minilm_token_counter
+from benchmarks.protocol.data import HELDOUT_IDS
+from synthesis import AXES, HELD_OUT_PARTS, Generated, generate, generate_without
 from training.common.jsonl import read_jsonl
 from training.curation.format_tasks import load_format_inputs
-from training.curation.instruction_set import summ_documents, write_record_set
+from training.curation.instruction_set import record_set_parser, summ_documents, write_record_set
 
 __all__ = ["build_generated_set", "length_stats", "main", "record_of", "train_rows"]
 
@@ -134,13 +135,7 @@ def _component_counts(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[st
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point."""
-    parser = argparse.ArgumentParser(prog="python -m training.curation.generated_set", description=__doc__)
-    parser.add_argument("--ctd", default="runs/curation/ctd_formats/ctd.jsonl")
-    parser.add_argument("--nq", default="../shared/data/nq_train.jsonl.gz")
-    parser.add_argument("--qa", default="../shared/data/qa_dev.jsonl")
-    parser.add_argument("--summ", default="../shared/data/summ_train.jsonl.gz")
-    parser.add_argument("--out", default="runs/curation/generated_set")
-    parser.add_argument("--seed", type=int, default=13)
+    parser = record_set_parser("python -m training.curation.generated_set", __doc__, "runs/curation/generated_set")
     parser.add_argument("--fit", type=int, default=4000, help="fit records (seen components only)")
     parser.add_argument("--check", type=int, default=800, help="check records (half with a held-out component)")
     parser.add_argument("--without-share", type=float, default=0.25, help="share of prompts that ask nothing")
@@ -149,7 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="the layout set's --fit-rows: rows after them are this set's check rows")
     parser.add_argument("--document-offset", type=int, default=700,
                         help="summ_train documents the instruction and layout sets use come first")
-    parser.add_argument("--exclude", default="training/results/2026-11-23/validation_ids.json",
+    parser.add_argument("--exclude", default=str(HELDOUT_IDS),
                         help="JSON list of row ids never used (the layout-recall check's held-out train rows)")
     parser.add_argument("--no-lengths", action="store_true", help="skip the MiniLM length statistics")
     args = parser.parse_args(argv)
@@ -160,8 +155,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                                   document_offset=args.document_offset, exclude=exclude)
     lengths: dict[str, Any] = {}
     if not args.no_lengths:
-        from benchmarks.budget import minilm_token_counter
-
         counter = minilm_token_counter()
         lengths = {role: length_stats([r for r in records if r["role"] == role], counter) for role in ("fit", "check")}
     write_record_set(args.out, records, held_out_parts={axis: sorted(parts) for axis, parts in HELD_OUT_PARTS.items()},

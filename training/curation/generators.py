@@ -17,15 +17,18 @@ import threading
 import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 __all__ = [
     "CachedGenerator",
     "GenerationError",
     "Generator",
     "LocalHFGenerator",
+    "LocalHFSettings",
     "OpenAICompatibleGenerator",
+    "OpenAISettings",
     "cache_key",
 ]
 
@@ -63,6 +66,50 @@ def cache_key(identity: str, params: Mapping[str, Any], prompt: str) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
+def chat_messages(prompt: str, system_prompt: str | None) -> list[dict[str, str]]:
+    """One user turn, after the system message when there is one."""
+    system = [{"role": "system", "content": system_prompt}] if system_prompt else []
+    return [*system, {"role": "user", "content": prompt}]
+
+
+# ------------------------------------------------------------------------------------------ settings
+
+
+@dataclass
+class LocalHFSettings:
+    """A transformers causal LM with a chat template (``generator: local_hf``)."""
+
+    model: str = ""  # local directory or Hub repo id
+    revision: str | None = None
+    device: str = "cpu"  # cpu | cuda | mps | auto
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    max_new_tokens: int = 384
+    temperature: float = 0.0  # 0 = greedy, reproducible
+    top_p: float = 1.0
+    batch_size: int = 4
+    seed: int = 0
+    local_files_only: bool = False
+    cache_dir: str | None = None
+    token_env: str | None = "HF_TOKEN"  # name of the environment variable holding a Hub token
+
+
+@dataclass
+class OpenAISettings:
+    """An OpenAI-compatible ``/chat/completions`` endpoint (``generator: openai``)."""
+
+    base_url: str = "https://api.openai.com/v1"
+    model: str = ""
+    api_key_env: str | None = "OPENAI_API_KEY"  # the variable's NAME; the key never goes in a config file
+    temperature: float = 0.0
+    max_tokens: int = 512
+    timeout_s: float = 60.0
+    max_retries: int = 5
+    backoff_s: float = 1.0
+    max_backoff_s: float = 60.0
+    requests_per_minute: float | None = None
+    concurrency: int = 4
+
+
 # ------------------------------------------------------------------------------------------ local model
 
 
@@ -73,56 +120,28 @@ class LocalHFGenerator:
     sampling is seeded per batch. ``trust_remote_code`` is always off.
 
     Args:
-        model_name_or_path: Local directory or Hub repo id.
-        revision: Hub revision (branch, tag or commit); ignored for local directories.
-        device: ``"cpu"``, ``"cuda"``, ``"mps"`` or ``"auto"``.
-        dtype: ``"auto"``, ``"float32"``, ``"bfloat16"`` or ``"float16"``.
-        max_new_tokens: Answer length limit.
-        temperature: 0 for greedy decoding.
-        top_p: Nucleus sampling when ``temperature > 0``.
-        batch_size: Prompts per ``generate`` call (left padding).
-        seed: Sampling seed.
+        settings: The model and its decoding (:class:`LocalHFSettings`: the curation config's ``local_hf``); the
+            Hub token is read from the environment variable it names.
         system_prompt: Optional system message.
-        local_files_only, cache_dir, token: Passed to ``from_pretrained``.
     """
 
-    def __init__(
-        self,
-        model_name_or_path: str | Path,
-        *,
-        revision: str | None = None,
-        device: str = "cpu",
-        dtype: str = "auto",
-        max_new_tokens: int = 256,
-        temperature: float = 0.0,
-        top_p: float = 1.0,
-        batch_size: int = 4,
-        seed: int = 0,
-        system_prompt: str | None = None,
-        local_files_only: bool = False,
-        cache_dir: str | None = None,
-        token: str | None = None,
-    ) -> None:
-        import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+    def __init__(self, settings: LocalHFSettings, *, system_prompt: str | None = None) -> None:
+        import torch  # lazy: loads torch only when a local model is asked for
+        from transformers import AutoModelForCausalLM, AutoTokenizer  # lazy: loads torch
 
-        self.model_name = str(model_name_or_path)
-        self.revision = revision
-        self.max_new_tokens = max_new_tokens
-        self.temperature = temperature
-        self.top_p = top_p
-        self.batch_size = batch_size
-        self.seed = seed
+        self.settings = settings
         self.system_prompt = system_prompt
+        self.model_name = str(settings.model)
+        device = settings.device
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "mps" if torch.backends.mps.is_available() else "cpu"
-        self.device = torch.device(device)
+        self.torch_device = torch.device(device)
         load_kwargs: dict[str, Any] = {
-            "revision": revision,
+            "revision": settings.revision,
             "trust_remote_code": False,
-            "local_files_only": local_files_only,
-            "cache_dir": cache_dir,
-            "token": token,
+            "local_files_only": settings.local_files_only,
+            "cache_dir": settings.cache_dir,
+            "token": os.environ.get(settings.token_env) if settings.token_env else None,
         }
         self.tokenizer = AutoTokenizer.from_pretrained(self.model_name, **load_kwargs)
         if not self.tokenizer.chat_template:
@@ -133,53 +152,51 @@ class LocalHFGenerator:
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
-        torch_dtype = "auto" if dtype == "auto" else getattr(torch, dtype)
+        torch_dtype = "auto" if settings.dtype == "auto" else getattr(torch, settings.dtype)
         self.model = AutoModelForCausalLM.from_pretrained(self.model_name, dtype=torch_dtype, **load_kwargs)
-        self.model.to(self.device).eval()
+        self.model.to(self.torch_device).eval()
 
     @property
     def identity(self) -> str:
-        return f"local_hf:{self.model_name}@{self.revision or 'default'}"
+        return f"local_hf:{self.model_name}@{self.settings.revision or 'default'}"
 
     @property
     def params(self) -> Mapping[str, Any]:
         params: dict[str, Any] = {
-            "max_new_tokens": self.max_new_tokens,
-            "temperature": self.temperature,
+            "max_new_tokens": self.settings.max_new_tokens,
+            "temperature": self.settings.temperature,
             "system_prompt": self.system_prompt,
         }
-        if self.temperature > 0:
-            params.update(top_p=self.top_p, seed=self.seed)
+        if self.settings.temperature > 0:
+            params.update(top_p=self.settings.top_p, seed=self.settings.seed)
         return params
 
     def chat_text(self, prompt: str) -> str:
         """The exact model input for one prompt (chat template with the generation prompt)."""
-        messages = [{"role": "user", "content": prompt}]
-        if self.system_prompt:
-            messages.insert(0, {"role": "system", "content": self.system_prompt})
-        return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        return self.tokenizer.apply_chat_template(chat_messages(prompt, self.system_prompt), tokenize=False,
+                                                  add_generation_prompt=True)
 
     def generate(self, prompts: list[str]) -> list[str]:
-        import torch
-        from transformers import GenerationConfig
+        import torch  # lazy: loads torch
+        from transformers import GenerationConfig  # lazy: loads torch
 
-        sampling = self.temperature > 0
+        sampling = self.settings.temperature > 0
         config = GenerationConfig(
-            max_new_tokens=self.max_new_tokens,
+            max_new_tokens=self.settings.max_new_tokens,
             do_sample=sampling,
-            temperature=self.temperature if sampling else None,
-            top_p=self.top_p if sampling else None,
+            temperature=self.settings.temperature if sampling else None,
+            top_p=self.settings.top_p if sampling else None,
             top_k=None,
             pad_token_id=self.tokenizer.pad_token_id,
             eos_token_id=self.tokenizer.eos_token_id,
         )
         answers: list[str] = []
-        for start in range(0, len(prompts), self.batch_size):
-            batch = [self.chat_text(p) for p in prompts[start : start + self.batch_size]]
+        for start in range(0, len(prompts), self.settings.batch_size):
+            batch = [self.chat_text(p) for p in prompts[start : start + self.settings.batch_size]]
             encoded = self.tokenizer(batch, return_tensors="pt", padding=True, add_special_tokens=False)
-            encoded = encoded.to(self.device)
+            encoded = encoded.to(self.torch_device)
             if sampling:
-                torch.manual_seed(self.seed + start)
+                torch.manual_seed(self.settings.seed + start)
             with torch.inference_mode():
                 output = self.model.generate(**encoded, generation_config=config)
             new_tokens = output[:, encoded["input_ids"].shape[1] :]
@@ -221,62 +238,36 @@ class OpenAICompatibleGenerator:
     exponential backoff (``Retry-After`` honoured, capped at ``max_backoff_s``); other 4xx fail at once.
 
     Args:
-        base_url: API root, e.g. ``http://127.0.0.1:8000/v1``.
-        model: Model name sent in the request.
-        api_key_env: Name of the environment variable holding the key.
-        temperature, max_tokens: Sampling parameters sent in the request.
-        timeout_s: Per-request timeout.
-        max_retries: Retries after the first attempt.
-        backoff_s, max_backoff_s: First retry delay and its cap (doubling in between).
-        requests_per_minute: Client-side rate limit (``None``: unlimited).
-        concurrency: Parallel requests (threads).
+        settings: The endpoint, model, sampling, retries and limits (:class:`OpenAISettings`: the curation
+            config's ``openai``).
         system_prompt: Optional system message.
     """
 
-    def __init__(
-        self,
-        *,
-        base_url: str,
-        model: str,
-        api_key_env: str | None = "OPENAI_API_KEY",
-        temperature: float = 0.0,
-        max_tokens: int = 512,
-        timeout_s: float = 60.0,
-        max_retries: int = 5,
-        backoff_s: float = 1.0,
-        max_backoff_s: float = 60.0,
-        requests_per_minute: float | None = None,
-        concurrency: int = 4,
-        system_prompt: str | None = None,
-    ) -> None:
-        import httpx
+    def __init__(self, settings: OpenAISettings, *, system_prompt: str | None = None) -> None:
+        import httpx  # lazy: optional (training extra)
 
-        self.base_url = base_url.rstrip("/")
-        self.model = model
-        self.temperature = temperature
-        self.max_tokens = max_tokens
-        self.timeout_s = timeout_s
-        self.max_retries = max_retries
-        self.backoff_s = backoff_s
-        self.max_backoff_s = max_backoff_s
-        self.concurrency = max(1, concurrency)
+        self.settings = settings
         self.system_prompt = system_prompt
-        self._limiter = _RateLimiter(requests_per_minute)
+        self.base_url = settings.base_url.rstrip("/")
+        self.concurrency = max(1, settings.concurrency)
+        self._limiter = _RateLimiter(settings.requests_per_minute)
         self._headers = {"Content-Type": "application/json"}
-        api_key = os.environ.get(api_key_env) if api_key_env else None
+        api_key = os.environ.get(settings.api_key_env) if settings.api_key_env else None
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
-        elif api_key_env:
-            logger.warning("environment variable %s is not set; sending requests without an API key", api_key_env)
-        self._client = httpx.Client(timeout=timeout_s)
+        elif settings.api_key_env:
+            logger.warning("environment variable %s is not set; sending requests without an API key",
+                           settings.api_key_env)
+        self._client = httpx.Client(timeout=settings.timeout_s)
 
     @property
     def identity(self) -> str:
-        return f"openai:{self.base_url}:{self.model}"
+        return f"openai:{self.base_url}:{self.settings.model}"
 
     @property
     def params(self) -> Mapping[str, Any]:
-        return {"temperature": self.temperature, "max_tokens": self.max_tokens, "system_prompt": self.system_prompt}
+        return {"temperature": self.settings.temperature, "max_tokens": self.settings.max_tokens,
+                "system_prompt": self.system_prompt}
 
     def generate(self, prompts: list[str]) -> list[str]:
         results: dict[int, str] = {}
@@ -297,20 +288,17 @@ class OpenAICompatibleGenerator:
         self._client.close()
 
     def _complete(self, prompt: str) -> str:
-        import httpx
+        import httpx  # lazy: optional (training extra)
 
-        messages = [{"role": "user", "content": prompt}]
-        if self.system_prompt:
-            messages.insert(0, {"role": "system", "content": self.system_prompt})
         payload = {
-            "model": self.model,
-            "messages": messages,
-            "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
+            "model": self.settings.model,
+            "messages": chat_messages(prompt, self.system_prompt),
+            "temperature": self.settings.temperature,
+            "max_tokens": self.settings.max_tokens,
         }
         url = f"{self.base_url}/chat/completions"
         last_problem = "no attempt"
-        for attempt in range(self.max_retries + 1):
+        for attempt in range(self.settings.max_retries + 1):
             self._limiter.wait()
             retry_after: float | None = None
             try:
@@ -324,15 +312,15 @@ class OpenAICompatibleGenerator:
                 if response.status_code not in _RETRY_STATUS and response.status_code < 500:
                     raise GenerationError(f"{url} answered {last_problem} (not retried)")
                 retry_after = _retry_after_seconds(response.headers.get("retry-after"))
-            if attempt == self.max_retries:
+            if attempt == self.settings.max_retries:
                 break
-            delay = min(self.max_backoff_s, self.backoff_s * 2**attempt)
+            delay = min(self.settings.max_backoff_s, self.settings.backoff_s * 2**attempt)
             if retry_after is not None:
-                delay = min(self.max_backoff_s, max(delay, retry_after))
+                delay = min(self.settings.max_backoff_s, max(delay, retry_after))
             delay *= 1.0 + random.random() * 0.1  # jitter so parallel threads do not retry in lockstep
             logger.info("retrying %s in %.2fs after %s", url, delay, last_problem)
             time.sleep(delay)
-        raise GenerationError(f"{url}: gave up after {self.max_retries + 1} attempts; last: {last_problem}")
+        raise GenerationError(f"{url}: gave up after {self.settings.max_retries + 1} attempts; last: {last_problem}")
 
 
 def _retry_after_seconds(value: str | None) -> float | None:

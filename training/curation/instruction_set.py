@@ -1,4 +1,4 @@
-"""Build the request head's instruction-style records (:mod:`benchmarks.instructions`) from train data.
+"""Build the request head's instruction-style records (:mod:`synthesis.instructions`) from train data.
 
 ``python -m training.curation.instruction_set --ctd runs/curation/ctd_formats/ctd.jsonl
 --out runs/curation/instructions [--seed 13]``
@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.instructions import (
+from synthesis.instructions import (
     HELD_OUT_INSTRUCTION_FAMILIES,
     INSTRUCTION_FAMILIES,
     instruction_records,
@@ -31,8 +31,9 @@ from benchmarks.instructions import (
 )
 from training.common.jsonl import read_jsonl
 from training.curation.format_tasks import load_format_inputs
+from benchmarks.protocol.data import data_file
 
-__all__ = ["TRAIN_FAMILIES", "build_instruction_set", "main", "summ_documents", "write_record_set"]
+__all__ = ["TRAIN_FAMILIES", "build_instruction_set", "main", "record_set_parser", "summ_documents", "write_record_set"]
 
 # The first round's train families, dealt over the first rows; the second round's (a true/false statement with no
 # question mark, a lead-in sentence before an instruction) over rows after those, so the first round's records
@@ -93,13 +94,7 @@ def build_instruction_set(ctd_path: str, nq_path: str, qa_path: str, summ_path: 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point."""
-    parser = argparse.ArgumentParser(prog="python -m training.curation.instruction_set", description=__doc__)
-    parser.add_argument("--ctd", default="runs/curation/ctd_formats/ctd.jsonl")
-    parser.add_argument("--nq", default="../shared/data/nq_train.jsonl.gz")
-    parser.add_argument("--qa", default="../shared/data/qa_dev.jsonl")
-    parser.add_argument("--summ", default="../shared/data/summ_train.jsonl.gz")
-    parser.add_argument("--out", default="runs/curation/instructions")
-    parser.add_argument("--seed", type=int, default=13)
+    parser = record_set_parser("python -m training.curation.instruction_set", __doc__, "runs/curation/instructions")
     parser.add_argument("--fit-rows", type=int, default=600)
     parser.add_argument("--check-rows", type=int, default=260)
     parser.add_argument("--fit-without", type=int, default=150)
@@ -114,6 +109,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                                     second_check_rows=args.second_check_rows, extra_without=args.extra_without)
     write_record_set(args.out, records, held_out_families=sorted(HELD_OUT_INSTRUCTION_FAMILIES))
     return 0
+
+
+def record_set_parser(prog: str, description: str | None, out: str) -> argparse.ArgumentParser:
+    """The options every record set takes: its inputs (``--ctd``, ``--nq``, ``--qa``, ``--summ``: the data root's
+    files by default), ``--out`` and ``--seed``."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("--ctd", default="runs/curation/ctd_formats/ctd.jsonl")
+    parser.add_argument("--nq", default=str(data_file("nq_train.jsonl.gz")))
+    parser.add_argument("--qa", default=str(data_file("qa_dev.jsonl")))
+    parser.add_argument("--summ", default=str(data_file("summ_train.jsonl.gz")))
+    parser.add_argument("--out", default=out)
+    parser.add_argument("--seed", type=int, default=13)
+    return parser
 
 
 def write_record_set(out_dir: str | Path, records: Sequence[dict[str, Any]], **extra: Any) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Build the request head's layout records (:mod:`benchmarks.layouts`) from train data (issue 31).
+"""Build the request head's layout records (:mod:`synthesis.layouts`) from train data (issue 31).
 
 ``python -m training.curation.layout_set [--out runs/curation/layout_set] [--seed 13]``
 
@@ -14,7 +14,6 @@ deterministic for a seed.
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import sys
@@ -22,11 +21,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.instructions import INSTRUCTION_FAMILIES, sample_context
-from benchmarks.layouts import HELD_OUT_LAYOUTS, LAYOUTS, SEEN_LAYOUTS, Rendered, render, written_question
+from synthesis.instructions import INSTRUCTION_FAMILIES, sample_context
+from synthesis.layouts import HELD_OUT_LAYOUTS, LAYOUTS, SEEN_LAYOUTS, Rendered, render, written_question
 from training.common.jsonl import read_jsonl
 from training.curation.format_tasks import load_format_inputs
-from training.curation.instruction_set import TRAIN_FAMILIES, summ_documents, write_record_set
+from training.curation.instruction_set import TRAIN_FAMILIES, record_set_parser, summ_documents, write_record_set
+from benchmarks.protocol.data import HELDOUT_IDS
 
 __all__ = ["build_layout_set", "main"]
 
@@ -161,15 +161,9 @@ def build_layout_set(ctd_path: str, nq_path: str, qa_path: str, summ_path: str, 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point."""
-    parser = argparse.ArgumentParser(prog="python -m training.curation.layout_set", description=__doc__)
-    parser.add_argument("--ctd", default="runs/curation/ctd_formats/ctd.jsonl")
-    parser.add_argument("--nq", default="../shared/data/nq_train.jsonl.gz")
-    parser.add_argument("--qa", default="../shared/data/qa_dev.jsonl")
-    parser.add_argument("--summ", default="../shared/data/summ_train.jsonl.gz")
-    parser.add_argument("--out", default="runs/curation/layout_set")
-    parser.add_argument("--seed", type=int, default=13)
+    parser = record_set_parser("python -m training.curation.layout_set", __doc__, "runs/curation/layout_set")
     parser.add_argument("--skip", type=int, default=1108, help="rows the instruction set uses (600+260+200+48)")
-    parser.add_argument("--exclude", default="training/results/2026-11-23/validation_ids.json",
+    parser.add_argument("--exclude", default=str(HELDOUT_IDS),
                         help="JSON list of row ids never used (the layout-recall check's held-out train rows)")
     parser.add_argument("--fit-rows", type=int, default=520)
     parser.add_argument("--check-rows", type=int, default=238)

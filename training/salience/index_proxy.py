@@ -1,15 +1,15 @@
 """Index-time proxy on the **train** split of qa_dev: compress each context bare, measure evidence recall.
 
-``benchmarks/index.py`` (``--suite index``) measures on the dev split; recipes must not be chosen there. This
+``benchmarks/protocol/index.py`` (``--suite index``) measures on the dev split; recipes must not be chosen there. This
 proxy does the same on the train split: each distinct context is compressed on its own, with no question, at
 ``floor(rate x its sentences' MiniLM tokens)``, by each saved head and by the baselines (lead,
 lead-per-passage as the benchmark defines passages, random, centroid of the CSE embeddings); every train
-question is then scored by :func:`benchmarks.metrics.evidence_recall` on its context's compressed text, laid
-out by :func:`benchmarks.budget.join_spans`. The context is one document, as ``TPCDocumentTransformer`` passes
+question is then scored by :func:`benchmarks.protocol.metrics.evidence_recall` on its context's compressed text, laid
+out by :func:`benchmarks.protocol.budget.join_spans`. The context is one document, as ``TPCDocumentTransformer`` passes
 it. Caveat: the shipped tpc-mini CSE was itself trained on qa_dev train questions, so its embeddings have seen
 these contexts (the head has not).
 
-``python -m training.salience.index_proxy --head NAME=DIR ... --out training/results/2026-11-24/salience_head``
+``python -m training.salience.index_proxy --head NAME=DIR ... --out DIR``
 caches the encoded contexts in ``runs/salience/qa_train_features/`` and writes ``index_proxy.{json,md}``.
 """
 
@@ -27,8 +27,23 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors.torch import load_file, save_file
 
+from benchmarks.protocol.budget import join_spans
+from benchmarks.protocol.data import data_file
+from benchmarks.protocol.index import index_contexts
+from benchmarks.protocol.loaders import load_qa_dev
+from benchmarks.protocol.methods.baselines import LeadPerPassage
+from benchmarks.protocol.metrics import evidence_recall
+from tpc_core import TPCCompressor
+from tpc_core.engine.selection.mmr import mmr_within_budget
+from tpc_core.engine.scoring.salience import passage_lead_scores
+from tpc_core.engine.selection.budget import resolve_budget
 from training.common.cli import start_cli
+from training.salience.evaluate import COVERAGE_RULE, coverage_rule_scores, prior_blend, select_by_score
+from training.salience.features import HAND_FEATURES, encode_prompt
+from training.salience.qa_evidence import leave_source_out_scores
+from training.salience.train import load_head
 
 __all__ = ["main"]
 
@@ -37,18 +52,12 @@ logger = logging.getLogger(__name__)
 
 def _encoded_contexts(contexts: Sequence[Any], cache: Path, model: str) -> dict[str, dict[str, Any]]:
     """Per context id: spans, counts, embeddings, hand features (cached one safetensors file per context)."""
-    from safetensors.torch import load_file, save_file  # noqa: PLC0415
-
-    from training.salience.features import encode_prompt  # noqa: PLC0415
-
     cache.mkdir(parents=True, exist_ok=True)
     compressor, out = None, {}
     for sample in contexts:
         tensors_path, meta_path = cache / f"{sample.id}.safetensors", cache / f"{sample.id}.json"
         if not meta_path.exists():
             if compressor is None:
-                from tpc_core import TPCCompressor  # noqa: PLC0415
-
                 compressor = TPCCompressor.from_pretrained(model)
             encoded = encode_prompt(compressor, (sample.context,))
             save_file({"embeddings": encoded.embeddings.contiguous(), "hand": encoded.hand.contiguous()},
@@ -62,19 +71,9 @@ def _encoded_contexts(contexts: Sequence[Any], cache: Path, model: str) -> dict[
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Compress every train context with every method at each rate; evidence recall per source and overall."""
-    from benchmarks.budget import join_spans  # noqa: PLC0415
-    from benchmarks.index import index_contexts  # noqa: PLC0415
-    from benchmarks.loaders import load_qa_dev  # noqa: PLC0415
-    from benchmarks.baselines import LeadPerPassage  # noqa: PLC0415
-    from benchmarks.metrics import evidence_recall  # noqa: PLC0415
-    from tpc_core.engine.scoring.salience import passage_lead_scores  # noqa: PLC0415
-    from training.salience.evaluate import COVERAGE_RULE, coverage_rule_scores, prior_blend, select_by_score  # noqa: PLC0415
-    from training.salience.features import HAND_FEATURES  # noqa: PLC0415
-    from training.salience.train import load_head  # noqa: PLC0415
-
     parser = argparse.ArgumentParser(prog="python -m training.salience.index_proxy", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    parser.add_argument("--qa", type=Path, default=Path("../shared/data/qa_dev.jsonl"))
+    parser.add_argument("--qa", type=Path, default=data_file("qa_dev.jsonl"))
     parser.add_argument("--head", action="append", default=[], help="NAME=DIR of a saved head")
     parser.add_argument("--redundancy", type=float, action="append", default=[],
                         help="MMR penalties tried for every head and blend (0 = greedy, always tried)")
@@ -98,8 +97,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     heads = {name: load_head(path) for name, path in (item.split("=", 1) for item in args.head)}
     fixed_scores: dict[str, dict[str, list[float]]] = {}
     if args.qa_evidence_kind:
-        from training.salience.qa_evidence import leave_source_out_scores  # noqa: PLC0415
-
         supporting: dict[str, list[str]] = defaultdict(list)
         for sample in samples:
             supporting[context_of[sample.id]] += list(sample.supporting_sentences)
@@ -140,12 +137,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for weight in args.lead_weight:
                     methods[f"{name} +lead{weight}{suffix}"] = (prior_blend(scores, prior, weight), redundancy)
         for rate in rates:
-            from tpc_core.engine.selection.budget import resolve_budget  # noqa: PLC0415
-
             budget = resolve_budget(sum(item["counts"]), rate=rate)
             for name, (scores, redundancy) in methods.items():
                 if redundancy < 0:  # today's rule: MMR on its raw scores, as the engine ran it
-                    from tpc_core.engine.selection.mmr import mmr_within_budget  # noqa: PLC0415
 
                     vectors = torch.nn.functional.normalize(item["embeddings"].float(), dim=1)
                     kept = mmr_within_budget(scores, vectors, item["counts"], budget, redundancy=-redundancy)

@@ -8,7 +8,7 @@ command resumes: ids already in the output are skipped, and a line torn by a kil
 
 ROUGE here: lower-cased ``\\w+`` word tokens, clipped n-gram counts (each reference n-gram counts at most as
 often as the candidate has it). Recall = clipped overlap / the reference's n-grams. The benchmark's
-:func:`benchmarks.metrics.rouge_n_recall` tokenises with ``[a-z0-9]+`` instead; the two differ only on
+:func:`benchmarks.protocol.metrics.rouge_n_recall` tokenises with ``[a-z0-9]+`` instead; the two differ only on
 underscores and non-ASCII letters.
 
 The oracle (the classic greedy ROUGE oracle of extractive summarisation) repeatedly adds the sentence that most
@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tpc_core.engine.selection.budget import resolve_budget, top_k_within_budget
 from training.common.cli import start_cli
 from training.salience.data import (
     DEFAULT_LABELS,
@@ -337,7 +338,6 @@ def label_document(documents: Sequence[str], summary: str, rate: float, *, split
     _Target(summary)  # a bad summary fails before any model loads
     if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 < rate <= 1:
         raise ValueError(f"rate must be in (0, 1], got {rate!r}")
-    from tpc_core.engine.selection.budget import resolve_budget, top_k_within_budget  # noqa: PLC0415
 
     sentences = sentence_spans(documents, splitter)
     texts = [documents[s.document][s.start : s.end] for s in sentences]

@@ -15,6 +15,8 @@ from typing import Any
 
 import torch
 
+from training.salience.train import TrainingSet, train_head
+
 __all__ = ["evidence_labels", "leave_source_out_scores"]
 
 _SPACE = re.compile(r"\s+")
@@ -50,8 +52,6 @@ def leave_source_out_scores(encoded: Mapping[str, Mapping[str, Any]], texts: Map
         supporting: Per context id, every train question's supporting sentences together.
         kind: A :data:`training.salience.train.HEAD_KINDS` binary kind.
     """
-    from training.salience.train import TrainingSet, train_head  # noqa: PLC0415
-
     labels = {cid: evidence_labels(texts[cid], [tuple(s) for s in item["spans"]], supporting.get(cid, ()))
               for cid, item in encoded.items()}
     scores: dict[str, list[float]] = {}

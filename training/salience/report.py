@@ -1,6 +1,6 @@
 """The summary tables of a salience-head run, from the JSON that evaluate / index_proxy wrote.
 
-``python -m training.salience.report training/results/2026-11-24/salience_head`` reads ``heldout.json``,
+``python -m training.salience.report DIR`` reads ``heldout.json``,
 ``in_domain.json`` and ``index_proxy.json`` there and writes ``summary.md``: the held-out-dataset table for
 the main recipes at both rates, permissive-only against all data, in-domain, and the index-time proxy. No
 number is computed here that is not in those files (only subset means are read and differences taken).

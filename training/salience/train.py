@@ -30,10 +30,11 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors.torch import load_file, save_file
 
 from training.common.cli import start_cli
-from training.salience.data import DEFAULT_FEATURES, DEFAULT_LABELS
-from training.salience.features import HAND_FEATURES
+from training.salience.data import add_path_arguments
+from training.salience.features import HAND_FEATURES, load_features, read_labels
 
 __all__ = ["HEAD_KINDS", "HeadConfig", "SalienceHead", "TrainingSet", "build_training_set", "load_head", "save_head",
            "train_head"]  # fmt: skip
@@ -205,8 +206,6 @@ def train_head(data: TrainingSet, kind: str, *, seed: int = 0, epochs: int | Non
 
 def save_head(head: SalienceHead, directory: str | Path) -> Path:
     """Write ``head.safetensors`` and ``config.json`` to ``directory``; returns the directory."""
-    from safetensors.torch import save_file  # noqa: PLC0415
-
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     save_file({name: tensor.contiguous() for name, tensor in head.state_dict().items()},
@@ -221,8 +220,6 @@ def load_head(directory: str | Path) -> SalienceHead:
     Raises:
         FileNotFoundError: ``directory`` lacks ``config.json`` or ``head.safetensors``.
     """
-    from safetensors.torch import load_file  # noqa: PLC0415
-
     directory = Path(directory)
     for name in ("config.json", "head.safetensors"):
         if not (directory / name).is_file():
@@ -238,8 +235,7 @@ def load_head(directory: str | Path) -> SalienceHead:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m training.salience.train", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    parser.add_argument("--features", type=Path, default=DEFAULT_FEATURES)
-    parser.add_argument("--labels", type=Path, default=DEFAULT_LABELS)
+    add_path_arguments(parser, "features", "labels")
     parser.add_argument("--kind", choices=HEAD_KINDS, default="emb-mlp")
     parser.add_argument("--exclude-dataset", action="append", default=[], help="hold out a meta.dataset")
     parser.add_argument("--only-dataset", action="append", default=[], help="train on these meta.datasets only")
@@ -250,8 +246,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Train one head on the cached features and save it."""
-    from training.salience.features import load_features, read_labels  # noqa: PLC0415
-
     args = parse_args(argv)
     start_cli(threads=1)
     documents = [d for d in load_features(args.features) if d["dataset"] not in args.exclude_dataset

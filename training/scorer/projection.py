@@ -29,12 +29,23 @@ from typing import Any
 
 import torch
 
+from benchmarks.protocol.budget import budget_for, minilm_token_counter
+from benchmarks.protocol.data import data_file
+from benchmarks.protocol.loaders import load_qa_dev
+from synthesis.templates import instruction_query
+from tpc_core import TPCCompressor
+from tpc_core.engine.options import CompressionOptions
+from tpc_core.engine.reading import segment
+from tpc_core.engine.tokens import resolve_token_counter
 from training.common.cli import start_cli
+from training.evaluate import select_samples
+from training.scorer.late import content_token_mask, maxsim, question_token_states
+from training.scorer.scorers import ComponentScorer, embed_with_tokens, record_key
 
 __all__ = ["gold_mask", "identity_projection", "multi_positive_nce", "main"]
 
 logger = logging.getLogger(__name__)
-NQ = Path(__file__).resolve().parents[3] / "shared" / "data" / "nq_train.jsonl.gz"
+NQ = data_file("nq_train.jsonl.gz")
 
 
 def identity_projection(dim: int) -> torch.nn.Linear:
@@ -62,21 +73,11 @@ def multi_positive_nce(scores: torch.Tensor, positive: torch.Tensor, temperature
 
 
 def _compressor() -> Any:
-    from tpc_core import TPCCompressor
-
     return TPCCompressor.from_pretrained("tpc-mini", device="cpu")
 
 
 def encode(questions: int, out: Path, chunk: int = 25, seed: int = 7) -> None:
     """Cache question / candidate-sentence token states (float16) for the first ``questions`` NQ rows."""
-    from benchmarks.budget import minilm_token_counter
-    from tpc_core.engine.options import CompressionOptions
-    from tpc_core.engine.reading import segment
-    from training.scorer.late import content_token_mask, maxsim, question_token_states
-    from training.scorer.scorers import embed_with_tokens
-
-    from tpc_core.engine.tokens import resolve_token_counter
-
     compressor = _compressor()
     encoder, counter = compressor.encoder, resolve_token_counter(minilm_token_counter())
     rows = []
@@ -117,8 +118,6 @@ def _load(directory: Path) -> list[dict[str, Any]]:
 
 
 def _rank_metrics(projection: torch.nn.Module | None, items: Sequence[dict[str, Any]]) -> dict[str, float]:
-    from training.scorer.late import maxsim
-
     top1, mrr = [], []
     with torch.no_grad():
         for item in items:
@@ -133,8 +132,6 @@ def _rank_metrics(projection: torch.nn.Module | None, items: Sequence[dict[str, 
 def train(states: Path, out: Path, *, steps: int = 300, batch: int = 8, lr: float = 5e-4,
           temperature: float = 0.05, validation: float = 0.15, seed: int = 13) -> dict[str, Any]:
     """Train the projection; the last ``validation`` share of the encoded questions is held out (rank metrics)."""
-    from training.scorer.late import maxsim
-
     items = _load(states)
     cut = int(len(items) * (1 - validation))
     fit, held = items[:cut], items[cut:]
@@ -176,13 +173,6 @@ def train(states: Path, out: Path, *, steps: int = 300, batch: int = 8, lr: floa
 
 def record(ids_path: str, projection_path: Path, cache: Path) -> None:
     """Add ``maxsim_proj`` to every recorded prompt of the compare cache (one CSE pass over the samples)."""
-    from benchmarks.budget import budget_for, minilm_token_counter
-    from benchmarks.loaders import load_qa_dev
-    from benchmarks.templates import instruction_query
-    from training.evaluate import select_samples
-    from training.scorer.late import content_token_mask, maxsim, question_token_states
-    from training.scorer.scorers import ComponentScorer, record_key
-
     compressor = _compressor()
     encoder, counter = compressor.encoder, minilm_token_counter()
     projection = identity_projection(encoder.model.config.hidden_size)

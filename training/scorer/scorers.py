@@ -21,8 +21,8 @@ from typing import Any
 import torch
 
 from tpc_core.engine.scoring.cse import ContextSentenceEncoder
+from tpc_core.engine.scoring.scorers import document_token_ids, encode_sentences
 from tpc_core.engine.values import Segmented
-from tpc_core.engine.scoring.scorers import document_token_ids
 from training.scorer.derived import DERIVED, derived_component
 from training.scorer.fusion import fuse
 from training.scorer.late import content_token_mask, encode_contexts_with_tokens, maxsim, question_token_states
@@ -94,8 +94,6 @@ class _KeepsStates:
     def embed(self, prompts: Sequence[Segmented]) -> list[torch.Tensor]:
         """Pooled sentence embeddings (the same as ``PooledCosine.embed``); token states kept for ``relevance``."""
         if not self.needs_states:
-            from tpc_core.engine.scoring.scorers import encode_sentences
-
             return encode_sentences(self.encoder, prompts)
         pooled, states = embed_with_tokens(self.encoder, prompts)
         self._states = {id(prompt): (prompt, s) for prompt, s in zip(prompts, states)}
