@@ -21,7 +21,7 @@ import torch.nn.functional as F
 
 from tpc_core.config import CSEConfig
 from tpc_core.engine.caller import warn_at_caller
-from tpc_core.engine.tokens import tokenizer_fingerprint
+from tpc_core.engine.tokens import BatchEncoder, tokenizer_fingerprint
 
 __all__ = ["ContextSentenceEncoder", "Slot", "Window", "bidirectional_mask", "pad_batch", "plan_batches",
            "plan_windows", "pool_question", "pool_sentence", "pool_spans", "special_token_frame"]
@@ -253,10 +253,8 @@ class ContextSentenceEncoder:
             if config.use_special_tokens else None
         self.question_marker = tokenizer.convert_tokens_to_ids(config.end_of_question_token) \
             if config.use_special_tokens else None
-        backend = tokenizer.backend_tokenizer
-        self._backend = backend.__class__.from_str(backend.to_str())
-        self._backend.no_truncation()
-        self._backend.no_padding()
+        self._encoder = BatchEncoder(tokenizer.backend_tokenizer)  # truncation and padding off
+        self._backend = self._encoder.backend
         # Ids a counter made with this very tokenizer (the default counter) are read as they are.
         self.tokenizer_fingerprint = tokenizer_fingerprint(self._backend)
         # Most rows per forward pass once a batch did not fit in the device's memory (None: no limit met yet).
@@ -266,7 +264,7 @@ class ContextSentenceEncoder:
         """Token ids of each text, without special tokens or truncation."""
         if not texts:
             return []
-        return [encoding.ids for encoding in self._backend.encode_batch(list(texts), add_special_tokens=False)]
+        return [encoding.ids for encoding in self._encoder.encode(texts, offsets=False)]
 
     def forward(self, batch: list[list[int]]) -> torch.Tensor:
         """Last hidden states (float32, on the model's device) of a batch of token-id rows, padded together.
