@@ -9,7 +9,9 @@ Usage:
 engine's **own time** is the call minus the model time: splitting, tokenising and counting, windows and pooling,
 BM25, the task finder's heads, selection, result building. Everything is timed from outside the engine
 (:class:`PartClock` wraps public functions and methods of ``tpc_core`` for the run; nothing in ``tpc_core`` keeps
-time), and each part is exclusive: a part's time excludes the parts and model passes it calls.
+time), and each part is exclusive: a part's time excludes the parts and model passes it calls. ``--clock cpu``
+times the main thread's CPU instead of the wall (one torch thread, no tokenizer threads): steadier when other
+processes share the cores.
 
 Rows, one process: prompt-aware; prompt-agnostic on the same text inside LongBench's multi-document QA template
 (the question is written in the prompt, as users send it); prompt-agnostic on the bare text (no request written:
@@ -89,7 +91,8 @@ class PartClock:
     keys sum to the engine's own time. Nothing in ``tpc_core`` keeps time.
     """
 
-    def __init__(self, compressor: Any) -> None:
+    def __init__(self, compressor: Any, now: Callable[[], float] = time.perf_counter) -> None:
+        self.now = now
         self.seconds: dict[str, float] = {}
         self._stack: list[list[Any]] = []  # [part, started, children's seconds]
         self._compressor = compressor
@@ -104,11 +107,11 @@ class PartClock:
                 self._wrap(part, target)
 
     def enter(self, part: str) -> None:
-        self._stack.append([part, time.perf_counter(), 0.0])
+        self._stack.append([part, self.now(), 0.0])
 
     def leave(self) -> None:
         part, started, children = self._stack.pop()
-        spent = time.perf_counter() - started
+        spent = self.now() - started
         self.seconds[part] = self.seconds.get(part, 0.0) + spent - children
         if self._stack:
             self._stack[-1][2] += spent
@@ -167,12 +170,12 @@ class PartClock:
         what no part holds under :data:`OTHER`)."""
         self.seconds = {}
         self.enter(OTHER)
-        started = time.perf_counter()
+        started = self.now()
         try:
             function()
         finally:
             self.leave()
-        return time.perf_counter() - started, dict(self.seconds)
+        return self.now() - started, dict(self.seconds)
 
     def close(self) -> None:
         """Put back every wrapped function and remove the hooks."""
@@ -218,11 +221,11 @@ def run_modes(args: argparse.Namespace, modes: tuple[str, ...]) -> tuple[Any, di
 
     from tpc_core import TPCCompressor
 
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    if args.threads or args.clock == "cpu":
+        torch.set_num_threads(1 if args.clock == "cpu" else args.threads)
     compressor = TPCCompressor.from_pretrained(args.model)
     inputs = prompts(compressor, args.tokens, Path(args.data))
-    clock = PartClock(compressor)
+    clock = PartClock(compressor, time.thread_time if args.clock == "cpu" else time.perf_counter)
     try:
         rows = {mode: measure(clock, compressor, *inputs[mode], args.repeats) for mode in modes}
     finally:
@@ -249,6 +252,7 @@ def compare(args: argparse.Namespace) -> None:
         command = [sys.executable, "-m", "benchmarks.engine_overhead", "--worker", "--tokens", str(args.tokens),
                    "--repeats", str(args.repeats), "--model", args.model, "--data", str(Path(args.data).resolve())]
         command += ["--threads", str(args.threads)] if args.threads else []
+        command += ["--clock", args.clock]
         runs: dict[str, list[dict[str, Any]]] = {"base": [], "current": []}
         loads = [os.getloadavg()]
         for _ in range(args.rounds):
@@ -260,7 +264,8 @@ def compare(args: argparse.Namespace) -> None:
     finally:
         subprocess.run(["git", "worktree", "remove", "--force", str(base)], cwd=root, check=False, capture_output=True)
         shutil.rmtree(base, ignore_errors=True)
-    print(f"--compare {args.compare} (base) vs the working tree (current): {args.tokens} tokens, {args.rounds} "
+    print(f"--compare {args.compare} (base) vs the working tree (current), clock {args.clock}: {args.tokens} tokens, "
+          f"{args.rounds} "
           f"alternated rounds of {args.repeats} calls each, medians of the rounds' medians; load averages (1, 5, 15 "
           f"min) from {_load(loads[0])} to {_load(loads[-1])} (highest 1-min {max(load[0] for load in loads):.2f})")
     median = lambda name, mode, key, part=None: statistics.median(  # noqa: E731
@@ -291,7 +296,7 @@ def report(args: argparse.Namespace) -> None:
     compressor, inputs, rows = run_modes(args, modes)
     counter = compressor.token_counter
     print(f"prompt: {counter(inputs[MODES[0]][0])} tokens (MiniLM tokenizer; {counter(inputs[MODES[1]][0])} with the "
-          f"template); torch threads: {torch.get_num_threads()}; medians over {args.repeats} calls")
+          f"template); torch threads: {torch.get_num_threads()}; medians over {args.repeats} calls; clock: {args.clock}")
     print("\n| mode | call ms | model ms | **own ms** | outside models | × prompt-aware | description from |")
     print("|---|---|---|---|---|---|---|")
     aware = rows[MODES[0]]["ms"]
@@ -323,8 +328,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--compare", metavar="REV", help="a git revision to measure against, alternated")
     parser.add_argument("--rounds", type=int, default=3, help="alternated rounds of --compare")
     parser.add_argument("--quick", action="store_true", help=f"a {QUICK_TOKENS}-token prompt, two modes, no floor")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="wall: perf_counter; cpu: the main thread's CPU time, one torch thread and no tokenizer "
+                             "threads (steadier on a shared machine; what a quiet machine's wall time would be)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.clock == "cpu":  # the tokenizer's own threads would be CPU time this clock does not see
+        os.environ["TOKENIZERS_PARALLELISM"] = "false"
     if args.quick:
         args.tokens, args.repeats, args.rounds = QUICK_TOKENS, 1, 1
     if args.worker:
