@@ -46,6 +46,7 @@ def test_bad_specs():
 
 def test_batch_encoder_gives_the_backends_own_encodings():
     """The normalizer-free copy serves plain texts only, and every text's ids and offsets are the backend's."""
+    import pickle
     import random
 
     from transformers import AutoTokenizer
@@ -71,6 +72,9 @@ def test_batch_encoder_gives_the_backends_own_encodings():
         assert [e.ids for e in got] == [e.ids for e in expected]
         if offsets:
             assert [e.offsets for e in got] == [e.offsets for e in expected]
+    word_ids = encoder.ids(texts + texts)  # the second time from the word table
+    assert word_ids == [e.ids for e in expected] * 2 and encoder.by_words and encoder.words
+    assert pickle.loads(pickle.dumps(encoder)).ids(texts) == word_ids[: len(texts)]
     # Plain: ASCII, curly quotes and dashes, tabs and line breaks, a long word; not: accents, CJK, Σ, NBSP, other
     # control characters, added tokens in any case, a combining mark.
     assert [encoder.plain_text(text) for text in tricky] == [True, True, False, False, False, False, True, False,

@@ -264,7 +264,7 @@ class ContextSentenceEncoder:
         """Token ids of each text, without special tokens or truncation."""
         if not texts:
             return []
-        return [encoding.ids for encoding in self._encoder.encode(texts, offsets=False)]
+        return self._encoder.ids(texts)
 
     def forward(self, batch: list[list[int]]) -> torch.Tensor:
         """Last hidden states (float32, on the model's device) of a batch of token-id rows, padded together.

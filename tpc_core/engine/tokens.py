@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
 
-__all__ = ["BatchEncoder", "Encoded", "TokenCounter", "TokenCounterSpec", "resolve_token_counter", "tokenizer_fingerprint"]
+__all__ = ["WORD_TABLE_SIZE", "BatchEncoder", "Encoded", "TokenCounter", "TokenCounterSpec", "resolve_token_counter", "tokenizer_fingerprint"]
 
 TokenCounterSpec = Union[None, str, Callable[[str], int], Any]
 _TIKTOKEN_NAMES = {"cl100k_base", "o200k_base", "p50k_base", "r50k_base", "gpt2"}
@@ -112,6 +112,11 @@ class BatchEncoder:
     (accents, CJK, a control character, an added token's text in any case, which the backend matches before or
     after normalising) goes through the backend as it is. A backend with another normalizer is used as it is.
 
+    :meth:`ids` goes further where the backend is BERT's whole pipeline (that normalizer, ``BertPreTokenizer``,
+    ``WordPiece``): a printable ASCII text's tokens are its words' (runs of letters and digits, and each other
+    character but whitespace on its own), each word's ids the same wherever it stands, so the ids of words
+    already seen are taken from a table (:data:`WORD_TABLE_SIZE` words at most) and only new words are encoded.
+
     Args:
         backend: The tokenizer's Rust backend (copied).
     """
@@ -122,6 +127,32 @@ class BatchEncoder:
         self.backend.no_padding()
         self.plain, self.lowercase, self.unsafe = _plain_ascii_backend(self.backend)
         self.kept: dict[str, bool] = {}  # non-ASCII character -> whether the normalizer leaves it as it is
+        self.by_words = self.plain is not None and _bert_pipeline(self.backend)
+        self.words: dict[str, list[int]] = {}  # word (as the normalizer leaves it) -> its ids
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "words": {}}  # a copy starts with an empty word table
+
+    def ids(self, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids of each text (no special tokens, no truncation): :meth:`encode`'s, word by word for printable
+        ASCII texts where the backend allows it (see the class)."""
+        texts = list(texts)
+        if not self.by_words:
+            return [encoding.ids for encoding in self.encode(texts, offsets=False)]
+        unsafe, words_of, lowercase = self.unsafe.search, _ASCII_WORD.findall, self.lowercase
+        split = [words_of(text.lower() if lowercase else text) if text.isascii() and unsafe(text) is None else None
+                 for text in texts]
+        table = self.words
+        if len(table) > WORD_TABLE_SIZE:
+            table = self.words = {}  # a new table (a call still reading the old one keeps it)
+        new = list({word for words in split if words is not None for word in words if word not in table})
+        if new:
+            for word, encoding in zip(new, self.plain.encode_batch_fast(new, add_special_tokens=False)):
+                table[word] = encoding.ids
+        rest = [index for index, words in enumerate(split) if words is None]
+        others = iter(self.encode([texts[index] for index in rest], offsets=False) if rest else ())
+        return [next(others).ids if words is None else [token for word in words for token in table[word]]
+                for words in split]
 
     def plain_text(self, text: str) -> bool:
         """Whether the normalizer changes ``text`` only by lower-casing its ASCII letters (see the class)."""
@@ -160,6 +191,22 @@ class BatchEncoder:
         for index, encoding in zip(rest, full([texts[index] for index in rest], add_special_tokens=False)):
             merged[index] = encoding
         return merged
+
+
+WORD_TABLE_SIZE = 100_000
+"""Most words a :class:`BatchEncoder` keeps the ids of (the table starts again when it is full)."""
+
+# BertPreTokenizer on printable ASCII: runs of letters and digits; every other character but whitespace alone.
+_ASCII_WORD = re.compile(r"[A-Za-z0-9]+|[^A-Za-z0-9\s]")
+
+
+def _bert_pipeline(backend: Any) -> bool:
+    """Whether the backend is BERT's pipeline: ``BertNormalizer``, ``BertPreTokenizer``, ``WordPiece``."""
+    from tokenizers import models, normalizers, pre_tokenizers
+
+    return isinstance(backend.normalizer, normalizers.BertNormalizer) \
+        and isinstance(backend.pre_tokenizer, pre_tokenizers.BertPreTokenizer) \
+        and isinstance(backend.model, models.WordPiece)
 
 
 def _plain_ascii_backend(backend: Any) -> tuple[Any, bool, re.Pattern[str]]:
@@ -207,8 +254,8 @@ class _BackendCount:
         texts = list(texts)
         # Offsets are needed only for a word WordPiece gave up on: encode without them (a fifth faster), and again
         # with them the few texts that hold an [UNK].
-        encodings = self.encoder.encode(texts, offsets=False)
-        ids = [encoding.ids for encoding in encodings]  # each a new Python list: read once
+        ids = self.encoder.ids(texts)
+        encodings: list[Any] = [None] * len(texts)  # offsets: only for the texts that hold an [UNK]
         if self.long_words is not None:
             unknown = [index for index, text_ids in enumerate(ids) if self.long_words[1] in text_ids]
             if unknown:
