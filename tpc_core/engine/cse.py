@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -58,11 +59,14 @@ class Window:
 
 def pad_batch(batch: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Right-padded ``(input_ids, attention_mask)`` of a batch of id lists (CPU tensors, ``long``)."""
-    width = max(len(ids) for ids in batch)
-    # One tensor from nested lists: a copy per row costs more than the rows themselves at these sizes.
-    input_ids = torch.tensor([[*ids, *[pad_id] * (width - len(ids))] for ids in batch], dtype=torch.long)
-    attention = (torch.arange(width) < torch.tensor([len(ids) for ids in batch])[:, None]).long()
-    return input_ids, attention
+    lengths = [len(ids) for ids in batch]
+    width = max(lengths)
+    # Each row copied into one numpy array: half the time of a tensor made from padded nested lists.
+    table = np.full((len(batch), width), pad_id, dtype=np.int64)
+    for row, ids in zip(table, batch):
+        row[: len(ids)] = ids
+    attention = (torch.arange(width) < torch.tensor(lengths)[:, None]).long()
+    return torch.from_numpy(table), attention
 
 
 def plan_batches(lengths: Sequence[int], max_rows: int, call_cost_tokens: int) -> list[list[int]]:
