@@ -1,130 +1,365 @@
-"""Engine speed on this machine: seconds per ~10k-token prompt and the share of time spent outside the models.
+"""Engine speed on this machine: the engine's own milliseconds per ~10k-token prompt, part by part.
 
 Usage:
-    python -m benchmarks.engine_overhead [--tokens 10000] [--repeats 3] [--model tpc-mini]
+    python -m benchmarks.engine_overhead [--tokens 10000] [--repeats 3] [--model tpc-mini] [--threads N]
+    python -m benchmarks.engine_overhead --compare d419b9d [--rounds 3]   # before / after, alternated
+    python -m benchmarks.engine_overhead --quick                           # a tiny prompt: a check, not a figure
 
-"Model time" is the wall time inside the CSE forward passes and the CTD ``generate`` calls (both are
-measured by the engine itself); everything else — splitting, tokenising, windowing, selection, budget
-re-counting, result building — is overhead. Three rows, one process: prompt-aware; prompt-agnostic on the
-same text inside LongBench's multi-document QA template (the question is written in the prompt, as users
-send it); prompt-agnostic on the bare text (no request written: the CTD generates one). A fourth row, "MiniLM
-forward floor", is the median time of plain forward passes of the MiniLM backbone over the same prompt's tokens
-(510-token windows, batch 8; :mod:`benchmarks.protocol.methods.forward_floor`), and a last line prints prompt-aware / floor
-against the speed floor's limit of 1.15×. Prints a markdown table with each row's time over the prompt-aware
-time; asserts nothing.
+"Model time" is the wall time inside the CSE backbone's forward passes and the CTD's ``generate`` calls; the
+engine's **own time** is the call minus the model time: splitting, tokenising and counting, windows and pooling,
+BM25, the task finder's heads, selection, result building. Everything is timed from outside the engine
+(:class:`PartClock` wraps public functions and methods of ``tpc_core`` for the run; nothing in ``tpc_core`` keeps
+time), and each part is exclusive: a part's time excludes the parts and model passes it calls. ``--clock cpu``
+times the main thread's CPU instead of the wall (one torch thread, no tokenizer threads): steadier when other
+processes share the cores.
+
+Rows, one process: prompt-aware; prompt-agnostic on the same text inside LongBench's multi-document QA template
+(the question is written in the prompt, as users send it); prompt-agnostic on the bare text (no request written:
+the CTD generates one; left out with ``--compare``). A "MiniLM forward floor" row is the median time of plain
+forward passes of the MiniLM backbone over the same prompt's tokens (:mod:`benchmarks.protocol.methods.forward_floor`), and a last
+line prints prompt-aware / floor against the speed floor's limit of 1.15×.
+
+``--compare REV`` measures the same thing for a git revision checked out in a temporary ``git worktree``: each
+measurement is a subprocess run from its tree's root (so it imports that tree's ``tpc_core``), base and current
+alternated ``--rounds`` times; it prints both trees' own time per mode and part (medians over the rounds) and
+their ratio. Every output records the load average. Asserts nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import resource
+import shutil
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
-from benchmarks.protocol.timing_inputs import build_prompt
+try:
+    from benchmarks.protocol.data import data_file
 
+    DATA = data_file("qa_dev.jsonl", "TPC_QA_DEV")
+except ImportError:  # a --compare base revision from before benchmarks/protocol (issue 37): --data is always given
+    DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "qa_dev.jsonl"
 FLOOR_LIMIT = 1.15  # prompt-aware tpc-mini may take at most this many MiniLM forward floors
+QUICK_TOKENS = 600
+
+#: The parts of the engine's own time, each the public functions and methods whose time (less the model passes
+#: and the other parts they call) it sums. ``module:qualname``; a name a revision lacks is skipped.
+PARTS: dict[str, tuple[str, ...]] = {
+    "splitting": ("tpc_core.segmentation.splitter:split_sentences",),
+    "tokenizing and counting": ("tpc_core.engine.tokens:TokenCounter.encode_many",
+                                "tpc_core.engine.tokens:TokenCounter.count_many",
+                                "tpc_core.engine.tokens:TokenCounter.count_from_sentences",
+                                "tpc_core.engine.scoring.cse:ContextSentenceEncoder.tokenize",
+                                "tpc_core.engine.cse:ContextSentenceEncoder.tokenize"),
+    "BM25": ("tpc_core.engine.scoring.lexical:bm25_scores", "tpc_core.engine.lexical:bm25_scores"),
+    "task finding and heads": ("tpc_core.engine.task.finder:TaskFinder.find", "tpc_core.engine.task:TaskFinder.find",
+                               "tpc_core.engine.scoring.salience:salience_scores",
+                               "tpc_core.engine.salience:salience_scores"),
+    "windows and pooling": ("tpc_core.engine.scoring.cse:ContextSentenceEncoder.encode_contexts",
+                            "tpc_core.engine.scoring.cse:ContextSentenceEncoder.encode_questions",
+                            "tpc_core.engine.cse:ContextSentenceEncoder.encode_contexts",
+                            "tpc_core.engine.cse:ContextSentenceEncoder.encode_questions"),
+    "scores (cosine, fusion, coverage)": ("tpc_core.engine.scoring.scorers:score_prompts",
+                                          "tpc_core.engine.scoring:score_prompts"),
+    "selection and result": ("tpc_core.engine.selection.assembly:compress_scored",
+                             "tpc_core.engine.output.result:to_result",
+                             "tpc_core.engine.stages:compress_scored", "tpc_core.engine.stages:to_result"),
+}
+"""Where a module moved in issue 37's engine sub-packages, both names are listed: ``--compare`` measures a base
+revision from before the move with this file."""
+OTHER = "other (segment, batch loop)"
+MODES = ("prompt-aware", "prompt-agnostic, question in the prompt", "prompt-agnostic, bare document")
 
 
-class ModelClock:
-    """Seconds spent inside the engine's models, timed from outside the engine.
+def build_prompt(counter, tokens: int, data: Path = DATA) -> tuple[str, str]:
+    """Concatenate real dev contexts until ``tokens`` tokens; the question is the first row's."""
+    rows = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines()]
+    rows = [r for r in rows if r["split"] == "dev"]
+    parts, total = [], 0
+    for row in rows:
+        parts.append(row["context"])
+        total += counter(row["context"])
+        if total >= tokens:
+            break
+    text = "\n\n".join(parts)
+    while counter(text) > tokens:  # trim to the target size on a whitespace boundary
+        text = text[: int(len(text) * 0.98)].rsplit(" ", 1)[0]
+    return text, rows[0]["question"]
 
-    The CSE backbone's forward passes are timed with torch forward hooks; the CTD's ``generate`` (the whole
-    decode loop, as before) by wrapping the method on that model instance. Nothing in ``tpc_core`` keeps time.
+
+class PartClock:
+    """Exclusive seconds per part of a compress call, and inside the models, timed from outside the engine.
+
+    The CSE backbone's forward passes are timed with torch forward hooks, the CTD's ``generate`` by wrapping the
+    method on that model instance, and each part's functions by wrappers put in place of the function in every
+    loaded ``tpc_core`` module that holds it (methods: on their class). A stack of open frames makes each time
+    exclusive: a frame's time less its children's is its own. ``seconds["model"]`` is the model time; the other
+    keys sum to the engine's own time. Nothing in ``tpc_core`` keeps time.
     """
 
-    def __init__(self, compressor) -> None:  # noqa: ANN001 (a TPCCompressor)
-        self.seconds = 0.0
-        self._started = 0.0
-        model = compressor.encoder.model
-        model.register_forward_pre_hook(lambda *_: self._start())
-        model.register_forward_hook(lambda *_: self._stop())
+    def __init__(self, compressor: Any, now: Callable[[], float] = time.perf_counter) -> None:
+        self.now = now
+        self.seconds: dict[str, float] = {}
+        self._stack: list[list[Any]] = []  # [part, started, children's seconds]
         self._compressor = compressor
-        self._wrapped: set[int] = set()
+        self._restore: list[Callable[[], None]] = []
+        self._ctd_seen: set[int] = set()
+        model = compressor.encoder.model
+        pre = model.register_forward_pre_hook(lambda *_: self.enter("model"))
+        post = model.register_forward_hook(lambda *_: self.leave())
+        self._restore += [pre.remove, post.remove]
+        for part, targets in PARTS.items():
+            for target in targets:
+                self._wrap(part, target)
 
-    def _start(self) -> None:
-        self._started = time.perf_counter()
+    def enter(self, part: str) -> None:
+        self._stack.append([part, self.now(), 0.0])
 
-    def _stop(self) -> None:
-        self.seconds += time.perf_counter() - self._started
+    def leave(self) -> None:
+        part, started, children = self._stack.pop()
+        spent = self.now() - started
+        self.seconds[part] = self.seconds.get(part, 0.0) + spent - children
+        if self._stack:
+            self._stack[-1][2] += spent
+
+    def timed(self, part: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        """``function`` with its calls timed as ``part``."""
+        clock = self
+
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            clock.enter(part)
+            try:
+                return function(*args, **kwargs)
+            finally:
+                clock.leave()
+
+        wrapper.__wrapped__ = function  # type: ignore[attr-defined]
+        return wrapper
+
+    def _wrap(self, part: str, target: str) -> None:
+        import importlib
+
+        module_name, qualname = target.split(":")
+        try:
+            owner: Any = importlib.import_module(module_name)
+        except ImportError:
+            return
+        *path, name = qualname.split(".")
+        for attribute in path:
+            owner = getattr(owner, attribute, None)
+        original = getattr(owner, name, None) if owner is not None else None
+        if original is None:
+            return
+        wrapped = self.timed(part, original)
+        if path:  # a method: on its class
+            setattr(owner, name, wrapped)
+            self._restore.append(lambda: setattr(owner, name, original))
+            return
+        for module in [m for key, m in sys.modules.items() if key.split(".")[0] == "tpc_core" and m is not None]:
+            for attribute, value in list(vars(module).items()):
+                if value is original:
+                    setattr(module, attribute, wrapped)
+                    self._restore.append(lambda m=module, a=attribute: setattr(m, a, original))
 
     def watch_ctd(self) -> None:
         """Time the CTD's generate calls too (once the CTD is loaded)."""
         if not self._compressor.task_descriptor_loaded:
             return
-        descriptor = self._compressor.task_descriptor
-        if id(descriptor.model) in self._wrapped:
+        model = self._compressor.task_descriptor.model
+        if id(model) in self._ctd_seen:
             return
-        generate = descriptor.model.generate
+        model.generate = self.timed("model", model.generate)
+        self._ctd_seen.add(id(model))
 
-        def timed(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
-            started = time.perf_counter()
-            try:
-                return generate(*args, **kwargs)
-            finally:
-                self.seconds += time.perf_counter() - started
+    def call(self, function: Callable[[], Any]) -> tuple[float, dict[str, float]]:
+        """Wall seconds of ``function()`` and the seconds of each part during it (the model's under "model";
+        what no part holds under :data:`OTHER`)."""
+        self.seconds = {}
+        self.enter(OTHER)
+        started = self.now()
+        try:
+            function()
+        finally:
+            self.leave()
+        return self.now() - started, dict(self.seconds)
 
-        descriptor.model.generate = timed
-        self._wrapped.add(id(descriptor.model))
+    def close(self) -> None:
+        """Put back every wrapped function and remove the hooks."""
+        for restore in reversed(self._restore):
+            restore()
+        self._restore = []
 
 
-def measure(compressor, text: str, question: str | None, repeats: int) -> dict[str, float]:
-    """Median wall time, model time and overhead share over ``repeats`` runs (after one warm-up)."""
-    clock = ModelClock(compressor)
+def measure(clock: PartClock, compressor: Any, text: str, question: str | None, repeats: int) -> dict[str, Any]:
+    """Median call, model and own milliseconds over ``repeats`` calls (after one warm-up), and each part's."""
     compressor.compress(text, question=question, rate=0.2)
     clock.watch_ctd()
-    totals, models = [], []
+    compressor.compress(text, question=question, rate=0.2)
+    totals, models, owns, parts = [], [], [], {}
     for _ in range(repeats):
-        before = clock.seconds
-        started = time.perf_counter()
-        compressor.compress(text, question=question, rate=0.2)
-        totals.append(time.perf_counter() - started)
-        models.append(clock.seconds - before)
-    total, model = statistics.median(totals), statistics.median(models)
-    return {"seconds": total, "model_seconds": model, "overhead_share": (total - model) / total,
-            "end_to_end_over_model": total / model}
+        seconds, spent = clock.call(lambda: compressor.compress(text, question=question, rate=0.2))
+        model = spent.pop("model", 0.0)
+        totals.append(seconds)
+        models.append(model)
+        owns.append(seconds - model)
+        for part in [*PARTS, OTHER]:
+            parts.setdefault(part, []).append(spent.get(part, 0.0))
+    ms = lambda values: 1000 * statistics.median(values)  # noqa: E731
+    return {"ms": ms(totals), "model_ms": ms(models), "own_ms": ms(owns),
+            "parts_ms": {part: ms(values) for part, values in parts.items()},
+            "task_source": compressor.compress(text, question=question, rate=0.2).task_source}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tokens", type=int, default=10_000)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--model", default="tpc-mini")
-    args = parser.parse_args()
+def prompts(compressor: Any, tokens: int, data: Path) -> dict[str, tuple[str, str | None]]:
+    """Each mode's prompt and question."""
+    try:
+        from synthesis.templates import QA_DEV_TEMPLATES, fill_template
+    except ImportError:  # a --compare base revision from before synthesis/ (issue 37)
+        from benchmarks.templates import QA_DEV_TEMPLATES, fill_template
+
+    text, question = build_prompt(compressor.token_counter, tokens, data)
+    # Prompt-agnostic input as users send it: the question written inside the prompt (LongBench's multi-document
+    # QA template), and a bare document with no request at all (the CTD must write one).
+    templated = fill_template(QA_DEV_TEMPLATES["multi_doc_qa"], text, question)
+    return {MODES[0]: (text, question), MODES[1]: (templated, None), MODES[2]: (text, None)}
+
+
+def run_modes(args: argparse.Namespace, modes: tuple[str, ...]) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    """Load the model and measure ``modes``: the compressor, each mode's prompt and each mode's figures."""
     import torch
 
     from tpc_core import TPCCompressor
 
-    from benchmarks.protocol.methods.forward_floor import MiniLMForward
-    from synthesis.templates import QA_DEV_TEMPLATES, fill_template
-
+    if args.threads or args.clock == "cpu":
+        torch.set_num_threads(1 if args.clock == "cpu" else args.threads)
     compressor = TPCCompressor.from_pretrained(args.model)
+    inputs = prompts(compressor, args.tokens, Path(args.data))
+    clock = PartClock(compressor, time.thread_time if args.clock == "cpu" else time.perf_counter)
+    try:
+        rows = {mode: measure(clock, compressor, *inputs[mode], args.repeats) for mode in modes}
+    finally:
+        clock.close()
+    return compressor, inputs, rows
+
+
+def worker(args: argparse.Namespace) -> None:
+    """One measurement for ``--compare``: JSON on the last line of stdout."""
+    started_load = os.getloadavg()
+    _, _, rows = run_modes(args, MODES[:2])
+    print(json.dumps({"rows": rows, "load": [started_load, os.getloadavg()]}))
+
+
+def compare(args: argparse.Namespace) -> None:
+    """Base revision and current tree, alternated in subprocesses; medians over rounds and their ratio."""
+    root = Path(__file__).resolve().parents[1]
+    base = Path(tempfile.mkdtemp(prefix="tpc-overhead-base-"))
+    subprocess.run(["git", "worktree", "add", "--detach", str(base), args.compare], cwd=root, check=True,
+                   capture_output=True)
+    try:
+        # The same measuring code in both trees: this file replaces the base's copy (the base's tpc_core is measured).
+        shutil.copy(Path(__file__), base / "benchmarks" / "engine_overhead.py")
+        command = [sys.executable, "-m", "benchmarks.engine_overhead", "--worker", "--tokens", str(args.tokens),
+                   "--repeats", str(args.repeats), "--model", args.model, "--data", str(Path(args.data).resolve())]
+        command += ["--threads", str(args.threads)] if args.threads else []
+        command += ["--clock", args.clock]
+        runs: dict[str, list[dict[str, Any]]] = {"base": [], "current": []}
+        loads = [os.getloadavg()]
+        for _ in range(args.rounds):
+            for name, tree in (("base", base), ("current", root)):
+                done = subprocess.run(command, cwd=tree, check=True, capture_output=True, text=True,
+                                      env={**os.environ, "PYTHONPATH": str(tree)})
+                runs[name].append(json.loads(done.stdout.strip().splitlines()[-1]))
+                loads.append(os.getloadavg())
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(base)], cwd=root, check=False, capture_output=True)
+        shutil.rmtree(base, ignore_errors=True)
+    print(f"--compare {args.compare} (base) vs the working tree (current), clock {args.clock}: {args.tokens} tokens, "
+          f"{args.rounds} "
+          f"alternated rounds of {args.repeats} calls each, medians of the rounds' medians; load averages (1, 5, 15 "
+          f"min) from {_load(loads[0])} to {_load(loads[-1])} (highest 1-min {max(load[0] for load in loads):.2f})")
+    median = lambda name, mode, key, part=None: statistics.median(  # noqa: E731
+        run["rows"][mode][key] if part is None else run["rows"][mode][key][part] for run in runs[name])
+    for mode in MODES[:2]:
+        print(f"\n{mode}\n\n| ms | base | current | current / base |\n|---|---|---|---|")
+        for label, key in (("call", "ms"), ("model passes", "model_ms"), ("**engine's own**", "own_ms")):
+            before, after = median("base", mode, key), median("current", mode, key)
+            print(f"| {label} | {before:.1f} | {after:.1f} | {after / before:.2f} |")
+        for part in [*PARTS, OTHER]:
+            before, after = median("base", mode, "parts_ms", part), median("current", mode, "parts_ms", part)
+            ratio = f"{after / before:.2f}" if before > 0.05 else "—"
+            print(f"| · {part} | {before:.1f} | {after:.1f} | {ratio} |")
+
+
+def _load(load: Any) -> str:
+    return "/".join(f"{value:.2f}" for value in load)
+
+
+def report(args: argparse.Namespace) -> None:
+    """One process: the modes' table and each mode's parts."""
+    import torch
+
+    from benchmarks.protocol.methods.forward_floor import MiniLMForward
+
+    load_before = os.getloadavg()
+    modes = MODES[:2] if args.quick else MODES
+    compressor, inputs, rows = run_modes(args, modes)
     counter = compressor.token_counter
-    text, question = build_prompt(counter, args.tokens)
-    # Prompt-agnostic input as users send it: the question written inside the prompt (LongBench's multi-document
-    # QA template), and a bare document with no request at all (the CTD must write one).
-    templated = fill_template(QA_DEV_TEMPLATES["multi_doc_qa"], text, question)
-    backbone = MiniLMForward(compressor.device, compressor.dtype)  # plain MiniLM: the compressor's device and dtype
-    print(f"prompt: {counter(text)} tokens (MiniLM tokenizer; {counter(templated)} with the template); "
-          f"torch threads: {torch.get_num_threads()}")
-    print("| mode | s / prompt | model s | outside models | end-to-end / model | × prompt-aware | description from |")
+    print(f"prompt: {counter(inputs[MODES[0]][0])} tokens (MiniLM tokenizer; {counter(inputs[MODES[1]][0])} with the "
+          f"template); torch threads: {torch.get_num_threads()}; medians over {args.repeats} calls; clock: {args.clock}")
+    print("\n| mode | call ms | model ms | **own ms** | outside models | × prompt-aware | description from |")
     print("|---|---|---|---|---|---|---|")
-    # Same tokens, nothing but forward passes; timed just before prompt-aware, the row it is compared with.
-    floor = backbone.median_seconds(text, args.repeats)
-    aware_seconds = None
-    for mode, prompt, q in (("prompt-aware", text, question), ("prompt-agnostic, question in the prompt", templated,
-                                                                None),
-                            ("prompt-agnostic, bare document", text, None)):
-        row = measure(compressor, prompt, q, args.repeats)
-        aware_seconds = aware_seconds or row["seconds"]
-        source = compressor.compress(prompt, question=q, rate=0.2).task_source
-        print(f"| {mode} | {row['seconds']:.2f} | {row['model_seconds']:.2f} | {row['overhead_share']:.1%} | "
-              f"{row['end_to_end_over_model']:.3f} | {row['seconds'] / aware_seconds:.2f} | {source} |")
-    print(f"| MiniLM forward floor | {floor:.2f} | {floor:.2f} | — | — | {floor / aware_seconds:.2f} | — |")
-    ratio = aware_seconds / floor
-    print(f"{args.model} prompt-aware / MiniLM forward floor: {ratio:.2f}× "
-          f"({'within' if ratio <= FLOOR_LIMIT else 'over'} the {FLOOR_LIMIT:.2f}× limit)")
-    print(f"peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+    aware = rows[MODES[0]]["ms"]
+    for mode in modes:
+        row = rows[mode]
+        print(f"| {mode} | {row['ms']:.1f} | {row['model_ms']:.1f} | {row['own_ms']:.1f} | "
+              f"{(row['ms'] - row['model_ms']) / row['ms']:.1%} | {row['ms'] / aware:.2f} | {row['task_source']} |")
+    if not args.quick:  # same tokens, nothing but forward passes
+        floor = 1000 * MiniLMForward(compressor.device, compressor.dtype).median_seconds(inputs[MODES[0]][0],
+                                                                                          args.repeats)
+        print(f"| MiniLM forward floor | {floor:.1f} | {floor:.1f} | — | — | {floor / aware:.2f} | — |")
+        print(f"{args.model} prompt-aware / MiniLM forward floor: {aware / floor:.2f}× "
+              f"({'within' if aware / floor <= FLOOR_LIMIT else 'over'} the {FLOOR_LIMIT:.2f}× limit)")
+    print("\nThe engine's own ms by part (exclusive; medians, so they need not sum to the own time exactly)\n")
+    print("| part | " + " | ".join(modes) + " |\n|---|" + "---|" * len(modes))
+    for part in [*PARTS, OTHER]:
+        print(f"| {part} | " + " | ".join(f"{rows[mode]['parts_ms'][part]:.1f}" for mode in modes) + " |")
+    print(f"\nload average (1, 5, 15 min): {_load(load_before)} before, {_load(os.getloadavg())} after; "
+          f"peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tokens", type=int, default=10_000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--model", default="tpc-mini")
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    parser.add_argument("--data", default=str(DATA), help="qa_dev.jsonl")
+    parser.add_argument("--compare", metavar="REV", help="a git revision to measure against, alternated")
+    parser.add_argument("--rounds", type=int, default=3, help="alternated rounds of --compare")
+    parser.add_argument("--quick", action="store_true", help=f"a {QUICK_TOKENS}-token prompt, two modes, no floor")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="wall: perf_counter; cpu: the main thread's CPU time, one torch thread and no tokenizer "
+                             "threads (steadier on a shared machine; what a quiet machine's wall time would be)")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.clock == "cpu":  # the tokenizer's own threads would be CPU time this clock does not see
+        os.environ["TOKENIZERS_PARALLELISM"] = "false"
+    if args.quick:
+        args.tokens, args.repeats, args.rounds = QUICK_TOKENS, 1, 1
+    if args.worker:
+        worker(args)
+    elif args.compare:
+        compare(args)
+    else:
+        report(args)
 
 
 if __name__ == "__main__":

@@ -66,10 +66,22 @@ def test_turn_features_mark_the_last_user_turn_only():
     ("Label the statement as true or false.", False, True),
     ("The bridge opened in 1932 after four years of work.", False, False),
     ("Verification of the claims took a year.", False, False),
+    ("YOUR CALL: PLEASE reply.", True, False),  # any case
+    ("The youth team won.", False, False),  # a word's start is not the word
+    ("Kindly note the date.", True, False),
+    ("Pleaſe reply, café owner.", True, False),  # non-ASCII: the pattern's own case folding (long s)
+    ("I'd like the total.", True, False),
 ])
 def test_request_wording_cues(text, addresses, imperative):
     assert addresses_reader(text) is addresses
     assert imperative_start(text) is imperative
+
+
+def test_the_early_cue_word_feature_in_any_case():
+    index = FEATURE_NAMES.index("cue_early")
+    features = layout_features(["QUESTION: who won?", "The questionnaire was long.", "Our task (in short) is this.",
+                                "Tâche: the Ask.", "Nothing to see."])
+    assert features[:, index].tolist() == [1.0, 0.0, 1.0, 1.0, 0.0]
 
 
 def test_a_label_before_an_imperative_still_counts():

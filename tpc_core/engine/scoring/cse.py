@@ -16,12 +16,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
 from tpc_core.config import CSEConfig
 from tpc_core.diagnostics.caller import warn_at_caller
-from tpc_core.engine.tokens import tokenizer_fingerprint
+from tpc_core.engine.tokens import BatchEncoder, tokenizer_fingerprint
 
 __all__ = ["ContextSentenceEncoder", "Slot", "Window", "bidirectional_mask", "pad_batch", "plan_batches",
            "plan_windows", "pool_question", "pool_sentence", "pool_spans", "special_token_frame"]
@@ -58,11 +59,14 @@ class Window:
 
 def pad_batch(batch: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Right-padded ``(input_ids, attention_mask)`` of a batch of id lists (CPU tensors, ``long``)."""
-    width = max(len(ids) for ids in batch)
-    # One tensor from nested lists: a copy per row costs more than the rows themselves at these sizes.
-    input_ids = torch.tensor([[*ids, *[pad_id] * (width - len(ids))] for ids in batch], dtype=torch.long)
-    attention = (torch.arange(width) < torch.tensor([len(ids) for ids in batch])[:, None]).long()
-    return input_ids, attention
+    lengths = [len(ids) for ids in batch]
+    width = max(lengths)
+    # Each row copied into one numpy array: half the time of a tensor made from padded nested lists.
+    table = np.full((len(batch), width), pad_id, dtype=np.int64)
+    for row, ids in zip(table, batch):
+        row[: len(ids)] = ids
+    attention = (torch.arange(width) < torch.tensor(lengths)[:, None]).long()
+    return torch.from_numpy(table), attention
 
 
 def plan_batches(lengths: Sequence[int], max_rows: int, call_cost_tokens: int) -> list[list[int]]:
@@ -253,10 +257,8 @@ class ContextSentenceEncoder:
             if config.use_special_tokens else None
         self.question_marker = tokenizer.convert_tokens_to_ids(config.end_of_question_token) \
             if config.use_special_tokens else None
-        backend = tokenizer.backend_tokenizer
-        self._backend = backend.__class__.from_str(backend.to_str())
-        self._backend.no_truncation()
-        self._backend.no_padding()
+        self._encoder = BatchEncoder(tokenizer.backend_tokenizer)  # truncation and padding off
+        self._backend = self._encoder.backend
         # Ids a counter made with this very tokenizer (the default counter) are read as they are.
         self.tokenizer_fingerprint = tokenizer_fingerprint(self._backend)
         # Most rows per forward pass once a batch did not fit in the device's memory (None: no limit met yet).
@@ -266,7 +268,7 @@ class ContextSentenceEncoder:
         """Token ids of each text, without special tokens or truncation."""
         if not texts:
             return []
-        return [encoding.ids for encoding in self._backend.encode_batch(list(texts), add_special_tokens=False)]
+        return self._encoder.ids(texts)
 
     def forward(self, batch: list[list[int]]) -> torch.Tensor:
         """Last hidden states (float32, on the model's device) of a batch of token-id rows, padded together.
