@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 
 from tests.golden_cases import EXAMPLE, GOLDEN, TEXT, cases
+from tpc_core import TPCCompressor
 from tpc_core.cache import DirectoryCache, MemoryCache, decode_entry
+from tpc_core.engine.scoring.scorers import SCORERS, PooledCosine
 
 DECLARATION = EXAMPLE.read_text(encoding="utf-8")
 
@@ -279,3 +281,36 @@ def test_a_compressor_with_caches_still_copies_and_pickles(tpc_mini):
     again = pickle.loads(pickle.dumps(compressor))
     assert again.cache_info("memory").entries == 0  # caches start empty in a copy
     assert again.compress(CHUNKS[:2], question="taxes", rate=0.2, cache="memory").cache_misses == 2
+
+
+class _NegatedEmbeddings(PooledCosine):
+    """A scorer that embeds differently (the CSE's vectors negated) and says so by its identity."""
+
+    identity = "negated_pooled_cse"
+
+    def embed_documents(self, documents):
+        return [-matrix for matrix in super().embed_documents(documents)]
+
+
+def test_the_cache_holds_what_the_scorer_embeds_keyed_by_its_identity(tpc_mini, monkeypatch):
+    """Issue 37: the cache wraps the scorer's per-document step. Scorers that embed alike (pooled_cosine and
+    tpc-mini's cosine_bm25) share entries; one that embeds differently never gets their embeddings."""
+    shared = MemoryCache(dtype="fp32")
+    question = "Who declared the causes of the separation?"
+    tpc_mini.compress(CHUNKS, question=question, rate=0.3, cache=shared)  # fills the cache with tpc-mini's vectors
+
+    plain = TPCCompressor.from_pretrained("tpc-mini", scorer="pooled_cosine")
+    assert plain.scorer.identity == tpc_mini.scorer.identity
+    assert plain.compress(CHUNKS, question=question, rate=0.3, cache=shared).cache_hits == len(CHUNKS)
+
+    monkeypatch.setitem(SCORERS, "negated", _NegatedEmbeddings)
+    negated = TPCCompressor.from_pretrained("tpc-mini", scorer="negated")
+    assert negated.cache_fingerprint != tpc_mini.cache_fingerprint
+    uncached = negated.compress(CHUNKS, question=question, rate=0.3)
+    first = negated.compress(CHUNKS, question=question, rate=0.3, cache=shared)
+    assert first.cache_hits == 0 and first.cache_misses == len(CHUNKS)  # tpc-mini's entries are not its own
+    again = negated.compress(CHUNKS, question=question, rate=0.3, cache=shared)
+    assert again.cache_hits == len(CHUNKS)
+    for result in (first, again):
+        assert result.compressed_prompt == uncached.compressed_prompt
+        assert [s.score for s in result.sentences] == pytest.approx([s.score for s in uncached.sentences], abs=1e-6)

@@ -197,6 +197,7 @@ def assemble_part(text: str, cuts: Sequence[Span], segments: Sequence[str]) -> s
     """A text part from its compressed paragraphs: the non-empty ones in order, each followed by the whitespace
     that originally followed it (a paragraph break) when another comes after it."""
     pieces: list[str] = []
+    gap = ""
     for k, ((_, end), segment) in enumerate(zip(cuts, segments)):
         if not segment:
             continue
