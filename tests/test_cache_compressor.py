@@ -314,3 +314,28 @@ def test_the_cache_holds_what_the_scorer_embeds_keyed_by_its_identity(tpc_mini, 
     for result in (first, again):
         assert result.compressed_prompt == uncached.compressed_prompt
         assert [s.score for s in result.sentences] == pytest.approx([s.score for s in uncached.sentences], abs=1e-6)
+
+
+class _EmbedOnly:
+    """A research scorer with only ``embed`` and ``relevance`` (as training/scorer's): it has no per-document step
+    for a cache to wrap."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def embed(self, prompts):
+        return self.inner.embed(prompts)
+
+    def relevance(self, prompts, embeddings, descriptions):
+        return self.inner.relevance(prompts, embeddings, descriptions)
+
+
+def test_a_scorer_without_a_per_document_step_runs_uncached(tpc_mini):
+    question = "Who declared the causes of the separation?"
+    expected = tpc_mini.compress(CHUNKS, question=question, rate=0.3)
+    compressor = copy.deepcopy(tpc_mini)
+    compressor.scorer = _EmbedOnly(tpc_mini.scorer)  # assigning a scorer rebuilds the engine around it
+    result = compressor.compress(CHUNKS, question=question, rate=0.3, cache="memory")
+    assert facts(result) == facts(expected) and not result.cache_hits and not result.cache_misses
+    with pytest.raises(ValueError, match="a scorer with embed_documents and an identity"):
+        compressor.warm_cache(CHUNKS, cache="memory")

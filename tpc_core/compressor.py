@@ -94,8 +94,14 @@ class TPCCompressor(PretrainedMixin, CacheMethods):
 
     @property
     def scorer(self) -> Scorer:
-        """The checkpoint's scorer (``scorer=`` of :meth:`from_pretrained` overrides it)."""
+        """The checkpoint's scorer (``scorer=`` of :meth:`from_pretrained` overrides it; assigning one swaps it)."""
         return self._scorer
+
+    @scorer.setter
+    def scorer(self, scorer: Scorer) -> None:
+        self._scorer = scorer
+        self.__dict__.pop("cache_fingerprint", None)  # entries are keyed by what the scorer embeds
+        self.engine = self._new_engine()
 
     @property
     def task_finder(self) -> TaskFinder:

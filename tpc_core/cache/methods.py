@@ -47,10 +47,10 @@ class CacheMethods:
             How many entries were written.
         """
         split = self.splitter(splitter)
-        store = self.document_store(cache, split)
+        store = self.engine.store(cache, split)
         if store is None:
-            raise ValueError("warm_cache needs a cache and a splitter it can name (a built-in one, or an object with "
-                             "a cache_identity string).")
+            raise ValueError("warm_cache needs a cache, a splitter it can name (a built-in one, or an object with a "
+                             "cache_identity string) and a scorer with embed_documents and an identity.")
         return self.engine.warm(texts, store, split, batch_size)
 
     def cache_info(self, cache: Any = "memory") -> CacheInfo:

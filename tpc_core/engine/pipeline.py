@@ -60,9 +60,12 @@ class Engine:
     _splitters_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
-    def embed_documents(self) -> EmbedDocuments:
-        """The per-document step: the scorer's."""
-        return self.scorer.embed_documents
+    def embed_documents(self) -> EmbedDocuments | None:
+        """The per-document step: the scorer's, or ``None`` for a scorer without one (or without an ``identity``):
+        such a scorer is never cached (a research scorer that only has ``embed``)."""
+        if getattr(self.scorer, "identity", None) is None:
+            return None
+        return getattr(self.scorer, "embed_documents", None)
 
     def splitter(self, splitter: str | SentenceSplitter | None = None) -> SentenceSplitter:
         """The sentence splitter for ``splitter`` (a name, an object with ``spans(text)``, or ``None``: the
@@ -80,8 +83,11 @@ class Engine:
             return self._splitters[splitter]
 
     def store(self, cache: Any, splitter: SentenceSplitter) -> DocumentStore | None:
-        """The store ``cache`` stands for (``None`` when it is ``None`` or no store resolver was given)."""
-        return None if cache is None or self.stores is None else self.stores(cache, splitter)
+        """The store ``cache`` stands for (``None`` when it is ``None``, no store resolver was given, or the scorer
+        has no per-document step to wrap; then the call runs uncached)."""
+        if cache is None or self.stores is None or self.embed_documents is None:
+            return None
+        return self.stores(cache, splitter)
 
     def compress(self, documents: Sequence[tuple[str, ...]], questions: Sequence[str | None], counter: TokenCounter,
                  options: CompressionOptions) -> list[CompressionResult]:
@@ -102,8 +108,8 @@ class Engine:
         separator, results = options.document_separator, []
         for first in progress:
             batch = slice(first, first + options.batch_size)
-            read = read_prompts(documents[batch], split, counter, options, self.embed_documents, store,
-                                self.default_counter)
+            read = read_prompts(documents[batch], split, counter, options, self.scorer.embed, store,
+                                self.embed_documents, self.default_counter)
             for k, prompt in enumerate(self.score(read.prompts, list(questions[batch]), separator,
                                                   options.describe_bare, read.embed)):
                 result = to_result(compress_scored(prompt, options, counter, self.agnostic.redundancy), separator)
@@ -176,8 +182,8 @@ class Engine:
         written, options, counter = 0, CompressionOptions(), self.default_counter
         for first in range(0, len(missing), batch_size):
             chunk = missing[first: first + batch_size]
-            batch = ReadBatch([segment((text,), splitter, counter, options) for text in chunk], self.embed_documents,
-                              store, [[None] for _ in chunk], counter, counter)
+            batch = ReadBatch([segment((text,), splitter, counter, options) for text in chunk], self.scorer.embed,
+                              store, self.embed_documents, [[None] for _ in chunk], counter, counter)
             batch.embed(batch.prompts)
             written += batch.written
         return written

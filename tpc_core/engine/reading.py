@@ -22,11 +22,14 @@ from tpc_core.engine.tokens import TokenCounter
 from tpc_core.engine.values import DocumentSentences, KnownDocument, Segmented, Span
 from tpc_core.segmentation import SentenceSplitter, split_sentences
 
-__all__ = ["DocumentStore", "EmbedDocuments", "ReadBatch", "Stored", "embed_prompts", "read_prompts", "segment"]
+__all__ = ["DocumentStore", "EmbedDocuments", "EmbedPrompts", "ReadBatch", "Stored", "embed_prompts", "read_prompts", "segment"]
 
 EmbedDocuments = Callable[[Sequence[DocumentSentences]], Sequence[torch.Tensor]]
 """A scorer's per-document step: each document's sentence embeddings ``(n_sentences, d)``, each sentence read inside
 its document (``Scorer.embed_documents``)."""
+
+EmbedPrompts = Callable[[Sequence[Segmented]], list[torch.Tensor]]
+"""A scorer's ``embed``: each prompt's sentence embeddings, flat ``(n_sentences, d)``."""
 
 
 @dataclass(frozen=True)
@@ -72,13 +75,15 @@ def embed_prompts(embed_documents: EmbedDocuments, prompts: Sequence[Segmented])
 
 
 def read_prompts(documents: Sequence[tuple[str, ...]], splitter: SentenceSplitter, counter: TokenCounter,
-                 options: CompressionOptions, embed_documents: EmbedDocuments, store: DocumentStore | None = None,
+                 options: CompressionOptions, embed: EmbedPrompts, store: DocumentStore | None = None,
+                 embed_documents: EmbedDocuments | None = None,
                  default_counter: TokenCounter | None = None) -> ReadBatch:
-    """Segment a batch of prompts (each a tuple of documents), through ``store`` where one is given: a document it
-    holds is not split again, nor counted again where ``counter`` is ``default_counter`` (the store's counts are
-    that counter's), and its embeddings are not computed again."""
-    if store is None:
-        return ReadBatch([segment(docs, splitter, counter, options) for docs in documents], embed_documents)
+    """Segment a batch of prompts (each a tuple of documents). Without a store they are embedded by ``embed`` (the
+    scorer's). Through ``store`` (with ``embed_documents``, the scorer's per-document step): a document it holds is
+    not split again, nor counted again where ``counter`` is ``default_counter`` (the store's counts are that
+    counter's), and its embeddings are not computed again."""
+    if store is None or embed_documents is None:
+        return ReadBatch([segment(docs, splitter, counter, options) for docs in documents], embed)
     texts = list(dict.fromkeys(doc for docs in documents for doc in docs if doc.strip()))
     found = dict(zip(texts, store.get_many(texts)))
     own = counter is default_counter
@@ -90,7 +95,7 @@ def read_prompts(documents: Sequence[tuple[str, ...]], splitter: SentenceSplitte
             for entry in held]
         prompts.append(segment(docs, splitter, counter, options, known if any(known) else None))
         entries.append(held)
-    return ReadBatch(prompts, embed_documents, store, entries, counter, default_counter)
+    return ReadBatch(prompts, embed, store, embed_documents, entries, counter, default_counter)
 
 
 @dataclass
@@ -99,8 +104,9 @@ class ReadBatch:
 
     Attributes:
         prompts: The segmented prompts, in order.
-        embed_documents: The scorer's per-document step.
+        embed_prompts: The scorer's ``embed`` (what embeds them without a store).
         store: The store the batch reads through (``None``: no cache).
+        embed_documents: The scorer's per-document step (with a store: what computes the documents it lacks).
         entries: Per prompt, per document, what the store held (``None`` for a document it lacked).
         counter: The caller's counter.
         default_counter: The counter whose counts a store holds.
@@ -110,8 +116,9 @@ class ReadBatch:
     """
 
     prompts: list[Segmented]
-    embed_documents: EmbedDocuments
+    embed_prompts: EmbedPrompts
     store: DocumentStore | None = None
+    embed_documents: EmbedDocuments | None = None
     entries: list[list[Any]] | None = None
     counter: TokenCounter | None = None
     default_counter: TokenCounter | None = None
@@ -129,8 +136,8 @@ class ReadBatch:
     def embed(self, prompts: Sequence[Segmented]) -> list[torch.Tensor]:
         """Each prompt's sentence embeddings, flat: the store's where it holds the document, the scorer's for the
         rest (which are then stored)."""
-        if self.store is None or self.entries is None:
-            return embed_prompts(self.embed_documents, prompts)
+        if self.store is None or self.entries is None or self.embed_documents is None:
+            return self.embed_prompts(prompts)
         slots = [self._slots[id(prompt)] for prompt in prompts]
         missing = [(position, d) for position, slot in enumerate(slots)
                    for d, entry in enumerate(self.entries[slot]) if entry is None]
