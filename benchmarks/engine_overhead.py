@@ -21,7 +21,9 @@ import resource
 import statistics
 import time
 
+from benchmarks.protocol.methods.forward_floor import MiniLMForward
 from benchmarks.protocol.timing_inputs import build_prompt
+from synthesis.templates import QA_DEV_TEMPLATES, fill_template
 
 FLOOR_LIMIT = 1.15  # prompt-aware tpc-mini may take at most this many MiniLM forward floors
 
@@ -91,12 +93,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--model", default="tpc-mini")
     args = parser.parse_args()
-    import torch
+    import torch  # lazy: loads torch
 
-    from tpc_core import TPCCompressor
-
-    from benchmarks.protocol.methods.forward_floor import MiniLMForward
-    from synthesis.templates import QA_DEV_TEMPLATES, fill_template
+    from tpc_core import TPCCompressor  # lazy: loads torch
 
     compressor = TPCCompressor.from_pretrained(args.model)
     counter = compressor.token_counter

@@ -144,7 +144,7 @@ class ReferenceScorer:
         from tpc_core.engine.ctd import (  # lazy: loads torch
             DEFAULT_HEAD_FRACTION,
             bound_prompt,
-        )
+        )  # lazy: loads torch
 
         bounded = bound_prompt(prompt, self.tokenizer, self.max_input_tokens, DEFAULT_HEAD_FRACTION)
         if getattr(self.tokenizer, "chat_template", None):

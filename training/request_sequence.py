@@ -96,7 +96,7 @@ def fit_sequence_head(prompts: Sequence[Any], settings: SequenceFitSettings,
     from tpc_core.engine.request_sequence import (  # lazy: loads torch
         SentenceTagger,
         SequenceRequestHead,
-    )
+    )  # lazy: loads torch
 
     if not prompts:
         raise ValueError("No training prompts.")
