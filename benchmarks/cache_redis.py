@@ -30,6 +30,7 @@ import json
 import multiprocessing
 import os
 import shutil
+import signal
 import statistics
 import tempfile
 import threading
@@ -37,7 +38,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.protocol.budget import minilm_token_counter
 from benchmarks.protocol.cache_redis_server import RedisServer
+from benchmarks.protocol.chunks import retrieval_set
+from benchmarks.protocol.loaders import load_qa_dev
+from benchmarks.protocol.timing_inputs import load_passages
+from tpc_core.corpus import CorpusSettings, compress_corpus
 
 __all__ = ["main", "replica", "run_replicas", "run_ray_warm", "markdown"]
 
@@ -49,10 +55,6 @@ def _load() -> list[float]:
 
 
 def _chunks(count: int, chunk_tokens: int) -> tuple[list[str], str, int]:
-    from benchmarks.protocol.budget import minilm_token_counter
-    from benchmarks.protocol.chunks import retrieval_set
-    from benchmarks.protocol.loaders import load_qa_dev
-
     chunks, question = retrieval_set(load_qa_dev(split="train"), minilm_token_counter(), count, chunk_tokens)
     return [chunk.text for chunk in chunks], question, sum(chunk.tokens for chunk in chunks)
 
@@ -62,13 +64,16 @@ def replica(role: str, url: str, directory: str, texts: list[str], question: str
     """One replica process: ``"A"`` warms Redis (and copies its entries into ``directory``, the control);
     ``"B1-redis"``, ``"B2-directory"``... measure their first call through that cache; the last (``"B"``, Redis)
     then times memory and Redis warm calls, and the query run during which it kills the server."""
-    import signal
+    import torch  # lazy: loads torch
 
-    import torch
-
-    from tpc_core import TPCCompressor
-    from tpc_core.cache import DirectoryCache, MemoryCache, decode_entry, encode_entry
-    from tpc_core.cache.redis_store import RedisCache
+    from tpc_core import TPCCompressor  # lazy: loads torch
+    from tpc_core.cache import (  # lazy: loads torch
+        DirectoryCache,
+        MemoryCache,
+        decode_entry,
+        encode_entry,
+    )  # lazy: loads torch
+    from tpc_core.cache.redis_store import RedisCache  # lazy: loads torch
 
     torch.set_num_threads(2)
     compressor = TPCCompressor.from_pretrained("tpc-mini")
@@ -170,16 +175,12 @@ def run_replicas(workdir: Path, chunks: int, chunk_tokens: int, repeats: int, qu
 
 
 def _passages(count: int, path: Path) -> int:
-    from benchmarks.protocol.timing_inputs import load_passages
-
     rows = load_passages(count)
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     return len(rows)
 
 
 def _warm(source: Path, out: Path, target: str, workers: int, batch_size: int) -> tuple[float, Any]:
-    from tpc_core.corpus import CorpusSettings, compress_corpus
-
     started = time.perf_counter()
     report = compress_corpus(source, out, CorpusSettings(model="tpc-mini", warm_cache=target), engine="ray",
                              num_workers=workers, batch_size=batch_size)
@@ -188,11 +189,11 @@ def _warm(source: Path, out: Path, target: str, workers: int, batch_size: int) -
 
 def run_ray_warm(workdir: Path, passages: int, workers: int, batch_size: int) -> dict[str, Any]:
     """Ray warming a directory, then Redis; then a persistent Redis killed mid-run, and the resume."""
-    import pyarrow.parquet as pq
-    import ray
+    import pyarrow.parquet as pq  # lazy: optional extra (corpus)
+    import ray  # lazy: optional extra (ray)
 
-    from tpc_core import TPCCompressor
-    from tpc_core.cache.redis_store import CacheUnavailable
+    from tpc_core import TPCCompressor  # lazy: loads torch
+    from tpc_core.cache.redis_store import CacheUnavailable  # lazy: loads torch
 
     source = workdir / "passages.jsonl"
     rows = _passages(passages, source)
@@ -245,7 +246,7 @@ def run_ray_warm(workdir: Path, passages: int, workers: int, batch_size: int) ->
 
 def _kill_at(server: RedisServer, keys: int) -> None:
     """Kill the server once it holds ``keys`` keys (polled every 50 ms)."""
-    import redis
+    import redis  # lazy: optional extra (redis)
 
     client = redis.Redis.from_url(server.url, socket_timeout=1)
     while server.process is not None and server.process.poll() is None:
@@ -261,13 +262,13 @@ def _kill_at(server: RedisServer, keys: int) -> None:
 
 
 def server_keys(url: str) -> int:
-    import redis
+    import redis  # lazy: optional extra (redis)
 
     return int(redis.Redis.from_url(url).dbsize())
 
 
 def used_memory(url: str) -> int:
-    import redis
+    import redis  # lazy: optional extra (redis)
 
     return int(redis.Redis.from_url(url).info("memory")["used_memory"])
 

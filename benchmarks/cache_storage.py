@@ -35,8 +35,13 @@ DTYPES = ("fp32", "fp16", "int8")
 def measure(split: str = "train", rate: float = 0.2, limit: int | None = None,
             model: str = "tpc-mini") -> dict[str, Any]:
     """Recall, kept-prompt agreement and bytes per sentence of each storage dtype against the uncached calls."""
-    from tpc_core import TPCCompressor
-    from tpc_core.cache import MemoryCache, entry_key, fingerprint, splitter_identity
+    from tpc_core import TPCCompressor  # lazy: loads torch
+    from tpc_core.cache import (  # lazy: loads torch
+        MemoryCache,
+        entry_key,
+        fingerprint,
+        splitter_identity,
+    )  # lazy: loads torch
 
     compressor = TPCCompressor.from_pretrained(model)
     counter = minilm_token_counter()

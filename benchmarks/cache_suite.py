@@ -26,6 +26,7 @@ Timings depend on the machine's load: the JSON records the load average before a
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import shutil
@@ -37,8 +38,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.protocol.budget import minilm_token_counter
 from benchmarks.cache_pipelines import run_pipelines
+from benchmarks.protocol.budget import minilm_token_counter
 from benchmarks.protocol.chunks import Chunk, retrieval_set
 from benchmarks.protocol.loaders import Sample
 from benchmarks.protocol.report import pyplot, save_figure
@@ -112,7 +113,7 @@ class _Caches:
         self.made = 0
 
     def fresh(self, storage: str) -> Any:
-        from tpc_core.cache import resolve_cache  # noqa: PLC0415
+        from tpc_core.cache import resolve_cache  # noqa: PLC0415 (lazy: loads torch)
 
         self.made += 1
         if storage == "memory":
@@ -180,15 +181,13 @@ def _stored_bytes(compressor: Any, cache: Any, storage: str, caches: _Caches) ->
 def embeddings_filter_times(texts: list[str], question: str, settings: CacheSuiteSettings) -> dict[str, Any]:
     """LangChain's ``EmbeddingsFilter`` (MiniLM, ``k`` documents kept) on the same chunks: it embeds every
     chunk and the question at every call."""
-    import importlib.util  # noqa: PLC0415
-
     for module, package in (("langchain_classic", "langchain-classic"), ("langchain_community", "langchain-community")):
         if importlib.util.find_spec(module) is None:
             return {"skipped": f"{package} not installed (EmbeddingsFilter needs it: pip install {package})"}
-    from langchain_classic.retrievers.document_compressors import EmbeddingsFilter  # noqa: PLC0415
-    from langchain_core.documents import Document  # noqa: PLC0415
+    from langchain_classic.retrievers.document_compressors import EmbeddingsFilter  # noqa: PLC0415 (lazy: optional extra (langchain))
+    from langchain_core.documents import Document  # noqa: PLC0415 (lazy: optional extra (langchain))
 
-    from tpc_integrations.embeddings import langchain_embeddings  # noqa: PLC0415
+    from tpc_integrations.embeddings import langchain_embeddings  # noqa: PLC0415 (lazy: optional extras (langchain / llamaindex))
 
     documents = [Document(page_content=text) for text in texts]
     peer = EmbeddingsFilter(embeddings=langchain_embeddings(), k=min(settings.filter_k, len(texts)))
@@ -200,7 +199,7 @@ def embeddings_filter_times(texts: list[str], question: str, settings: CacheSuit
 
 def scaling(compressor: Any, chunks: Sequence[Chunk], question: str, settings: CacheSuiteSettings) -> list[dict]:
     """Cold and warm (memory) call time, prompt-aware, by number of chunks."""
-    from tpc_core.cache import resolve_cache  # noqa: PLC0415
+    from tpc_core.cache import resolve_cache  # noqa: PLC0415 (lazy: loads torch)
 
     rows = []
     for count in settings.scaling:
@@ -237,10 +236,10 @@ def plot_cache_scaling(rows: Sequence[dict[str, Any]], path: Path, *, chunk_toke
 def run_cache_suite(samples: Sequence[Sample], out_dir: Path, settings: CacheSuiteSettings) -> dict[str, Any]:
     """Run every part on qa_dev ``train`` samples; write ``cache.md`` and ``cache_latency.png`` under
     ``out_dir`` and return the JSON payload (``run.py`` writes ``cache.json``)."""
-    from tpc_core import TPCCompressor  # noqa: PLC0415
+    from tpc_core import TPCCompressor  # noqa: PLC0415 (lazy: loads torch)
 
     if settings.threads is not None:  # torch's intra-op threads; a busy machine makes 2 threads slow small forwards
-        import torch  # noqa: PLC0415
+        import torch  # noqa: PLC0415 (lazy: loads torch)
 
         torch.set_num_threads(settings.threads)
     counter = minilm_token_counter()
@@ -275,7 +274,7 @@ def run_cache_suite(samples: Sequence[Sample], out_dir: Path, settings: CacheSui
 
 
 def _torch_threads() -> int:
-    import torch  # noqa: PLC0415
+    import torch  # noqa: PLC0415 (lazy: loads torch)
 
     return torch.get_num_threads()
 

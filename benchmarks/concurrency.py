@@ -46,7 +46,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=8)
     parser.add_argument("--aware-chars", type=int, default=4000, help="size of each aware prompt")
     args = parser.parse_args()
-    from tpc_core import TPCCompressor
+    from tpc_core import TPCCompressor  # lazy: loads torch
 
     compressor = TPCCompressor.from_pretrained("tpc-mini", device="cpu", load_ctd=True)
     declaration = EXAMPLE.read_text(encoding="utf-8")

@@ -192,7 +192,7 @@ def run_one(compressor: Any, sample: Sample, shape: str, methods: Sequence[str],
         row["message_documents"] = _outcome(result.compressed_prompt, True, sum(result.document_compressed_tokens),
                                             room, time.perf_counter() - start, sample)
     if "trim_messages" in methods:
-        from langchain_core.messages import convert_to_messages, trim_messages
+        from langchain_core.messages import convert_to_messages, trim_messages  # lazy: optional extra (langchain)
 
         start = time.perf_counter()
         trimmed = trim_messages(convert_to_messages(messages), max_tokens=budget, strategy="last",
@@ -249,7 +249,7 @@ def table(summary: dict[str, dict[str, Any]]) -> str:
 def run(split: str, limit: int, rate: float, methods: Sequence[str], out: Path, describe_bare: bool = False,
         data: str | None = None, shapes: Sequence[str] = SHAPES, checkpoint: str = "tpc-mini") -> dict[str, Any]:
     """Build ``limit`` conversations from ``split`` (sources in turn, shapes in turn), run, write .md / .json."""
-    from tpc_core import TPCCompressor
+    from tpc_core import TPCCompressor  # lazy: loads torch
 
     samples = load_qa_dev(data, split=split)
     queues: dict[str, list[Sample]] = {}

@@ -89,7 +89,7 @@ class PeakRss:
         self._thread.join()
 
     def _run(self) -> None:
-        import psutil
+        import psutil  # lazy: optional (benchmarks extra)
 
         while not self._stop.is_set():
             try:
@@ -134,7 +134,7 @@ def run_once(source: Path, out: Path, engine: str, workers: int, cpus: float, ra
 
 def measure(rows: list[dict], small_docs: int, rate: float, batch_size: int, workdir: Path,
             device: str | None = None) -> list[Measurement]:
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # lazy: optional extra (corpus)
 
     full, small = workdir / "corpus.jsonl", workdir / "small.jsonl"
     full.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")

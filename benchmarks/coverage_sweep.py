@@ -19,6 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.protocol.budget import budget_for, minilm_token_counter
+from benchmarks.protocol.loaders import load_summ_dev
+from benchmarks.protocol.metrics import rouge_n_recall
+from benchmarks.protocol.summ import evenly_spaced
+from synthesis.templates import fill_template
+from tpc_core.segmentation import get_splitter
+
 __all__ = ["Variant", "PreparedPrompt", "prepare", "score_variant", "main"]
 
 
@@ -47,9 +54,7 @@ class PreparedPrompt:
 
 def prepare(compressor: Any, prompt: str, reference: str, counter: Any, rate: float) -> PreparedPrompt:
     """Split, encode and describe one prompt with the public ``tpc_core`` API."""
-    from benchmarks.protocol.budget import budget_for
-    from tpc_core.engine.scoring.coverage import section_ranks
-    from tpc_core.segmentation import get_splitter
+    from tpc_core.engine.scoring.coverage import section_ranks  # lazy: loads torch
 
     spans = get_splitter(compressor.config.splitter).spans(prompt)
     texts = [prompt[start:end] for start, end in spans]
@@ -62,9 +67,8 @@ def prepare(compressor: Any, prompt: str, reference: str, counter: Any, rate: fl
 
 def score_variant(prepared: PreparedPrompt, variant: Variant) -> tuple[float, float]:
     """ROUGE-1 and ROUGE-2 recall of the reference by the sentences this variant keeps."""
-    from benchmarks.protocol.metrics import rouge_n_recall
     from tpc_core.engine.scoring.coverage import coverage_scores
-    from tpc_core.engine.selection.mmr import mmr_within_budget
+    from tpc_core.engine.selection.mmr import mmr_within_budget  # lazy: loads torch
 
     scores = coverage_scores(prepared.relevance, prepared.embeddings, prepared.ranks,
                              relevance_weight=variant.relevance_weight, centrality_weight=variant.centrality_weight,
@@ -77,11 +81,7 @@ def score_variant(prepared: PreparedPrompt, variant: Variant) -> tuple[float, fl
 
 def main(argv: list[str] | None = None) -> None:
     """CLI entry point."""
-    from benchmarks.protocol.budget import minilm_token_counter
-    from benchmarks.protocol.loaders import load_summ_dev
-    from benchmarks.protocol.summ import evenly_spaced
-    from synthesis.templates import fill_template
-    from tpc_core import TPCCompressor
+    from tpc_core import TPCCompressor  # lazy: loads torch
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="tpc-mini")

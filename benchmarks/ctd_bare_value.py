@@ -25,7 +25,6 @@ from collections import defaultdict
 from pathlib import Path
 
 from benchmarks.protocol.loaders import default_qa_dev_path
-
 from benchmarks.protocol.metrics import evidence_recall
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,7 +58,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--model", default="tpc-mini")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "corpus")
     args = parser.parse_args(argv)
-    from tpc_core import TPCCompressor
+    from tpc_core import TPCCompressor  # lazy: loads torch
 
     warnings.simplefilter("ignore", UserWarning)  # oversized sentences: counted in the results, not needed here
     compressor = TPCCompressor.from_pretrained(args.model)

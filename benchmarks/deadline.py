@@ -25,7 +25,7 @@ from benchmarks.protocol.loaders import load_qa_dev
 
 
 def _documents(count: int):  # noqa: ANN202 - LangChain documents
-    from langchain_core.documents import Document
+    from langchain_core.documents import Document  # lazy: optional extra (langchain)
 
     chunks: list[str] = []
     for sample in load_qa_dev(split="train"):
@@ -37,7 +37,7 @@ def _documents(count: int):  # noqa: ANN202 - LangChain documents
 
 def overhead(compressor, documents, question: str, calls: int) -> dict:  # noqa: ANN001
     """Milliseconds of warm calls without and with a deadline that is never reached, alternated."""
-    from tpc_integrations.langchain import TPCDocumentCompressor
+    from tpc_integrations.langchain import TPCDocumentCompressor  # lazy: optional extras (langchain / llamaindex)
 
     plain = TPCDocumentCompressor(compressor=compressor, rate=0.2, cache="memory")
     guarded = TPCDocumentCompressor(compressor=compressor, rate=0.2, cache="memory", deadline_ms=60_000)
@@ -56,7 +56,7 @@ def overhead(compressor, documents, question: str, calls: int) -> dict:  # noqa:
 
 def lateness(compressor, documents, question: str, deadlines_ms: list[float], calls: int) -> dict:  # noqa: ANN001
     """How many milliseconds after its deadline each cold call returned."""
-    from tpc_integrations.langchain import TPCDocumentCompressor
+    from tpc_integrations.langchain import TPCDocumentCompressor  # lazy: optional extras (langchain / llamaindex)
 
     rows = {}
     for deadline in deadlines_ms:
@@ -86,9 +86,9 @@ def main() -> None:
                              "a worker thread, which swamps the deadline's own cost: compare at one thread")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
-    import torch
+    import torch  # lazy: loads torch
 
-    from tpc_core import TPCCompressor
+    from tpc_core import TPCCompressor  # lazy: loads torch
 
     if args.threads:
         torch.set_num_threads(args.threads)

@@ -54,6 +54,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.protocol.loaders import DataNotFoundError, load_qa_dev
+from benchmarks.protocol.metrics import evidence_recall
+from benchmarks.protocol.timing_inputs import load_passages
+from synthesis.templates import QA_DEV_TEMPLATES, fill_template
+from tpc_core import REGISTRY, TPCConfig
+
 ROOT = Path(__file__).resolve().parents[1]
 STAND_IN = Path(__file__).resolve().parent / "minilm_stand_in"
 EXAMPLE = ROOT / "examples" / "data" / "declaration_of_independence.txt"
@@ -94,10 +100,8 @@ def stand_in_checkpoint(model: str, directory: Path, seed: int = 0) -> Path:
     The base (``cse_stand_in_base/``: MiniLM's config and tokenizer from :data:`STAND_IN`, weights from
     ``torch.manual_seed(seed)``) sits inside the copy, so the checkpoint loads with no network and no package.
     """
-    import torch
-    from transformers import BertConfig, BertModel
-
-    from tpc_core import REGISTRY, TPCConfig
+    import torch  # lazy: loads torch
+    from transformers import BertConfig, BertModel  # lazy: loads torch
 
     source = REGISTRY[model].local_dir if model in REGISTRY else Path(model)
     if source is None or not source.is_dir():
@@ -127,8 +131,8 @@ def installed(package: str) -> bool:
 def load_pair(args: argparse.Namespace, work: Path) -> tuple[Any, Any, dict[str, Any]]:
     """The CPU fp32 reference, the compressor on the device (the same object when the device is the CPU in fp32),
     and what was loaded."""
-    from tpc_core import TPCCompressor
-    from tpc_core.loading.devices import resolve_device, resolve_dtype
+    from tpc_core import TPCCompressor  # lazy: loads torch
+    from tpc_core.loading.devices import resolve_device, resolve_dtype  # lazy: loads torch
 
     device = resolve_device(args.device)
     dtype = resolve_dtype(args.dtype, device)
@@ -150,7 +154,7 @@ def load_pair(args: argparse.Namespace, work: Path) -> tuple[Any, Any, dict[str,
 
 def synchronize(device: Any) -> None:
     """Wait for the device's queued work (timings of asynchronous devices end here)."""
-    import torch
+    import torch  # lazy: loads torch
 
     if device.type == "cuda":
         torch.cuda.synchronize(device)
@@ -162,9 +166,6 @@ def synchronize(device: Any) -> None:
 def agreement_prompts(count: int, split: str) -> tuple[list[dict[str, Any]], str]:
     """``count`` prompts with a question (and gold supporting sentences where the data has them), and their
     source."""
-    from benchmarks.protocol.loaders import DataNotFoundError, load_qa_dev
-    from synthesis.templates import fill_template
-
     try:
         samples = load_qa_dev(split=split)[:count]
     except DataNotFoundError:
@@ -187,8 +188,6 @@ def agreement_prompts(count: int, split: str) -> tuple[list[dict[str, Any]], str
 
 def prompt_of(counter: Any, tokens: int) -> tuple[str, str]:
     """About ``tokens`` tokens of real contexts (qa_dev dev rows, else the example text repeated) and a question."""
-    from benchmarks.protocol.loaders import DataNotFoundError, load_qa_dev
-
     try:
         samples = load_qa_dev(split="dev")
     except DataNotFoundError:
@@ -227,8 +226,6 @@ def verbatim(result: Any, context: str) -> bool:
 def agreement(cpu: Any, on_device: Any, prompts: list[dict[str, Any]], rate: float,
               splitter: str | None) -> dict[str, dict[str, Any]]:
     """Per mode (aware, agnostic): Jaccard, exact share, evidence recall on both sides, overruns, verbatim."""
-    from benchmarks.protocol.metrics import evidence_recall
-
     report = {}
     for mode in ("aware", "agnostic"):
         jaccards, recalls_cpu, recalls_device, overruns, not_verbatim, sources = [], [], [], 0, 0, {}
@@ -264,7 +261,7 @@ def agreement(cpu: Any, on_device: Any, prompts: list[dict[str, Any]], rate: flo
 def forward_batches(compressor: Any, text: str) -> list[tuple[Any, Any]]:
     """The prompt's tokens in consecutive 512-position windows (the encoder's frame around each), 8 per batch,
     already on the compressor's device."""
-    from tpc_core.engine.scoring.cse import pad_batch
+    from tpc_core.engine.scoring.cse import pad_batch  # lazy: loads torch
 
     encoder = compressor.encoder
     positions = min(512, getattr(encoder.model.config, "max_position_embeddings", 512))
@@ -294,9 +291,7 @@ def median_seconds(call: Any, repeats: int, device: Any) -> float:
 def latency(compressor: Any, lengths: Sequence[int], repeats: int, rate: float,
             splitter: str | None) -> list[dict[str, Any]]:
     """Per length: ``compress`` aware and agnostic (request written in the prompt) beside the forward pass."""
-    import torch
-
-    from synthesis.templates import QA_DEV_TEMPLATES, fill_template
+    import torch  # lazy: loads torch
 
     rows = []
     for length in lengths:
@@ -324,8 +319,6 @@ def latency(compressor: Any, lengths: Sequence[int], repeats: int, rate: float,
 def throughput(compressor: Any, passages: int, long_tokens: int, splitter: str | None) -> dict[str, Any]:
     """Tokens per second: short passages in one ``compress_batch`` call (fixed description, none) and one long
     prompt."""
-    from benchmarks.protocol.timing_inputs import load_passages
-
     texts = [row["text"] for row in load_passages(passages)]
     tokens = sum(compressor.token_counter.count_many(texts))
     long_text, question = prompt_of(compressor.token_counter, long_tokens)
@@ -352,7 +345,7 @@ def memory(compressor: Any, prompts: list[dict[str, Any]], calls: int, rate: flo
            splitter: str | None) -> dict[str, Any]:
     """CUDA memory over ``calls`` compress calls (the agreement prompts in turn, aware and agnostic) after a
     warm-up round: allocated before and after, and the peak. Other devices: not measured."""
-    import torch
+    import torch  # lazy: loads torch
 
     if compressor.device.type != "cuda":
         return {"measured": False, "reason": f"CUDA only (device {compressor.device})"}
@@ -393,8 +386,8 @@ def profile(compressor: Any, tokens: int, rate: float, splitter: str | None, top
                "cumulative_ms": cumulative * 1e3} for (file, line, name), (_, calls, own, cumulative, _) in entries]
     report: dict[str, Any] = {"tokens": compressor.token_counter(text), "total_ms": total * 1e3, "python": python}
     if compressor.device.type == "cuda":
-        from torch.profiler import ProfilerActivity
-        from torch.profiler import profile as torch_profile
+        from torch.profiler import ProfilerActivity  # lazy: loads torch
+        from torch.profiler import profile as torch_profile  # lazy: loads torch
 
         with torch_profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as traced:
             compressor.compress(text, question=question, rate=rate, splitter=splitter)
@@ -450,8 +443,8 @@ def markdown(report: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Every measurement; writes ``device_check.{md,json}`` under ``args.out`` and returns the report."""
-    import torch
-    import transformers
+    import torch  # lazy: loads torch
+    import transformers  # lazy: loads torch
 
     if args.threads:
         torch.set_num_threads(args.threads)

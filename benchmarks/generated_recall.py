@@ -24,11 +24,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from benchmarks.protocol.budget import minilm_token_counter
-from benchmarks.protocol.loaders import recall_samples
-from benchmarks.protocol.recall_runs import recall_parser, write_recall_run
-from benchmarks.protocol.loaders import Sample
+from benchmarks.protocol.loaders import Sample, recall_samples
 from benchmarks.protocol.metrics import evidence_recall
+from benchmarks.protocol.recall_runs import recall_parser, write_recall_run
 from synthesis import Generated, generate
+from tpc_core import TPCCompressor
 from tpc_core.engine.task.request import request_covered
 
 __all__ = ["REPORTED_AXES", "generated_prompts", "main", "run", "summarise", "unescaped"]
@@ -138,7 +138,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = recall_parser("python -m benchmarks.generated_recall", __doc__, splits=("train-heldout", "dev"),
                            per_row=2)
     args = parser.parse_args(argv)
-    from tpc_core import TPCCompressor
 
     samples = [s for s in recall_samples(args.qa, dev=args.split == "dev")
                if not s.question.lstrip().startswith("Key:")]

@@ -22,6 +22,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tpc_core.config import CSEConfig
+from tpc_core.loading.offline import minilm_dir
+
 __all__ = ["LLAMA_32_1B", "extrapolate", "main"]
 
 # config.json of meta-llama/Llama-3.2-1B-Instruct (and its unsloth copy), the fields that set the cost.
@@ -57,12 +60,10 @@ def cpc_windows(tokens: int, window: int = 6144, overlap: int = 512) -> list[int
 
 
 def _encoder(threads: int) -> Any:
-    import torch
-    from transformers import AutoTokenizer, LlamaConfig, LlamaModel
+    import torch  # lazy: loads torch
+    from transformers import AutoTokenizer, LlamaConfig, LlamaModel  # lazy: loads torch
 
-    from tpc_core.config import CSEConfig
-    from tpc_core.engine.scoring.cse import ContextSentenceEncoder
-    from tpc_core.loading.offline import minilm_dir
+    from tpc_core.engine.scoring.cse import ContextSentenceEncoder  # lazy: loads torch
 
     torch.set_num_threads(threads)
     torch.manual_seed(0)
@@ -85,7 +86,7 @@ def measure(encoder: Any, length: int) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     """Measure, extrapolate, print and (``--out``) save a JSON record."""
-    import torch
+    import torch  # lazy: loads torch
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--lengths", type=int, nargs=2, default=[512, 2048], help="two window lengths to measure")

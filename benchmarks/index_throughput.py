@@ -35,6 +35,10 @@ import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from benchmarks.protocol.timing_inputs import TASK, build_prompt, load_passages
+from tpc_core.corpus.io import CorpusSettings, plan_corpus, write_manifest
+from tpc_core.corpus.local import run_local
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -89,10 +93,7 @@ def long_prompt_row(compressor, text: str, question: str, rate: float, repeats: 
 def corpus_row(compressor, rows: list[dict], mode: str, settings, batch_size: int, workdir: Path,  # noqa: ANN001
                meter: PaddingMeter) -> Row:
     """``rows`` through the local engine (plan, ``run_local``, Parquet parts in ``workdir``), model loaded."""
-    import pyarrow.parquet as pq
-
-    from tpc_core.corpus.local import run_local
-    from tpc_core.corpus.io import plan_corpus, write_manifest
+    import pyarrow.parquet as pq  # lazy: optional extra (corpus)
 
     slug = "".join(ch if ch.isalnum() else "-" for ch in mode)
     source = workdir / f"{slug}-{len(rows)}.jsonl"
@@ -131,12 +132,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--model", default="tpc-mini")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "corpus")
     args = parser.parse_args(argv)
-    import torch
+    import torch  # lazy: loads torch
 
-    from benchmarks.protocol.timing_inputs import TASK, load_passages
-    from benchmarks.protocol.timing_inputs import build_prompt
-    from tpc_core import TPCCompressor
-    from tpc_core.corpus.io import CorpusSettings
+    from tpc_core import TPCCompressor  # lazy: loads torch
 
     warnings.simplefilter("ignore", UserWarning)  # oversized sentences, counted in the rows' results
     if args.threads is not None:

@@ -48,11 +48,11 @@ def timed(function: Callable[[], Any]) -> float:
 
 def adapter_overhead(compressor: Any, samples: list[dict[str, Any]], target_tokens: int,
                      repeats: int) -> dict[str, Any]:
-    from langchain_core.documents import Document
-    from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+    from langchain_core.documents import Document  # lazy: optional extra (langchain)
+    from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode  # lazy: optional extra (llamaindex)
 
-    from tpc_integrations.langchain import TPCDocumentCompressor
-    from tpc_integrations.llama_index import TPCNodePostprocessor
+    from tpc_integrations.langchain import TPCDocumentCompressor  # lazy: optional extras (langchain / llamaindex)
+    from tpc_integrations.llama_index import TPCNodePostprocessor  # lazy: optional extras (langchain / llamaindex)
 
     langchain = TPCDocumentCompressor(compressor=compressor, target_tokens=target_tokens)
     llama = TPCNodePostprocessor(compressor=compressor, target_tokens=target_tokens)
@@ -111,7 +111,7 @@ def adapter_overhead(compressor: Any, samples: list[dict[str, Any]], target_toke
 def echo_llm() -> Any:
     """LlamaIndex's MockLLM (answers with its prompt) with a 32k-token window: with the default 3.9k window a long
     retrieval is refined over several calls and the echoed answer inflates each refine prompt."""
-    from llama_index.core.llms import LLMMetadata, MockLLM
+    from llama_index.core.llms import LLMMetadata, MockLLM  # lazy: optional extra (llamaindex)
 
     class EchoLLM(MockLLM):
         @property
@@ -123,11 +123,11 @@ def echo_llm() -> Any:
 
 def query_engine_latency(compressor: Any, samples: list[dict[str, Any]], target_tokens: int, top_k: int,
                          repeats: int) -> dict[str, Any]:
-    from llama_index.core import VectorStoreIndex
-    from llama_index.core.schema import TextNode
+    from llama_index.core import VectorStoreIndex  # lazy: optional extra (llamaindex)
+    from llama_index.core.schema import TextNode  # lazy: optional extra (llamaindex)
 
-    from tpc_integrations.embeddings import llama_index_embedding
-    from tpc_integrations.llama_index import TPCNodePostprocessor
+    from tpc_integrations.embeddings import llama_index_embedding  # lazy: optional extras (langchain / llamaindex)
+    from tpc_integrations.llama_index import TPCNodePostprocessor  # lazy: optional extras (langchain / llamaindex)
 
     embedding = llama_index_embedding()
     postprocessor = TPCNodePostprocessor(compressor=compressor, target_tokens=target_tokens)
@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args(argv)
 
-    from tpc_core import TPCCompressor
+    from tpc_core import TPCCompressor  # lazy: loads torch
 
     compressor = TPCCompressor.from_pretrained("tpc-mini", device=args.device)  # every adapter is given this one
     samples = load_dev_samples(args.data, args.samples, args.max_tokens)

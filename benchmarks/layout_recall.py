@@ -27,11 +27,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchmarks.protocol.budget import minilm_token_counter
-from synthesis.layouts import HELD_OUT_LAYOUTS, LAYOUTS, render, written_question
 from benchmarks.protocol.loaders import Sample, recall_samples
-from benchmarks.protocol.recall_runs import recall_parser, write_recall_run
 from benchmarks.protocol.metrics import evidence_recall
+from benchmarks.protocol.recall_runs import recall_parser, write_recall_run
+from synthesis.layouts import HELD_OUT_LAYOUTS, LAYOUTS, render, written_question
 from synthesis.templates import fill_template
+from tpc_core import TPCCompressor
 from tpc_core.engine.task.request import request_covered
 
 __all__ = ["layout_prompts", "main", "summarise_layouts"]
@@ -120,7 +121,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point."""
     parser = recall_parser("python -m benchmarks.layout_recall", __doc__, splits=("heldout-train", "dev"), per_row=4)
     args = parser.parse_args(argv)
-    from tpc_core import TPCCompressor
 
     samples = recall_samples(args.qa, dev=args.split == "dev")[: args.limit]
     compressor = TPCCompressor.from_pretrained(args.checkpoint)

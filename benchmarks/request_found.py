@@ -24,9 +24,12 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from synthesis.instructions import INSTRUCTION_FAMILIES, instruction_records, request_of
 from benchmarks.protocol.loaders import default_qa_dev_path, read_jsonl
 from benchmarks.protocol.request_outcomes import Outcome, summarise, summary_markdown
+from synthesis.instructions import INSTRUCTION_FAMILIES, instruction_records, request_of
+from tpc_core import TPCCompressor
+from tpc_core.engine.options import CompressionOptions
+from tpc_core.engine.reading import segment
 
 __all__ = ["dev_records", "find_tasks", "main"]
 
@@ -41,9 +44,6 @@ def dev_records(qa_path: str, *, seed: int) -> list[dict[str, Any]]:
 def find_tasks(compressor: Any, records: Iterable[Mapping[str, Any]], *, batch: int = 4,
                log: Any = None) -> list[Outcome]:
     """Each record's prompt through the checkpoint's task finder, as prompt-agnostic compression runs it."""
-    from tpc_core.engine.options import CompressionOptions
-    from tpc_core.engine.reading import segment
-
     options = CompressionOptions()
     records = list(records)
     outcomes: list[Outcome] = []
@@ -72,7 +72,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="at most this many records, spread evenly")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
-    from tpc_core import TPCCompressor
 
     if args.split == "dev":
         records = dev_records(args.qa, seed=args.seed)

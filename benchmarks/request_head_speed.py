@@ -20,6 +20,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from tpc_core import REGISTRY
+from tpc_core.segmentation import split_sentences
+
 __all__ = ["main", "time_head"]
 
 _TEXT = Path(__file__).resolve().parents[1] / "examples" / "data" / "declaration_of_independence.txt"
@@ -34,12 +37,10 @@ def time_head(head, embeddings, sentences: Sequence[str]) -> float:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point."""
-    import torch
+    import torch  # lazy: loads torch
 
-    from tpc_core import REGISTRY
-    from tpc_core.engine.task.request import FEATURE_NAMES, RequestHead
-    from tpc_core.engine.task.request_sequence import SequenceRequestHead
-    from tpc_core.segmentation import split_sentences
+    from tpc_core.engine.task.request import FEATURE_NAMES, RequestHead  # lazy: loads torch
+    from tpc_core.engine.task.request_sequence import SequenceRequestHead  # lazy: loads torch
 
     parser = argparse.ArgumentParser(prog="python -m benchmarks.request_head_speed", description=__doc__)
     parser.add_argument("--head", required=True, help="a sequence request head file")

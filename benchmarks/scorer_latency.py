@@ -25,6 +25,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.protocol.methods.forward_floor import MiniLMForward
+from benchmarks.protocol.methods.tpc import split_model_spec
+from benchmarks.protocol.timing_inputs import build_prompt
+
 DEFAULT_SCORERS = ("tpc-mini@pooled_cosine", "tpc-mini@cosine_bm25")
 
 
@@ -40,11 +44,7 @@ def _median_seconds(call: Any, repeats: int) -> float:
 
 def measure(scorers: list[str], lengths: list[int], repeats: int) -> list[dict[str, Any]]:
     """One row per (length, scorer): compress seconds, relevance-step seconds, floor seconds."""
-    from tpc_core import TPCCompressor
-
-    from benchmarks.protocol.timing_inputs import build_prompt
-    from benchmarks.protocol.methods.forward_floor import MiniLMForward
-    from benchmarks.protocol.methods.tpc import split_model_spec
+    from tpc_core import TPCCompressor  # lazy: loads torch
 
     compressors = {}
     for spec in scorers:

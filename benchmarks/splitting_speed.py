@@ -18,6 +18,9 @@ import os
 import statistics
 import time
 
+from benchmarks.protocol.timing_inputs import build_prompt
+from tpc_core.segmentation import split_sentences
+
 
 def chat_versions(text: str) -> dict[str, str]:
     """The text as the user turn of a ChatML and of a Llama 3 conversation."""
@@ -37,8 +40,6 @@ def split_ms(text: str, repeats: int) -> tuple[float, float, int]:
     CPU time (``time.process_time``) is what the split itself costs; on a shared machine the wall time also holds
     the waits for a core, so compare the CPU column between runs.
     """
-    from tpc_core.segmentation import split_sentences
-
     spans = split_sentences(text)
     walls, cpus = [], []
     for _ in range(repeats):
@@ -54,9 +55,7 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=10_000)
     parser.add_argument("--repeats", type=int, default=30)
     args = parser.parse_args()
-    from tpc_core import TPCCompressor
-
-    from benchmarks.protocol.timing_inputs import build_prompt
+    from tpc_core import TPCCompressor  # lazy: loads torch
 
     counter = TPCCompressor.from_pretrained("tpc-mini").token_counter
     text, _ = build_prompt(counter, args.tokens)

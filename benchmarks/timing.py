@@ -76,10 +76,10 @@ def build_timed_method(name: str, counter: MiniLMTokenCounter, *, device: str | 
 
 def _worker(method_name: str, prompts_path: Path, repeats: Sequence[int], rate: float, device: str | None,
             tpc_model: str = DEFAULT_TPC_MODEL, label: str | None = None) -> dict:  # fmt: skip
-    import psutil  # noqa: PLC0415
-    import torch  # noqa: PLC0415
+    import psutil  # noqa: PLC0415 (lazy: optional (benchmarks extra))
+    import torch  # noqa: PLC0415 (lazy: loads torch)
 
-    from benchmarks.protocol.methods.embedder import shared_embedder  # noqa: PLC0415
+    from benchmarks.protocol.methods.embedder import shared_embedder  # noqa: PLC0415 (lazy: loads torch)
 
     prompts = {int(k): v for k, v in json.loads(prompts_path.read_text()).items()}
     counter = minilm_token_counter()

@@ -444,3 +444,29 @@ def test_the_tree_shows_the_three_concerns():
         assert (ROOT / PACKAGE / package / "__init__.py").is_file(), package
     assert not [path.name for path in (ROOT / PACKAGE).glob("*.py")
                 if path.stem not in ("__init__", "__main__", "version", "compressor", "cli", "config")]
+
+
+def _path_literals(path: Path) -> list[tuple[int, str]]:
+    """String constants of ``path`` outside docstrings (a docstring or a help text may name the default)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    return [(node.lineno, node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings]
+
+
+@pytest.mark.parametrize("folder", ["synthesis", "benchmarks", "training"])
+def test_data_and_dated_paths_come_from_one_place(folder):
+    """The data root (``../shared/data``, ``$TPC_DATA``) and the held-out ids' dated path are written once, in
+    ``benchmarks/protocol/data.py``; every other module asks it (research scripts live in ``experiments/``)."""
+    import re
+
+    home = ROOT / "benchmarks" / "protocol" / "data.py"
+    pattern = re.compile(r"^\.\./shared|^shared$|(^|/)results/20\d\d-\d\d-\d\d|^20\d\d-\d\d-\d\d$")
+    found = [f"{path.relative_to(ROOT)} line {line}: {value!r}" for path in sorted((ROOT / folder).rglob("*.py"))
+             if path != home and "results" not in path.relative_to(ROOT).parts
+             for line, value in _path_literals(path) if pattern.search(value)]
+    assert not found, "hard-coded data or dated paths (use benchmarks.protocol.data):\n" + "\n".join(found)
+    assert not [path for path in (ROOT / folder).rglob("*.py") if "results" in path.relative_to(ROOT).parts], \
+        f"scripts under {folder}/**/results/ (move them to experiments/)"

@@ -141,7 +141,7 @@ class ReferenceScorer:
         self.model, self.tokenizer, self.max_input_tokens, self.device = model, tokenizer, max_input_tokens, device
 
     def _chat(self, prompt: str) -> list[int]:
-        from tpc_core.engine.task.ctd import DEFAULT_HEAD_FRACTION, bound_prompt
+        from tpc_core.engine.task.ctd import DEFAULT_HEAD_FRACTION, bound_prompt  # lazy: loads torch
 
         bounded = bound_prompt(prompt, self.tokenizer, self.max_input_tokens, DEFAULT_HEAD_FRACTION)
         if getattr(self.tokenizer, "chat_template", None):

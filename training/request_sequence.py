@@ -93,7 +93,7 @@ def fit_sequence_head(prompts: Sequence[Any], settings: SequenceFitSettings,
     """
     import torch  # lazy: loads torch
 
-    from tpc_core.engine.task.request_sequence import SentenceTagger, SequenceRequestHead
+    from tpc_core.engine.task.request_sequence import SentenceTagger, SequenceRequestHead  # lazy: loads torch
 
     if not prompts:
         raise ValueError("No training prompts.")

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from benchmarks.protocol.budget import MiniLMTokenCounter
 from benchmarks.protocol.loaders import Sample, round_robin
+from tpc_core.segmentation import split_sentences
 
 __all__ = ["LEFT_OUT_SOURCES", "Chunk", "build_chunks", "retrieval_set", "spread_over_sources"]
 
@@ -42,8 +43,6 @@ def spread_over_sources(samples: Sequence[Sample], count: int | None) -> list[Sa
 def build_chunks(sample: Sample, counter: MiniLMTokenCounter, chunk_tokens: int) -> list[Chunk]:
     """``sample``'s context cut into chunks of at most ``chunk_tokens`` at sentence ends (a longer sentence is a
     chunk of its own); a last chunk under half the size is dropped, as most chunkers merge or drop such tails."""
-    from tpc_core.segmentation import split_sentences  # noqa: PLC0415
-
     text = sample.context
     spans = split_sentences(text)
     counts = counter.many([text[start:end] for start, end in spans])

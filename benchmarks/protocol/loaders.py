@@ -235,6 +235,13 @@ def _data_dir(data_dir: str | os.PathLike[str] | None) -> Path | None:
     return None
 
 
+def _not_found(benchmark: str, task: str, root: Path | None, download: str, expected: str) -> DataNotFoundError:
+    """What to do when a task's file is missing: where it was looked for, what to download, where to put it."""
+    where = root if root is not None else f"${DATA_DIR_ENV} (unset)"
+    return DataNotFoundError(f"{benchmark} file for {task!r} not found under {where}. Download {download}, unzip it "
+                             f"and pass --data-dir DIR (or set {DATA_DIR_ENV}=DIR) so that DIR/{expected} exists.")
+
+
 def _find(data_dir: Path | None, names: list[str]) -> Path | None:
     if data_dir is None:
         return None
@@ -260,12 +267,7 @@ def load_longbench(
         path = _find(root, [f"{task}.jsonl", f"longbench/{task}.jsonl", f"data/{task}.jsonl"])
         rows = read_jsonl(path) if path is not None else _longbench_from_hub(task)
         if rows is None:
-            where = root if root is not None else f"${DATA_DIR_ENV} (unset)"
-            raise DataNotFoundError(
-                f"LongBench file for {task!r} not found under {where}. Download LongBench's data.zip "
-                f"(THUDM/LongBench), unzip it and pass --data-dir DIR (or set {DATA_DIR_ENV}=DIR) so that "
-                f"DIR/{task}.jsonl exists."
-            )
+            raise _not_found("LongBench", task, root, "LongBench's data.zip (THUDM/LongBench)", f"{task}.jsonl")
         for row in rows:
             _require_fields(row, ("input", "context", "answers", "_id"), path or Path(task))
             samples.append(_task_sample(
@@ -303,12 +305,7 @@ def load_zeroscrolls(
         names = [f"{task}/validation.jsonl", f"{task}/test.jsonl", f"{task}.jsonl"]
         path = _find(root, names + [f"zeroscrolls/{name}" for name in names])
         if path is None:
-            where = root if root is not None else f"${DATA_DIR_ENV} (unset)"
-            raise DataNotFoundError(
-                f"ZeroSCROLLS file for {task!r} not found under {where}. Download tau/zero_scrolls "
-                f"({task}.zip), unzip it and pass --data-dir DIR (or set {DATA_DIR_ENV}=DIR) so that "
-                f"DIR/{task}/validation.jsonl exists."
-            )
+            raise _not_found("ZeroSCROLLS", task, root, f"tau/zero_scrolls ({task}.zip)", f"{task}/validation.jsonl")
         for row in read_jsonl(path):
             _require_fields(row, ("id", "input", "document_start_index", "document_end_index"), path)
             text = row["input"]

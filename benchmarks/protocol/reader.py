@@ -37,8 +37,8 @@ class HFReader:
     """A local causal LM, greedy decoding."""
 
     def __init__(self, model_dir: str | Path, *, device: str | None = None, max_input_tokens: int | None = None):
-        import torch  # noqa: PLC0415
-        from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: PLC0415
+        import torch  # noqa: PLC0415 (lazy: loads torch)
+        from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: PLC0415 (lazy: loads torch)
 
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         self.tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
@@ -54,7 +54,7 @@ class HFReader:
         return ids[:half] + ids[len(ids) - (limit - half) :]
 
     def generate(self, prompt: str, *, max_new_tokens: int, chat: bool) -> str:
-        import torch  # noqa: PLC0415
+        import torch  # noqa: PLC0415 (lazy: loads torch)
 
         limit = self.max_input_tokens - max_new_tokens - 32  # room for the chat wrapper
         ids = self.tokenizer(prompt, add_special_tokens=False)["input_ids"]

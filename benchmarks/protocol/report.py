@@ -265,10 +265,10 @@ def speed_ratio_lines(results: Sequence[Mapping[str, Any]], numerators: Sequence
 
 def pyplot() -> Any:
     """``matplotlib.pyplot`` on the Agg backend: figures are written to files, never shown."""
-    import matplotlib  # noqa: PLC0415
+    import matplotlib  # noqa: PLC0415 (lazy: optional (plots only))
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
+    import matplotlib.pyplot as plt  # noqa: PLC0415 (lazy: optional (plots only))
 
     return plt
 

@@ -1,6 +1,6 @@
 """CTD and MCQR records from human-annotated QA with supporting sentences (no LLM).
 
-Input rows follow ``/work/shared/data/README.md``: ``id, source, context, question, answers,
+Input rows follow the data root's ``README.md`` (``../shared/data``): ``id, source, context, question, answers,
 supporting_sentences, task_type, split, meta``. Only the ``train`` split is ever converted: a ``dev`` row
 raises, because ``dev`` is where results are reported.
 

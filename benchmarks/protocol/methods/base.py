@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchmarks.protocol.budget import MiniLMTokenCounter
+from tpc_core.segmentation import split_sentences
 
 __all__ = ["AGNOSTIC", "AWARE", "Compressed", "Method", "split_spans", "split_text", "tpc_core_unavailable_reason"]
 
@@ -33,8 +34,6 @@ class Compressed:
 
 def split_spans(text: str) -> list[tuple[int, int]]:
     """The project's shared sentence splitter."""
-    from tpc_core.segmentation import split_sentences  # noqa: PLC0415
-
     return list(split_sentences(text))
 
 
@@ -82,7 +81,7 @@ class Method:
     @property
     def embedder(self) -> Any:
         if self.embedder_factory is None:
-            from benchmarks.protocol.methods.embedder import shared_embedder  # noqa: PLC0415
+            from benchmarks.protocol.methods.embedder import shared_embedder  # noqa: PLC0415 (lazy: loads torch)
 
             self.embedder_factory = shared_embedder
         return self.embedder_factory()

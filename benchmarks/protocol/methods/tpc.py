@@ -11,6 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import tpc_core
 from benchmarks.protocol.budget import MiniLMTokenCounter
 from benchmarks.protocol.methods.base import AGNOSTIC, AWARE, Compressed, Method
 
@@ -22,8 +23,6 @@ DEFAULT_TPC_MODEL = "tpc-mini"
 @lru_cache(maxsize=1)
 def _package_fingerprint() -> str:
     """SHA-256 (16 hex) over the tpc_core package files: sources and shipped checkpoints."""
-    import tpc_core  # noqa: PLC0415
-
     digest = hashlib.sha256()
     root = Path(tpc_core.__file__).parent
     for path in sorted(root.rglob("*")):
@@ -57,7 +56,7 @@ def split_model_spec(spec: str) -> tuple[str, str | None]:
     >>> split_model_spec("tpc-mini@cosine_bm25"), split_model_spec("runs/a@b")
     (('tpc-mini', 'cosine_bm25'), ('runs/a@b', None))
     """
-    from tpc_core.engine.scoring.scorers import SCORERS  # noqa: PLC0415
+    from tpc_core.engine.scoring.scorers import SCORERS  # noqa: PLC0415 (lazy: loads torch)
 
     model, _, scorer = spec.rpartition("@")
     return (model, scorer) if model and scorer in SCORERS else (spec, None)
@@ -65,7 +64,7 @@ def split_model_spec(spec: str) -> tuple[str, str | None]:
 
 @lru_cache(maxsize=2)
 def _tpc_compressor(model: str, device: str | None) -> Any:
-    from tpc_core import TPCCompressor  # noqa: PLC0415
+    from tpc_core import TPCCompressor  # noqa: PLC0415 (lazy: loads torch)
 
     name, scorer = split_model_spec(model)
     return TPCCompressor.from_pretrained(name, device=device, scorer=scorer)
@@ -103,9 +102,8 @@ class TPCMethod(Method):
     def identity(self) -> str:
         # The version string does not change while the engine or its shipped checkpoint is being worked on:
         # fingerprint the package files too, so cached results never mix engine states.
-        import tpc_core  # noqa: PLC0415
 
-        from tpc_core.loading.hub_cse import cached_commits  # noqa: PLC0415
+        from tpc_core.loading.hub_cse import cached_commits  # noqa: PLC0415 (lazy: loads torch)
 
         version, checkpoint = getattr(tpc_core, "__version__", "?"), _checkpoint_fingerprint(split_model_spec(self.model)[0])
         hub = cached_commits(split_model_spec(self.model)[0])  # cpc-*: the commits of the cached Hub parts

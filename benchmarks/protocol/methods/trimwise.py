@@ -105,7 +105,7 @@ class TrimwiseMethod(Method):
             if _module_missing(module):
                 return f"{package} not installed (pip install {package})"
         if self.uses_tiktoken:
-            from trimwise import TrimConfig  # noqa: PLC0415
+            from trimwise import TrimConfig  # noqa: PLC0415 (lazy: optional peer (benchmarks extra))
 
             reason = _tiktoken_reason(TrimConfig().token_encoding)
             if reason is not None:
@@ -134,9 +134,9 @@ class TrimwiseMethod(Method):
 
     def _trim(self, text: str, question: str | None, budget: int) -> tuple[list[tuple[int, int]], str]:
         """trimwise's kept source ranges and its own output text (with omission markers)."""
-        from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode  # noqa: PLC0415
-        from llama_index.postprocessor.trimwise import TrimwiseNodePostprocessor  # noqa: PLC0415
-        from trimwise import Trimmer  # noqa: PLC0415
+        from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode  # noqa: PLC0415 (lazy: optional extra (llamaindex))
+        from llama_index.postprocessor.trimwise import TrimwiseNodePostprocessor  # noqa: PLC0415 (lazy: optional extra (llamaindex))
+        from trimwise import Trimmer  # noqa: PLC0415 (lazy: optional peer (benchmarks extra))
 
         if self._trimmer is None:
             self._trimmer = Trimmer(embedding_callback=self._embed)
