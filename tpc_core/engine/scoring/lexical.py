@@ -8,6 +8,7 @@ IDF), so scores equal ``rank_bm25.BM25Okapi`` on the same tokens. Pure functions
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import re
@@ -31,6 +32,15 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _bag(sentence: str) -> tuple[Counter[str], int]:
+    """A sentence's word counts (a sentence with no word: one unknown token) and their sum. Memoised by text, so
+    a document scored again (a warm cached call, another question over the same chunks) is not read again;
+    callers never change the counter they get."""
+    bag = Counter(words(sentence) or ["\0"])
+    return bag, sum(bag.values())
+
+
 def bm25_scores(sentences: Sequence[str], question: str, *, k1: float = BM25_K1, b: float = BM25_B,
                 epsilon: float = BM25_EPSILON) -> list[float]:
     """Okapi BM25 of each sentence against ``question``, with the sentences as the whole collection.
@@ -45,8 +55,7 @@ def bm25_scores(sentences: Sequence[str], question: str, *, k1: float = BM25_K1,
     """
     if not sentences:
         return []
-    bags = [Counter(words(sentence) or ["\0"]) for sentence in sentences]
-    lengths = [sum(bag.values()) for bag in bags]
+    bags, lengths = zip(*map(_bag, sentences))
     n = len(bags)
     average_length = sum(lengths) / n
     frequency: Counter[str] = Counter(itertools.chain.from_iterable(bags))
