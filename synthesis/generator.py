@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from synthesis.passages import PASSAGE_STYLES
 from synthesis.material import MATERIAL_QUESTIONS, excerpt, row_material, with_questions
 from synthesis.parts import (
     CASINGS,
@@ -30,7 +31,6 @@ from synthesis.parts import (
     Piece,
     header_line,
 )
-from synthesis.passages import PASSAGE_STYLES
 from synthesis.requests import (
     INSTRUCTIONS,
     NO_REQUEST_KINDS,

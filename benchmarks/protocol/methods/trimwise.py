@@ -16,16 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.protocol.budget import MiniLMTokenCounter, join_spans
-from benchmarks.protocol.methods.base import (
-    AGNOSTIC,
-    AWARE,
-    Compressed,
-    Method,
-    split_text,
-    tpc_core_unavailable_reason,
-)
 from benchmarks.protocol.methods.baselines import MiniLMCentroid, MiniLMCosine
+from benchmarks.protocol.budget import MiniLMTokenCounter, join_spans
+from benchmarks.protocol.methods.base import AGNOSTIC, AWARE, Compressed, Method, split_text, tpc_core_unavailable_reason
 
 __all__ = ["TrimwiseHybrid", "TrimwiseLexical", "TrimwiseMethod", "TrimwiseSemantic", "TrimwiseStructural",
            "drop_lowest_until_fits", "spans_within"]
@@ -64,7 +57,7 @@ def _module_missing(module: str) -> bool:
 def _tiktoken_reason(encoding: str) -> str | None:
     """``None`` when tiktoken loads ``encoding`` here (bundled or cached), else why not; it is really tried."""
     try:
-        import tiktoken
+        import tiktoken  # noqa: PLC0415
 
         tiktoken.get_encoding(encoding)
     except Exception as error:  # noqa: BLE001 (no network, no cache, unknown name: all mean "cannot run")
@@ -112,7 +105,7 @@ class TrimwiseMethod(Method):
             if _module_missing(module):
                 return f"{package} not installed (pip install {package})"
         if self.uses_tiktoken:
-            from trimwise import TrimConfig
+            from trimwise import TrimConfig  # noqa: PLC0415 (lazy: optional peer (benchmarks extra))
 
             reason = _tiktoken_reason(TrimConfig().token_encoding)
             if reason is not None:
@@ -141,9 +134,9 @@ class TrimwiseMethod(Method):
 
     def _trim(self, text: str, question: str | None, budget: int) -> tuple[list[tuple[int, int]], str]:
         """trimwise's kept source ranges and its own output text (with omission markers)."""
-        from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
-        from llama_index.postprocessor.trimwise import TrimwiseNodePostprocessor
-        from trimwise import Trimmer
+        from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode  # noqa: PLC0415 (lazy: optional extra (llamaindex))
+        from llama_index.postprocessor.trimwise import TrimwiseNodePostprocessor  # noqa: PLC0415 (lazy: optional extra (llamaindex))
+        from trimwise import Trimmer  # noqa: PLC0415 (lazy: optional peer (benchmarks extra))
 
         if self._trimmer is None:
             self._trimmer = Trimmer(embedding_callback=self._embed)
