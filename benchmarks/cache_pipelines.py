@@ -46,7 +46,7 @@ def corpus_chunks(samples: Sequence[Sample], counter: MiniLMTokenCounter, chunk_
 
 def run_pipelines(samples: Sequence[Sample], counter: MiniLMTokenCounter, settings: Any) -> dict[str, Any]:
     """Both pipelines over the first ``settings.e2e_questions`` samples (spread over sources)."""
-    from tpc_core import TPCCompressor  # noqa: PLC0415 (lazy: loads torch)
+    from tpc_core import TPCCompressor  # lazy: loads torch
 
     chosen = spread_over_sources(samples, settings.e2e_questions)
     chunks = corpus_chunks(chosen, counter, settings.chunk_tokens)
@@ -92,11 +92,11 @@ def _two_rounds(questions: Sequence[str], ask: Callable[[str], Any], seconds: li
 # ---------------------------------------------------------------------------------------------- LangChain
 def langchain_rounds(compressor: Any, texts: list[str], questions: list[str], settings: Any) -> list[dict[str, Any]]:
     """Two rounds of every question through a ``ContextualCompressionRetriever``; one summary per round."""
-    from langchain_classic.retrievers import ContextualCompressionRetriever  # noqa: PLC0415 (lazy: optional extra (langchain))
-    from langchain_core.documents import Document  # noqa: PLC0415 (lazy: optional extra (langchain))
-    from langchain_core.vectorstores import InMemoryVectorStore  # noqa: PLC0415 (lazy: optional extra (langchain))
+    from langchain_classic.retrievers import ContextualCompressionRetriever  # lazy: optional extra (langchain)
+    from langchain_core.documents import Document  # lazy: optional extra (langchain)
+    from langchain_core.vectorstores import InMemoryVectorStore  # lazy: optional extra (langchain)
 
-    from tpc_integrations.langchain import TPCDocumentCompressor  # noqa: PLC0415 (lazy: optional extras (langchain / llamaindex))
+    from tpc_integrations.langchain import TPCDocumentCompressor  # lazy: optional extras (langchain / llamaindex)
 
     store = InMemoryVectorStore(embedding=_embeddings("langchain"))
     store.add_documents([Document(page_content=text, id=str(i)) for i, text in enumerate(texts)])
@@ -111,7 +111,7 @@ def langchain_rounds(compressor: Any, texts: list[str], questions: list[str], se
 
 @lru_cache(maxsize=1)
 def _timed_langchain_class() -> type:
-    from langchain_core.documents import BaseDocumentCompressor  # noqa: PLC0415 (lazy: optional extra (langchain))
+    from langchain_core.documents import BaseDocumentCompressor  # lazy: optional extra (langchain)
 
     class TimedCompressor(BaseDocumentCompressor):
         """Delegates to ``inner`` and records each call's seconds."""
@@ -130,9 +130,9 @@ def _timed_langchain_class() -> type:
 
 
 def _event_collector() -> Any:
-    from langchain_core.callbacks import BaseCallbackHandler  # noqa: PLC0415 (lazy: optional extra (langchain))
+    from langchain_core.callbacks import BaseCallbackHandler  # lazy: optional extra (langchain)
 
-    from tpc_integrations.langchain import COMPRESSION_EVENT  # noqa: PLC0415 (lazy: optional extras (langchain / llamaindex))
+    from tpc_integrations.langchain import COMPRESSION_EVENT  # lazy: optional extras (langchain / llamaindex)
 
     class Collector(BaseCallbackHandler):
         def __init__(self) -> None:
@@ -148,14 +148,14 @@ def _event_collector() -> Any:
 # ---------------------------------------------------------------------------------------------- LlamaIndex
 def llama_index_rounds(compressor: Any, texts: list[str], questions: list[str], settings: Any) -> list[dict[str, Any]]:
     """Two rounds of every question through a LlamaIndex query engine; one summary per round."""
-    import llama_index.core.instrumentation as instrument  # noqa: PLC0415 (lazy: optional extra (llamaindex))
-    from llama_index.core import VectorStoreIndex  # noqa: PLC0415 (lazy: optional extra (llamaindex))
-    from llama_index.core.llms import MockLLM  # noqa: PLC0415 (lazy: optional extra (llamaindex))
-    from llama_index.core.query_engine import RetrieverQueryEngine  # noqa: PLC0415 (lazy: optional extra (llamaindex))
-    from llama_index.core.response_synthesizers.no_text import NoText  # noqa: PLC0415 (lazy: optional extra (llamaindex))
-    from llama_index.core.schema import TextNode  # noqa: PLC0415 (lazy: optional extra (llamaindex))
+    import llama_index.core.instrumentation as instrument  # lazy: optional extra (llamaindex)
+    from llama_index.core import VectorStoreIndex  # lazy: optional extra (llamaindex)
+    from llama_index.core.llms import MockLLM  # lazy: optional extra (llamaindex)
+    from llama_index.core.query_engine import RetrieverQueryEngine  # lazy: optional extra (llamaindex)
+    from llama_index.core.response_synthesizers.no_text import NoText  # lazy: optional extra (llamaindex)
+    from llama_index.core.schema import TextNode  # lazy: optional extra (llamaindex)
 
-    from tpc_integrations.llama_index import TPCNodePostprocessor  # noqa: PLC0415 (lazy: optional extras (langchain / llamaindex))
+    from tpc_integrations.llama_index import TPCNodePostprocessor  # lazy: optional extras (langchain / llamaindex)
 
     index = VectorStoreIndex([TextNode(text=text, id_=str(i)) for i, text in enumerate(texts)],
                              embed_model=_embeddings("llama_index"))
@@ -175,7 +175,7 @@ def llama_index_rounds(compressor: Any, texts: list[str], questions: list[str], 
 
 @lru_cache(maxsize=1)
 def _timed_llama_index_class() -> type:
-    from llama_index.core.postprocessor.types import BaseNodePostprocessor  # noqa: PLC0415 (lazy: optional extra (llamaindex))
+    from llama_index.core.postprocessor.types import BaseNodePostprocessor  # lazy: optional extra (llamaindex)
 
     class TimedPostprocessor(BaseNodePostprocessor):
         """Delegates to ``inner`` and records each call's seconds."""
@@ -194,8 +194,8 @@ def _timed_llama_index_class() -> type:
 
 
 def _rerank_end_collector() -> Any:
-    from llama_index.core.instrumentation.event_handlers import BaseEventHandler  # noqa: PLC0415 (lazy: optional extra (llamaindex))
-    from llama_index.core.instrumentation.events.rerank import ReRankEndEvent  # noqa: PLC0415 (lazy: optional extra (llamaindex))
+    from llama_index.core.instrumentation.event_handlers import BaseEventHandler  # lazy: optional extra (llamaindex)
+    from llama_index.core.instrumentation.events.rerank import ReRankEndEvent  # lazy: optional extra (llamaindex)
 
     class Collector(BaseEventHandler):
         events: list[dict[str, Any]] = []
@@ -227,13 +227,16 @@ class RememberingEncoder:
 
 @lru_cache(maxsize=1)
 def _encoder() -> RememberingEncoder:
-    from tpc_integrations.embeddings import shared_encoder  # noqa: PLC0415 (lazy: optional extras (langchain / llamaindex))
+    from tpc_integrations.embeddings import shared_encoder  # lazy: optional extras (langchain / llamaindex)
 
     return RememberingEncoder(shared_encoder())
 
 
 def _embeddings(framework: str) -> Any:
     """The offline MiniLM embeddings for ``framework`` over the one remembering encoder."""
-    from tpc_integrations.embeddings import langchain_embeddings, llama_index_embedding  # noqa: PLC0415 (lazy: optional extras (langchain / llamaindex))
+    from tpc_integrations.embeddings import (  # lazy: optional extras (langchain / llamaindex)
+        langchain_embeddings,
+        llama_index_embedding,
+    )
 
     return (langchain_embeddings if framework == "langchain" else llama_index_embedding)(_encoder())

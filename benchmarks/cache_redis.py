@@ -94,7 +94,7 @@ def replica(role: str, url: str, directory: str, texts: list[str], question: str
         return
     reference = compressor.compress(texts, question=question, rate=RATE).compressed_prompt  # also warms torch
     started = time.perf_counter()
-    compressor.cache_fingerprint  # what any cache= costs once per process (the weights hashed): at start-up
+    _ = compressor.cache_fingerprint  # what any cache= costs once per process (the weights hashed): at start-up
     fingerprint_ms = 1000 * (time.perf_counter() - started)
     started = time.perf_counter()
     first_cache = DirectoryCache(directory, dtype="fp32") if role.endswith("directory") else cache

@@ -113,7 +113,7 @@ class _Caches:
         self.made = 0
 
     def fresh(self, storage: str) -> Any:
-        from tpc_core.cache import resolve_cache  # noqa: PLC0415 (lazy: loads torch)
+        from tpc_core.cache import resolve_cache  # lazy: loads torch
 
         self.made += 1
         if storage == "memory":
@@ -184,10 +184,10 @@ def embeddings_filter_times(texts: list[str], question: str, settings: CacheSuit
     for module, package in (("langchain_classic", "langchain-classic"), ("langchain_community", "langchain-community")):
         if importlib.util.find_spec(module) is None:
             return {"skipped": f"{package} not installed (EmbeddingsFilter needs it: pip install {package})"}
-    from langchain_classic.retrievers.document_compressors import EmbeddingsFilter  # noqa: PLC0415 (lazy: optional extra (langchain))
-    from langchain_core.documents import Document  # noqa: PLC0415 (lazy: optional extra (langchain))
+    from langchain_classic.retrievers.document_compressors import EmbeddingsFilter  # lazy: optional extra (langchain)
+    from langchain_core.documents import Document  # lazy: optional extra (langchain)
 
-    from tpc_integrations.embeddings import langchain_embeddings  # noqa: PLC0415 (lazy: optional extras (langchain / llamaindex))
+    from tpc_integrations.embeddings import langchain_embeddings  # lazy: optional extras (langchain / llamaindex)
 
     documents = [Document(page_content=text) for text in texts]
     peer = EmbeddingsFilter(embeddings=langchain_embeddings(), k=min(settings.filter_k, len(texts)))
@@ -199,7 +199,7 @@ def embeddings_filter_times(texts: list[str], question: str, settings: CacheSuit
 
 def scaling(compressor: Any, chunks: Sequence[Chunk], question: str, settings: CacheSuiteSettings) -> list[dict]:
     """Cold and warm (memory) call time, prompt-aware, by number of chunks."""
-    from tpc_core.cache import resolve_cache  # noqa: PLC0415 (lazy: loads torch)
+    from tpc_core.cache import resolve_cache  # lazy: loads torch
 
     rows = []
     for count in settings.scaling:
@@ -236,10 +236,10 @@ def plot_cache_scaling(rows: Sequence[dict[str, Any]], path: Path, *, chunk_toke
 def run_cache_suite(samples: Sequence[Sample], out_dir: Path, settings: CacheSuiteSettings) -> dict[str, Any]:
     """Run every part on qa_dev ``train`` samples; write ``cache.md`` and ``cache_latency.png`` under
     ``out_dir`` and return the JSON payload (``run.py`` writes ``cache.json``)."""
-    from tpc_core import TPCCompressor  # noqa: PLC0415 (lazy: loads torch)
+    from tpc_core import TPCCompressor  # lazy: loads torch
 
     if settings.threads is not None:  # torch's intra-op threads; a busy machine makes 2 threads slow small forwards
-        import torch  # noqa: PLC0415 (lazy: loads torch)
+        import torch  # lazy: loads torch
 
         torch.set_num_threads(settings.threads)
     counter = minilm_token_counter()
@@ -274,7 +274,7 @@ def run_cache_suite(samples: Sequence[Sample], out_dir: Path, settings: CacheSui
 
 
 def _torch_threads() -> int:
-    import torch  # noqa: PLC0415 (lazy: loads torch)
+    import torch  # lazy: loads torch
 
     return torch.get_num_threads()
 

@@ -21,7 +21,7 @@ from pathlib import Path
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "data" / "declaration_of_independence.txt"
 
 
-def aware_latencies(compressor, text: str, question: str, calls: int) -> list[float]:  # noqa: ANN001
+def aware_latencies(compressor, text: str, question: str, calls: int) -> list[float]:
     """Seconds each of ``calls`` concurrent prompt-aware calls took, all started together."""
     barrier, latencies = threading.Barrier(calls), []
     lock = threading.Lock()

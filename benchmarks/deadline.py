@@ -24,7 +24,7 @@ from pathlib import Path
 from benchmarks.protocol.loaders import load_qa_dev
 
 
-def _documents(count: int):  # noqa: ANN202 - LangChain documents
+def _documents(count: int):  # LangChain documents
     from langchain_core.documents import Document  # lazy: optional extra (langchain)
 
     chunks: list[str] = []
@@ -35,7 +35,7 @@ def _documents(count: int):  # noqa: ANN202 - LangChain documents
     return [Document(page_content=text, id=str(k)) for k, text in enumerate(chunks[:count])]
 
 
-def overhead(compressor, documents, question: str, calls: int) -> dict:  # noqa: ANN001
+def overhead(compressor, documents, question: str, calls: int) -> dict:
     """Milliseconds of warm calls without and with a deadline that is never reached, alternated."""
     from tpc_integrations.langchain import TPCDocumentCompressor  # lazy: optional extras (langchain / llamaindex)
 
@@ -54,7 +54,7 @@ def overhead(compressor, documents, question: str, calls: int) -> dict:  # noqa:
             "median_added_ms": medians["deadline"] - medians["none"]}
 
 
-def lateness(compressor, documents, question: str, deadlines_ms: list[float], calls: int) -> dict:  # noqa: ANN001
+def lateness(compressor, documents, question: str, deadlines_ms: list[float], calls: int) -> dict:
     """How many milliseconds after its deadline each cold call returned."""
     from tpc_integrations.langchain import TPCDocumentCompressor  # lazy: optional extras (langchain / llamaindex)
 

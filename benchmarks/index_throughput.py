@@ -61,11 +61,11 @@ class Row:
 class PaddingMeter:
     """Counts real and padded token positions of every CSE forward pass (a forward pre-hook, no engine change)."""
 
-    def __init__(self, model) -> None:  # noqa: ANN001 (a transformers model)
+    def __init__(self, model) -> None:  # a transformers model
         self.real = self.total = 0
         model.register_forward_pre_hook(self._count, with_kwargs=True)
 
-    def _count(self, _module, _args, kwargs):  # noqa: ANN001, ANN202
+    def _count(self, _module, _args, kwargs):
         mask = kwargs.get("attention_mask")
         if mask is not None and mask.dim() == 2:
             self.real += int(mask.sum())
@@ -76,7 +76,7 @@ class PaddingMeter:
         return (positions - (self.real - real)) / positions if positions else 0.0
 
 
-def long_prompt_row(compressor, text: str, question: str, rate: float, repeats: int,  # noqa: ANN001
+def long_prompt_row(compressor, text: str, question: str, rate: float, repeats: int,
                     meter: PaddingMeter) -> Row:
     """The median of ``repeats`` prompt-aware compressions of the long prompt, after one warm-up."""
     compressor.compress(text, question=question, rate=rate)  # warm-up
@@ -90,7 +90,7 @@ def long_prompt_row(compressor, text: str, question: str, rate: float, repeats: 
                meter.share_since(real, total), {str(result.task_source): 1})
 
 
-def corpus_row(compressor, rows: list[dict], mode: str, settings, batch_size: int, workdir: Path,  # noqa: ANN001
+def corpus_row(compressor, rows: list[dict], mode: str, settings, batch_size: int, workdir: Path,
                meter: PaddingMeter) -> Row:
     """``rows`` through the local engine (plan, ``run_local``, Parquet parts in ``workdir``), model loaded."""
     import pyarrow.parquet as pq  # lazy: optional extra (corpus)

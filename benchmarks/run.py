@@ -32,11 +32,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from benchmarks.cache_suite import CacheSuiteSettings, run_cache_suite
 from benchmarks.protocol.budget import minilm_token_counter
 from benchmarks.protocol.cache import JsonCache
-from benchmarks.cache_suite import CacheSuiteSettings, run_cache_suite
 from benchmarks.protocol.evaluate import evaluate
-from benchmarks.protocol.methods.forward_floor import FLOOR_METHOD
 from benchmarks.protocol.index import (
     INDEX_METHODS,
     INDEX_RATES,
@@ -47,6 +46,8 @@ from benchmarks.protocol.index import (
     plot_index_recall,
 )
 from benchmarks.protocol.loaders import (
+    LONGBENCH_TASKS,
+    ZEROSCROLLS_TASKS,
     DataNotFoundError,
     Sample,
     load_longbench,
@@ -54,10 +55,9 @@ from benchmarks.protocol.loaders import (
     load_summ_dev,
     load_zeroscrolls,
     round_robin,
-    LONGBENCH_TASKS,
-    ZEROSCROLLS_TASKS,
 )
 from benchmarks.protocol.methods.base import AGNOSTIC, Method
+from benchmarks.protocol.methods.forward_floor import FLOOR_METHOD
 from benchmarks.protocol.methods.registry import (
     ALL_METHOD_NAMES,
     METHOD_NAMES,
@@ -67,6 +67,7 @@ from benchmarks.protocol.methods.registry import (
     method_specs,
     tpc_model_labels,
 )
+from benchmarks.protocol.methods.tpc import DEFAULT_TPC_MODEL, TPCMethod
 from benchmarks.protocol.reader import CachedReader, ReaderUnavailable, resolve_reader
 from benchmarks.protocol.report import (
     aggregate,
@@ -85,7 +86,6 @@ from benchmarks.protocol.report import (
 )
 from benchmarks.protocol.summ import evaluate_summ, evenly_spaced
 from benchmarks.timing import DEFAULT_LENGTHS, run_speed_suite
-from benchmarks.protocol.methods.tpc import DEFAULT_TPC_MODEL, TPCMethod
 
 __all__ = ["main", "parse_args", "stratified"]
 

@@ -28,12 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.protocol.budget import MiniLMTokenCounter, budget_for, minilm_token_counter
-from benchmarks.protocol.methods.forward_floor import FLOOR_METHOD, MiniLMForwardFloor
 from benchmarks.protocol.loaders import Sample
 from benchmarks.protocol.methods.base import AWARE, Method
+from benchmarks.protocol.methods.forward_floor import FLOOR_METHOD, MiniLMForwardFloor
 from benchmarks.protocol.methods.registry import MethodSpec, build_method
-from synthesis.templates import QA_DEV_TEMPLATES, fill_template
 from benchmarks.protocol.methods.tpc import DEFAULT_TPC_MODEL
+from synthesis.templates import QA_DEV_TEMPLATES, fill_template
 
 __all__ = ["DEFAULT_LENGTHS", "build_timed_method", "build_length_prompts", "run_speed_suite"]
 
@@ -76,10 +76,10 @@ def build_timed_method(name: str, counter: MiniLMTokenCounter, *, device: str | 
 
 def _worker(method_name: str, prompts_path: Path, repeats: Sequence[int], rate: float, device: str | None,
             tpc_model: str = DEFAULT_TPC_MODEL, label: str | None = None) -> dict:  # fmt: skip
-    import psutil  # noqa: PLC0415 (lazy: optional (benchmarks extra))
-    import torch  # noqa: PLC0415 (lazy: loads torch)
+    import psutil  # lazy: optional (benchmarks extra)
+    import torch  # lazy: loads torch
 
-    from benchmarks.protocol.methods.embedder import shared_embedder  # noqa: PLC0415 (lazy: loads torch)
+    from benchmarks.protocol.methods.embedder import shared_embedder  # lazy: loads torch
 
     prompts = {int(k): v for k, v in json.loads(prompts_path.read_text()).items()}
     counter = minilm_token_counter()

@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"  - {shorten(sentence)}")
 
 
-def _timed(function):  # noqa: ANN001, ANN202
+def _timed(function):
     started = time.perf_counter()
     value = function()
     return value, time.perf_counter() - started
@@ -72,7 +72,7 @@ def _langchain(sample, cache: str, args: argparse.Namespace) -> dict:
         def __init__(self) -> None:
             self.seen: list[dict] = []
 
-        def on_custom_event(self, name, data, **kwargs) -> None:  # noqa: ANN001
+        def on_custom_event(self, name, data, **kwargs) -> None:
             if name == COMPRESSION_EVENT:
                 self.seen.append(data)
 
@@ -112,7 +112,7 @@ def _llama_index(sample, cache: str, args: argparse.Namespace) -> dict:
     seen: list[dict] = []
 
     class Events(BaseEventHandler):
-        def handle(self, event, **kwargs) -> None:  # noqa: ANN001
+        def handle(self, event, **kwargs) -> None:
             if isinstance(event, ReRankEndEvent):
                 seen.append(dict(event.tags))
 

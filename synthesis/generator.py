@@ -20,7 +20,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from synthesis.passages import PASSAGE_STYLES
 from synthesis.material import MATERIAL_QUESTIONS, excerpt, row_material, with_questions
 from synthesis.parts import (
     CASINGS,
@@ -31,6 +30,7 @@ from synthesis.parts import (
     Piece,
     header_line,
 )
+from synthesis.passages import PASSAGE_STYLES
 from synthesis.requests import (
     INSTRUCTIONS,
     NO_REQUEST_KINDS,

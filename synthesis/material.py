@@ -15,8 +15,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from synthesis.passages import PASSAGE_STYLES, format_passages, nq_passages
 from synthesis.parts import NAMES
+from synthesis.passages import PASSAGE_STYLES, format_passages, nq_passages
 
 __all__ = ["MATERIAL_QUESTIONS", "evidence_spans", "excerpt", "row_material", "with_questions"]
 

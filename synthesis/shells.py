@@ -128,7 +128,7 @@ def _inst(system_block: bool) -> Callable[[str | None, list[Turn]], list[Piece]]
         pieces: list[Piece] = [("<s>[INST] ", False)]
         if system:
             pieces.append((f"<<SYS>>\n{system}\n<</SYS>>\n\n" if system_block else f"{system}\n\n", False))
-        for number, (role, content) in enumerate(turns):
+        for role, content in turns:
             if role == "assistant":
                 pieces += [(" ", False), *content, (" </s><s>[INST] " if system_block else "</s>[INST] ", False)]
             else:

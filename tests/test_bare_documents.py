@@ -13,8 +13,8 @@ import pytest
 
 from tpc_core.engine.options import CompressionOptions
 from tpc_core.engine.reading import segment
-from tpc_core.engine.values import Selection, Task, TaskSource
 from tpc_core.engine.task.finder import TaskFinder
+from tpc_core.engine.values import Selection, Task, TaskSource
 
 pytestmark = pytest.mark.slow
 

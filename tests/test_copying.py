@@ -9,8 +9,8 @@ import threading
 import pytest
 
 from tpc_core import TPCCompressor
-from tpc_core.loading.copying import picklable_state, restore_state
 from tpc_core.engine.tokens import resolve_token_counter
+from tpc_core.loading.copying import picklable_state, restore_state
 
 TEXT = ("The harbour froze in January. Ships waited outside for weeks. The mayor ordered icebreakers from the north. "
         "Fishermen sold their catch in the next town. By March the ice was gone and trade resumed.")

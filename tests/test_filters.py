@@ -6,14 +6,13 @@ from __future__ import annotations
 import pytest
 
 from tpc_core.engine.options import CompressionOptions
-from tpc_core.segmentation import get_splitter
-from tpc_core.engine.selection.budget import filter_kept, validate_filter_args
-from tpc_core.engine.values import Scored
-from tpc_core.engine.selection.assembly import compress_scored
-from tpc_core.engine.reading import segment
 from tpc_core.engine.output.result import to_result
-from tpc_core.engine.values import Task
+from tpc_core.engine.reading import segment
+from tpc_core.engine.selection.assembly import compress_scored
+from tpc_core.engine.selection.budget import filter_kept, validate_filter_args
 from tpc_core.engine.tokens import TokenCounter
+from tpc_core.engine.values import Scored, Task
+from tpc_core.segmentation import get_splitter
 
 DOCUMENTS = [
     "The harbour froze in January. Ships waited outside for weeks.\nThe mayor ordered icebreakers from the north.",

@@ -128,7 +128,7 @@ def conversations(draw: st.DrawFn) -> tuple[str, list[Turn], bool]:
     return name, turns_, generation
 
 
-def _leaving_room(compressor, text: str, rate: float) -> float:  # noqa: ANN001 (a TPCCompressor)
+def _leaving_room(compressor, text: str, rate: float) -> float:  # a TPCCompressor
     """``rate``, raised where needed so that the budget holds every marker and a tenth of the prompt more.
 
     The markers cost their tokens (with MiniLM's counter ~7 a ChatML marker, ~14 a Llama 3 header: 13-41% of the

@@ -15,9 +15,9 @@ import pytest
 import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
-from hub_cache import ADAPTER, ADDED_TOKENS, BASE, TOKENIZER, HubCache, build_hub_cache  # noqa: E402
+from hub_cache import ADAPTER, ADDED_TOKENS, BASE, TOKENIZER, HubCache, build_hub_cache
 
-from tpc_core import TPCCompressor  # noqa: E402
+from tpc_core import TPCCompressor
 
 TEXT = ("The river flooded the valley in spring. Farmers moved their cattle to the hills. The council met on "
         "Tuesday to discuss the budget. A new bridge was approved after a long debate. The museum opens at nine "
@@ -137,10 +137,11 @@ def test_a_pickle_that_runs_code_is_refused(hub_cache):
 
 def _checkpoint(tmp_path: Path, hub_cache: HubCache, **cse_changes) -> Path:
     """A saved cpc-llama-1b checkpoint whose CSE section is edited (a user's checkpoint referencing Hub parts)."""
+    import dataclasses
+
+    from tpc_core import TPCConfig
     from tpc_core.loading.hub_cse import hub_cse_config
     from tpc_core.loading.registry import REGISTRY
-    from tpc_core import TPCConfig
-    import dataclasses
 
     cse = dataclasses.replace(hub_cse_config(REGISTRY["cpc-llama-1b"]), **cse_changes)
     TPCConfig(cse=cse, name="edited").save(tmp_path)

@@ -137,8 +137,8 @@ def _head_file(kind, path):
     """A small random head of ``kind`` ("request_head" / "salience_head") written to ``path``."""
     import torch
 
-    from tpc_core.engine.task.request import FEATURE_NAMES, RequestHead
     from tpc_core.engine.scoring.salience import HAND_FEATURES, SalienceHead
+    from tpc_core.engine.task.request import FEATURE_NAMES, RequestHead
 
     if kind == "request_head":
         RequestHead(torch.randn(4 + len(FEATURE_NAMES)), 0.25).save(path)
@@ -150,8 +150,8 @@ def _head_file(kind, path):
 @pytest.mark.parametrize("kind", ["request_head", "salience_head"])
 def test_both_heads_load_through_one_loader_that_keeps_them_inside_the_checkpoint(kind, tmp_path):
     from tpc_core.config import AgnosticConfig
-    from tpc_core.engine.task.request import RequestHead
     from tpc_core.engine.scoring.salience import SalienceHead
+    from tpc_core.engine.task.request import RequestHead
     from tpc_core.loading.heads import load_request_head, load_salience_head
 
     load, head_type = {"request_head": (load_request_head, RequestHead),

@@ -15,14 +15,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tpc_core.engine.options import CompressionOptions
-from tpc_core.engine.output.result import CompressionResult
-from tpc_core.segmentation import get_splitter
-from tpc_core.engine.values import Scored
-from tpc_core.engine.selection.assembly import compress_scored
+from tpc_core.engine.output.result import CompressionResult, to_result
 from tpc_core.engine.reading import segment
-from tpc_core.engine.output.result import to_result
-from tpc_core.engine.values import Task
+from tpc_core.engine.selection.assembly import compress_scored
 from tpc_core.engine.tokens import TokenCounter, resolve_token_counter
+from tpc_core.engine.values import Scored, Task
+from tpc_core.segmentation import get_splitter
 
 PURE_CASES = 2000
 END_TO_END_CASES = 200

@@ -79,10 +79,10 @@ def test_quiet_loading_restores_the_callers_settings():
                     assert not hf_logging.is_progress_bar_enabled()
                     with quiet_loading():  # nested loads (a CTD base converted inside a load) stay quiet
                         warnings.warn("`is_gradient_checkpointing` is deprecated and will be removed in v6.",
-                                      FutureWarning)
+                                      FutureWarning, stacklevel=1)
                     assert not hf_logging.is_progress_bar_enabled()
                     with pytest.raises(FutureWarning, match="something else"):  # only that message is silenced
-                        warnings.warn("something else", FutureWarning)
+                        warnings.warn("something else", FutureWarning, stacklevel=1)
                 assert hf_logging.is_progress_bar_enabled() is user_setting
                 assert warnings.filters == filters
     finally:

@@ -92,8 +92,7 @@ def test_save_and_load_round_trip_and_refusals(tmp_path):
 
 def test_a_checkpoint_with_a_sequence_head_loads_it_and_finds_with_it(tmp_path):
     """The loader tells the two kinds apart by the file; the task finder runs the sequence head on the real CSE."""
-    from tpc_core import TPCCompressor
-    from tpc_core import REGISTRY
+    from tpc_core import REGISTRY, TPCCompressor
 
     source = REGISTRY["tpc-mini"].local_dir
     target = tmp_path / "tpc-seq"

@@ -157,10 +157,10 @@ TEXT = ("Passage 1:\nThe council met on Monday. It approved the new budget after
 def test_a_checkpoint_with_a_head_scores_coverage_tasks_with_it(headed_checkpoint) -> None:
     from tpc_core import TPCCompressor
     from tpc_core.engine.options import CompressionOptions
-    from tpc_core.engine.scoring.scorers import score_prompts
-    from tpc_core.segmentation import get_splitter
     from tpc_core.engine.reading import segment
+    from tpc_core.engine.scoring.scorers import score_prompts
     from tpc_core.engine.values import Selection, Task, TaskSource
+    from tpc_core.segmentation import get_splitter
 
     compressor = TPCCompressor.from_pretrained(headed_checkpoint, device="cpu")
     head = compressor._salience_head
@@ -180,13 +180,14 @@ def test_a_checkpoint_with_a_head_scores_coverage_tasks_with_it(headed_checkpoin
 
 def test_a_checkpoint_without_a_head_keeps_the_hand_set_rule(tiny_checkpoint, tmp_path) -> None:
     from checkpoint_helpers import edited_checkpoint
+
     from tpc_core import TPCCompressor
-    from tpc_core.engine.scoring.coverage import coverage_scores, section_ranks
     from tpc_core.engine.options import CompressionOptions
-    from tpc_core.engine.scoring.scorers import score_prompts
-    from tpc_core.segmentation import get_splitter
     from tpc_core.engine.reading import segment
+    from tpc_core.engine.scoring.coverage import coverage_scores, section_ranks
+    from tpc_core.engine.scoring.scorers import score_prompts
     from tpc_core.engine.values import Selection, Task, TaskSource
+    from tpc_core.segmentation import get_splitter
 
     root = edited_checkpoint(tiny_checkpoint, tmp_path, "agnostic", centrality_weight=1.0, position_weight=0.5)
     compressor = TPCCompressor.from_pretrained(root, device="cpu")
@@ -203,6 +204,7 @@ def test_a_checkpoint_without_a_head_keeps_the_hand_set_rule(tiny_checkpoint, tm
 
 def test_a_config_naming_a_head_outside_the_checkpoint_fails_at_load(tiny_checkpoint, tmp_path) -> None:
     from checkpoint_helpers import edited_checkpoint
+
     from tpc_core import TPCCompressor
 
     root = edited_checkpoint(tiny_checkpoint, tmp_path, "agnostic", salience_head="../salience_head.safetensors")
@@ -217,7 +219,7 @@ def test_budget_verbatim_and_order_hold_with_the_head(headed_checkpoint) -> None
     compressor = TPCCompressor.from_pretrained(headed_checkpoint, device="cpu")
     rng = random.Random(5)
     sentences = [s + "." for s in TEXT.replace("Passage", "\nPassage").split(". ")]
-    for trial in range(6):
+    for _ in range(6):
         rng.shuffle(sentences)
         documents = [" ".join(sentences[:6]), "\n\n".join(sentences[6:])]
         rate = rng.choice([0.15, 0.3, 0.5])
@@ -239,8 +241,8 @@ def test_the_shipped_tpc_mini_head_loads_and_matches_its_encoder(tpc_mini) -> No
     assert config.agnostic.salience_head and config.agnostic.salience_head.endswith(".safetensors")
     assert "salience" in config.extra["training"]
     from tpc_core.engine.options import CompressionOptions
-    from tpc_core.segmentation import get_splitter
     from tpc_core.engine.reading import segment
+    from tpc_core.segmentation import get_splitter
 
     prompt = segment((TEXT,), get_splitter("nupunkt"), tpc_mini.token_counter, CompressionOptions(rate=0.3))
     embeddings = tpc_mini.scorer.embed([prompt])[0]

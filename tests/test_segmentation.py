@@ -7,15 +7,15 @@ import time
 
 import pytest
 
-from tpc_core.segmentation import backends
-from tpc_core.segmentation import splitter as splitter_module
 from tpc_core.segmentation import (
     SPLITTER_NAMES,
     SentenceSplitter,
     Span,
+    backends,
     get_splitter,
     split_sentences,
 )
+from tpc_core.segmentation import splitter as splitter_module
 
 
 def _nltk_available() -> bool:

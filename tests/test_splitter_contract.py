@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tpc_core.engine.options import CompressionOptions
-from tpc_core.segmentation import get_splitter
 from tpc_core.engine.reading import segment
+from tpc_core.segmentation import get_splitter
 
 TEXT = "The bridge opened in 1932. It was designed by a local engineer. Traffic doubled within a decade."
 

@@ -30,10 +30,10 @@ __all__ = [*_EXPORTS, "__version__"]
 if TYPE_CHECKING:
     from tpc_core.compressor import TPCCompressor
     from tpc_core.config import CSEConfig, CTDConfig, TPCConfig
-    from tpc_core.loading.registry import DEFAULT_MODEL, REGISTRY
     from tpc_core.engine.output.result import CompressionResult
     from tpc_core.engine.output.sentence import SentenceRecord
     from tpc_core.engine.values import Selection, Task, TaskSource
+    from tpc_core.loading.registry import DEFAULT_MODEL, REGISTRY
 
 
 def __getattr__(name: str) -> Any:

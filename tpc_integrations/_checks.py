@@ -17,8 +17,8 @@ import torch
 from tpc_core import TPCCompressor
 from tpc_core.cache.resolve import check_cache_spec
 from tpc_core.engine.tokens import TokenCounter, resolve_token_counter
-from tpc_core.loading.devices import resolve_device, resolve_dtype
 from tpc_core.loading.checkpoint import HubOptions, read_checkpoint_config
+from tpc_core.loading.devices import resolve_device, resolve_dtype
 from tpc_core.loading.registry import REGISTRY
 from tpc_core.segmentation import SPLITTER_NAMES
 

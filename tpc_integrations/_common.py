@@ -23,11 +23,28 @@ from tpc_core.engine.options import CompressKeywords
 from tpc_core.engine.selection.budget import validate_budget_args, validate_filter_args
 from tpc_core.engine.tokens import TokenCounter, resolve_token_counter
 from tpc_core.loading.devices import resolve_device, resolve_dtype
-from tpc_integrations._checks import (TPCSettingsError, check_cache, check_device, check_dtype, check_model,
-                                      check_model_kwargs, check_splitter, check_token_counter, settings_error)
+from tpc_integrations._checks import (
+    TPCSettingsError,
+    check_cache,
+    check_device,
+    check_dtype,
+    check_model,
+    check_model_kwargs,
+    check_splitter,
+    check_token_counter,
+    settings_error,
+)
 from tpc_integrations._failsafe import FailSafeSettings
-from tpc_integrations._outcomes import (METADATA_KEYS, CallOutcome, DocumentOutcome, compress_call, copy_metadata,
-                                        ensure_text, ensure_type, fresh_metadata)
+from tpc_integrations._outcomes import (
+    METADATA_KEYS,
+    CallOutcome,
+    DocumentOutcome,
+    compress_call,
+    copy_metadata,
+    ensure_text,
+    ensure_type,
+    fresh_metadata,
+)
 from tpc_integrations._peer_names import translate_peer_names
 
 __all__ = [

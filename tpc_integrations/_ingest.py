@@ -24,8 +24,13 @@ from pydantic import model_validator
 
 from tpc_integrations._common import TPCEngineSettings
 from tpc_integrations._failsafe import Progress
-from tpc_integrations._outcomes import (COMPRESSED_TOKENS_KEY, ORIGIN_TOKENS_KEY, STATUS_KEY, TASK_DESCRIPTION_KEY,
-                                        TASK_SOURCE_KEY)
+from tpc_integrations._outcomes import (
+    COMPRESSED_TOKENS_KEY,
+    ORIGIN_TOKENS_KEY,
+    STATUS_KEY,
+    TASK_DESCRIPTION_KEY,
+    TASK_SOURCE_KEY,
+)
 
 __all__ = ["INGEST_METADATA_KEYS", "WARMED", "IngestOutcome", "TPCIngestSettings", "compress_each", "warm_each"]
 

@@ -38,8 +38,7 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
 
 from pydantic import ConfigDict
 
-from tpc_integrations._common import (CallOutcome, TPCSettings, compress_call, ensure_text, ensure_type,
-                                      fresh_metadata)
+from tpc_integrations._common import CallOutcome, TPCSettings, compress_call, ensure_text, ensure_type, fresh_metadata
 from tpc_integrations._failsafe import Fallback, guarded
 from tpc_integrations._ingest import IngestOutcome, TPCIngestSettings, compress_each
 from tpc_integrations.langchain_messages import MESSAGES_EVENT, TPCMessagesCompressor, compress_messages

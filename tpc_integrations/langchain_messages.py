@@ -88,12 +88,12 @@ class TPCMessagesCompressor(TPCMessagesSettings, RunnableSerializable[MessagesIn
     name: Optional[str] = "TPCMessagesCompressor"
     """The run's name in traces."""
 
-    def invoke(self, input: MessagesInput, config: Optional[RunnableConfig] = None,  # noqa: A002 - LangChain's name
+    def invoke(self, input: MessagesInput, config: Optional[RunnableConfig] = None,  # LangChain's name
                **kwargs: Any) -> list[BaseMessage]:
         """Compress one conversation (see the class docstring); ``kwargs`` are LangChain's and not used."""
         return self._as_lambda().invoke(input, config)
 
-    async def ainvoke(self, input: MessagesInput, config: Optional[RunnableConfig] = None,  # noqa: A002
+    async def ainvoke(self, input: MessagesInput, config: Optional[RunnableConfig] = None,
                       **kwargs: Any) -> list[BaseMessage]:
         """:meth:`invoke` with the model work in a worker thread, so the event loop keeps running."""
         return await self._as_lambda().ainvoke(input, config)

@@ -22,8 +22,8 @@ from __future__ import annotations
 import asyncio
 import copy
 import inspect
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Optional
 
 try:
@@ -47,8 +47,7 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
 from pydantic import ConfigDict
 
 from tpc_core.diagnostics.caller import register_library_path
-from tpc_integrations._common import (TPCSettings, compress_call, copy_metadata, ensure_text, ensure_type,
-                                      fresh_metadata)
+from tpc_integrations._common import TPCSettings, compress_call, copy_metadata, ensure_text, ensure_type, fresh_metadata
 from tpc_integrations._failsafe import guarded
 from tpc_integrations._ingest import IngestOutcome, TPCIngestSettings, compress_each
 from tpc_integrations.llama_index_memory import TPCChatMemory, TPCEvent

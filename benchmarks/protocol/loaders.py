@@ -280,7 +280,7 @@ def load_longbench(
 def _longbench_from_hub(task: str) -> list[dict[str, Any]] | None:
     """Rows from the Hub when ``datasets`` is installed and the Hub answers, else ``None``."""
     try:
-        import datasets  # noqa: PLC0415 (optional dependency)
+        import datasets  # optional dependency
     except ImportError:
         return None
     try:

@@ -139,7 +139,7 @@ def _indel_ratio(a: str, b: str) -> float:
     if not a and not b:
         return 1.0
     try:
-        from rapidfuzz.distance import Indel  # noqa: PLC0415 (optional speed-up, same value)
+        from rapidfuzz.distance import Indel  # optional speed-up, same value
 
         return Indel.normalized_similarity(a, b)
     except ImportError:

@@ -37,8 +37,8 @@ class HFReader:
     """A local causal LM, greedy decoding."""
 
     def __init__(self, model_dir: str | Path, *, device: str | None = None, max_input_tokens: int | None = None):
-        import torch  # noqa: PLC0415 (lazy: loads torch)
-        from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: PLC0415 (lazy: loads torch)
+        import torch  # lazy: loads torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer  # lazy: loads torch
 
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         self.tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
@@ -54,7 +54,7 @@ class HFReader:
         return ids[:half] + ids[len(ids) - (limit - half) :]
 
     def generate(self, prompt: str, *, max_new_tokens: int, chat: bool) -> str:
-        import torch  # noqa: PLC0415 (lazy: loads torch)
+        import torch  # lazy: loads torch
 
         limit = self.max_input_tokens - max_new_tokens - 32  # room for the chat wrapper
         ids = self.tokenizer(prompt, add_special_tokens=False)["input_ids"]
@@ -89,7 +89,7 @@ class OpenAIReader:
             data=json.dumps(body).encode(),
             headers={"Content-Type": "application/json", "Authorization": f"Bearer {self.api_key}"},
         )
-        with urllib.request.urlopen(request, timeout=self.timeout_s) as response:  # noqa: S310 (user's URL)
+        with urllib.request.urlopen(request, timeout=self.timeout_s) as response:  # user's URL
             return json.loads(response.read())
 
     def generate(self, prompt: str, *, max_new_tokens: int, chat: bool) -> str:
@@ -121,7 +121,7 @@ class CachedReader:
 def _smollm2_dir() -> str:
     """SmolLM2-135M-Instruct safetensors directory, as converted and cached by ``tpc_core.loading.offline``."""
     try:
-        from tpc_core.loading import offline  # noqa: PLC0415
+        from tpc_core.loading import offline
     except Exception as error:  # noqa: BLE001
         raise ReaderUnavailable(f"--reader smollm2 needs tpc_core.loading.offline ({type(error).__name__}: {error})") from None
     for name in ("smollm2_path", "get_smollm2_path", "smollm2_model_dir", "smollm2_dir"):

@@ -265,10 +265,10 @@ def speed_ratio_lines(results: Sequence[Mapping[str, Any]], numerators: Sequence
 
 def pyplot() -> Any:
     """``matplotlib.pyplot`` on the Agg backend: figures are written to files, never shown."""
-    import matplotlib  # noqa: PLC0415 (lazy: optional (plots only))
+    import matplotlib  # lazy: optional (plots only)
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415 (lazy: optional (plots only))
+    import matplotlib.pyplot as plt  # lazy: optional (plots only)
 
     return plt
 
@@ -347,7 +347,7 @@ def environment_info() -> dict[str, Any]:
         except metadata.PackageNotFoundError:
             versions[package] = None
     try:
-        import tpc_core  # noqa: PLC0415
+        import tpc_core
 
         versions["tpc_core"] = getattr(tpc_core, "__version__", "?")
     except Exception:  # noqa: BLE001
@@ -357,13 +357,13 @@ def environment_info() -> dict[str, Any]:
         "cpu_count": os.cpu_count(), "versions": versions,
     }  # fmt: skip
     try:
-        import psutil  # noqa: PLC0415
+        import psutil
 
         info["memory_gb"] = round(psutil.virtual_memory().total / 2**30, 1)
     except ImportError:
         pass
     try:
-        import torch  # noqa: PLC0415
+        import torch
 
         info["cuda"] = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
         info["torch_threads"] = torch.get_num_threads()

@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.protocol.budget import minilm_token_counter
-from benchmarks.protocol.methods.forward_floor import BATCH_SIZE, FLOOR_METHOD, WINDOW_TOKENS, MiniLMForward, token_windows
+from benchmarks.protocol.methods.forward_floor import (
+    BATCH_SIZE,
+    FLOOR_METHOD,
+    WINDOW_TOKENS,
+    MiniLMForward,
+    token_windows,
+)
 from benchmarks.protocol.report import speed_ratio_lines
 from benchmarks.run import SPEED_METHODS, parse_args
 from benchmarks.timing import build_timed_method

@@ -9,8 +9,8 @@ import random
 import pytest
 
 from benchmarks.layout_recall import layout_prompts, summarise_layouts
-from synthesis.layouts import HELD_OUT_LAYOUTS, LAYOUTS, SEEN_LAYOUTS, render
 from benchmarks.protocol.loaders import Sample
+from synthesis.layouts import HELD_OUT_LAYOUTS, LAYOUTS, SEEN_LAYOUTS, render
 
 _MATERIAL = ('Document 1: Bridges\nThe "Old" bridge opened in 1932.\nIt is 300 m long.\n\n'
              "Document 2: Tunnels\nThe tunnel opened in 1950.\n\nDocument 3: Roads\nThe road is older.")

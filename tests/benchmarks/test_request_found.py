@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from synthesis.instructions import INSTRUCTION_FAMILIES, SHAPES
 from benchmarks.protocol.request_outcomes import Outcome, summarise, summary_markdown
 from benchmarks.request_found import dev_records
+from synthesis.instructions import INSTRUCTION_FAMILIES, SHAPES
 
 QA = Path(__file__).resolve().parents[3] / "shared" / "data" / "qa_dev.jsonl"
 

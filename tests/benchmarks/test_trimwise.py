@@ -41,7 +41,7 @@ def _assert_verbatim_in_order(output: str, original: str) -> None:
         assert any(sentence == candidate for candidate in remaining), (sentence, output)
 
 
-def _runnable(name: str):  # noqa: ANN202
+def _runnable(name: str):
     method = build_method(name, minilm_token_counter())
     reason = method.unavailable_reason()
     if reason is not None:

@@ -10,8 +10,8 @@ import pytest
 from corpus_helpers import BUNDLED_QUESTION, TASK, corpus_rows, read_out
 
 import tpc_core.corpus.local as corpus
-from tpc_core.corpus.local import compress_corpus
 from tpc_core.corpus.io import CorpusSettings
+from tpc_core.corpus.local import compress_corpus
 
 pytestmark = pytest.mark.slow
 SETTINGS = CorpusSettings(model="tpc-mini", rate=0.4, task_description=TASK)

@@ -14,8 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 from corpus_helpers import TASK, corpus_rows, read_out, run_cli, write_jsonl
 
-from tpc_core.corpus.local import compress_corpus
 from tpc_core.corpus.io import MANIFEST_NAME, CorpusSettings
+from tpc_core.corpus.local import compress_corpus
 
 pytestmark = pytest.mark.slow
 SETTINGS = CorpusSettings(model="tpc-mini", rate=0.4, task_description=TASK)

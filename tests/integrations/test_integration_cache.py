@@ -13,13 +13,13 @@ pytest.importorskip("langchain_core")
 pytest.importorskip("langchain_classic")
 pytest.importorskip("llama_index.core")
 
-from langchain_core.documents import Document  # noqa: E402
-from langchain_core.stores import InMemoryByteStore  # noqa: E402
-from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode  # noqa: E402
-from pydantic import ValidationError  # noqa: E402
+from langchain_core.documents import Document
+from langchain_core.stores import InMemoryByteStore
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+from pydantic import ValidationError
 
-from tpc_integrations.langchain import COMPRESSION_EVENT, TPCDocumentCompressor, TPCDocumentTransformer  # noqa: E402
-from tpc_integrations.llama_index import TPCNodePostprocessor, TPCTransform  # noqa: E402
+from tpc_integrations.langchain import COMPRESSION_EVENT, TPCDocumentCompressor, TPCDocumentTransformer
+from tpc_integrations.llama_index import TPCNodePostprocessor, TPCTransform
 
 pytestmark = pytest.mark.slow
 BUDGET = 120
@@ -135,7 +135,7 @@ def test_llama_index_postprocessor_with_a_cache_reports_hits_in_the_rerank_end_e
         {"from_cache": False, "cache_hits": 0, "cache_misses": 0},  # no cache: nothing looked up
         {"from_cache": False, "cache_hits": 0, "cache_misses": n}, {"from_cache": True, "cache_hits": n, "cache_misses": 0}]
     assert all(tag["mode"] == "query" and tag["budget"] == BUDGET for tag in tags)
-    text = lambda nodes: [(n.node.node_id, n.node.get_content()) for n in nodes]  # noqa: E731
+    text = lambda nodes: [(n.node.node_id, n.node.get_content()) for n in nodes]
     assert text(first) == text(second) == text(reference)
 
 

@@ -10,22 +10,21 @@ import pytest
 pytest.importorskip("langchain_core")
 pytest.importorskip("llama_index.core")
 
-import torch  # noqa: E402
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-from langchain_core.documents import Document  # noqa: E402
-from llama_index.core.base.llms.types import ChatMessage  # noqa: E402
-from llama_index.core.memory import ChatMemoryBuffer  # noqa: E402
-from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode  # noqa: E402
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from langchain_core.documents import Document
+from llama_index.core.base.llms.types import ChatMessage
+from llama_index.core.memory import ChatMemoryBuffer
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
-from tests.test_conversations import PARAGRAPHS, QUESTION, SYSTEM  # noqa: E402
-from tpc_core.cache import SentenceCache  # noqa: E402
-from tpc_integrations import _common  # noqa: E402
-from tpc_integrations._checks import COUNTER_PROBE  # noqa: E402
-from tpc_integrations.langchain import (TPCDocumentCompressor, TPCDocumentTransformer,  # noqa: E402
-                                        TPCMessagesCompressor)
-from tpc_integrations.langchain_messages import as_messages  # noqa: E402
-from tpc_integrations.llama_index import TPCChatMemory, TPCNodePostprocessor, TPCTransform  # noqa: E402
+from tests.test_conversations import PARAGRAPHS, QUESTION, SYSTEM
+from tpc_core.cache import SentenceCache
+from tpc_integrations import _common
+from tpc_integrations._checks import COUNTER_PROBE
+from tpc_integrations.langchain import TPCDocumentCompressor, TPCDocumentTransformer, TPCMessagesCompressor
+from tpc_integrations.langchain_messages import as_messages
+from tpc_integrations.llama_index import TPCChatMemory, TPCNodePostprocessor, TPCTransform
 
 ERRORS = (RuntimeError, MemoryError, torch.OutOfMemoryError, OSError, ValueError, KeyError)
 STAGES = ("load", "counter", "splitter", "encode", "cache", "document")

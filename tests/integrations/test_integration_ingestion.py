@@ -16,7 +16,7 @@ from integration_helpers import assert_verbatim_in_order
 pytest.importorskip("langchain_core")
 pytest.importorskip("llama_index.core")
 
-from tpc_integrations._ingest import INGEST_METADATA_KEYS  # noqa: E402
+from tpc_integrations._ingest import INGEST_METADATA_KEYS
 
 pytestmark = pytest.mark.slow
 RATE = 0.4

@@ -11,11 +11,11 @@ from integration_helpers import assert_verbatim_in_order
 pytest.importorskip("langchain_core")
 pytest.importorskip("langchain_classic")
 
-from langchain_core.documents import Document  # noqa: E402
-from pydantic import ValidationError  # noqa: E402
+from langchain_core.documents import Document
+from pydantic import ValidationError
 
-from tpc_integrations._common import METADATA_KEYS  # noqa: E402
-from tpc_integrations.langchain import TPCDocumentCompressor  # noqa: E402
+from tpc_integrations._common import METADATA_KEYS
+from tpc_integrations.langchain import TPCDocumentCompressor
 
 pytestmark = pytest.mark.slow
 WIRING_BUDGET = 100_000  # covers everything: no scoring, wiring only

@@ -9,7 +9,7 @@ from integration_helpers import assert_verbatim_in_order
 
 pytest.importorskip("llama_index.core")
 
-from llama_index.core.schema import (  # noqa: E402
+from llama_index.core.schema import (
     Document,
     ImageNode,
     MediaResource,
@@ -22,8 +22,8 @@ from llama_index.core.schema import (  # noqa: E402
     TextNode,
 )
 
-from tpc_integrations._common import METADATA_KEYS  # noqa: E402
-from tpc_integrations.llama_index import TPCNodePostprocessor  # noqa: E402
+from tpc_integrations._common import METADATA_KEYS
+from tpc_integrations.llama_index import TPCNodePostprocessor
 
 pytestmark = pytest.mark.slow
 WIRING_BUDGET = 100_000  # covers everything: no scoring, wiring only

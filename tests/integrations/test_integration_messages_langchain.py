@@ -9,14 +9,14 @@ import pytest
 
 pytest.importorskip("langchain_core")
 
-from langchain_core.callbacks import BaseCallbackHandler  # noqa: E402
-from langchain_core.language_models import FakeListChatModel  # noqa: E402
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage  # noqa: E402
-from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder  # noqa: E402
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.language_models import FakeListChatModel
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 
-from tests.conversation_helpers import counted, is_selection, texts_of  # noqa: E402
-from tests.test_conversations import PARAGRAPHS, QUESTION, SYSTEM  # noqa: E402
-from tpc_integrations.langchain import MESSAGES_EVENT, TPCMessagesCompressor, compress_messages  # noqa: E402
+from tests.conversation_helpers import counted, is_selection, texts_of
+from tests.test_conversations import PARAGRAPHS, QUESTION, SYSTEM
+from tpc_integrations.langchain import MESSAGES_EVENT, TPCMessagesCompressor, compress_messages
 
 BUDGET = 400
 HISTORY = [HumanMessage("Read this.\n\n" + "\n\n".join(PARAGRAPHS[:3]), id="h1"),

@@ -9,14 +9,14 @@ import pytest
 
 pytest.importorskip("llama_index.core")
 
-from llama_index.core.base.llms.types import ChatMessage, ImageBlock, TextBlock  # noqa: E402
-from llama_index.core.chat_engine import SimpleChatEngine  # noqa: E402
-from llama_index.core.llms.mock import MockLLMWithChatMemoryOfLastCall  # noqa: E402
-from llama_index.core.memory import ChatMemoryBuffer  # noqa: E402
+from llama_index.core.base.llms.types import ChatMessage, ImageBlock, TextBlock
+from llama_index.core.chat_engine import SimpleChatEngine
+from llama_index.core.llms.mock import MockLLMWithChatMemoryOfLastCall
+from llama_index.core.memory import ChatMemoryBuffer
 
-from tests.conversation_helpers import counted, is_selection, texts_of  # noqa: E402
-from tests.test_conversations import PARAGRAPHS, QUESTION, SYSTEM  # noqa: E402
-from tpc_integrations.llama_index import TPCChatMemory  # noqa: E402
+from tests.conversation_helpers import counted, is_selection, texts_of
+from tests.test_conversations import PARAGRAPHS, QUESTION, SYSTEM
+from tpc_integrations.llama_index import TPCChatMemory
 
 BUDGET = 400
 

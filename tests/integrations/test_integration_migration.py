@@ -16,12 +16,12 @@ from integration_helpers import assert_verbatim_in_order
 pytest.importorskip("langchain_core")
 pytest.importorskip("llama_index.core")
 
-from langchain_core.documents import Document  # noqa: E402
-from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode  # noqa: E402
+from langchain_core.documents import Document
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
-from tpc_integrations._peer_names import PEER_ALIASES, PEER_HINTS  # noqa: E402
-from tpc_integrations.langchain import COMPRESSION_EVENT, TPCDocumentCompressor  # noqa: E402
-from tpc_integrations.llama_index import TPCNodePostprocessor  # noqa: E402
+from tpc_integrations._peer_names import PEER_ALIASES, PEER_HINTS
+from tpc_integrations.langchain import COMPRESSION_EVENT, TPCDocumentCompressor
+from tpc_integrations.llama_index import TPCNodePostprocessor
 
 pytestmark = pytest.mark.slow
 ADAPTERS = [TPCDocumentCompressor, TPCNodePostprocessor]

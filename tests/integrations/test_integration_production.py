@@ -13,21 +13,19 @@ import pytest
 pytest.importorskip("langchain_core")
 pytest.importorskip("llama_index.core")
 
-import torch  # noqa: E402
-from langchain_core.callbacks import BaseCallbackHandler  # noqa: E402
-from langchain_core.documents import Document  # noqa: E402
-from llama_index.core.base.llms.types import ChatMessage  # noqa: E402
-from llama_index.core.chat_engine import SimpleChatEngine  # noqa: E402
-from llama_index.core.llms.mock import MockLLMWithChatMemoryOfLastCall  # noqa: E402
-from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode  # noqa: E402
+import torch
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.documents import Document
+from llama_index.core.chat_engine import SimpleChatEngine
+from llama_index.core.llms.mock import MockLLMWithChatMemoryOfLastCall
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
-from tests.test_conversations import PARAGRAPHS, QUESTION, SYSTEM  # noqa: E402
-from tpc_core.cache import MemoryCache, SentenceCache  # noqa: E402
-from tpc_core.diagnostics.notices import TPCRuntimeWarning  # noqa: E402
-from tpc_integrations._checks import TPCSettingsError  # noqa: E402
-from tpc_integrations.langchain import (TPCDocumentCompressor, TPCDocumentTransformer,  # noqa: E402
-                                        TPCMessagesCompressor)
-from tpc_integrations.llama_index import TPCChatMemory, TPCNodePostprocessor, TPCTransform  # noqa: E402
+from tests.test_conversations import PARAGRAPHS, QUESTION, SYSTEM
+from tpc_core.cache import MemoryCache, SentenceCache
+from tpc_core.diagnostics.notices import TPCRuntimeWarning
+from tpc_integrations._checks import TPCSettingsError
+from tpc_integrations.langchain import TPCDocumentCompressor, TPCDocumentTransformer, TPCMessagesCompressor
+from tpc_integrations.llama_index import TPCChatMemory, TPCNodePostprocessor, TPCTransform
 
 DOCUMENT = "\n\n".join(PARAGRAPHS[2:])
 ADAPTERS = (TPCDocumentCompressor, TPCNodePostprocessor, TPCDocumentTransformer, TPCTransform, TPCMessagesCompressor,

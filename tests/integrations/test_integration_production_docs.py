@@ -10,11 +10,11 @@ import pytest
 
 pytest.importorskip("langchain_core")
 
-from langchain_core.documents import Document  # noqa: E402
+from langchain_core.documents import Document
 
-from tests.test_conversations import PARAGRAPHS, QUESTION  # noqa: E402
-from tpc_core.cache import MemoryCache  # noqa: E402
-from tpc_integrations.langchain import TPCDocumentCompressor  # noqa: E402
+from tests.test_conversations import PARAGRAPHS, QUESTION
+from tpc_core.cache import MemoryCache
+from tpc_integrations.langchain import TPCDocumentCompressor
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
 

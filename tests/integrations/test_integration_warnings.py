@@ -15,13 +15,13 @@ import pytest
 pytest.importorskip("langchain_core")
 pytest.importorskip("llama_index.core")
 
-from langchain_core.documents import Document  # noqa: E402
-from llama_index.core.schema import NodeWithScore, TextNode  # noqa: E402
+from langchain_core.documents import Document
+from llama_index.core.schema import NodeWithScore, TextNode
 
-import tpc_core  # noqa: E402
-import tpc_integrations  # noqa: E402
-from tpc_integrations.langchain import TPCDocumentCompressor, TPCDocumentTransformer  # noqa: E402
-from tpc_integrations.llama_index import TPCNodePostprocessor, TPCTransform  # noqa: E402
+import tpc_core
+import tpc_integrations
+from tpc_integrations.langchain import TPCDocumentCompressor, TPCDocumentTransformer
+from tpc_integrations.llama_index import TPCNodePostprocessor, TPCTransform
 
 # The first sentence alone is larger than the whole 8-token budget; the second fits.
 TEXT = ("The committee, after many months of careful deliberation across several cities and with the help of "

@@ -9,9 +9,19 @@ from pathlib import Path
 import pytest
 import torch
 
-from training.scorer.cross import (CrossConfig, CrossModel, build_windows, label_sentences, latest_checkpoint,
-                                   load_checkpoint, make_optimizer, rank_context, sample_windows, train,
-                                   window_loss)
+from training.scorer.cross import (
+    CrossConfig,
+    CrossModel,
+    build_windows,
+    label_sentences,
+    latest_checkpoint,
+    load_checkpoint,
+    make_optimizer,
+    rank_context,
+    sample_windows,
+    train,
+    window_loss,
+)
 
 
 class WordTokenizer:
@@ -19,7 +29,7 @@ class WordTokenizer:
 
     pad_token_id, cls_token_id, sep_token_id = 0, 1, 2
 
-    def __call__(self, texts, add_special_tokens=False, truncation=False):  # noqa: ANN001, ANN204
+    def __call__(self, texts, add_special_tokens=False, truncation=False):
         return {"input_ids": [[4 + zlib.crc32(w.lower().encode()) % 196 for w in t.split()] for t in texts]}
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import random
 
+from training.cse_train import weighted
 from training.curation.converters import hard_negatives, qa_row_to_mcqr
 from training.curation.sentences import sentences_of
-from training.cse_train import weighted
 
 CONTEXT = (
     "Document [1] (Title: Physics prize) The first Nobel Prize in Physics went to Wilhelm Röntgen. "

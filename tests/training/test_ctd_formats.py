@@ -14,6 +14,15 @@ from typing import Any
 
 import pytest
 
+from training.curation.format_families import (
+    FAMILIES,
+    FAMILIES_BY_KIND,
+    HELD_OUT_FAMILIES,
+    LONGBENCH_FAMILIES,
+    QA_FAMILIES,
+    Template,
+    render,
+)
 from training.curation.format_tasks import (
     KIND_SLOTS,
     KINDS,
@@ -24,15 +33,6 @@ from training.curation.format_tasks import (
     nq_mcq_item,
     row_item,
     text_pools,
-)
-from training.curation.format_families import (
-    FAMILIES,
-    FAMILIES_BY_KIND,
-    HELD_OUT_FAMILIES,
-    LONGBENCH_FAMILIES,
-    QA_FAMILIES,
-    Template,
-    render,
 )
 from training.curation.formats import build_records, main
 

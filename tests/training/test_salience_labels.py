@@ -129,7 +129,7 @@ def test_greedy_oracle_one_word_summary() -> None:
         (["a"], SUMMARY, 5, [-1], "non-negative ints"),
     ],
 )
-def test_greedy_oracle_bad_input(sentences, summary, budget, counts, message) -> None:  # noqa: ANN001
+def test_greedy_oracle_bad_input(sentences, summary, budget, counts, message) -> None:
     with pytest.raises(ValueError, match=message):
         greedy_oracle(sentences, summary, budget, counts)
 
@@ -191,7 +191,7 @@ def test_label_document_spans_budget_and_rouge() -> None:
         ("One sentence here.", SUMMARY, 0.5, TypeError, "list of strings"),
     ],
 )
-def test_label_document_bad_input(documents, summary, rate, error, message) -> None:  # noqa: ANN001
+def test_label_document_bad_input(documents, summary, rate, error, message) -> None:
     with pytest.raises(error, match=message):
         label_document(documents, summary, rate, counter=WordCounter())
 

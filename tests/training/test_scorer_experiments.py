@@ -103,8 +103,14 @@ def test_folds_and_cross_validation() -> None:
 
 def test_embed_with_tokens_matches_engine_and_scorers_run(tiny) -> None:
     from tpc_core.engine.scoring.scorers import encode_sentences
-    from training.scorer.scorers import (COMPONENTS, CachedComponents, ComponentScorer, FusedScorer,
-                                         LateInteraction, embed_with_tokens)
+    from training.scorer.scorers import (
+        COMPONENTS,
+        CachedComponents,
+        ComponentScorer,
+        FusedScorer,
+        LateInteraction,
+        embed_with_tokens,
+    )
 
     text = ("Alice was born in Paris in 1901. She moved to Berlin. " * 6) + "Bob ate 42 apples on Tuesday."
     from tpc_core.engine.options import CompressionOptions

@@ -109,7 +109,7 @@ def test_cse_training_reads_sentences_exactly_as_inference_does(tiny_checkpoint,
     import torch
     import torch.nn.functional as F
 
-    from training.cse_train import _build_module, _pool_question, _pool_slot, _pad, build_example, load_mcqr
+    from training.cse_train import _build_module, _pad, _pool_question, _pool_slot, build_example, load_mcqr
 
     config, backbone, encoder, architecture = _cse_parts(tiny_checkpoint, data, tmp_path)
     module = _build_module(backbone, [encoder.sentence_marker, encoder.question_marker], architecture, True).eval()
@@ -454,8 +454,8 @@ def test_spread_subset_keeps_every_source_in_proportion() -> None:
 
 
 def test_validation_split_depends_on_sample_ids_only() -> None:
-    from training.cse_train import CSETrainConfig, split_validation
     from tpc_core.config import CSEConfig
+    from training.cse_train import CSETrainConfig, split_validation
 
     records = [{"group": f"sample-{i}:mcqr", "question": "q"} for i in range(400)]
     training, held_out = split_validation(records, 0.25)

@@ -116,7 +116,7 @@ class SentenceCache:
             values = self.fetch(keys)
             if len(values) != len(keys):
                 raise ValueError(f"the store returned {len(values)} values for {len(keys)} keys")
-        except Exception as error:  # a store that is down costs the cache, never the call
+        except Exception as error:  # noqa: BLE001 - a store that is down costs the cache, never the call
             self._failed("read from", error)
             self._add(misses=len(keys))
             return [None] * len(keys)
@@ -141,7 +141,7 @@ class SentenceCache:
             return 0
         try:
             self.store(encoded)
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - a store that fails to write costs the cache, never the call
             self._failed("write to", error)
             return 0
         self._add(entries=len(encoded), bytes=sum(len(value) for _, value in encoded))

@@ -35,14 +35,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tpc_core.conversation.messages import PROTECTED_ROLES, Message, read_messages, rebuild_message
+from tpc_core.conversation.user_turn import MATERIAL_TOKENS, around_request, caller_patterns, material_parts
 from tpc_core.diagnostics.notices import runtime_warning
 from tpc_core.engine.options import CompressionOptions, as_documents
-from tpc_core.engine.pipeline import Engine
 from tpc_core.engine.output.result import CompressionResult
+from tpc_core.engine.pipeline import Engine
 from tpc_core.engine.selection.budget import join_kept, resolve_budget
 from tpc_core.engine.tokens import TokenCounter, TokenCounterSpec, resolve_token_counter
 from tpc_core.segmentation import Span
-from tpc_core.conversation.user_turn import MATERIAL_TOKENS, around_request, caller_patterns, material_parts
 
 __all__ = ["EMPTIED", "MATERIAL_TOKENS", "ConversationPlan", "ConversationResult", "assemble_part", "compress_conversation", "fit_parts",
            "fixed_parts", "paragraph_cuts", "plan_conversation", "shortfall_message", "task_turn"]

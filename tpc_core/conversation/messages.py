@@ -24,7 +24,6 @@ as it was. The input is never changed.
 from __future__ import annotations
 
 import copy
-
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum

@@ -35,7 +35,7 @@ class CorpusWorkerError(RuntimeError):
 def require_ray() -> None:
     """Raise a :class:`CorpusInputError` saying how to install Ray Data when it is missing."""
     try:
-        import ray  # noqa: F401
+        import ray
         import ray.data  # noqa: F401
     except ImportError:
         raise CorpusInputError("--engine ray needs Ray Data: pip install 'tpc-langchain[ray]'") from None

@@ -145,7 +145,7 @@ class ReadBatch:
             if missing else {}
         self._store(prompts, computed)
         flat = []
-        for position, (prompt, slot) in enumerate(zip(prompts, slots)):
+        for position, slot in enumerate(slots):
             parts = [entry.embeddings if entry is not None else computed[(position, d)]
                      for d, entry in enumerate(self.entries[slot])]
             flat.append(torch.cat(parts) if parts else torch.zeros(0))

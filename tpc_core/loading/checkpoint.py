@@ -33,10 +33,10 @@ from typing import Any
 
 import torch
 
-from tpc_core.loading.architecture import detect_architecture
-from tpc_core.loading.paths import check_config_paths, inside_checkpoint, is_path_like
 from tpc_core.config import CONFIG_NAME, CSEConfig, CTDConfig, TPCConfig
+from tpc_core.loading.architecture import detect_architecture
 from tpc_core.loading.offline import OFFLINE_PROVIDERS, OfflineModelMissing, local_copy
+from tpc_core.loading.paths import check_config_paths, inside_checkpoint, is_path_like
 from tpc_core.loading.quiet import quiet_loading
 from tpc_core.loading.registry import DEFAULT_MODEL, RegisteredModel, UnpublishedModelError, lookup, unpublished_message
 

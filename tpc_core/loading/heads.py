@@ -14,9 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from tpc_core.engine.scoring.salience import SalienceHead
 from tpc_core.engine.task.request import RequestHead
 from tpc_core.engine.task.request_sequence import SequenceRequestHead, is_sequence_head
-from tpc_core.engine.scoring.salience import SalienceHead
 from tpc_core.loading.paths import inside_checkpoint
 
 if TYPE_CHECKING:

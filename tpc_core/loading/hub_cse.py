@@ -26,10 +26,10 @@ from typing import Any
 
 import torch
 
-from tpc_core.loading.architecture import detect_architecture
-from tpc_core.loading.paths import inside_checkpoint
 from tpc_core.config import AgnosticConfig, CSEConfig, TPCConfig
+from tpc_core.loading.architecture import detect_architecture
 from tpc_core.loading.hub import HubPart, load_weights_file, require_gated_access, resolve_part
+from tpc_core.loading.paths import inside_checkpoint
 from tpc_core.loading.registry import REGISTRY, RegisteredModel
 
 __all__ = ["ADAPTER_CONFIG", "adapter_weights_file", "assembled_config", "cached_commits", "cached_unavailable_reason", "check_vocabulary",

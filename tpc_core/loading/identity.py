@@ -66,7 +66,7 @@ def cse_identity(config: TPCConfig, checkpoint_dir: Path, model: Any, dtype: Any
             cached = try_to_load_from_cache(source or cse.base_model, "model.safetensors", revision=cse.base_revision)
             if isinstance(cached, str):
                 base["model.safetensors"] = file_digest(cached)
-        except Exception:  # not a repo id the cache knows: the id and revision stand for it
+        except Exception:  # noqa: BLE001 - not a repo id the cache knows: the id and revision stand for it
             pass
     own: dict[str, Any] = {}
     for name in (cse.adapter_dir, cse.weights_dir, cse.extra_embeddings):

@@ -15,6 +15,6 @@ def start_cli(*, level: int | str = logging.INFO, threads: int | None = None) ->
     CPU threads (these commands share a small machine; one thread is what their timings assume)."""
     logging.basicConfig(level=level, format=LOG_FORMAT, stream=sys.stderr)
     if threads is not None:
-        import torch  # noqa: PLC0415 (only the commands that ask for threads need torch)
+        import torch  # only the commands that ask for threads need torch
 
         torch.set_num_threads(threads)

@@ -160,7 +160,7 @@ def _parse_scalar(raw: str) -> Any:
             return json.loads(raw)
         except json.JSONDecodeError:
             return raw
-    except Exception:  # not valid YAML (e.g. "a: b: c"): keep it as the literal string
+    except Exception:  # noqa: BLE001 - not valid YAML (e.g. "a: b: c"): keep it as the literal string
         return raw
 
 

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.protocol.data import data_file
 from training.common.cli import start_cli
 from training.curation.format_families import FAMILIES, FAMILIES_BY_KIND, HELD_OUT_FAMILIES, Template, split_of
 from training.curation.format_tasks import (
@@ -46,7 +47,6 @@ from training.curation.format_tasks import (
     synthetic_kv_item,
     text_pools,
 )
-from benchmarks.protocol.data import data_file
 
 __all__ = ["EXTRA_RECORDS", "build_records", "dataset_stats", "make_record", "main", "write_dataset"]
 

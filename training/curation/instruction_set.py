@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.protocol.data import data_file
 from synthesis.instructions import (
     HELD_OUT_INSTRUCTION_FAMILIES,
     INSTRUCTION_FAMILIES,
@@ -31,7 +32,6 @@ from synthesis.instructions import (
 )
 from training.common.jsonl import read_jsonl
 from training.curation.format_tasks import load_format_inputs
-from benchmarks.protocol.data import data_file
 
 __all__ = ["TRAIN_FAMILIES", "build_instruction_set", "main", "record_set_parser", "summ_documents", "write_record_set"]
 

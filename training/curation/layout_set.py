@@ -21,12 +21,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.protocol.data import HELDOUT_IDS
 from synthesis.instructions import INSTRUCTION_FAMILIES, sample_context
 from synthesis.layouts import HELD_OUT_LAYOUTS, LAYOUTS, SEEN_LAYOUTS, Rendered, render, written_question
 from training.common.jsonl import read_jsonl
 from training.curation.format_tasks import load_format_inputs
 from training.curation.instruction_set import TRAIN_FAMILIES, record_set_parser, summ_documents, write_record_set
-from benchmarks.protocol.data import HELDOUT_IDS
 
 __all__ = ["build_layout_set", "main"]
 

@@ -17,6 +17,7 @@ import random
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from training.curation.format_families import Template
 from training.curation.format_tasks import (
     FormatInputs,
     TaskItem,
@@ -26,7 +27,6 @@ from training.curation.format_tasks import (
     summarise_one_item,
     synthetic_kv_item,
 )
-from training.curation.format_families import Template
 from training.curation.formats import make_record
 
 __all__ = ["LAYOUT_FAMILIES", "layout_records", "records_digest"]

@@ -381,7 +381,7 @@ def _cut_at_sentence(text: str, max_chars: int) -> str:
     if len(text) <= max_chars:
         return text
     end = 0
-    for span_start, span_end in sentence_spans(text):
+    for _, span_end in sentence_spans(text):
         if span_end > max_chars:
             break
         end = span_end

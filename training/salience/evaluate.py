@@ -30,8 +30,8 @@ from typing import Any
 
 import torch
 
-from tpc_core.engine.selection.mmr import mmr_within_budget
 from tpc_core.engine.selection.budget import resolve_budget, top_k_within_budget
+from tpc_core.engine.selection.mmr import mmr_within_budget
 from training.common.cli import start_cli
 from training.salience.data import PERMISSIVE_DATASETS, add_path_arguments, read_summ_rows
 from training.salience.features import HAND_FEATURES, load_features, read_labels
@@ -291,7 +291,7 @@ def nested_choice(results: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     families = {family for family, _, _ in per}
     for family in sorted(families):
         variants = sorted({variant for f, variant, _ in per if f == family})
-        for (row_family, held_out), held_rows in rows.items():
+        for (row_family, _), held_rows in rows.items():
             if row_family != family:
                 continue
             others = {subset for f, _, subset in per if f == family} - {r["subset"] for r in held_rows}

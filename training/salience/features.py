@@ -36,11 +36,11 @@ from safetensors.torch import load_file, save_file
 
 from tpc_core import TPCCompressor
 from tpc_core.engine.options import CompressionOptions
+from tpc_core.engine.reading import segment
 from tpc_core.engine.scoring.salience import HAND_FEATURES as _HAND_FEATURES
 from tpc_core.engine.scoring.salience import hand_features as _hand_features
 from tpc_core.engine.scoring.salience import paragraph_ranks as _paragraph_ranks
 from tpc_core.engine.scoring.salience import prompt_features
-from tpc_core.engine.reading import segment
 from tpc_core.segmentation import get_splitter
 from training.common.cli import start_cli
 from training.salience.data import DEFAULT_FEATURES, add_path_arguments, read_summ_rows

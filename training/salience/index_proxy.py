@@ -36,9 +36,9 @@ from benchmarks.protocol.loaders import load_qa_dev
 from benchmarks.protocol.methods.baselines import LeadPerPassage
 from benchmarks.protocol.metrics import evidence_recall
 from tpc_core import TPCCompressor
-from tpc_core.engine.selection.mmr import mmr_within_budget
 from tpc_core.engine.scoring.salience import passage_lead_scores
 from tpc_core.engine.selection.budget import resolve_budget
+from tpc_core.engine.selection.mmr import mmr_within_budget
 from training.common.cli import start_cli
 from training.salience.evaluate import COVERAGE_RULE, coverage_rule_scores, prior_blend, select_by_score
 from training.salience.features import HAND_FEATURES, encode_prompt

@@ -206,7 +206,7 @@ def time_scorers(compressor: Any, scorers: Mapping[str, Any], text: str, questio
             prompt_holder: dict[str, Any] = {}
             original = scorer.relevance
 
-            def timed(prompts, embeddings, descriptions, _orig=original, _holder=prompt_holder):  # noqa: ANN001
+            def timed(prompts, embeddings, descriptions, _orig=original, _holder=prompt_holder):
                 started = time.perf_counter()
                 result = _orig(prompts, embeddings, descriptions)
                 _holder["relevance"] = time.perf_counter() - started

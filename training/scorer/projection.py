@@ -181,7 +181,7 @@ def record(ids_path: str, projection_path: Path, cache: Path) -> None:
     ids = json.loads(Path(ids_path).read_text(encoding="utf-8"))
 
     class Recorder(ComponentScorer):
-        def relevance(self, prompts, embeddings, descriptions):  # noqa: ANN001, ANN202
+        def relevance(self, prompts, embeddings, descriptions):
             out = []
             for prompt, pooled, description in zip(prompts, embeddings, descriptions):
                 q_states, q_ids = question_token_states(encoder, [description])[0]

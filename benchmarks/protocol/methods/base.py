@@ -46,7 +46,7 @@ def split_text(text: str) -> tuple[list[tuple[int, int]], list[str]]:
 def tpc_core_unavailable_reason() -> str | None:
     """``None`` when ``tpc_core`` (the shared splitter) imports here, else why not."""
     try:
-        import tpc_core.segmentation  # noqa: F401, PLC0415
+        import tpc_core.segmentation  # noqa: F401
     except Exception as error:  # noqa: BLE001 (any import failure means "cannot run")
         return f"tpc_core not importable ({type(error).__name__}: {error})"
     return None
@@ -81,7 +81,7 @@ class Method:
     @property
     def embedder(self) -> Any:
         if self.embedder_factory is None:
-            from benchmarks.protocol.methods.embedder import shared_embedder  # noqa: PLC0415 (lazy: loads torch)
+            from benchmarks.protocol.methods.embedder import shared_embedder  # lazy: loads torch
 
             self.embedder_factory = shared_embedder
         return self.embedder_factory()

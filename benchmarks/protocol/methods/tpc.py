@@ -56,7 +56,7 @@ def split_model_spec(spec: str) -> tuple[str, str | None]:
     >>> split_model_spec("tpc-mini@cosine_bm25"), split_model_spec("runs/a@b")
     (('tpc-mini', 'cosine_bm25'), ('runs/a@b', None))
     """
-    from tpc_core.engine.scoring.scorers import SCORERS  # noqa: PLC0415 (lazy: loads torch)
+    from tpc_core.engine.scoring.scorers import SCORERS  # lazy: loads torch
 
     model, _, scorer = spec.rpartition("@")
     return (model, scorer) if model and scorer in SCORERS else (spec, None)
@@ -64,7 +64,7 @@ def split_model_spec(spec: str) -> tuple[str, str | None]:
 
 @lru_cache(maxsize=2)
 def _tpc_compressor(model: str, device: str | None) -> Any:
-    from tpc_core import TPCCompressor  # noqa: PLC0415 (lazy: loads torch)
+    from tpc_core import TPCCompressor  # lazy: loads torch
 
     name, scorer = split_model_spec(model)
     return TPCCompressor.from_pretrained(name, device=device, scorer=scorer)
@@ -92,8 +92,8 @@ class TPCMethod(Method):
 
     def unavailable_reason(self) -> str | None:
         try:
-            from tpc_core import TPCCompressor  # noqa: F401, PLC0415
-            from tpc_core.loading.hub_cse import cached_unavailable_reason  # noqa: PLC0415
+            from tpc_core import TPCCompressor  # noqa: F401
+            from tpc_core.loading.hub_cse import cached_unavailable_reason
         except Exception as error:  # noqa: BLE001
             return f"tpc_core not importable ({type(error).__name__}: {error})"
         # Encoders assembled from Hub parts (cpc-*) run only where their weights are cached, like LLMLingua.
@@ -103,7 +103,7 @@ class TPCMethod(Method):
         # The version string does not change while the engine or its shipped checkpoint is being worked on:
         # fingerprint the package files too, so cached results never mix engine states.
 
-        from tpc_core.loading.hub_cse import cached_commits  # noqa: PLC0415 (lazy: loads torch)
+        from tpc_core.loading.hub_cse import cached_commits  # lazy: loads torch
 
         version, checkpoint = getattr(tpc_core, "__version__", "?"), _checkpoint_fingerprint(split_model_spec(self.model)[0])
         hub = cached_commits(split_model_spec(self.model)[0])  # cpc-*: the commits of the cached Hub parts

@@ -16,9 +16,16 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.protocol.methods.baselines import MiniLMCentroid, MiniLMCosine
 from benchmarks.protocol.budget import MiniLMTokenCounter, join_spans
-from benchmarks.protocol.methods.base import AGNOSTIC, AWARE, Compressed, Method, split_text, tpc_core_unavailable_reason
+from benchmarks.protocol.methods.base import (
+    AGNOSTIC,
+    AWARE,
+    Compressed,
+    Method,
+    split_text,
+    tpc_core_unavailable_reason,
+)
+from benchmarks.protocol.methods.baselines import MiniLMCentroid, MiniLMCosine
 
 __all__ = ["TrimwiseHybrid", "TrimwiseLexical", "TrimwiseMethod", "TrimwiseSemantic", "TrimwiseStructural",
            "drop_lowest_until_fits", "spans_within"]
@@ -57,7 +64,7 @@ def _module_missing(module: str) -> bool:
 def _tiktoken_reason(encoding: str) -> str | None:
     """``None`` when tiktoken loads ``encoding`` here (bundled or cached), else why not; it is really tried."""
     try:
-        import tiktoken  # noqa: PLC0415
+        import tiktoken
 
         tiktoken.get_encoding(encoding)
     except Exception as error:  # noqa: BLE001 (no network, no cache, unknown name: all mean "cannot run")
@@ -105,7 +112,7 @@ class TrimwiseMethod(Method):
             if _module_missing(module):
                 return f"{package} not installed (pip install {package})"
         if self.uses_tiktoken:
-            from trimwise import TrimConfig  # noqa: PLC0415 (lazy: optional peer (benchmarks extra))
+            from trimwise import TrimConfig  # lazy: optional peer (benchmarks extra)
 
             reason = _tiktoken_reason(TrimConfig().token_encoding)
             if reason is not None:
@@ -134,9 +141,9 @@ class TrimwiseMethod(Method):
 
     def _trim(self, text: str, question: str | None, budget: int) -> tuple[list[tuple[int, int]], str]:
         """trimwise's kept source ranges and its own output text (with omission markers)."""
-        from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode  # noqa: PLC0415 (lazy: optional extra (llamaindex))
-        from llama_index.postprocessor.trimwise import TrimwiseNodePostprocessor  # noqa: PLC0415 (lazy: optional extra (llamaindex))
-        from trimwise import Trimmer  # noqa: PLC0415 (lazy: optional peer (benchmarks extra))
+        from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode  # lazy: optional extra (llamaindex)
+        from llama_index.postprocessor.trimwise import TrimwiseNodePostprocessor  # lazy: optional extra (llamaindex)
+        from trimwise import Trimmer  # lazy: optional peer (benchmarks extra)
 
         if self._trimmer is None:
             self._trimmer = Trimmer(embedding_callback=self._embed)

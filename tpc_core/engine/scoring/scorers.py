@@ -22,11 +22,11 @@ from typing import Protocol
 import torch
 
 from tpc_core.config import AgnosticConfig, ScorerConfig
+from tpc_core.engine.reading import embed_prompts
 from tpc_core.engine.scoring.coverage import coverage_scores, section_ranks
 from tpc_core.engine.scoring.cse import ContextSentenceEncoder
 from tpc_core.engine.scoring.lexical import bm25_scores
 from tpc_core.engine.scoring.salience import SalienceHead, salience_scores
-from tpc_core.engine.reading import embed_prompts
 from tpc_core.engine.values import DocumentSentences, Scored, Segmented, Selection, Task
 
 __all__ = ["SCORERS", "CosineBM25", "PooledCosine", "Scorer", "build_scorer", "document_token_ids",
