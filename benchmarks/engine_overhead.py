@@ -15,7 +15,10 @@ processes share the cores.
 
 Rows, one process: prompt-aware; prompt-agnostic on the same text inside LongBench's multi-document QA template
 (the question is written in the prompt, as users send it); prompt-agnostic on the bare text (no request written:
-the CTD generates one; left out with ``--compare``). A "MiniLM forward floor" row is the median time of plain
+the CTD generates one; left out with ``--compare``); and a warm cached call (the cache suite's retrieval set: 20
+chunks of qa_dev ``train`` contexts, ``--tokens`` in all, the first one's question, ``cache="memory"`` filled by
+the warm-ups, so every chunk is served from the cache; ``--threads 1`` or ``--clock cpu`` for the issue's one
+thread). A "MiniLM forward floor" row is the median time of plain
 forward passes of the MiniLM backbone over the same prompt's tokens (:mod:`benchmarks.forward_floor`), and a last
 line prints prompt-aware / floor against the speed floor's limit of 1.15×.
 
@@ -63,6 +66,9 @@ PARTS: dict[str, tuple[str, ...]] = {
 }
 OTHER = "other (segment, batch loop)"
 MODES = ("prompt-aware", "prompt-agnostic, question in the prompt", "prompt-agnostic, bare document")
+WARM = "warm cached call, 20 chunks, question given"
+#: What ``--compare`` measures: the two modes of the target, and the warm cached call.
+COMPARED = (*MODES[:2], WARM)
 
 
 def build_prompt(counter, tokens: int, data: Path = DATA) -> tuple[str, str]:
@@ -184,14 +190,15 @@ class PartClock:
         self._restore = []
 
 
-def measure(clock: PartClock, compressor: Any, text: str, question: str | None, repeats: int) -> dict[str, Any]:
-    """Median call, model and own milliseconds over ``repeats`` calls (after one warm-up), and each part's."""
-    compressor.compress(text, question=question, rate=0.2)
+def measure(clock: PartClock, compressor: Any, text: str | list[str], question: str | None, repeats: int,
+            **options: Any) -> dict[str, Any]:
+    """Median call, model and own milliseconds over ``repeats`` calls (after two warm-ups), and each part's."""
+    compressor.compress(text, question=question, rate=0.2, **options)
     clock.watch_ctd()
-    compressor.compress(text, question=question, rate=0.2)
+    compressor.compress(text, question=question, rate=0.2, **options)
     totals, models, owns, parts = [], [], [], {}
     for _ in range(repeats):
-        seconds, spent = clock.call(lambda: compressor.compress(text, question=question, rate=0.2))
+        seconds, spent = clock.call(lambda: compressor.compress(text, question=question, rate=0.2, **options))
         model = spent.pop("model", 0.0)
         totals.append(seconds)
         models.append(model)
@@ -201,7 +208,18 @@ def measure(clock: PartClock, compressor: Any, text: str, question: str | None, 
     ms = lambda values: 1000 * statistics.median(values)  # noqa: E731
     return {"ms": ms(totals), "model_ms": ms(models), "own_ms": ms(owns),
             "parts_ms": {part: ms(values) for part, values in parts.items()},
-            "task_source": compressor.compress(text, question=question, rate=0.2).task_source}
+            "task_source": compressor.compress(text, question=question, rate=0.2, **options).task_source}
+
+
+def warm_chunks(tokens: int, data: Path) -> tuple[list[str], str]:
+    """The cache suite's retrieval set (:mod:`benchmarks.cache_suite`): 20 chunks of qa_dev ``train`` contexts of
+    about ``tokens / 20`` MiniLM tokens each, and the first one's question."""
+    from benchmarks.budget import minilm_token_counter
+    from benchmarks.chunks import retrieval_set
+    from benchmarks.loaders import load_qa_dev
+
+    chunks, question = retrieval_set(load_qa_dev(data, split="train"), minilm_token_counter(), 20, max(tokens // 20, 20))
+    return [chunk.text for chunk in chunks], question
 
 
 def prompts(compressor: Any, tokens: int, data: Path) -> dict[str, tuple[str, str | None]]:
@@ -227,7 +245,12 @@ def run_modes(args: argparse.Namespace, modes: tuple[str, ...]) -> tuple[Any, di
     inputs = prompts(compressor, args.tokens, Path(args.data))
     clock = PartClock(compressor, time.thread_time if args.clock == "cpu" else time.perf_counter)
     try:
-        rows = {mode: measure(clock, compressor, *inputs[mode], args.repeats) for mode in modes}
+        rows = {mode: measure(clock, compressor, *inputs[mode], args.repeats) for mode in modes if mode != WARM}
+        if WARM in modes:  # every chunk served from the cache ("memory"; the warm-ups fill it)
+            from tpc_core.cache import resolve_cache
+
+            rows[WARM] = measure(clock, compressor, *warm_chunks(args.tokens, Path(args.data)), args.repeats,
+                                 cache=resolve_cache("memory"))
     finally:
         clock.close()
     return compressor, inputs, rows
@@ -236,7 +259,7 @@ def run_modes(args: argparse.Namespace, modes: tuple[str, ...]) -> tuple[Any, di
 def worker(args: argparse.Namespace) -> None:
     """One measurement for ``--compare``: JSON on the last line of stdout."""
     started_load = os.getloadavg()
-    _, _, rows = run_modes(args, MODES[:2])
+    _, _, rows = run_modes(args, COMPARED)
     print(json.dumps({"rows": rows, "load": [started_load, os.getloadavg()]}))
 
 
@@ -270,7 +293,7 @@ def compare(args: argparse.Namespace) -> None:
           f"min) from {_load(loads[0])} to {_load(loads[-1])} (highest 1-min {max(load[0] for load in loads):.2f})")
     median = lambda name, mode, key, part=None: statistics.median(  # noqa: E731
         run["rows"][mode][key] if part is None else run["rows"][mode][key][part] for run in runs[name])
-    for mode in MODES[:2]:
+    for mode in COMPARED:
         print(f"\n{mode}\n\n| ms | base | current | current / base |\n|---|---|---|---|")
         for label, key in (("call", "ms"), ("model passes", "model_ms"), ("**engine's own**", "own_ms")):
             before, after = median("base", mode, key), median("current", mode, key)
@@ -292,7 +315,7 @@ def report(args: argparse.Namespace) -> None:
     from benchmarks.forward_floor import MiniLMForward
 
     load_before = os.getloadavg()
-    modes = MODES[:2] if args.quick else MODES
+    modes = (*MODES[:2], WARM) if args.quick else (*MODES, WARM)
     compressor, inputs, rows = run_modes(args, modes)
     counter = compressor.token_counter
     print(f"prompt: {counter(inputs[MODES[0]][0])} tokens (MiniLM tokenizer; {counter(inputs[MODES[1]][0])} with the "
