@@ -15,7 +15,10 @@ processes share the cores.
 
 Rows, one process: prompt-aware; prompt-agnostic on the same text inside LongBench's multi-document QA template
 (the question is written in the prompt, as users send it); prompt-agnostic on the bare text (no request written:
-the CTD generates one; left out with ``--compare``). A "MiniLM forward floor" row is the median time of plain
+the CTD generates one; left out with ``--compare``); and a warm cached call (the cache suite's retrieval set: 20
+chunks of qa_dev ``train`` contexts, ``--tokens`` in all, the first one's question, ``cache="memory"`` filled by
+the warm-ups, so every chunk is served from the cache; ``--threads 1`` or ``--clock cpu`` for the issue's one
+thread). A "MiniLM forward floor" row is the median time of plain
 forward passes of the MiniLM backbone over the same prompt's tokens (:mod:`benchmarks.protocol.methods.forward_floor`), and a last
 line prints prompt-aware / floor against the speed floor's limit of 1.15×.
 
@@ -41,12 +44,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-try:
-    from benchmarks.protocol.data import data_file
-
-    DATA = data_file("qa_dev.jsonl", "TPC_QA_DEV")
-except ImportError:  # a --compare base revision from before benchmarks/protocol (issue 37): its workers get --data
-    DATA = None  # type: ignore[assignment]
 FLOOR_LIMIT = 1.15  # prompt-aware tpc-mini may take at most this many MiniLM forward floors
 QUICK_TOKENS = 600
 
@@ -77,22 +74,9 @@ PARTS: dict[str, tuple[str, ...]] = {
 revision from before the move with this file."""
 OTHER = "other (segment, batch loop)"
 MODES = ("prompt-aware", "prompt-agnostic, question in the prompt", "prompt-agnostic, bare document")
-
-
-def build_prompt(counter, tokens: int, data: Path = DATA) -> tuple[str, str]:
-    """Concatenate real dev contexts until ``tokens`` tokens; the question is the first row's."""
-    rows = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines()]
-    rows = [r for r in rows if r["split"] == "dev"]
-    parts, total = [], 0
-    for row in rows:
-        parts.append(row["context"])
-        total += counter(row["context"])
-        if total >= tokens:
-            break
-    text = "\n\n".join(parts)
-    while counter(text) > tokens:  # trim to the target size on a whitespace boundary
-        text = text[: int(len(text) * 0.98)].rsplit(" ", 1)[0]
-    return text, rows[0]["question"]
+WARM = "warm cached call, 20 chunks, question given"
+#: What ``--compare`` measures: the two modes of the target, and the warm cached call.
+COMPARED = (*MODES[:2], WARM)
 
 
 class PartClock:
@@ -198,38 +182,46 @@ class PartClock:
         self._restore = []
 
 
-def measure(clock: PartClock, compressor: Any, text: str, question: str | None, repeats: int) -> dict[str, Any]:
-    """Median call, model and own milliseconds over ``repeats`` calls (after one warm-up), and each part's."""
-    compressor.compress(text, question=question, rate=0.2)
+def measure(clock: PartClock, compressor: Any, text: str | list[str], question: str | None, repeats: int,
+            **options: Any) -> dict[str, Any]:
+    """Median call, model and own milliseconds over ``repeats`` calls (after two warm-ups), and each part's."""
+    compressor.compress(text, question=question, rate=0.2, **options)
     clock.watch_ctd()
-    compressor.compress(text, question=question, rate=0.2)
+    compressor.compress(text, question=question, rate=0.2, **options)
     totals, models, owns, parts = [], [], [], {}
     for _ in range(repeats):
-        seconds, spent = clock.call(lambda: compressor.compress(text, question=question, rate=0.2))
+        seconds, spent = clock.call(lambda: compressor.compress(text, question=question, rate=0.2, **options))
         model = spent.pop("model", 0.0)
         totals.append(seconds)
         models.append(model)
         owns.append(seconds - model)
         for part in [*PARTS, OTHER]:
             parts.setdefault(part, []).append(spent.get(part, 0.0))
-    ms = lambda values: 1000 * statistics.median(values)  # noqa: E731
+    ms = lambda values: 1000 * statistics.median(values)
     return {"ms": ms(totals), "model_ms": ms(models), "own_ms": ms(owns),
             "parts_ms": {part: ms(values) for part, values in parts.items()},
-            "task_source": compressor.compress(text, question=question, rate=0.2).task_source}
+            "task_source": compressor.compress(text, question=question, rate=0.2, **options).task_source}
 
 
-def prompts(compressor: Any, tokens: int, data: Path) -> dict[str, tuple[str, str | None]]:
-    """Each mode's prompt and question."""
-    try:
-        from synthesis.templates import QA_DEV_TEMPLATES, fill_template
-    except ImportError:  # a --compare base revision from before synthesis/ (issue 37)
-        from benchmarks.templates import QA_DEV_TEMPLATES, fill_template
+def make_inputs(tokens: int) -> dict[str, Any]:
+    """Each mode's input and question, from the data root (``$TPC_DATA``): the prompt of real dev contexts
+    (:func:`benchmarks.protocol.timing_inputs.build_prompt`), the same inside LongBench's multi-document QA template
+    (the question written in the prompt, as users send it), the bare prompt (no request written: the CTD must write
+    one), and the cache suite's retrieval set for the warm call (20 chunks of qa_dev ``train`` contexts of about
+    ``tokens / 20`` MiniLM tokens each, and the first one's question). JSON-serialisable: ``--compare`` makes them
+    once, in this tree, and both trees' workers read them (``--inputs``)."""
+    # lazy: a --compare base revision runs this file as its worker, without benchmarks.protocol or synthesis
+    from benchmarks.protocol.budget import minilm_token_counter
+    from benchmarks.protocol.chunks import retrieval_set
+    from benchmarks.protocol.loaders import load_qa_dev
+    from benchmarks.protocol.timing_inputs import build_prompt
+    from synthesis.templates import QA_DEV_TEMPLATES, fill_template
 
-    text, question = build_prompt(compressor.token_counter, tokens, data)
-    # Prompt-agnostic input as users send it: the question written inside the prompt (LongBench's multi-document
-    # QA template), and a bare document with no request at all (the CTD must write one).
-    templated = fill_template(QA_DEV_TEMPLATES["multi_doc_qa"], text, question)
-    return {MODES[0]: (text, question), MODES[1]: (templated, None), MODES[2]: (text, None)}
+    counter = minilm_token_counter()
+    text, question = build_prompt(counter, tokens)
+    chunks, first = retrieval_set(load_qa_dev(split="train"), counter, 20, max(tokens // 20, 20))
+    return {MODES[0]: [text, question], MODES[1]: [fill_template(QA_DEV_TEMPLATES["multi_doc_qa"], text, question), None],
+            MODES[2]: [text, None], WARM: [[chunk.text for chunk in chunks], first]}
 
 
 def run_modes(args: argparse.Namespace, modes: tuple[str, ...]) -> tuple[Any, dict[str, Any], dict[str, Any]]:
@@ -241,10 +233,15 @@ def run_modes(args: argparse.Namespace, modes: tuple[str, ...]) -> tuple[Any, di
     if args.threads or args.clock == "cpu":
         torch.set_num_threads(1 if args.clock == "cpu" else args.threads)
     compressor = TPCCompressor.from_pretrained(args.model)
-    inputs = prompts(compressor, args.tokens, Path(args.data))
+    inputs = json.loads(Path(args.inputs).read_text(encoding="utf-8")) if args.inputs else make_inputs(args.tokens)
     clock = PartClock(compressor, time.thread_time if args.clock == "cpu" else time.perf_counter)
     try:
-        rows = {mode: measure(clock, compressor, *inputs[mode], args.repeats) for mode in modes}
+        rows = {mode: measure(clock, compressor, *inputs[mode], args.repeats) for mode in modes if mode != WARM}
+        if WARM in modes:  # every chunk served from the cache ("memory"; the warm-ups fill it)
+            from tpc_core.cache import resolve_cache
+
+            rows[WARM] = measure(clock, compressor, *inputs[WARM], args.repeats,
+                                 cache=resolve_cache("memory"))
     finally:
         clock.close()
     return compressor, inputs, rows
@@ -253,7 +250,7 @@ def run_modes(args: argparse.Namespace, modes: tuple[str, ...]) -> tuple[Any, di
 def worker(args: argparse.Namespace) -> None:
     """One measurement for ``--compare``: JSON on the last line of stdout."""
     started_load = os.getloadavg()
-    _, _, rows = run_modes(args, MODES[:2])
+    _, _, rows = run_modes(args, COMPARED)
     print(json.dumps({"rows": rows, "load": [started_load, os.getloadavg()]}))
 
 
@@ -266,8 +263,10 @@ def compare(args: argparse.Namespace) -> None:
     try:
         # The same measuring code in both trees: this file replaces the base's copy (the base's tpc_core is measured).
         shutil.copy(Path(__file__), base / "benchmarks" / "engine_overhead.py")
+        inputs = base / "engine_overhead_inputs.json"  # one set of inputs, made here, for both trees
+        inputs.write_text(json.dumps(make_inputs(args.tokens)), encoding="utf-8")
         command = [sys.executable, "-m", "benchmarks.engine_overhead", "--worker", "--tokens", str(args.tokens),
-                   "--repeats", str(args.repeats), "--model", args.model, "--data", str(Path(args.data).resolve())]
+                   "--repeats", str(args.repeats), "--model", args.model, "--inputs", str(inputs)]
         command += ["--threads", str(args.threads)] if args.threads else []
         command += ["--clock", args.clock]
         runs: dict[str, list[dict[str, Any]]] = {"base": [], "current": []}
@@ -285,9 +284,9 @@ def compare(args: argparse.Namespace) -> None:
           f"{args.rounds} "
           f"alternated rounds of {args.repeats} calls each, medians of the rounds' medians; load averages (1, 5, 15 "
           f"min) from {_load(loads[0])} to {_load(loads[-1])} (highest 1-min {max(load[0] for load in loads):.2f})")
-    median = lambda name, mode, key, part=None: statistics.median(  # noqa: E731
+    median = lambda name, mode, key, part=None: statistics.median(
         run["rows"][mode][key] if part is None else run["rows"][mode][key][part] for run in runs[name])
-    for mode in MODES[:2]:
+    for mode in COMPARED:
         print(f"\n{mode}\n\n| ms | base | current | current / base |\n|---|---|---|---|")
         for label, key in (("call", "ms"), ("model passes", "model_ms"), ("**engine's own**", "own_ms")):
             before, after = median("base", mode, key), median("current", mode, key)
@@ -309,7 +308,7 @@ def report(args: argparse.Namespace) -> None:
     from benchmarks.protocol.methods.forward_floor import MiniLMForward
 
     load_before = os.getloadavg()
-    modes = MODES[:2] if args.quick else MODES
+    modes = (*MODES[:2], WARM) if args.quick else (*MODES, WARM)
     compressor, inputs, rows = run_modes(args, modes)
     counter = compressor.token_counter
     print(f"prompt: {counter(inputs[MODES[0]][0])} tokens (MiniLM tokenizer; {counter(inputs[MODES[1]][0])} with the "
@@ -341,7 +340,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--model", default="tpc-mini")
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
-    parser.add_argument("--data", default=str(DATA), help="qa_dev.jsonl")
+    parser.add_argument("--inputs", help=argparse.SUPPRESS)  # --compare's workers: the inputs made by the parent
     parser.add_argument("--compare", metavar="REV", help="a git revision to measure against, alternated")
     parser.add_argument("--rounds", type=int, default=3, help="alternated rounds of --compare")
     parser.add_argument("--quick", action="store_true", help=f"a {QUICK_TOKENS}-token prompt, two modes, no floor")

@@ -138,3 +138,21 @@ def test_a_repeated_question_is_encoded_once_and_reads_as_if_alone(tpc_mini):
     alone = tpc_mini.encoder.encode_questions(["Who signed it?", "When?"])
     assert torch.equal(repeated, alone[[0, 0, 0, 0, 0, 1]])
     assert tpc_mini.encoder.encode_questions([]).shape == (0, repeated.shape[1])
+
+
+def test_pooling_in_groups_gives_the_same_embeddings(tpc_mini, monkeypatch):
+    """The passes' states are pooled together, or group by group when they pass POOL_GROUP_BYTES: the same vectors,
+    equal to pooling each pass's states on their own (pool_spans over one forward)."""
+    import tpc_core.engine.scoring.cse as cse
+
+    encoder = tpc_mini.encoder
+    text = " ".join(f"Sentence {k} tells that harbour {k % 5} moved {k * 17} crates." for k in range(300))
+    contexts = [encoder.tokenize([s.strip() + "." for s in text.split(".") if s.strip()]), encoder.tokenize(["Hi."])]
+    assert len(encoder.context_windows(contexts)) > 2 * encoder.config.batch_size  # several passes
+    together = encoder.encode_contexts(contexts)
+    monkeypatch.setattr(cse, "POOL_GROUP_BYTES", 1)  # pooled after every pass
+    one_by_one = encoder.encode_contexts(contexts)
+    assert [t.shape for t in together] == [(len(contexts[0]), 384), (1, 384)]
+    assert all(torch.equal(a, b) for a, b in zip(together, one_by_one))
+    rows = [[101, *ids[0], 102] for ids in contexts]
+    assert torch.equal(encoder.forward(rows, padded=encoder.pad(rows)), encoder.forward(rows))

@@ -75,6 +75,8 @@ def test_batch_encoder_gives_the_backends_own_encodings():
     word_ids = encoder.ids(texts + texts)  # the second time from the word table
     assert word_ids == [e.ids for e in expected] * 2 and encoder.by_words and encoder.words
     assert pickle.loads(pickle.dumps(encoder)).ids(texts) == word_ids[: len(texts)]
+    assert encoder.word_split("It’s “ok”") == ["it", "’", "s", "“", "ok", "”"] and encoder.kinds["’"] == "punctuation"
+    assert encoder.word_split("Café") is None and encoder.word_split("a\x01b") is None
     # Plain: ASCII, curly quotes and dashes, tabs and line breaks, a long word; not: accents, CJK, Σ, NBSP, other
     # control characters, added tokens in any case, a combining mark.
     assert [encoder.plain_text(text) for text in tricky] == [True, True, False, False, False, False, True, False,

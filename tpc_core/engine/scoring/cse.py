@@ -24,8 +24,8 @@ from tpc_core.config import CSEConfig
 from tpc_core.diagnostics.caller import warn_at_caller
 from tpc_core.engine.tokens import BatchEncoder, tokenizer_fingerprint
 
-__all__ = ["ContextSentenceEncoder", "Slot", "Window", "bidirectional_mask", "pad_batch", "plan_batches",
-           "plan_windows", "pool_question", "pool_sentence", "pool_spans", "special_token_frame"]
+__all__ = ["POOL_GROUP_BYTES", "ContextSentenceEncoder", "Slot", "Window", "bidirectional_mask", "pad_batch",
+           "plan_batches", "plan_windows", "pool_question", "pool_sentence", "pool_spans", "special_token_frame"]
 
 
 class Slot(NamedTuple):
@@ -205,6 +205,10 @@ def plan_windows(sentence_ids: Sequence[Sequence[int]], *, max_window_tokens: in
     return windows, [window_index for _, window_index in best]
 
 
+POOL_GROUP_BYTES = 64 << 20
+"""Hidden states :meth:`ContextSentenceEncoder.encode_contexts` keeps before it pools them (float32 bytes)."""
+
+
 def bidirectional_mask(attention_mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     """A (B, 1, L, L) boolean mask letting every token attend to every non-padding token (LLM2Vec)."""
     valid = attention_mask.bool()
@@ -270,18 +274,20 @@ class ContextSentenceEncoder:
             return []
         return self._encoder.ids(texts)
 
-    def forward(self, batch: list[list[int]]) -> torch.Tensor:
+    def forward(self, batch: list[list[int]], *, padded: tuple[torch.Tensor, torch.Tensor] | None = None
+                ) -> torch.Tensor:
         """Last hidden states (float32, on the model's device) of a batch of token-id rows, padded together.
 
         A batch too large for the device's memory is split in halves and retried, and from then on no forward pass
         of this encoder takes more rows than the largest that fitted (:attr:`max_rows`); the first split warns,
-        once. A single row that does not fit raises the device's out-of-memory error.
+        once. A single row that does not fit raises the device's out-of-memory error. ``padded``: the batch as
+        :func:`pad_batch` gives it with this encoder's pad id, made beforehand (used while it is not split).
         """
         rows = self.max_rows or len(batch)
         if len(batch) > rows:
             return _stack_padded([self.forward(batch[first: first + rows]) for first in range(0, len(batch), rows)])
         try:
-            return self._forward(batch)
+            return self._forward(batch, padded)
         except (torch.OutOfMemoryError, RuntimeError) as error:
             if len(batch) == 1 or not _out_of_memory(error):
                 raise
@@ -296,8 +302,13 @@ class ContextSentenceEncoder:
         self.max_rows = min(half, self.max_rows or half)
         return self.forward(batch)
 
-    def _forward(self, batch: list[list[int]]) -> torch.Tensor:
-        input_ids, attention = pad_batch(batch, self.tokenizer.pad_token_id or 0)
+    def pad(self, batch: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+        """:func:`pad_batch` with this encoder's pad id."""
+        return pad_batch(batch, self.tokenizer.pad_token_id or 0)
+
+    def _forward(self, batch: list[list[int]], padded: tuple[torch.Tensor, torch.Tensor] | None = None
+                 ) -> torch.Tensor:
+        input_ids, attention = padded if padded is not None else self.pad(batch)
         input_ids, attention = input_ids.to(self.device), attention.to(self.device)
         mask: torch.Tensor = attention
         if self.architecture == "decoder":
@@ -394,21 +405,30 @@ class ContextSentenceEncoder:
         if not jobs:
             return [torch.zeros((count, size)) for count in counts]
         first_sentence = [0, *itertools.accumulate(counts)]  # flat index of each context's first sentence
-        pooled: list[torch.Tensor] = []
         order: list[int] = []  # the flat sentence index of each pooled row
         # Similar lengths in one batch waste less padding; a call is worth about one window of padding.
         lengths = [len(window.input_ids) for _, window, _ in jobs]
+        prepared = []  # (rows, padded rows, spans to pool) of each forward pass, all made before the first pass
         for indices in plan_batches(lengths, self.config.batch_size, self.config.max_window_tokens):
-            batch = [jobs[index] for index in indices]
-            hidden = self.forward([window.input_ids for _, window, _ in batch])
+            rows = [jobs[index][1].input_ids for index in indices]
             spans = []
-            for row, (context_index, window, wanted) in enumerate(batch):
+            for row, index in enumerate(indices):
+                context_index, window, wanted = jobs[index]
                 wanted_set = set(wanted)
                 for slot in window.slots:
                     if slot.sentence in wanted_set:
                         spans.append((row, slot.start, slot.end, slot.marker))
                         order.append(first_sentence[context_index] + slot.sentence)
-            pooled.append(pool_spans(hidden, spans, self.config.pooling))
+            prepared.append((rows, self.pad(rows), spans))
+        # The passes run back to back and their states are pooled together (in groups of POOL_GROUP_BYTES): host
+        # work between two passes finds its caches emptied by the model and costs about twice as much.
+        pooled: list[torch.Tensor] = []
+        waiting: list[tuple[torch.Tensor, list[tuple[int, int, int, int]]]] = []
+        for number, (rows, padded, spans) in enumerate(prepared):
+            waiting.append((self.forward(rows, padded=padded), spans))
+            if number == len(prepared) - 1 or sum(hidden.numel() * 4 for hidden, _ in waiting) >= POOL_GROUP_BYTES:
+                pooled += [pool_spans(hidden, spans, self.config.pooling) for hidden, spans in waiting]
+                waiting = []
         vectors = F.normalize(torch.cat(pooled), dim=-1)
         ordered = torch.empty_like(vectors)
         ordered[torch.tensor(order, dtype=torch.long, device=vectors.device)] = vectors
