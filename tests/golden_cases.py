@@ -1,5 +1,7 @@
 """The tpc-mini cases whose outputs ``tests/data/tpc_mini_golden.json`` pins (recorded before Engine v2;
-re-recorded when tpc-mini's scorer became ``cosine_bm25``: two prompt-aware cases keep other sentences).
+re-recorded when tpc-mini's scorer became ``cosine_bm25``: two prompt-aware cases keep other sentences; and
+``agnostic_extracted`` when the written request became placed by structure and kept: its description lost the
+document sentence glued onto it).
 
 Run ``python -m tests.golden_cases`` to re-record them, only when a change of output is intended.
 """

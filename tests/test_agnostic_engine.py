@@ -161,16 +161,20 @@ def test_match_share_outside_zero_one_is_rejected(share):
         AgnosticConfig(match_share=share)
 
 
-def test_a_matched_summary_request_keeps_coverage_selection(tiny_checkpoint, tmp_path, monkeypatch):
+def test_a_written_summary_request_keeps_coverage_selection(tiny_checkpoint, tmp_path, monkeypatch):
     # "Summarise ..." written in the prompt and restated by the CTD is matched, but cosine to "summarise" does
     # not rank sentences: the passages' leads are kept (coverage), and no sentence twice.
     prompt = "Summarise the council report in bullet points.\n\n" + DOCUMENT
     compressor = _with_head(tiny_checkpoint, tmp_path, match_share=0.8, position_weight=1.0, redundancy=1.0,
                             relevance_weight=0.0)
-    monkeypatch.setattr(compressor.task_finder, "describe",
-                        lambda prompts: ["The prompt asks: Summarise the council report in bullet points."] * len(prompts))
+    def never(prompts):  # the request is placed from the prompt's structure: nothing is generated
+        raise AssertionError("the CTD ran for a prompt whose request is written")
+
+    monkeypatch.setattr(compressor.task_finder, "describe", never)
     result = compressor.compress(prompt, target_tokens=20, token_counter=lambda t: len(t.split()))
-    assert (result.task_source, result.task_description) == ("matched", "Summarise the council report in bullet points.")
+    assert (result.task_source, result.task_description) == ("extracted", "Summarise the council report in bullet "
+                                                                          "points.")
+    assert result.compressed_prompt.startswith("Summarise the council report in bullet points.")
     kept = [s.text for s in result.kept_sentences()]
     assert "The council met on Monday." in kept and "A storm hit the coast." in kept
     assert kept.count("The council met on Monday.") == 1

@@ -52,11 +52,14 @@ def test_dev_prompts_in_longbench_and_held_out_layouts_get_their_question(tpc_mi
 def test_summarisation_prompts_and_bare_documents_ask_for_a_summary(tpc_mini):
     report = ("You are given a report by a government agency. Write a one-page summary of the report.\n\nReport:\n"
               f"{DECLARATION}\n\nNow, write a one-page summary of the report.\n\nSummary:")
-    for prompt in (report, DECLARATION):
-        result = tpc_mini.compress(prompt, rate=0.2)
-        assert result.task_source in ("generated", "fallback")  # no request is written in these prompts
-        assert re.search(r"summar", result.task_description, re.IGNORECASE), result.task_description
-        assert "?" not in result.task_description  # no invented question
+    written = tpc_mini.compress(report, rate=0.2)  # the request is written: it is the task, kept verbatim
+    assert written.task_source == "extracted" and written.request_sentences >= 1
+    assert "Now, write a one-page summary of the report." in written.compressed_prompt
+    assert re.search(r"summar", written.task_description, re.IGNORECASE), written.task_description
+    bare = tpc_mini.compress(DECLARATION, rate=0.2)
+    assert bare.task_source in ("generated", "fallback") and bare.request_sentences == 0  # nothing is written
+    assert re.search(r"summar", bare.task_description, re.IGNORECASE), bare.task_description
+    assert "?" not in bare.task_description  # no invented question
 
 
 # The description is the request's own words: no template tokens, no wrapper, no field name, no speaker label.
@@ -142,9 +145,7 @@ def test_request_module_doctests():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["chatml", "llama3", pytest.param("plain", marks=pytest.mark.xfail(
-    strict=True, reason="issue 35's sequence head misses the question of this short plain transcript; the CTD path "
-                        "matches it (task_source 'matched', a known miss; model card)"))])
+@pytest.mark.parametrize("name", ["chatml", "llama3", "plain"])
 def test_tpc_mini_describes_a_flattened_chat_without_its_markup(tpc_mini, name):
     context = " ".join(["Ed Wood was an American filmmaker.", "Scott Derrickson is an American director.",
                         "Bananas grow in tropical regions.", "The Eiffel Tower is in Paris."] * 3)

@@ -157,9 +157,10 @@ def test_a_compressed_flattened_chat_parses_into_the_same_roles(tpc_mini, conver
     assert [turn.role for turn in before] == expected_roles  # the parser reads the template as rendered
 
     result = tpc_mini.compress(text, rate=_leaving_room(tpc_mini, text, rate))
-    assert result.compressed_tokens <= result.budget
+    # within the budget, or over it by exactly what the request and the markers around it need (the request wins)
+    assert result.over_budget == max(0, result.compressed_tokens - result.budget)
+    assert result.over_budget == 0 or result.request_sentences > 0
     markers = [record for record in result.sentences if is_turn_marker(record.text)]
-    assert sum(record.tokens for record in markers) <= result.budget
     assert all(record.kept for record in markers), name
     after = chat_turns(result.compressed_prompt)
     assert [turn.role for turn in after] == expected_roles, (name, result.compressed_prompt)
@@ -185,13 +186,24 @@ def test_a_turn_whose_sentences_are_all_dropped_keeps_its_markers(tpc_mini, name
 
 
 def test_a_budget_below_the_markers_keeps_the_first_markers_that_fit(tpc_mini) -> None:
+    # with the question given, nothing of the prompt is pinned: only its markers are forced, the first that fit
     text = _chatml([("user", SENTENCES[0]), ("assistant", SENTENCES[1]), ("user", QUESTIONS[0])], True)
-    result = tpc_mini.compress(text, target_tokens=20)
+    result = tpc_mini.compress(text, question=QUESTIONS[0], target_tokens=20)
+    assert result.request_sentences == 0
     markers = [record for record in result.sentences if is_turn_marker(record.text)]
     assert sum(record.tokens for record in markers) > result.budget >= result.compressed_tokens
     kept = [record.index for record in markers if record.kept]
     assert kept == [markers[0].index, markers[1].index]  # "<|im_start|>user", "<|im_end|>": 15 of 20 tokens
     assert all(not record.kept for record in result.sentences if not is_turn_marker(record.text))
+
+
+def test_a_budget_below_the_request_keeps_it_in_its_turn_over_the_budget(tpc_mini) -> None:
+    text = _chatml([("user", SENTENCES[0]), ("assistant", SENTENCES[1]), ("user", QUESTIONS[0])], True)
+    with pytest.warns(UserWarning, match="is kept whole"):
+        result = tpc_mini.compress(text, target_tokens=20)
+    assert result.over_budget == result.compressed_tokens - result.budget > 0
+    assert QUESTIONS[0] in result.compressed_prompt and SENTENCES[0] not in result.compressed_prompt
+    assert [turn.role for turn in chat_turns(result.compressed_prompt)] == ["user", "assistant", "user", "assistant"]
 
 
 def test_the_plain_parser_reads_every_template() -> None:

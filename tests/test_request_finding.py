@@ -17,20 +17,11 @@ from tpc_core.engine.task.request import request_covered
 DOCUMENT = (Path(__file__).resolve().parents[1] / "examples" / "data" / "declaration_of_independence.txt").read_text(
     encoding="utf-8")
 
-# Known misses of the shipped head (measured; issue 23 is not closed by it): strict, so a head that finds them
-# makes these tests fail until the marks are removed.
-_MISSED = pytest.mark.xfail(strict=True, reason="the shipped head scores this instruction under its threshold in "
-                                                "at least one shape (issue 23, see the model card)")
 REQUESTS = (
-    pytest.param("Highlight the parts (if any) of this document that list grievances about taxes. Details: quote "
-                 "each one.", marks=_MISSED),
+    "Highlight the parts (if any) of this document that list grievances about taxes. Details: quote each one.",
     "Please describe what the signers pledged to each other at the end of the declaration.",
     "4. The king dissolved representative houses repeatedly, True or False?",
-    pytest.param("I need to get some more information about the colonies' complaints. Was the king accused of "
-                 "cutting off trade?", marks=pytest.mark.xfail(strict=True, reason=(
-                     "issue 35's sequence head takes the question without its lead-in sentence: the generated set "
-                     "labels a backstory sentence as not the request, the instruction set labels it as part of it; "
-                     "the description then holds under 80 % of the two sentences' content words (model card)"))),
+    "I need to get some more information about the colonies' complaints. Was the king accused of cutting off trade?",
     "Question 2. Which of the following does the declaration accuse the king of? Select all that apply.\n"
     "A. Quartering armed troops\nB. Building railways\nC. Cutting off trade\nD. Raising wages",
 )
@@ -58,9 +49,6 @@ def test_a_bare_document_in_a_chat_gets_no_extracted_request(tpc_mini):
     assert result.task_source != "extracted", result.task_description
 
 
-@pytest.mark.xfail(strict=True, reason="issue 35's sequence head misses a request written after a one-sentence text "
-                                       "(its training prompts were longer); the CTD path then matches it, "
-                                       "describe_bare=False falls back (model card, known misses)")
 def test_a_question_after_a_one_sentence_text_is_extracted(tpc_mini):
     first = DOCUMENT.split("\n\n")[0].strip()
     found = tpc_mini.find_request(f"{first}\n\nQuestion: What does a decent respect to the opinions of mankind require?")

@@ -117,6 +117,11 @@ class Engine:
                     result = dataclasses.replace(result, cache_hits=read.hits[k], cache_misses=read.misses[k])
                 results.append(result)
         for result in results:
+            if result.over_budget:
+                warn_at_caller(f"The request this prompt writes ({result.request_sentences} sentence(s)) is larger "
+                               f"than the budget of {result.budget} tokens: it is kept whole, {result.over_budget} "
+                               f"token(s) over (the request is never dropped; raise the budget or pass the question "
+                               f"as question=).")
             if result.oversized_sentences:
                 warn_at_caller(f"{result.oversized_sentences} sentence(s) are larger than the whole budget of "
                                f"{result.budget} tokens and were skipped (sentences are never truncated).")

@@ -160,11 +160,15 @@ class Task:
         description: The text sentences are scored against (``None`` for :attr:`TaskSource.COVERAGE`).
         source: Where it came from.
         selection: How sentences are chosen.
+        request: Flat indices (ascending) of the sentences that write the user's request in the prompt: compression
+            keeps every one of them verbatim, whatever its score and even over the budget (empty for a question
+            given by the caller, and for a prompt that asks nothing).
     """
 
     description: str | None
     source: TaskSource
     selection: Selection = Selection.RELEVANCE
+    request: tuple[int, ...] = ()
 
     @classmethod
     def from_question(cls, question: str) -> Task:
@@ -199,12 +203,14 @@ class Selected:
         forced: Per sentence, whether it was taken first: a chat-template marker, or forced by the caller's
             options.
         oversized: Sentences larger than the whole budget (skipped: sentences are never truncated).
+        pinned: The request's sentences (``scored.task.request``): kept whatever the budget.
     """
 
     scored: Scored
     chosen: frozenset[int]
     forced: tuple[bool, ...]
     oversized: int
+    pinned: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)

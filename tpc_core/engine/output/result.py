@@ -54,6 +54,10 @@ class CompressionResult:
             encoded again. 0 without a cache.
         cache_misses: Documents looked up in the cache and not found (or found damaged); those the model read are
             stored. 0 without a cache.
+        request_sentences: How many sentences write the user's request (prompt-agnostic mode, where the prompt
+            writes one): every one is kept verbatim, whatever the budget.
+        over_budget: Tokens by which ``compressed_tokens`` exceeds ``budget``: only where the request alone is
+            larger than the budget (the request wins, with a warning); 0 otherwise.
     """
 
     compressed_prompt: str
@@ -71,6 +75,8 @@ class CompressionResult:
     documents: list[str] = field(default_factory=list, repr=False)
     cache_hits: int = 0
     cache_misses: int = 0
+    request_sentences: int = 0
+    over_budget: int = 0
 
     @property
     def ratio(self) -> float:
@@ -153,4 +159,5 @@ def to_result(assembled: Assembled, separator: str) -> CompressionResult:
         task_source=scored.task.source if scored.task is not None else None, sentences=records,
         document_origin_tokens=list(prompt.document_tokens), document_compressed_tokens=list(joined.tokens),
         oversized_sentences=selected.oversized, scored=scored.scores is not None,
-        documents=list(prompt.documents))
+        documents=list(prompt.documents), request_sentences=len(scored.task.request) if scored.task is not None else 0,
+        over_budget=max(0, joined.total - prompt.budget))

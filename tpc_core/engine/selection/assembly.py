@@ -54,7 +54,10 @@ def apply_budget(scored: Scored, options: CompressionOptions, redundancy: float 
     embeddings are given); then the filters (``min_score``, ``top_n``) only remove
     (:func:`tpc_core.engine.selection.budget.filter_kept`).
 
-    Forced are the sentences the caller's options name and every chat-template marker
+    The sentences that write the user's request (``scored.task.request``) are kept first and always, even where
+    they alone exceed the budget (the request wins; the result says by how much it is over), and with them every
+    chat-template marker of a flattened chat, so that the request stays in its turn. Forced are the
+    sentences the caller's options name and every chat-template marker
     (:func:`tpc_core.segmentation.is_turn_marker`: the built-in splitters make each marker a span of its own), so a
     flattened chat keeps every turn's markers, at their token cost, whatever else is dropped. Forced sentences are
     taken in order while they fit: a budget smaller than the markers keeps the first that fit.
@@ -68,19 +71,29 @@ def apply_budget(scored: Scored, options: CompressionOptions, redundancy: float 
         pattern.search(text) for pattern in options.force_keep_patterns)
         for (_, i), text in zip(prompt.flat, prompt.sentences))
 
+    pinned = frozenset(scored.task.request) if scored.task is not None else frozenset()
+    if pinned:  # a kept request keeps its chat's markers too: the compressed chat still parses into its roles
+        pinned |= {k for k, text in enumerate(prompt.sentences) if is_turn_marker(text)}
+
     def pick(members: list[int], budget: int) -> list[int]:
-        member_scores, member_counts = [scores[k] for k in members], [counts[k] for k in members]
-        member_forced = [forced[k] for k in members]
+        free = [k for k in members if k not in pinned]
+        room = max(0, budget - sum(counts[k] for k in members if k in pinned))
+        member_scores, member_counts = [scores[k] for k in free], [counts[k] for k in free]
+        member_forced = [forced[k] for k in free]
         if scored.embeddings is None:
-            return top_k_within_budget(member_scores, member_counts, budget, force_keep=member_forced)
-        return mmr_within_budget(member_scores, scored.embeddings[members], member_counts, budget,
-                                 redundancy=redundancy, force_keep=member_forced)
+            picked = top_k_within_budget(member_scores, member_counts, room, force_keep=member_forced)
+        else:
+            picked = mmr_within_budget(member_scores, scored.embeddings[free], member_counts, room,
+                                       redundancy=redundancy, force_keep=member_forced)
+        position = {k: j for j, k in enumerate(members)}
+        return sorted([position[free[j]] for j in picked] + [position[k] for k in members if k in pinned])
 
     budgets = document_budgets(prompt.budget, prompt.document_tokens, prompt.origin_tokens, options.budget_scope)
     groups = [0 if options.budget_scope == "global" else d for d, _ in prompt.flat]
     chosen = filter_kept(allocate(groups, budgets, pick), documents, scores, min_score=options.min_score,
-                         top_n=options.top_n)
-    return Selected(scored, chosen, forced, sum(1 for count in counts if count > prompt.budget))
+                         top_n=options.top_n) | pinned
+    oversized = sum(1 for k, count in enumerate(counts) if count > prompt.budget and k not in pinned)
+    return Selected(scored, chosen, forced, oversized, pinned)
 
 
 def assemble(selected: Selected, counter: CountTokens, separator: str) -> Assembled:
@@ -89,5 +102,5 @@ def assemble(selected: Selected, counter: CountTokens, separator: str) -> Assemb
     scored = selected.scored
     prompt, priority = scored.segmented, list(zip(selected.forced, scored.scores))
     joined = fit_to_budget(prompt.documents, prompt.spans, selected.chosen, priority, prompt.budget, counter,
-                           separator, prompt.counts)
+                           separator, prompt.counts, protected=selected.pinned)
     return Assembled(selected, joined)

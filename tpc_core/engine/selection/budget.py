@@ -319,7 +319,7 @@ def join_documents(documents: Sequence[str], spans: Sequence[Sequence[tuple[int,
 
 def fit_to_budget(documents: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]], chosen: Iterable[int],
                   priority: Sequence[tuple[bool, float]], budget: int, counter: CountTokens, separator: str,
-                  counts: Sequence[Sequence[int]] | None = None) -> Joined:
+                  counts: Sequence[Sequence[int]] | None = None, protected: frozenset[int] = frozenset()) -> Joined:
     """Assemble the chosen sentences and drop the weakest until the real count of the whole prompt fits.
 
     Args:
@@ -332,8 +332,12 @@ def fit_to_budget(documents: Sequence[str], spans: Sequence[Sequence[tuple[int, 
         separator: Joins the compressed documents.
         counts: Each sentence's count by ``counter``, where known (see :func:`join_documents`).
 
+        protected: Chosen sentences never dropped (the user's request): where they alone exceed ``budget``, the
+            assembly keeps them and is over it.
+
     Returns:
-        The assembly, whose ``total`` is at most ``budget`` (or nothing is kept).
+        The assembly, whose ``total`` is at most ``budget``, or only the protected sentences when they alone
+        exceed it (or nothing is kept).
     """
     flat = [(d, i) for d, doc_spans in enumerate(spans) for i in range(len(doc_spans))]
     remaining = set(chosen)
@@ -342,6 +346,7 @@ def fit_to_budget(documents: Sequence[str], spans: Sequence[Sequence[tuple[int, 
         for k in sorted(remaining):
             kept[flat[k][0]].append(flat[k][1])
         joined = join_documents(documents, spans, kept, counter, separator, counts)
-        if joined.total <= budget or not remaining:
+        droppable = remaining - protected
+        if joined.total <= budget or not droppable:
             return joined
-        remaining.discard(min(remaining, key=lambda k: (priority[k][0], priority[k][1], -k)))
+        remaining.discard(min(droppable, key=lambda k: (priority[k][0], priority[k][1], -k)))

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from tpc_core.engine.task.placement import PlaceKind, place_request
 from tpc_core.engine.task.request import (
     asks_for_summary,
     complete_request,
@@ -51,6 +52,11 @@ Describe = Callable[[list[str]], list[str]]
 
 ReadPrompts = Callable[[list[str]], "tuple[list[Segmented], list[torch.Tensor]]"]
 """Segments whole prompts and embeds their sentences (what :meth:`TaskFinder.descriptions` needs for the head)."""
+
+
+def complete_request_tuple(sentences: Sequence[str], picked: Sequence[int]) -> tuple[int, ...]:
+    """:func:`~tpc_core.engine.task.request.complete_request` as a tuple (a multiple-choice stem with its options)."""
+    return tuple(complete_request(sentences, list(picked)))
 
 
 class TaskFinder:
@@ -153,37 +159,91 @@ class TaskFinder:
         return [task for task in tasks if task is not None]
 
     def find_request(self, prompt: str, read: ReadPrompts) -> FoundRequest | None:
-        """The request ``prompt`` writes, found by the head alone (the CTD is never asked), or ``None`` when the
-        head finds none, the checkpoint has no head, or the prompt is blank.
+        """The request ``prompt`` writes, as compression places it (its structure, then the head), without the
+        CTD; ``None`` when none is placed, or the prompt is blank.
 
         Args:
             prompt: One whole prompt (one document).
             read: Segments and embeds prompts (the compressor's default splitter and counter).
         """
-        if self.head is None or not prompt.strip():
+        if not prompt.strip():
             return None
         prompts, embeddings = read([prompt])
-        picked = self.request_sentences(prompts[0], embeddings[0])
-        if not picked:
+        found = self.locate(prompts[0], embeddings[0])
+        if found is None:
             return None
+        primary, _ = found
         spans = prompts[0].spans[0]
-        return FoundRequest(tuple(spans[i] for i in picked), request_text(prompts[0].sentences, picked))
+        return FoundRequest(tuple(spans[i] for i in primary), request_text(prompts[0].sentences, primary))
 
     def request_sentences(self, prompt: Segmented, embeddings: torch.Tensor) -> list[int]:
-        """Indices (ascending, into ``prompt.sentences``) of the sentences that state the prompt's request, as the
-        head picks them and :func:`~tpc_core.engine.task.request.complete_request` completes them (a multiple-choice
-        stem with its options); ``[]`` when the head finds none or the checkpoint has no head."""
+        """Indices (ascending, into ``prompt.sentences``) of the sentences that state the prompt's request
+        (:meth:`locate`'s primary place); ``[]`` when none is placed."""
+        found = self.locate(prompt, embeddings)
+        return list(found[0]) if found is not None else []
+
+    def locate(self, prompt: Segmented, embeddings: torch.Tensor | None,
+               ) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+        """``(primary, kept)``: the sentences that state the prompt's request (the task description) and every
+        sentence compression keeps for it, as flat indices; ``None`` when the prompt asks nothing that can be
+        placed.
+
+        Structure first (:func:`~tpc_core.engine.task.placement.place_request`, on the last document that places a
+        request): every candidate place is kept, and the head, where the checkpoint has one, chooses which states
+        the request (the candidate holding its most probable sentence). Where structure places nothing, the head
+        alone picks the request where it is confident (``request_threshold``).
+        """
         sentences = prompt.sentences
-        if self.head is None or not sentences:
-            return []
-        picked = pick_request(self.head.probabilities(embeddings, sentences), self.settings.request_threshold,
+        if not sentences:
+            return None
+        probabilities = (self.head.probabilities(embeddings, sentences)
+                         if self.head is not None and embeddings is not None else None)
+        offset, placed = 0, None
+        for document, spans in zip(prompt.documents, prompt.spans):
+            place = place_request(document, spans)
+            if place is not None:
+                placed = tuple(self._within(tuple(offset + k for k in candidate), kind, probabilities)
+                               for candidate, kind in zip(place.candidates, place.kinds))
+            offset += len(spans)
+        if placed:
+            primary = placed[0]
+            if probabilities is not None:
+                best = [float(probabilities[list(candidate)].max()) for candidate in placed]
+                primary = placed[best.index(max(best))]
+            primary = complete_request_tuple(sentences, primary)
+            return primary, tuple(sorted({k for candidate in (*placed, primary) for k in candidate}))
+        if probabilities is None:
+            return None
+        picked = pick_request(probabilities, self.settings.request_threshold,
                               self.settings.max_request_sentences, self.settings.request_neighbour_threshold)
-        return complete_request(sentences, picked) if picked else []
+        if not picked:
+            return None
+        picked = complete_request(sentences, picked)
+        return tuple(picked), tuple(picked)
+
+    def _within(self, candidate: tuple[int, ...], kind: PlaceKind, probabilities: torch.Tensor | None,
+                ) -> tuple[int, ...]:
+        """A whole chat turn placed for want of anything sharper, cut to the sentences that ask where it is longer
+        than ``max_request_sentences``: the head's most probable sentence and its confident neighbours (without
+        a head, the turn's last sentences). Every other candidate is kept as placed."""
+        limit = self.settings.max_request_sentences
+        if kind is not PlaceKind.CHAT_TURN or len(candidate) <= limit:
+            return candidate
+        if probabilities is None:
+            return candidate[-limit:]
+        inside = probabilities[list(candidate)]
+        picked = pick_request(inside, float(inside.max()), limit, self.settings.request_neighbour_threshold)
+        return tuple(candidate[j] for j in picked)
 
     def _extract(self, prompt: Segmented, embeddings: torch.Tensor) -> Task | None:
-        """The prompt's written request, when the head finds one."""
-        picked = self.request_sentences(prompt, embeddings)
-        return Task(request_text(prompt.sentences, picked), TaskSource.EXTRACTED) if picked else None
+        """The prompt's written request, where it is placed: kept verbatim, and the task description."""
+        found = self.locate(prompt, embeddings)
+        if found is None:
+            return None
+        primary, kept = found
+        description = request_text(prompt.sentences, primary)
+        selection = self._whole_text_selection() if asks_for_summary(description) else Selection.RELEVANCE
+        return Task(description, TaskSource.EXTRACTED, selection, request=kept)
 
     def _judge(self, description: str, text: str, sentences: Sequence[str]) -> Task:
         """A generated description: matched, generated or fallback."""

@@ -1,0 +1,363 @@
+"""Where a prompt writes its request, read from its structure alone: chat turns, template labels, paragraphs.
+
+The request finder decides two things apart. This module answers the first, **does the prompt ask, and where
+can the request be?**, from structure a person can see: the latest user turn of a chat rendered with template
+tokens, the text after a request label ("Question:", "Query:", "Instruction:", "### Task", "The original query is
+as follows:"), a short last paragraph after the material that asks (a question, an instruction, a typed query),
+or a short first paragraph before it. A bare document places nothing. The learned head then ranks sentences
+only inside the place (:mod:`tpc_core.engine.task.finder`), and compression keeps the placed sentences verbatim
+whatever their scores.
+
+Pure functions over one document's text and its sentence spans; no model.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from tpc_core.engine.task.cues import addresses_reader, imperative_start
+from tpc_core.segmentation import is_turn_marker
+
+__all__ = ["PlaceKind", "RequestPlace", "asks", "place_request", "reads_as_request"]
+
+_LINE = re.compile(r"[^\n\r\u2028\u2029]+")
+_WORD = re.compile(r"\w+")
+# A label that introduces the request: "Question:", "### Query", "Your task:", "The original query is as follows:".
+_REQUEST_LABEL = re.compile(
+    r"^[ \t#*>_\"'{,-]{0,8}(?:[A-Za-z][\w'-]*\s+){0,2}"
+    r"(?:question|query|q|task|instruction|instructions|request|requested|prompt|user_request)"
+    r"(?:[ \t]*\d{0,3})\b(?P<tail>[^:\n]{0,25}):[ \t]*(?P<rest>.*)$|"
+    r"^[ \t]*(?:\#{1,6}[ \t]*(?:[A-Za-z]+[ \t]+)?(?:question|query|task|instructions?|request|prompt|problem)"
+    r"[ \t]*\W*[ \t]*$|<(?:question|query|user_request|request|instructions?|task)\b[^>]*>(?P<tagged>.*)$)",
+    re.IGNORECASE)
+# Labels that end a request's region: the answer's, the material's, or any other "Label:" line.
+_ANSWER_LABEL = re.compile(r"^[ \t#*>_-]{0,6}(?:(?:helpful|refined|final|short|your|the)\s+)?(?:answer|a|response|"
+                           r"output|summary|result|reply|solution|completion)\b[^:\n]{0,12}:[ \t]*(?P<rest>.*)$",
+                           re.IGNORECASE)
+_ANY_LABEL = re.compile(r"^[ \t#*>_-]{0,6}[A-Za-z][\w'-]*(?:[ \t]+[\w'-]+){0,3}[ \t]*:(?:[ \t]|$)")
+_DELIMITER = re.compile(r"^[ \t]*(?:-{3,}|={3,}|\*{3,}|_{3,}|~{3,}|`{3,}\w*|\"{3}|'{3}|#+)[ \t]*$")
+# Words a written request opens with, beyond the head's imperative cues: what people ask a model to produce.
+_QUESTION_START = re.compile(r"^\W{0,3}(?:what|who|whom|whose|when|where|which|why|how|is|are|was|were|do|does|did|"
+                             r"can|could|should|would|will|has|have|in which|according to)\b", re.IGNORECASE)
+_INSTRUCTION_START = re.compile(
+    r"^\W{0,3}(?:please\s+|kindly\s+|now,?\s+|then,?\s+|also,?\s+)?(?:summari[sz]e|write|generate|create|draft|"
+    r"translate|rewrite|paraphrase|outline|discuss|analy[sz]e|review|critique|recommend|suggest|propose|"
+    r"produce|compose|prepare|classify|rank|sort|convert|fix|complete|continue|read|give me|help me|based on|"
+    r"using|given)\b", re.IGNORECASE)
+# The start of retrieved material: "Document [1] (Title: ...)", "Passage 2:", "Title: ...", "[3]".
+_MATERIAL_START = re.compile(r"^\W{0,3}(?:document|doc|passage|article|source|title|chunk|context|snippet)\b\s*"
+                             r"(?:\[?\d+\]?|\(|:)|^\s*\[\d+\]", re.IGNORECASE)
+_OPTION = re.compile(r"^[ \t]*\(?[A-Ha-h](?:[.):]|\\[A-Ha-h][.):])")
+_USER_LABEL = re.compile(r"^[ \t#*>_-]{0,6}(?:user|human|me|customer|client)[*_]{0,2}[ \t]*:", re.IGNORECASE)
+# A chat template's own token (ChatML, Llama, Gemma, Mistral): a turn it opens is the prompt's, never quoted material.
+_TEMPLATE_TOKEN = re.compile(r"<\|[A-Za-z_]+\|>|<start_of_turn>|\[INST\]")
+# A one-sentence preamble that only asks to read what follows.
+_PREAMBLE = re.compile(r"^(?:please\s+|kindly\s+)?(?:read|see|consider|review|look at|here is|here are|below is|"
+                       r"find)\b[^.?!\n]{0,60}[.:!]?$", re.IGNORECASE)
+_MAX_PLACE_WORDS = 600
+_MAX_TYPED_WORDS = 24
+# A line that gives the answer inside a labelled question's region: a worked example (few-shot material).
+_ANSWERED = re.compile(r"^\W{0,4}(?:so,?\s+|therefore,?\s+|thus,?\s+|hence,?\s+)?(?:the\s+)?(?:final\s+|correct\s+)?"
+                       r"answer(?:\s+is\b|\s*[:=])", re.IGNORECASE)
+
+
+class PlaceKind(str, Enum):
+    """How a request was placed.
+
+    Attributes:
+        CHAT_TURN: The latest user turn of a chat rendered with template tokens (or the part of it that asks).
+        LABEL: The region after an unanswered request label (the last one, and the first).
+        LAST_BLOCK: The last paragraph after the material, which reads as a request.
+        FIRST_BLOCK: The first paragraph before the material, which reads as a request.
+    """
+
+    CHAT_TURN = "chat_turn"
+    LABEL = "label"
+    LAST_BLOCK = "last_block"
+    FIRST_BLOCK = "first_block"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class RequestPlace:
+    """Where one document may write its request: one or more candidate places, in order of trust.
+
+    Attributes:
+        candidates: Each candidate's sentence indices (ascending) into the document's sentence spans. Every
+            candidate is kept verbatim; the finder takes the request itself (the task description) from one.
+        kinds: How each candidate was placed.
+    """
+
+    candidates: tuple[tuple[int, ...], ...]
+    kinds: tuple[PlaceKind, ...]
+
+    @property
+    def sentences(self) -> tuple[int, ...]:
+        """Every candidate's sentences, ascending: what compression keeps whatever their scores."""
+        return tuple(sorted({k for candidate in self.candidates for k in candidate}))
+
+    @property
+    def kind(self) -> PlaceKind:
+        """How the most trusted candidate was placed."""
+        return self.kinds[0]
+
+
+@dataclass(frozen=True)
+class _Line:
+    start: int
+    end: int
+    text: str
+    block: int  # paragraph number: blank lines and delimiter lines separate paragraphs
+
+
+def _lines(text: str, start: int = 0, end: int | None = None) -> list[_Line]:
+    """The non-blank lines of ``text[start:end]`` with their paragraph numbers."""
+    end = len(text) if end is None else end
+    lines: list[_Line] = []
+    block, previous_end = 0, start
+    for match in _LINE.finditer(text, start, end):
+        line = match.group()
+        if not line.strip():
+            continue
+        gap = text[previous_end:match.start()]
+        if lines and (gap.count("\n") + gap.count("\r") - gap.count("\r\n") > 1 or _DELIMITER.match(lines[-1].text)):
+            block += 1
+        if _DELIMITER.match(line):
+            if lines:
+                block += 1
+            previous_end = match.end()
+            lines.append(_Line(match.start(), match.end(), line, block))
+            continue
+        lines.append(_Line(match.start(), match.end(), line, block))
+        previous_end = match.end()
+    return lines
+
+
+def _words(text: str) -> int:
+    return len(_WORD.findall(text))
+
+
+def reads_as_request(text: str) -> bool:
+    """Whether a short passage reads as a request: a question mark, an instruction, words to the reader, or a
+    query typed in lower case with no closing full stop.
+
+    >>> reads_as_request("Summarize the obligations of the tenant."), reads_as_request("The tenant pays water.")
+    (True, False)
+    >>> reads_as_request("when did the nfl change to a 16 game schedule")
+    True
+    """
+    body = " ".join(text.split())
+    if not body:
+        return False
+    core = _ANY_LABEL.sub("", body, count=1) if _REQUEST_LABEL.match(body) or _USER_LABEL.match(body) else body
+    if _PREAMBLE.match(core):  # "Please read this first.": it asks to read, not for anything
+        return False
+    typed = _words(body) <= _MAX_TYPED_WORDS and body[-1].isalnum() and "://" not in body
+    if "?" in body or _INSTRUCTION_START.match(core) or imperative_start(core):
+        return True
+    if _QUESTION_START.match(core) and typed:  # "when did the nfl change ...", not "When in the Course of ..., "
+        return True
+    sentence = re.split(r"(?<=[.!?])\s", body, maxsplit=1)[0]
+    if addresses_reader(sentence) and _words(body) <= 80:
+        return True
+    return typed and body[0].islower()
+
+
+def _is_title(line: str) -> bool:
+    """A heading: a short line in title case, or a short line that ends with no punctuation above a paragraph."""
+    words = line.split()
+    if not words or len(words) > 15:
+        return False
+    capitalised = sum(word[:1].isupper() for word in words if word[:1].isalpha())
+    return (len(words) >= 2 and capitalised >= 0.6 * len(words)) or line.rstrip()[-1:].isalnum()
+
+
+def _sentences_in(spans: Sequence[tuple[int, int]], start: int, end: int) -> list[int]:
+    """Sentences that overlap ``[start, end)``."""
+    return [k for k, (s, e) in enumerate(spans) if s < end and e > start]
+
+
+def _label_regions(lines: Sequence[_Line]) -> list[tuple[int, int]]:
+    """The character ranges of the last and the first unanswered labelled requests (once when they are one): the
+    template's label is one of them whether it comes before the material or after it."""
+    found: list[tuple[int, int]] = []
+    for number, line in enumerate(lines):
+        match = _REQUEST_LABEL.match(line.text)
+        if match is None or _ANSWER_LABEL.match(line.text):
+            continue
+        region = [line]
+        rest = (match.group("rest") or match.group("tagged") or "").strip()
+        for position, following in enumerate(lines[number + 1:], number + 1):
+            if following.block != region[-1].block and (rest or len(region) > 1):
+                break
+            if _is_option(lines, position):  # "A: ...", "B) ...": the choices of a multiple-choice request
+                region.append(following)
+                continue
+            if _DELIMITER.match(following.text) or _ANSWER_LABEL.match(following.text) or \
+                    _REQUEST_LABEL.match(following.text):
+                break
+            cue = _ANY_LABEL.match(following.text)
+            if cue is not None and (rest or len(region) > 1):
+                if not following.text[cue.end():].strip():  # "Corresponding value:": the request's own last cue
+                    region.append(following)
+                break
+            region.append(following)
+        answered = any(_ANSWERED.match(x.text) for x in region[1:])
+        after = lines[number + len(region)] if number + len(region) < len(lines) else None
+        if after is not None and after.block == region[-1].block:
+            answer = _ANSWER_LABEL.match(after.text)
+            answered = answered or (answer is not None and bool(answer.group("rest").strip()))
+        words = _words(" ".join(x.text for x in region))
+        if not answered and words >= 1 and (rest or len(region) > 1) and words <= _MAX_PLACE_WORDS:
+            found.append((region[0].start, region[-1].end))
+    return list(dict.fromkeys(found[-1:] + found[:1]))
+
+
+def _is_option(lines: Sequence[_Line], position: int) -> bool:
+    """Whether line ``position`` is a choice of a multiple-choice list (a neighbouring line is one too)."""
+    if not _OPTION.match(lines[position].text):
+        return False
+    neighbours = lines[max(0, position - 1): position] + lines[position + 1: position + 2]
+    return any(_OPTION.match(line.text) and line.block == lines[position].block for line in neighbours)
+
+
+def _blocks(lines: Sequence[_Line]) -> list[list[_Line]]:
+    blocks: list[list[_Line]] = []
+    for line in lines:
+        if _DELIMITER.match(line.text):
+            continue
+        if blocks and blocks[-1][-1].block == line.block:
+            blocks[-1].append(line)
+        else:
+            blocks.append([line])
+    return blocks
+
+
+def _strip_answer_lines(block: list[_Line]) -> list[_Line]:
+    """A block without its trailing answer cue ("Answer:", "Summary:") left empty for the model to fill."""
+    while block:
+        answer = _ANSWER_LABEL.match(block[-1].text)
+        if answer is None or answer.group("rest").strip():
+            break
+        block = block[:-1]
+    return block
+
+
+def _end_block(blocks: list[list[_Line]], *, last: bool) -> tuple[int, int] | None:
+    """The last (or first) paragraph, when it reads as a request and material lies on the other side."""
+    if len(blocks) < 2:
+        return None
+    ordered = list(reversed(blocks)) if last else blocks
+    candidate: list[_Line] = []
+    used = 0
+    for block in ordered:
+        used += 1
+        candidate = _strip_answer_lines(block) if last else block
+        if candidate:
+            break
+    if not candidate:
+        return None
+    text = "\n".join(line.text for line in candidate)
+    words = _words(text)
+    material = sum(_words(line.text) for block in ordered[used:] for line in block)
+    if words == 0 or words > _MAX_PLACE_WORDS or material < max(20, words):
+        return None
+    lead = candidate[0].text
+    if _MATERIAL_START.match(lead) or (len(candidate) > 1 and _is_title(lead)):  # a passage under its title
+        return None
+    if _ANY_LABEL.match(lead) and not _REQUEST_LABEL.match(lead) and not _USER_LABEL.match(lead):
+        return None  # a speaker's line in a transcript, a field of a record
+    if _REQUEST_LABEL.match(lead):  # a labelled question: the label rule has judged it (answered: material)
+        return None
+    if words > 80 and not reads_as_request(lead):  # a long paragraph asks only if its opening line does
+        return None
+    if not reads_as_request(text if words <= 80 else lead):
+        return None
+    return candidate[0].start, candidate[-1].end
+
+
+def _latest_user_turn(sentences: Sequence[str]) -> tuple[int, int] | None:
+    """``(first, last)`` sentence indices of the latest user turn's content, when a chat rendered with template
+    tokens ends with it (an assistant turn left open after it is allowed)."""
+    markers = [k for k, text in enumerate(sentences) if is_turn_marker(text)]
+    if not markers:
+        return None
+    opens = [k for k in markers if re.search(r"\buser\b|\[INST\]|<\|user\|>", sentences[k], re.IGNORECASE)]
+    if not opens:
+        return None
+    first = opens[-1] + 1
+    last = first - 1
+    for k in range(first, len(sentences)):
+        if is_turn_marker(sentences[k]):
+            break
+        last = k
+    tail = [k for k in range(last + 1, len(sentences)) if not is_turn_marker(sentences[k])]
+    if last < first or tail:  # an empty turn, or an answered one
+        return None
+    return first, last
+
+
+def place_request(text: str, spans: Sequence[tuple[int, int]]) -> RequestPlace | None:
+    """Where ``text`` writes its request, or ``None`` when its structure shows none (a bare document).
+
+    Candidates, in order of trust: in a chat that ends with a user turn (rendered with template tokens or speaker
+    labels), the places inside that turn (its unanswered request labels, its last and first paragraphs where they
+    read as a request, each line a paragraph in a turn with no blank line; a turn opened by a chat template's token, which always asks, else the whole turn, or its
+    last paragraph when the turn is long); then, over the whole
+    document, the last unanswered request label, the last paragraph after the material where it reads as a
+    request, and the first paragraph before the material where it reads as a request. Overlapping candidates
+    are kept once.
+
+    Args:
+        text: One document.
+        spans: Its sentence spans (ascending, as the splitter gives them).
+    """
+    if not spans or not text.strip():
+        return None
+    sentences = [text[s:e] for s, e in spans]
+    regions: list[tuple[tuple[int, int], PlaceKind]] = []
+    turn = _latest_user_turn(sentences)
+    if turn is not None:
+        start, end = spans[turn[0]][0], spans[turn[1]][1]
+        turn_lines = _lines(text, start, end)
+        if len({line.block for line in turn_lines}) == 1:  # a turn with no blank line: each line is a paragraph
+            turn_lines = [_Line(line.start, line.end, line.text, number) for number, line in enumerate(turn_lines)]
+        inside = _regions(turn_lines, first=True)
+        if not inside and _TEMPLATE_TOKEN.search(sentences[turn[0] - 1]):
+            blocks = _blocks(_lines(text, start, end))
+            whole = _words(text[start:end]) <= _MAX_PLACE_WORDS or len(blocks) < 2
+            inside = [((start, end) if whole else (blocks[-1][0].start, blocks[-1][-1].end), PlaceKind.CHAT_TURN)]
+        regions += inside
+    regions += _regions(_lines(text), first=True)
+    candidates: list[tuple[int, ...]] = []
+    kinds: list[PlaceKind] = []
+    for (region_start, region_end), kind in regions:
+        chosen = tuple(k for k in _sentences_in(spans, region_start, region_end) if not is_turn_marker(sentences[k]))
+        if chosen and not any(set(chosen) & set(other) for other in candidates):
+            candidates.append(chosen)
+            kinds.append(kind)
+    return RequestPlace(tuple(candidates), tuple(kinds)) if candidates else None
+
+
+def _regions(lines: Sequence[_Line], *, first: bool) -> list[tuple[tuple[int, int], PlaceKind]]:
+    """The label region, the last paragraph and (with ``first``) the first paragraph that place a request."""
+    blocks = _blocks(lines)
+    regions: list[tuple[tuple[int, int], PlaceKind]] = []
+    regions += [(label, PlaceKind.LABEL) for label in _label_regions(lines)]
+    last = _end_block(blocks, last=True)
+    if last is not None:
+        regions.append((last, PlaceKind.LAST_BLOCK))
+    opening = _end_block(blocks, last=False) if first else None
+    if opening is not None:
+        regions.append((opening, PlaceKind.FIRST_BLOCK))
+    return regions
+
+
+def asks(text: str, spans: Sequence[tuple[int, int]]) -> bool:
+    """Whether the document's structure shows a request (:func:`place_request` places one)."""
+    return place_request(text, spans) is not None
