@@ -179,3 +179,21 @@ def test_a_written_summary_request_keeps_coverage_selection(tiny_checkpoint, tmp
     assert "The council met on Monday." in kept and "A storm hit the coast." in kept
     assert kept.count("The council met on Monday.") == 1
     _assert_verbatim_in_order(result, prompt)
+
+
+TURNED = "The exception is raised when the check is true. The log rotates daily. Nobody reads the log. Errors are rare."
+
+
+@pytest.mark.parametrize(("description", "source"), [
+    ("Which exception is raised when the check is false and the log rotates daily?", "fallback"),  # turned around
+    ("Which exception is raised when the check is true and the log rotates daily?", "generated"),
+])
+def test_a_description_that_turns_the_prompt_around_is_never_used(tiny_checkpoint, tmp_path, monkeypatch,
+                                                                  description, source):
+    # No request is placed in this bare text, so the CTD describes it; its text is fixed here (the wiring is tested).
+    compressor = _with_head(tiny_checkpoint, tmp_path, match_share=0.0)
+    monkeypatch.setattr(compressor.task_finder, "describe", lambda prompts: [description] * len(prompts))
+    result = compressor.compress(TURNED, target_tokens=12, token_counter=lambda t: len(t.split()))
+    assert result.task_source == source
+    assert result.request_sentences == 0
+    _assert_verbatim_in_order(result, TURNED)

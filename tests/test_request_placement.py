@@ -93,3 +93,12 @@ def test_a_transcript_ending_on_a_speaker_line_places_nothing() -> None:
 ])
 def test_reads_as_request(text: str, expected: bool) -> None:
     assert reads_as_request(text) is expected
+
+
+def test_placement_and_grounding_doctests() -> None:
+    import doctest
+
+    from tpc_core.engine.task import grounding, placement
+
+    assert doctest.testmod(placement).failed == 0
+    assert doctest.testmod(grounding).failed == 0

@@ -362,3 +362,19 @@ def test_custom_splitter_is_used_and_checked() -> None:
         split_sentences(text, _FixedSplitter([(0, 3), (3, 5)]))
     with pytest.raises(ValueError, match="overlapping"):
         split_sentences(text, _FixedSplitter([(0, 4), (3, 5)]))
+
+
+@pytest.mark.parametrize("label", ["Answer:", "Helpful Answer:", "Question: When is the rent due?", "Query: rent",
+                                   "Context:", "### Question:", '"""'])
+def test_a_template_label_line_always_starts_a_span(label):
+    # The line before is unterminated prose as wide as the paragraph: a soft wrap would otherwise join them.
+    text = ("The tenant pays water and electricity every month to the city utility company\n"
+            f"Signed on the date first written above by Maria Delgado \n{label}")
+    sentences = [text[s:e] for s, e in split_sentences(text)]
+    assert sentences[-1] == label.strip()
+
+
+def test_a_lower_case_label_word_in_wrapped_prose_stays_joined():
+    text = ("the committee discussed the budget for the next fiscal year and the\n"
+            "summary: of the notes was read aloud by the chair of the committee today")
+    assert split_sentences(text) == [(0, len(text))]

@@ -264,7 +264,11 @@ def test_summ_suite_runs_several_tpc_checkpoints(tiny_checkpoint: Path, tmp_path
     assert payload["methods"] == [*labels, "lead"] and payload["skipped"] == {}
     assert payload["tpc_models"] == {str(tiny_checkpoint): labels[0], str(other): labels[1]}
     for record in payload["records"]:
-        assert "error" not in record and record["compressed_tokens"] <= record["budget"], record
+        # within the budget, or over it only by the written request, which prompt-agnostic TPC always keeps (this
+        # tiny prompt's "Write a one-page summary ..." lines alone exceed an 11-token budget)
+        assert "error" not in record, record
+        assert record["compressed_tokens"] <= record["budget"] or (record.get("info") or {}).get("request_over_budget") \
+            or record.get("request_over_budget"), record
         if record["method"] in labels:
             assert "task_description" in record  # what the CTD wrote for this prompt
 

@@ -37,6 +37,12 @@ _KEY_LINE = re.compile(
 # above the pasted material is one line however full it looks).
 _ASKING_LABEL = re.compile(r"[ \t#*>]{0,6}(?:user|assistant|system|human|ai|question|query|q|task|instruction|"
                            r"request|prompt|input)[*_]{0,2}[ \t]*:", re.IGNORECASE)
+# A prompt template's label ("Question: ...", "Answer:", "Context:", "### Task", "Helpful Answer:"): written by the
+# prompt's author, never by a wrapped paragraph, so a line that opens with one (capitalised) starts a unit.
+_TEMPLATE_LABEL = re.compile(r"[ \t#*>]{0,6}(?:(?:helpful|refined|final|short|your|the|original)[ \t]+)?(?:question|query|"
+                             r"q|task|instructions?|request|prompt|answer|a|response|output|summary|context|article|"
+                             r"documents?|passages?|story|transcript|report|news|user|assistant|system|human|ai)"
+                             r"[*_]{0,2}[ \t]*:", re.IGNORECASE)
 # Lines that stand on their own. Code rarely reaches a prompt unfenced, but when it does, its lines must
 # not be glued into prose either.
 _STRUCTURAL_LINE = re.compile(
@@ -44,6 +50,7 @@ _STRUCTURAL_LINE = re.compile(
       ^[ \t]*(?:[-*+•‣◦▪–—·]|\(?(?:\d{1,3}|[A-Za-z]|[ivxlcdmIVXLCDM]{1,6})[.)])(?:\s|$)  # list
     | ^[ \t]{0,3}\#{1,6}(?:\s|$)                                      # ATX heading
     | ^[ \t]*(?:=+|-+|\*+|_+)[ \t]*$                                  # setext underline, rule
+    | ^[ \t]*(?:\"\"\"|\'\'\')[ \t]*$                                    # a quoted block's fence
     | ^[ \t]*>  | ^(?:\t|[ ]{4})                                      # quote, indented block
     | ^[ \t]*<[^<>]+>[ \t]*$                                          # a lone HTML tag
     | [{}\\]\s*$ | ^\s*[})\]]                                        # code: braces, continuation
@@ -84,6 +91,8 @@ def _continues(line: str, next_line: str, width: Callable[[], int]) -> bool:
     if len(body.split(None, _MIN_WRAPPED_WORDS - 1)) < _MIN_WRAPPED_WORDS:  # titles, labels, list-like
         return False
     following = next_line.lstrip()
+    if not following[0].islower() and _TEMPLATE_LABEL.match(next_line):  # "...\nAnswer:": the template's own line
+        return False
     # A "key: value" line is joined to the line before only where that line is visibly wrapped prose (full, open,
     # no key line itself): "... in the Kansas City metropolitan\narea: the Edwards Campus ...". In a form, a
     # ticket or YAML, "question: ..." starts its own unit, even in lower case after a full line.

@@ -19,7 +19,7 @@ from tpc_core.segmentation.markers import cut_at_markers, marker_spans
 
 __all__ = ["DEFAULT_MAX_SENTENCE_CHARS", "LineAwareSplitter", "SPLIT_RULES_REVISION", "get_splitter", "split_sentences"]
 
-SPLIT_RULES_REVISION = 2
+SPLIT_RULES_REVISION = 3
 """Bumped whenever the built-in splitters cut differently (2: chat-template markers are spans of their own and
 key/value lines are not joined, issue 35); a sentence cache's splitter identity holds it, so entries made under
 older rules are misses, never reused."""

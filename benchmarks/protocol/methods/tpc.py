@@ -119,4 +119,6 @@ class TPCMethod(Method):
         info = {"engine_compressed_tokens": result.compressed_tokens, "engine_origin_tokens": result.origin_tokens}
         if result.task_description:
             info["task_description"] = result.task_description
+        if result.over_budget:  # the prompt's written request alone exceeds the budget: it is kept (an overrun)
+            info["request_over_budget"] = result.over_budget
         return Compressed(result.compressed_prompt, info)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from tpc_core.engine.task.grounding import contradicts
 from tpc_core.engine.task.placement import PlaceKind, place_request
 from tpc_core.engine.task.request import (
     asks_for_summary,
@@ -71,8 +72,9 @@ class TaskFinder:
     2. **coverage**: no request found, a head but no CTD: no description; coverage alone selects.
     3. Otherwise the CTD describes the whole prompt. Its description is
        **matched** when it restates prompt sentences (``match_share``): those sentences, as written, replace it;
-       **generated** when the prompt grounds its content words; else **fallback**: the checkpoint's neutral
-       description replaces invented text.
+       **generated** when the prompt grounds its content words and the description does not contradict it
+       (:func:`~tpc_core.engine.task.grounding.contradicts`: an opposite, a negation, a changed name or number);
+       else **fallback**: the checkpoint's neutral description replaces invented or inverted text.
 
     With ``describe_bare=False`` step 3 is skipped: a prompt with no question and no request found by the head
     (every question-less prompt when the checkpoint has no head) gets the **fallback** task at once, the same task
@@ -255,7 +257,10 @@ class TaskFinder:
         if matched:  # the request as written, not the CTD's paraphrase of it
             request = request_text(sentences, matched)
             return Task(request, TaskSource.MATCHED,
-                        self._whole_text_selection() if asks_for_summary(request) else Selection.RELEVANCE)
+                        self._whole_text_selection() if asks_for_summary(request) else Selection.RELEVANCE,
+                        request=tuple(matched))
+        if contradicts(description, text):  # turned around, or another name: worse than no description
+            return self._fallback()
         return Task(description, TaskSource.GENERATED, self._whole_text_selection())
 
     def _fallback(self) -> Task:
