@@ -4,13 +4,16 @@ request the prompt writes.
 ``python -m benchmarks.request_kept --set real --split train --out runs/eval/request_kept_real``
 ``python -m benchmarks.request_kept --set stock --split heldout-train --out runs/eval/request_kept_stock``
 ``python -m benchmarks.request_kept --set bare --split train --out runs/eval/request_kept_bare``
+``python -m benchmarks.request_kept --set generated --documents 60 --per-document 3 --out runs/eval/request_kept_gen``
 
 - ``real``: requests written by people (``real_requests``: L-Eval questions and instructions over long documents),
   each placed in the everyday shapes of :data:`benchmarks.protocol.stock_templates.EVERYDAY_SHAPES`;
 - ``stock``: ``qa_dev`` rows in the frameworks' stock templates
   (:data:`~benchmarks.protocol.stock_templates.STOCK_TEMPLATES`), with evidence recall against prompt-aware
   compression of the same prompt at the same budget;
-- ``bare``: the ``real_requests`` documents alone (prompts that ask nothing).
+- ``bare``: the ``real_requests`` documents alone (prompts that ask nothing);
+- ``generated``: prompts of the open-ended layout generator (``synthesis.generator``) over the held-out ``qa_dev``
+  train rows, with held-out parts (``--components``); every labelled request span must be kept.
 
 Every prompt goes through ``TPCCompressor.compress(prompt, rate=...)`` with no question, as a user calls it. Per
 prompt: **kept** (the request, exactly as the prompt writes it, is a substring of the compressed prompt),
@@ -38,13 +41,13 @@ from typing import Any
 
 from benchmarks.protocol.budget import minilm_token_counter
 from benchmarks.protocol.data import data_file
-from benchmarks.protocol.loaders import recall_samples
+from benchmarks.protocol.loaders import default_qa_dev_path, read_jsonl, recall_samples
 from benchmarks.protocol.metrics import evidence_recall
 from benchmarks.protocol.stock_templates import EVERYDAY_SHAPES, STOCK_TEMPLATES, fill
 from tpc_core import TPCCompressor
 from tpc_core.engine.task.request import content_words, request_covered
 
-__all__ = ["bare_prompts", "clean", "main", "real_prompts", "request_kind", "stock_prompts", "summarise"]
+__all__ = ["bare_prompts", "clean", "generated_prompts", "main", "real_prompts", "request_kind", "stock_prompts", "summarise"]
 
 _QUESTION_START = re.compile(r"^(?:what|who|whom|whose|when|where|which|why|how|is|are|was|were|do|does|did|can|"
                              r"could|should|would|will|has|have)\b", re.IGNORECASE)
@@ -130,6 +133,27 @@ def stock_prompts(split: str, *, rows: int, words: int, seed: int) -> list[dict[
     return prompts
 
 
+def generated_prompts(*, rows: int, per_row: int, components: str, seed: int) -> list[dict[str, Any]]:
+    """Prompts of the open-ended generator (:func:`synthesis.generator.generate`) over the held-out ``qa_dev`` train
+    rows (the head never trained on them): ``group`` is the shell, ``kind`` the request style; ``requests`` are
+    the texts of the labelled request spans, each of which must be kept."""
+    from synthesis.generator import generate
+
+    samples = recall_samples(None, dev=False)
+    held = {s.id for s in samples}
+    source = [row for row in read_jsonl(default_qa_dev_path()) if str(row["id"]) in held]
+    random.Random(seed).shuffle(source)
+    prompts = []
+    for row in source[:rows]:
+        for index in range(per_row):
+            made = generate(row, seed=seed, index=index, components=components)  # type: ignore[arg-type]
+            pieces = [made.prompt[a:b] for a, b in made.request_spans] if made.kind == "request" else []
+            prompts.append({"id": f"{row['id']}/{index}", "prompt": made.prompt, "request": made.request if pieces
+                            else "", "requests": pieces, "group": made.components.get("shell", "?"),
+                            "kind": made.components.get("request_style", made.kind)})
+    return prompts
+
+
 def clean(request: str, description: str | None) -> bool:
     """Whether at least 80 % of the description's distinct content words come from the request."""
     words = set(content_words(description or ""))
@@ -143,8 +167,9 @@ def measure(compressor: TPCCompressor, record: Mapping[str, Any], *, rate: float
     result = compressor.compress(record["prompt"], rate=rate, token_counter=counter)
     seconds = time.perf_counter() - start
     request = record["request"]
+    pieces = record.get("requests") or ([request] if request else [])
     row = {"id": record["id"], "group": record["group"], "kind": record["kind"], "source": str(result.task_source),
-           "kept": bool(request) and request in result.compressed_prompt,
+           "kept": bool(pieces) and all(piece in result.compressed_prompt for piece in pieces),
            "found": bool(request) and request_covered(request, result.task_description),
            "clean": bool(request) and clean(request, result.task_description),
            "over_budget": result.compressed_tokens > result.budget, "seconds": round(seconds, 3),
@@ -198,7 +223,8 @@ def _table(title: str, blocks: Mapping[str, Mapping[str, Any]]) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.request_kept", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--set", choices=("real", "stock", "bare"), required=True)
+    parser.add_argument("--set", choices=("real", "stock", "bare", "generated"), required=True)
+    parser.add_argument("--components", default="held_out", help="generated: all | seen | held_out")
     parser.add_argument("--split", choices=("train", "heldout-train", "dev"), default="train")
     parser.add_argument("--checkpoint", default="tpc-mini")
     parser.add_argument("--documents", type=int, default=40, help="real / bare: documents (stock: rows)")
@@ -216,6 +242,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                                seed=args.seed)
     elif args.set == "bare":
         records = bare_prompts(split, documents=args.documents, words=args.words, seed=args.seed)
+    elif args.set == "generated":
+        records = [r for r in generated_prompts(rows=args.documents, per_row=args.per_document,
+                                                components=args.components, seed=args.seed) if r["requests"]]
     else:
         records = stock_prompts(args.split, rows=args.documents, words=args.words, seed=args.seed)
     out = Path(args.out)

@@ -191,9 +191,9 @@ class TaskFinder:
         placed.
 
         Structure first (:func:`~tpc_core.engine.task.placement.place_request`, on the last document that places a
-        request): every candidate place is kept, and the head, where the checkpoint has one, chooses which states
-        the request (the candidate holding its most probable sentence). Where structure places nothing, the head
-        alone picks the request where it is confident (``request_threshold``).
+        request), then the head: every candidate place is kept, and so are the sentences the head is confident of
+        (``request_threshold``), wherever they are; the head, where the checkpoint has one, then chooses which
+        candidate states the request (the one holding its most probable sentence).
         """
         sentences = prompt.sentences
         if not sentences:
@@ -207,21 +207,22 @@ class TaskFinder:
                 placed = tuple(self._within(tuple(offset + k for k in candidate), kind, probabilities)
                                for candidate, kind in zip(place.candidates, place.kinds))
             offset += len(spans)
-        if placed:
-            primary = placed[0]
-            if probabilities is not None:
-                best = [float(probabilities[list(candidate)].max()) for candidate in placed]
-                primary = placed[best.index(max(best))]
-            primary = complete_request_tuple(sentences, primary)
-            return primary, tuple(sorted({k for candidate in (*placed, primary) for k in candidate}))
-        if probabilities is None:
+        picked: tuple[int, ...] = ()
+        if probabilities is not None:
+            confident = pick_request(probabilities, self.settings.request_threshold,
+                                     self.settings.max_request_sentences, self.settings.request_neighbour_threshold)
+            picked = tuple(complete_request(sentences, confident)) if confident else ()
+        candidates = (*(placed or ()), *((picked,) if picked else ()))
+        if not candidates:
             return None
-        picked = pick_request(probabilities, self.settings.request_threshold,
-                              self.settings.max_request_sentences, self.settings.request_neighbour_threshold)
-        if not picked:
-            return None
-        picked = complete_request(sentences, picked)
-        return tuple(picked), tuple(picked)
+        primary = placed[0] if placed else picked
+        if placed and probabilities is not None:  # the structural place the head believes most
+            best = [float(probabilities[list(candidate)].max()) for candidate in placed]
+            primary = placed[best.index(max(best))]
+            if picked and max(best) < self.settings.request_threshold:  # structure placed only what the head doubts
+                primary = picked
+        primary = complete_request_tuple(sentences, primary)
+        return primary, tuple(sorted({k for candidate in (*candidates, primary) for k in candidate}))
 
     def _within(self, candidate: tuple[int, ...], kind: PlaceKind, probabilities: torch.Tensor | None,
                 ) -> tuple[int, ...]:

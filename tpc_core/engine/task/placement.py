@@ -27,8 +27,9 @@ _LINE = re.compile(r"[^\n\r\u2028\u2029]+")
 _WORD = re.compile(r"\w+")
 # A label that introduces the request: "Question:", "### Query", "Your task:", "The original query is as follows:".
 _REQUEST_LABEL = re.compile(
-    r"^[ \t#*>_\"'{,-]{0,8}(?:[A-Za-z][\w'-]*\s+){0,2}"
-    r"(?:question|query|q|task|instruction|instructions|request|requested|prompt|user_request)"
+    r"^[ \t#*>_\"'{,-]{0,8}(?:[A-Za-z][\w'-]*,?\s+){0,2}"
+    r"(?:question|query|q|task|instruction|instructions|request|requested|prompt|user_request|need to know|"
+    r"want to know|like to know)"
     r"(?:[ \t]*\d{0,3})\b(?P<tail>[^:\n]{0,25}):[ \t]*(?P<rest>.*)$|"
     r"^[ \t]*(?:\#{1,6}[ \t]*(?:[A-Za-z]+[ \t]+)?(?:question|query|task|instructions?|request|prompt|problem)"
     r"[ \t]*\W*[ \t]*$|<(?:question|query|user_request|request|instructions?|task)\b[^>]*>(?P<tagged>.*)$)",
@@ -51,6 +52,13 @@ _INSTRUCTION_START = re.compile(
 _MATERIAL_START = re.compile(r"^\W{0,3}(?:document|doc|passage|article|source|title|chunk|context|snippet)\b\s*"
                              r"(?:\[?\d+\]?|\(|:)|^\s*\[\d+\]", re.IGNORECASE)
 _OPTION = re.compile(r"^[ \t]*\(?[A-Ha-h](?:[.):]|\\[A-Ha-h][.):])")
+# An empty turn left for the model's reply ("Assistant:", "### Response:"): not part of what the user wrote.
+_REPLY_LABEL = re.compile(r"^[ \t#*>_-]{0,6}(?:assistant|ai|bot|model|gpt|agent|chatbot)[*_]{0,2}[ \t]*:[ \t]*(?P<rest>.*)$",
+                          re.IGNORECASE)
+# Chat-template tokens and a closing tag on a request's line ("... game [/INST]", "...?<|im_end|>", "...</question>").
+_MARKUP = re.compile(r"<\|[^|<>\s]{1,30}\|>|\[/?INST\]|<</?SYS>>|</?s>|<(?:start|end)_of_turn>\w*|</[A-Za-z_][\w.-]*>")
+_GREETING = re.compile(r"^(?:hi|hello|hey|dear|good (?:morning|afternoon|evening)|greetings)\b[^.?!\n]{0,40},?$",
+                       re.IGNORECASE)
 _USER_LABEL = re.compile(r"^[ \t#*>_-]{0,6}(?:user|human|me|customer|client)[*_]{0,2}[ \t]*:", re.IGNORECASE)
 # A chat template's own token (ChatML, Llama, Gemma, Mistral): a turn it opens is the prompt's, never quoted material.
 _TEMPLATE_TOKEN = re.compile(r"<\|[A-Za-z_]+\|>|<start_of_turn>|\[INST\]")
@@ -165,7 +173,7 @@ def reads_as_request(text: str) -> bool:
     sentence = re.split(r"(?<=[.!?])\s", body, maxsplit=1)[0]
     if addresses_reader(sentence) and _words(body) <= 80:
         return True
-    return typed and body[0].islower()
+    return typed and core[:1].islower()
 
 
 def _is_title(line: str) -> bool:
@@ -241,11 +249,26 @@ def _blocks(lines: Sequence[_Line]) -> list[list[_Line]]:
 def _strip_answer_lines(block: list[_Line]) -> list[_Line]:
     """A block without its trailing answer cue ("Answer:", "Summary:") left empty for the model to fill."""
     while block:
-        answer = _ANSWER_LABEL.match(block[-1].text)
+        answer = _ANSWER_LABEL.match(block[-1].text) or _REPLY_LABEL.match(block[-1].text)
         if answer is None or answer.group("rest").strip():
             break
         block = block[:-1]
     return block
+
+
+def _without_header(block: list[_Line]) -> list[_Line]:
+    """A first paragraph without its header: a message's or a ticket's fields ("From: ...", "Status: Open",
+    "Ticket #4821", "Description:") and a greeting ("Hi team,"), which open a message before its first words."""
+    start, fields = 0, 0
+    while start < len(block):
+        line = block[start].text.strip()
+        field = (_ANY_LABEL.match(line) is not None and (_words(line) <= 8 or line.endswith(":"))) or \
+            _GREETING.match(line) is not None
+        if not (field or (_words(line) <= 3 and line[-1:] not in ".?!")):
+            break
+        fields += field
+        start += 1
+    return block[start:] if fields else block  # a title alone is no header: the paragraph under it is material
 
 
 def _end_block(blocks: list[list[_Line]], *, last: bool) -> tuple[int, int] | None:
@@ -257,18 +280,18 @@ def _end_block(blocks: list[list[_Line]], *, last: bool) -> tuple[int, int] | No
     used = 0
     for block in ordered:
         used += 1
-        candidate = _strip_answer_lines(block) if last else block
+        candidate = _strip_answer_lines(block) if last else _without_header(block)
         if candidate:
             break
     if not candidate:
         return None
-    text = "\n".join(line.text for line in candidate)
+    text = _MARKUP.sub(" ", "\n".join(line.text for line in candidate)).strip()
     words = _words(text)
     material = sum(_words(line.text) for block in ordered[used:] for line in block)
     if words == 0 or words > _MAX_PLACE_WORDS or material < max(20, words):
         return None
-    lead = candidate[0].text
-    if _MATERIAL_START.match(lead) or (len(candidate) > 1 and _is_title(lead)):  # a passage under its title
+    lead = _MARKUP.sub(" ", candidate[0].text).strip()
+    if not lead or _MATERIAL_START.match(lead) or (len(candidate) > 1 and _is_title(lead)):  # a passage under its title
         return None
     if _ANY_LABEL.match(lead) and not _REQUEST_LABEL.match(lead) and not _USER_LABEL.match(lead):
         return None  # a speaker's line in a transcript, a field of a record
