@@ -141,7 +141,8 @@ def generated_prompts(*, rows: int, per_row: int, components: str, seed: int) ->
 
     samples = recall_samples(None, dev=False)
     held = {s.id for s in samples}
-    source = [row for row in read_jsonl(default_qa_dev_path()) if str(row["id"]) in held]
+    source = [row for row in read_jsonl(default_qa_dev_path())
+              if str(row["id"]) in held and row.get("task_type") != "synthetic"]  # the generator writes questions
     random.Random(seed).shuffle(source)
     prompts = []
     for row in source[:rows]:

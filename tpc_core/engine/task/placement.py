@@ -256,6 +256,17 @@ def _strip_answer_lines(block: list[_Line]) -> list[_Line]:
     return block
 
 
+def _has_words(blocks: Sequence[list[_Line]], at_least: int) -> bool:
+    """Whether the blocks hold at least ``at_least`` words (counted until they do: material can be 30k tokens)."""
+    count = 0
+    for block in blocks:
+        for line in block:
+            count += len(line.text.split())
+            if count >= at_least:
+                return True
+    return False
+
+
 def _without_header(block: list[_Line]) -> list[_Line]:
     """A first paragraph without its header: a message's or a ticket's fields ("From: ...", "Status: Open",
     "Ticket #4821", "Description:") and a greeting ("Hi team,"), which open a message before its first words."""
@@ -287,8 +298,7 @@ def _end_block(blocks: list[list[_Line]], *, last: bool) -> tuple[int, int] | No
         return None
     text = _MARKUP.sub(" ", "\n".join(line.text for line in candidate)).strip()
     words = _words(text)
-    material = sum(_words(line.text) for block in ordered[used:] for line in block)
-    if words == 0 or words > _MAX_PLACE_WORDS or material < max(20, words):
+    if words == 0 or words > _MAX_PLACE_WORDS or not _has_words(ordered[used:], max(20, words)):
         return None
     lead = _MARKUP.sub(" ", candidate[0].text).strip()
     if not lead or _MATERIAL_START.match(lead) or (len(candidate) > 1 and _is_title(lead)):  # a passage under its title
