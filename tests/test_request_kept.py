@@ -88,3 +88,14 @@ def test_the_request_is_kept_for_any_token_counter(tpc_mini) -> None:
     result = tpc_mini.compress(prompt, rate=0.3, token_counter=len)
     assert written in result.compressed_prompt
     assert result.compressed_tokens == len(result.compressed_prompt) <= result.budget
+
+
+@pytest.mark.parametrize("question", ["who repairs the heating", "Summarize the obligations of the tenant.",
+                                      "Question: When is the rent due?"])
+def test_compress_messages_keeps_the_question_of_a_single_user_turn(tpc_mini, question) -> None:
+    material = "\n\n".join(" ".join(FACTS[k:k + 3]) for k in range(0, 12, 3))
+    messages = [{"role": "system", "content": "You are a helpful assistant."},
+                {"role": "user", "content": f"{material}\n\n{question}"}]
+    result = tpc_mini.compress_messages(messages, rate=0.3, return_result=True)
+    assert question in result.messages[-1]["content"]
+    assert len(result.messages[-1]["content"]) < len(messages[-1]["content"])  # the material was compressed
