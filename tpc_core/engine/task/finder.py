@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tpc_core.engine.task.grounding import contradicts
-from tpc_core.engine.task.placement import PlaceKind, place_request
+from tpc_core.engine.task.placement import PlaceKind, place_request, without_request_label
 from tpc_core.engine.task.request import (
     asks_for_summary,
     complete_request,
@@ -53,6 +53,10 @@ Describe = Callable[[list[str]], list[str]]
 
 ReadPrompts = Callable[[list[str]], "tuple[list[Segmented], list[torch.Tensor]]"]
 """Segments whole prompts and embeds their sentences (what :meth:`TaskFinder.descriptions` needs for the head)."""
+
+
+# How far each kind of place is trusted to state the request (lower: more): a label or the user's own turn says so.
+_TRUST = {PlaceKind.LABEL: 0, PlaceKind.CHAT_TURN: 0, PlaceKind.LAST_BLOCK: 1, PlaceKind.FIRST_BLOCK: 2}
 
 
 def complete_request_tuple(sentences: Sequence[str], picked: Sequence[int]) -> tuple[int, ...]:
@@ -192,20 +196,25 @@ class TaskFinder:
 
         Structure first (:func:`~tpc_core.engine.task.placement.place_request`, on the last document that places a
         request), then the head: every candidate place is kept, and so are the sentences the head is confident of
-        (``request_threshold``), wherever they are; the head, where the checkpoint has one, then chooses which
-        candidate states the request (the one holding its most probable sentence).
+        (``request_threshold``), wherever they are. The request itself (the task description) is the most trusted
+        kind of place (a request label or the user's turn, then a last paragraph, then a first one); among several
+        of that kind, the head, where the checkpoint has one, chooses the one holding its most probable sentence.
+        The head's own picks state the request only where structure places nothing.
         """
         sentences = prompt.sentences
         if not sentences:
             return None
         probabilities = (self.head.probabilities(embeddings, sentences)
                          if self.head is not None and embeddings is not None else None)
-        offset, placed = 0, None
+        offset, placed, trusted = 0, None, None
         for document, spans in zip(prompt.documents, prompt.spans):
             place = place_request(document, spans)
             if place is not None:
                 placed = tuple(self._within(tuple(offset + k for k in candidate), kind, probabilities)
                                for candidate, kind in zip(place.candidates, place.kinds))
+                # the candidates of the most trusted kind placed: the head chooses among those only
+                rank = min(_TRUST[kind] for kind in place.kinds)
+                trusted = tuple(c for c, kind in zip(placed, place.kinds) if _TRUST[kind] == rank)
             offset += len(spans)
         picked: tuple[int, ...] = ()
         if probabilities is not None:
@@ -215,12 +224,10 @@ class TaskFinder:
         candidates = (*(placed or ()), *((picked,) if picked else ()))
         if not candidates:
             return None
-        primary = placed[0] if placed else picked
-        if placed and probabilities is not None:  # the structural place the head believes most
-            best = [float(probabilities[list(candidate)].max()) for candidate in placed]
-            primary = placed[best.index(max(best))]
-            if picked and max(best) < self.settings.request_threshold:  # structure placed only what the head doubts
-                primary = picked
+        primary = trusted[0] if trusted else picked
+        if trusted and probabilities is not None and len(trusted) > 1:  # the trusted place the head believes most
+            best = [float(probabilities[list(candidate)].max()) for candidate in trusted]
+            primary = trusted[best.index(max(best))]
         primary = complete_request_tuple(sentences, primary)
         return primary, tuple(sorted({k for candidate in (*candidates, primary) for k in candidate}))
 
@@ -244,7 +251,7 @@ class TaskFinder:
         if found is None:
             return None
         primary, kept = found
-        description = request_text(prompt.sentences, primary)
+        description = without_request_label(request_text(prompt.sentences, primary))
         selection = self._whole_text_selection() if asks_for_summary(description) else Selection.RELEVANCE
         return Task(description, TaskSource.EXTRACTED, selection, request=kept)
 

@@ -21,7 +21,7 @@ from enum import Enum
 from tpc_core.engine.task.cues import addresses_reader, imperative_start
 from tpc_core.segmentation import is_turn_marker
 
-__all__ = ["PlaceKind", "RequestPlace", "asks", "place_request", "reads_as_request"]
+__all__ = ["PlaceKind", "RequestPlace", "asks", "place_request", "reads_as_request", "without_request_label"]
 
 _LINE = re.compile(r"[^\n\r\u2028\u2029]+")
 _WORD = re.compile(r"\w+")
@@ -183,6 +183,22 @@ def _is_title(line: str) -> bool:
         return False
     capitalised = sum(word[:1].isupper() for word in words if word[:1].isalpha())
     return (len(words) >= 2 and capitalised >= 0.6 * len(words)) or line.rstrip()[-1:].isalnum()
+
+
+def without_request_label(text: str) -> str:
+    """``text`` without a leading request label longer than a field name ("The original query is as follows:",
+    "Now, the question I actually need answered:"): the request's own words.
+
+    >>> without_request_label("The original query is as follows: who signed it?")
+    'who signed it?'
+    >>> without_request_label("Key: a1b2"), without_request_label("who signed it?")
+    ('Key: a1b2', 'who signed it?')
+    """
+    if _INSTRUCTION_START.match(text) or imperative_start(text):  # "Summarize the task: ...": the request itself
+        return text
+    match = _REQUEST_LABEL.match(text)
+    rest = (match.group("rest") or match.group("tagged") or "").strip() if match else ""
+    return rest if rest else text
 
 
 def _sentences_in(spans: Sequence[tuple[int, int]], start: int, end: int) -> list[int]:
