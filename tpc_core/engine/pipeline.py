@@ -19,6 +19,7 @@ import torch
 
 from tpc_core.config import AgnosticConfig
 from tpc_core.diagnostics.caller import warn_at_caller
+from tpc_core.diagnostics.language import LanguageNotice
 from tpc_core.diagnostics.notices import runtime_warning
 from tpc_core.engine.options import CompressionOptions, as_documents
 from tpc_core.engine.output.result import CompressionResult, to_result
@@ -51,6 +52,8 @@ class Engine:
         default_splitter: The checkpoint's splitter name (what ``splitter=None`` means).
         salience: The checkpoint's salience head, if it has one.
         stores: Resolves a ``cache=`` value to a store (``None``: caching is off).
+        language: Notices prompts in a script the checkpoint's languages are not written in (``None``: the
+            checkpoint declares no languages).
     """
 
     scorer: Scorer
@@ -60,6 +63,7 @@ class Engine:
     default_splitter: str
     salience: SalienceHead | None = None
     stores: StoreFor | None = None
+    language: LanguageNotice | None = None
     _splitters: dict[str, SentenceSplitter] = field(default_factory=dict, repr=False)
     _splitters_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -102,10 +106,14 @@ class Engine:
             UserWarning: At the caller's line, when sentences larger than the whole budget were skipped (also
                 counted in ``CompressionResult.oversized_sentences``).
             TPCRuntimeWarning: Once per call, at the caller's line (and logged), when the output keeps only part of
-                a sentence the splitter cut for its length (``CompressionResult.truncated_sentences``).
+                a sentence the splitter cut for its length (``CompressionResult.truncated_sentences``); and once per
+                script and engine, for a prompt mostly in a script the checkpoint's languages are not written in
+                (:mod:`tpc_core.diagnostics.language`).
         """
         from tqdm.auto import tqdm
 
+        if self.language is not None:
+            self.language.check(documents)
         split = self.splitter(options.splitter)
         store = self.store(options.cache, split)
         chunks, show = range(0, len(documents), options.batch_size), options.show_progress
