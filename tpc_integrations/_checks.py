@@ -164,11 +164,12 @@ def check_splitter(splitter: Any) -> None:
 def check_cache(cache: Any) -> None:
     """A ``cache=`` value the engine accepts (:func:`tpc_core.cache.resolve.check_cache_spec`): None, "memory", a
     directory this process may write (a ``Path``, or a string that looks like a path), a
-    ``tpc_core.cache.SentenceCache``, a LangChain byte store or a LlamaIndex key-value store. Checking creates
-    nothing.
+    ``tpc_core.cache.SentenceCache``, a LangChain byte store, a LlamaIndex key-value store, or a Redis URL (a
+    ``SecretURL`` or ``SecretStr`` holding one). Checking creates nothing and connects to nothing.
 
     Raises:
-        ValueError: A string that is neither "memory" nor a path (with a did-you-mean).
+        ValueError: A string that is neither "memory" nor a path (with a did-you-mean), a secret that holds no Redis
+            URL, or a Redis URL whose password was redacted.
         TypeError: Any other kind of value (the message names the accepted kinds).
         PermissionError: A directory that cannot be created or written (the message names it).
         NotADirectoryError: A path that is a file.
