@@ -16,7 +16,7 @@ import pytest
 from benchmarks.protocol.cache_redis_server import RedisServer, RedisServerUnavailable
 from tests.test_cache import FINGERPRINT, make_entry
 from tests.test_cache_compressor import CHUNKS, facts
-from tpc_core.cache import decode_entry, resolve_cache
+from tpc_core.cache import SecretURL, decode_entry, resolve_cache
 from tpc_core.cache.redis_store import (
     CacheUnavailable,
     CircuitBreaker,
@@ -271,3 +271,40 @@ def test_clients_and_framework_stores_resolve_to_one_redis_layout(server, client
 def test_other_values_are_not_taken_for_redis(tmp_path):
     assert as_redis_cache("memory") is None and as_redis_cache(str(tmp_path)) is None
     assert as_redis_cache({"mget": 1}) is None
+
+
+def test_a_password_protected_server_is_reached_with_the_password_that_nothing_shows(tpc_mini, tmp_path):
+    password = "s3cret-Passw0rd"
+    try:
+        server = RedisServer(tmp_path / "redis", password=password).start()
+    except RedisServerUnavailable as error:
+        pytest.skip(f"no Redis server can start here: {error}")
+    try:
+        expected = facts(tpc_mini.compress(CHUNKS[:3], question=QUESTION, rate=0.3))
+        secret = SecretURL(server.url)
+        first = tpc_mini.compress(CHUNKS[:3], question=QUESTION, rate=0.3, cache=secret)
+        again = tpc_mini.compress(CHUNKS[:3], question=QUESTION, rate=0.3, cache=secret)
+        assert (first.cache_misses, again.cache_hits) == (3, 3) and facts(first) == expected  # (int8 entries)
+        authenticated = redis.Redis.from_url(server.url, socket_timeout=2)
+        assert len(authenticated.keys("tpc:*")) == 3  # the entries are on the server: the password was sent
+        with pytest.raises(redis.AuthenticationError):  # and it is needed
+            redis.Redis.from_url(server.url.replace(password, "wrong"), socket_timeout=2).ping()
+        assert password not in repr(tpc_mini.cache_info(secret)) + repr(resolve_cache(secret))
+
+        # The adapter: given the URL as a plain string, it connects with the password and never shows it.
+        langchain = pytest.importorskip("tpc_integrations.langchain")
+        documents = pytest.importorskip("langchain_core.documents")
+        adapter = langchain.TPCDocumentCompressor(compressor=tpc_mini, cache=server.url, rate=0.3)
+        kept = adapter.compress_documents([documents.Document(page_content=chunk) for chunk in CHUNKS[:3]], QUESTION)
+        assert [d.metadata["tpc_kept_sentences"] for d in kept]
+        assert adapter.compressor.cache_info(adapter.cache).hits >= 3  # the entries the calls above stored
+        assert password not in repr(adapter) + adapter.model_dump_json()
+
+        # A wrong password costs the call its cache, never its result; the warning names the server, not the password.
+        wrong = server.url.replace(password, "not-the-" + password)
+        with pytest.warns(UserWarning, match="calls go on uncached") as caught:
+            fallback = tpc_mini.compress(CHUNKS[:3], question=QUESTION, rate=0.3, cache=SecretURL(wrong))
+        assert facts(fallback) == expected and fallback.cache_misses == 3
+        assert not any(password in str(warning.message) for warning in caught)
+    finally:
+        server.stop()

@@ -71,3 +71,25 @@ def test_version_and_a_quiet_stderr(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "FutureWarning" not in done.stderr and "Loading weights" not in done.stderr
     assert done.stderr.strip().startswith("[tpc]")
+
+
+def test_the_cli_and_the_api_document_what_each_does_with_an_empty_input(tiny, monkeypatch, capsys):
+    """The CLI refuses an empty input (exit code 2) where the API returns an empty result: both are documented."""
+    import io
+    from pathlib import Path
+
+    from tpc_core import cli
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(" \n\t"))
+    assert cli.main(["compress", "-"]) == 2
+    assert "tpc: error: standard input is empty: nothing to compress" in capsys.readouterr().err
+    result = tiny.compress(" \n\t", rate=0.5)
+    assert (result.status, result.compressed_prompt, result.scored) == ("empty", "", False)
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = " ".join(readme.split("## Command line", 1)[1].split("\n## ", 1)[0].split())
+    assert "2 for every usage or input error" in section and "**empty or whitespace-only input**" in section
+    assert "standard input is empty: nothing to compress" in section
+    assert 'compressor.compress("")` returns an empty result' in section
+    compress_help = cli.build_parser()._subparsers._group_actions[0].choices["compress"].format_help()
+    assert "whitespace-only input is an error (exit code 2)" in " ".join(compress_help.split())

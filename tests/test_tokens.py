@@ -39,9 +39,71 @@ def test_path_name_is_loaded_as_tokenizer():
 def test_bad_specs():
     with pytest.raises(TypeError):
         resolve_token_counter(42)
-    with pytest.raises(ValueError, match="Could not load a tokenizer"):
+    with pytest.raises(ValueError, match="Could not load a tokenizer.*no such directory"):
         resolve_token_counter("/no/such/tokenizer/dir")
     assert isinstance(resolve_token_counter(TokenCounter(len)), TokenCounter)
+
+
+@pytest.mark.parametrize("offline", [False, True], ids=["no network", "HF_HUB_OFFLINE"])
+def test_a_misspelt_counter_name_fails_at_once_without_the_network_and_says_what_was_meant(monkeypatch, offline):
+    """No socket opens here (pytest-socket): the Hub is unreachable, so the name fails in well under 2 s, with the
+    counter it was close to, instead of after transformers' retries."""
+    import time
+
+    import transformers  # noqa: F401 - imported beforehand: the time measured is the lookup's, not an import's
+
+    if offline:
+        monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    for misspelt, meant in (("cl100k_bse", "cl100k_base"), ("gpt-2", "gpt2"), ("o200k-base", "o200k_base")):
+        started = time.perf_counter()
+        with pytest.raises(ValueError, match=f"Hub cannot be reached.*did you mean '{meant}'") as error:
+            resolve_token_counter(misspelt)
+        assert time.perf_counter() - started < 2.0
+        assert ("HF_HUB_OFFLINE is set" in str(error.value)) is offline
+
+
+def test_the_hub_probe_is_bounded_when_a_connection_hangs(monkeypatch):
+    """A resolver or a firewall that never answers costs the probe its time limit, not the system's timeouts."""
+    import socket
+    import time
+
+    from tpc_core.engine import named_tokenizers
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    monkeypatch.setattr(socket, "create_connection", lambda *args, **kwargs: time.sleep(30))
+    started = time.perf_counter()
+    reason = named_tokenizers.hub_unreachable(timeout=0.3)
+    assert time.perf_counter() - started < 1.0 and reason is not None and "did not answer within 0.3 s" in reason
+
+
+@pytest.mark.enable_socket  # to find a free local port; the lookup itself runs in the subprocess
+def test_a_misspelt_counter_name_makes_no_hub_request_in_a_process_with_sockets(tmp_path):
+    """In a plain process (sockets allowed) whose Hub endpoint refuses connections: one quick error, no retries."""
+    import os
+    import socket
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    with socket.socket() as probe:  # a local port nothing listens on: connections are refused at once
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    script = ("import time, transformers\n"
+              "from tpc_core.engine.tokens import resolve_token_counter\n"
+              "started = time.perf_counter()\n"
+              "try:\n    resolve_token_counter('cl100k_bse')\n"
+              "except ValueError as error:\n    print('ERROR', error)\n"
+              "print('SECONDS', time.perf_counter() - started)\n")
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "HF_ENDPOINT": f"http://127.0.0.1:{port}", "HF_HOME": str(tmp_path / "hf"),
+           "PYTHONPATH": str(root) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env.pop("HF_HUB_OFFLINE", None)
+    run = subprocess.run([sys.executable, "-c", script], cwd=root, env=env, capture_output=True, text=True, timeout=120)
+    output = run.stdout + run.stderr
+    assert run.returncode == 0, output
+    assert output.count("ERROR") == 1 and "did you mean 'cl100k_base'" in output and "ConnectionRefusedError" in output
+    assert "Retry" not in output and float(output.split("SECONDS")[1]) < 2.0
 
 
 def test_batch_encoder_gives_the_backends_own_encodings():

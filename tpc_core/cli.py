@@ -21,7 +21,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"tpc-langchain {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     compress = commands.add_parser("compress", help="Compress a text file (or - for standard input).")
-    compress.add_argument("file", help="Path of a UTF-8 text file, or - to read standard input.")
+    compress.add_argument("file", help="Path of a UTF-8 text file, or - to read standard input. An empty or "
+                                       "whitespace-only input is an error (exit code 2), where the Python API "
+                                       "returns an empty result.")
     compress.add_argument("--question", "-q", default=None,
                           help="The question (prompt-aware). Without it the CTD writes a task description.")
     budget = compress.add_mutually_exclusive_group()

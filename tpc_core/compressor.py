@@ -90,7 +90,7 @@ class TPCCompressor(PretrainedMixin, CacheMethods):
         finder = TaskFinder(self.config.agnostic, self._request_head,
                             self._ctd.describe if self.config.ctd is not None else None, name=self.config.name)
         return Engine(self._scorer, finder, self.config.agnostic, self._default_counter, self.config.splitter,
-                      self._salience_head, self.document_store)
+                      self._salience_head, self.document_store, self.language_notice())
 
     @property
     def scorer(self) -> Scorer:

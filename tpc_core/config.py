@@ -319,6 +319,9 @@ class TPCConfig:
         splitter: Default sentence splitter (see ``tpc_core.segmentation``).
         name: Human-readable name of the checkpoint.
         trained: Whether the CSE/CTD were fine-tuned with ``training/`` (False: zero-shot bases).
+        languages: The languages (ISO 639-1 codes, e.g. ``["en"]``) the checkpoint was trained on; a prompt mostly
+            in a script none of them is written in gets a one-time notice
+            (:mod:`tpc_core.diagnostics.language`). ``None``: not declared (no notice); left out of the file.
         format_version: Version of this file's schema.
     """
 
@@ -331,9 +334,14 @@ class TPCConfig:
     trained: bool = False
     format_version: int = FORMAT_VERSION
     extra: dict[str, Any] = field(default_factory=dict)
+    languages: list[str] | None = None
 
     def __post_init__(self) -> None:
         check_field_types(self, "tpc_config")
+        if self.languages is not None and (not isinstance(self.languages, list) or not all(
+                isinstance(code, str) and code.strip() for code in self.languages)):
+            raise ValueError(f"tpc_config.languages must be a list of language codes (e.g. [\"en\"]) or null, got "
+                             f"{self.languages!r}.")
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TPCConfig:
@@ -354,8 +362,12 @@ class TPCConfig:
         return _from_dict(cls, body, CONFIG_NAME)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON-serialisable form written to ``tpc_config.json``."""
-        return dataclasses.asdict(self)
+        """The JSON-serialisable form written to ``tpc_config.json`` (``languages`` only where declared, so a file
+        that declares none reads in versions that know no such key)."""
+        data = dataclasses.asdict(self)
+        if self.languages is None:
+            del data["languages"]
+        return data
 
     @classmethod
     def load(cls, directory: str | Path) -> TPCConfig:

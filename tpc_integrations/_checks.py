@@ -16,6 +16,7 @@ import torch
 
 from tpc_core import TPCCompressor
 from tpc_core.cache.resolve import check_cache_spec
+from tpc_core.cache.secret import SecretURL, is_secret, redacted_url, reveal
 from tpc_core.engine.tokens import TokenCounter, resolve_token_counter
 from tpc_core.loading.checkpoint import HubOptions, read_checkpoint_config
 from tpc_core.loading.devices import resolve_device, resolve_dtype
@@ -23,7 +24,7 @@ from tpc_core.loading.registry import REGISTRY
 from tpc_core.segmentation import SPLITTER_NAMES
 
 __all__ = ["TPCSettingsError", "check_cache", "check_device", "check_dtype", "check_model", "check_model_kwargs",
-           "check_splitter", "check_token_counter", "settings_error"]
+           "check_splitter", "check_token_counter", "hidden_cache", "settings_error"]
 
 #: The text a token counter is tried on when it is set: a counter that gives it no token cannot count.
 COUNTER_PROBE = "TPC checks that this counter counts tokens."
@@ -163,16 +164,34 @@ def check_splitter(splitter: Any) -> None:
 def check_cache(cache: Any) -> None:
     """A ``cache=`` value the engine accepts (:func:`tpc_core.cache.resolve.check_cache_spec`): None, "memory", a
     directory this process may write (a ``Path``, or a string that looks like a path), a
-    ``tpc_core.cache.SentenceCache``, a LangChain byte store or a LlamaIndex key-value store. Checking creates
-    nothing.
+    ``tpc_core.cache.SentenceCache``, a LangChain byte store, a LlamaIndex key-value store, or a Redis URL (a
+    ``SecretURL`` or ``SecretStr`` holding one). Checking creates nothing and connects to nothing.
 
     Raises:
-        ValueError: A string that is neither "memory" nor a path (with a did-you-mean).
+        ValueError: A string that is neither "memory" nor a path (with a did-you-mean), a secret that holds no Redis
+            URL, or a Redis URL whose password was redacted.
         TypeError: Any other kind of value (the message names the accepted kinds).
         PermissionError: A directory that cannot be created or written (the message names it).
         NotADirectoryError: A path that is a file.
     """
     check_cache_spec(cache)
+
+
+def hidden_cache(cache: Any) -> Any:
+    """``cache`` as an adapter holds it: a URL that holds a password (in its user info or a ``password=`` of its
+    query), or a pydantic ``SecretStr`` holding a URL, becomes a :class:`~tpc_core.cache.secret.SecretURL`, so the
+    adapter's ``repr``, dumps and serialised forms show it without the password; any other value is returned as it
+    is (:func:`check_cache` judges it).
+
+    A URL whose password is the ``***`` of a redacted one (copied from a dump) is left as it is, for
+    :func:`check_cache` to refuse.
+    """
+    if isinstance(cache, SecretURL):
+        return cache
+    url = reveal(cache)
+    if not isinstance(url, str) or "://" not in url:
+        return cache
+    return SecretURL(url) if is_secret(cache) or redacted_url(url) != url else cache
 
 
 def _close(word: str, candidates: Any) -> str:

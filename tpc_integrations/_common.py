@@ -16,9 +16,10 @@ import os
 import threading
 from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_serializer, model_validator
 
 from tpc_core import DEFAULT_MODEL, TPCCompressor
+from tpc_core.cache.secret import SecretURL
 from tpc_core.engine.options import CompressKeywords
 from tpc_core.engine.selection.budget import validate_budget_args, validate_filter_args
 from tpc_core.engine.tokens import TokenCounter, resolve_token_counter
@@ -32,6 +33,7 @@ from tpc_integrations._checks import (
     check_model_kwargs,
     check_splitter,
     check_token_counter,
+    hidden_cache,
     settings_error,
 )
 from tpc_integrations._failsafe import FailSafeSettings
@@ -172,9 +174,12 @@ class TPCEngineSettings(FailSafeSettings):
     """Sentence cache: what the engine reads of each document before any question (its sentences, their counts and
     embeddings) is stored once and reused, so a chunk retrieved again costs almost nothing. None (off), "memory"
     (an LRU in this process, shared by every adapter on the same model), a directory path (shared by processes),
-    a ``tpc_core.cache.SentenceCache``, a LangChain byte store (``InMemoryByteStore``, ``LocalFileStore``, ...) or a
-    LlamaIndex key-value store (``SimpleKVStore``, ...). Checked at construction: another kind is a TypeError, a
-    directory that cannot be written a PermissionError naming it."""
+    a ``tpc_core.cache.SentenceCache``, a LangChain byte store (``InMemoryByteStore``, ``LocalFileStore``, ...), a
+    LlamaIndex key-value store (``SimpleKVStore``, ...) or a Redis server (a ``redis://`` URL, a client, a framework's
+    Redis store). A URL that holds a password (or a pydantic ``SecretStr``) is kept as a ``tpc_core.cache.SecretURL``:
+    the repr, dumps and serialised forms of the adapter show it without the password, so a dump cannot restore it
+    (pass ``SecretURL.from_env()``, which reads ``TPC_CACHE_URL``). Checked at construction: another kind is a
+    TypeError, a directory that cannot be written a PermissionError naming it."""
 
     _compressor: Optional[TPCCompressor] = PrivateAttr(default=None)
     _counter: Optional[tuple[Any, TokenCounter]] = PrivateAttr(default=None)
@@ -184,6 +189,8 @@ class TPCEngineSettings(FailSafeSettings):
         """Every setting is checked here, before any retrieval: a bad one raises a ``ValueError`` (pydantic's
         ``ValidationError`` is one) that names it; where the problem is a wrong type or a directory, the error is
         also a ``TypeError`` / ``PermissionError`` / ``NotADirectoryError`` (:class:`TPCSettingsError`)."""
+        if "cache" in data:  # before pydantic sees it: a validation error quotes its input
+            data["cache"] = hidden_cache(data["cache"])
         try:
             super().__init__(**data)
             if compressor is not None and not isinstance(compressor, TPCCompressor):
@@ -218,9 +225,18 @@ class TPCEngineSettings(FailSafeSettings):
     @model_validator(mode="before")
     @classmethod
     def _peer_names(cls, data: Any) -> Any:
+        """Hide a cache URL's password (also where ``__init__`` is bypassed: ``model_validate``), then translate peer
+        names."""
         if isinstance(data, dict):
+            if "cache" in data:
+                data = {**data, "cache": hidden_cache(data["cache"])}
             return translate_peer_names(cls.__name__, data, cls.model_fields, extra_names=("compressor",))
         return data
+
+    @field_serializer("cache")
+    def _cache_shown(self, cache: Any) -> Any:
+        """A secret cache URL is dumped redacted, in every mode (``model_dump``, JSON, LlamaIndex's ``to_dict``)."""
+        return str(cache) if isinstance(cache, SecretURL) else cache
 
     @model_validator(mode="after")
     def _check_settings(self) -> TPCEngineSettings:

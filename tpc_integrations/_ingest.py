@@ -5,7 +5,7 @@ compressed on its own, with its own budget (``rate`` of its tokens, or at most `
 fixed ``task_description`` or, without one, the task TPC reads from the document itself (prompt-agnostic: a
 request the text states, else a description its task descriptor generates, the slow path).
 
-Ingestion never loses a document: one whose sentences are each larger than its budget (TPC never truncates a
+Ingestion never loses a document: one whose sentences are each larger than its budget (TPC does not shorten a
 sentence) is kept whole, with ``tpc_compression="kept_whole"`` and a warning; a blank one passes through.
 
 ``mode="warm"`` cuts nothing: each document keeps its whole text (``tpc_compression="cached"``) and its
@@ -158,7 +158,7 @@ def compress_each(settings: TPCIngestSettings, texts: Sequence[str],
     whole = sum(outcome.status == "kept_whole" for outcome in outcomes)
     if whole:
         logger.warning("%s kept %d of %d documents whole: each of their sentences is larger than the document's "
-                       "budget and TPC never truncates a sentence. Raise rate/target_tokens or split them into "
+                       "budget and TPC does not shorten a sentence to fit. Raise rate/target_tokens or split them into "
                        "smaller chunks first.", type(settings).__name__, whole, len(outcomes))
     return outcomes
 

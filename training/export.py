@@ -48,6 +48,8 @@ class ExportConfig:
         agnostic: Prompt-agnostic settings shipped in the checkpoint (coverage weights); the request head's
             file, threshold and sentence limit come from ``request_head_dir``.
         name: Checkpoint name (``tpc_config.json`` and model card).
+        languages: The languages (ISO 639-1) of the training data, declared in ``tpc_config.json`` (a prompt mostly
+            in another script gets a one-time notice); ``None``: not declared.
         metrics_paths: JSON files from ``training.evaluate`` whose tables go into the model card.
         notes: Free text for the model card (what was run, on what machine).
         max_size_mb: Refuse a checkpoint larger than this (the package ships tpc-mini: keep it small).
@@ -64,6 +66,7 @@ class ExportConfig:
     request_head_dir: str | None = None
     agnostic: AgnosticConfig = field(default_factory=AgnosticConfig)
     name: str = "tpc"
+    languages: list[str] | None = None
     metrics_paths: list[str] = field(default_factory=list)
     notes: str = ""
     max_size_mb: float | None = None
@@ -144,7 +147,7 @@ def export_checkpoint(config: ExportConfig) -> Path:
                            request_neighbour_threshold=summaries["request_head"].get("neighbour_threshold"))
     metrics = [_read_json(Path(p)) for p in config.metrics_paths]
     tpc = TPCConfig(cse=cse, ctd=ctd, agnostic=agnostic, name=config.name, trained=True,
-                    extra={"training": {k: _brief(v) for k, v in summaries.items()}})
+                    extra={"training": {k: _brief(v) for k, v in summaries.items()}}, languages=config.languages)
     tpc.save(output)
     (output / "README.md").write_text(render_model_card(tpc, summaries, metrics, config.notes), encoding="utf-8")
     size_mb = sum(p.stat().st_size for p in output.rglob("*") if p.is_file()) / 1e6

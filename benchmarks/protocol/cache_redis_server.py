@@ -15,6 +15,7 @@ import socket
 import subprocess
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 __all__ = ["RedisServer", "RedisServerUnavailable", "free_port", "redis_server_binary"]
 
@@ -54,25 +55,28 @@ class RedisServer:
         persistent: Append-only file on (``appendfsync always``): what was acknowledged survives a kill.
         maxmemory: Bytes it may hold (``0``: no limit), and ``policy`` when it is full.
         policy: ``maxmemory-policy`` (default ``allkeys-lru``, the documented eviction of the sentence cache).
+        password: ``requirepass``: clients must authenticate (its :attr:`url` holds the password).
 
     Raises:
         RedisServerUnavailable: From :meth:`start`, where no server can be started.
     """
 
     def __init__(self, directory: str | Path, *, persistent: bool = False, maxmemory: int = 0,
-                 policy: str = "allkeys-lru") -> None:
+                 policy: str = "allkeys-lru", password: str | None = None) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.persistent = persistent
         self.maxmemory = maxmemory
         self.policy = policy
+        self.password = password
         self.port: int | None = None
         self.process: subprocess.Popen | None = None
 
     @property
     def url(self) -> str:
-        """``redis://127.0.0.1:PORT/0``."""
-        return f"redis://127.0.0.1:{self.port}/0"
+        """``redis://127.0.0.1:PORT/0`` (``redis://:PASSWORD@127.0.0.1:PORT/0`` with a password)."""
+        user_info = f":{quote(self.password, safe='')}@" if self.password else ""
+        return f"redis://{user_info}127.0.0.1:{self.port}/0"
 
     def start(self, timeout: float = 10.0) -> RedisServer:
         """Start it (on its previous port when it had one) and wait until it answers ``PING``."""
@@ -83,7 +87,8 @@ class RedisServer:
         command = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.directory),
                    "--save", "", "--appendonly", "yes" if self.persistent else "no", "--appendfsync", "always",
                    "--maxmemory", str(self.maxmemory), "--maxmemory-policy", self.policy,
-                   "--logfile", str(self.directory / "redis.log"), "--daemonize", "no"]
+                   "--logfile", str(self.directory / "redis.log"), "--daemonize", "no",
+                   *(["--requirepass", self.password] if self.password else [])]
         self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -102,6 +107,10 @@ class RedisServer:
         """Whether it answers ``PING`` now (a plain socket: no client library needed)."""
         try:
             with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as connection:
+                if self.password:  # an inline AUTH, answered "+OK" before the PING's "+PONG"
+                    connection.sendall(f"AUTH {self.password}\r\n".encode())
+                    if not connection.recv(16).startswith(b"+OK"):
+                        return False
                 connection.sendall(b"PING\r\n")
                 return connection.recv(16).startswith(b"+PONG")
         except OSError:

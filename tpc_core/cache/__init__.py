@@ -13,6 +13,7 @@ Modules, bottom up:
 * :mod:`.stores`: :class:`SentenceCache` (the contract, the counts, damaged entries and failing stores handled
   once), :class:`MemoryCache` (an LRU bounded in bytes), :class:`DirectoryCache` (files, safe across processes);
 * :mod:`.external`: LangChain byte stores and LlamaIndex key-value stores, by duck typing (neither is imported);
+* :mod:`.secret`: :class:`SecretURL`, a cache URL that holds a password, shown redacted everywhere;
 * :mod:`.resolve`: ``cache=`` values -> caches (:func:`resolve_cache`, :class:`CacheRegistry`);
 * :mod:`.documents`: a cache as the engine's document store (what ``TPCCompressor.compress(..., cache=...)`` reads
   through; the engine reads, splits and embeds: :mod:`tpc_core.engine.reading`).
@@ -30,8 +31,10 @@ from tpc_core.cache.entry import DEFAULT_DTYPE, STORAGE_DTYPES, DamagedEntry, En
 from tpc_core.cache.external import ByteStoreCache, KeyValueCache
 from tpc_core.cache.fingerprint import entry_key, fingerprint, splitter_identity
 from tpc_core.cache.resolve import CacheRegistry, resolve_cache
+from tpc_core.cache.secret import SecretURL
 from tpc_core.cache.stores import DEFAULT_MAX_BYTES, CacheInfo, DirectoryCache, MemoryCache, SentenceCache
 
 __all__ = ["DEFAULT_DTYPE", "DEFAULT_MAX_BYTES", "STORAGE_DTYPES", "ByteStoreCache", "CacheInfo", "CacheRegistry",
-           "DamagedEntry", "DirectoryCache", "Entry", "KeyValueCache", "MemoryCache", "SentenceCache", "decode_entry",
+           "DamagedEntry", "DirectoryCache", "Entry", "KeyValueCache", "MemoryCache", "SecretURL", "SentenceCache",
+           "decode_entry",
            "encode_entry", "entry_key", "fingerprint", "resolve_cache", "splitter_identity"]

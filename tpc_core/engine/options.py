@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
 from tpc_core.engine.selection.budget import BUDGET_SCOPES, validate_budget_args, validate_filter_args
@@ -64,8 +64,9 @@ class CompressKeywords(TypedDict, total=False):
             counted or encoded again. ``None`` (default): no cache; ``"memory"`` (an LRU of 256 MiB in this
             process, shared by every call of this compressor); a directory path (shared by processes); a
             :class:`tpc_core.cache.SentenceCache`; a LangChain byte store (``InMemoryByteStore``,
-            ``LocalFileStore``, ...) or a LlamaIndex key-value store (``SimpleKVStore``, ...). Any other value is a
-            ``TypeError`` naming these. See :mod:`tpc_core.cache`.
+            ``LocalFileStore``, ...) or a LlamaIndex key-value store (``SimpleKVStore``, ...); a ``redis://`` URL
+            (a :class:`tpc_core.cache.SecretURL` when it holds a password: shown without it everywhere). Any other
+            value is a ``TypeError`` naming these. See :mod:`tpc_core.cache`.
     """
 
     budget_scope: str
@@ -97,7 +98,9 @@ class CompressionOptions:
     describe_bare: bool = True
     splitter: str | SentenceSplitter | None = None
     show_progress: bool | None = None
-    cache: Any = None  # resolved (and its type checked) by the compressor: the cache package sits above the engine
+    # resolved (and its type checked) by the compressor: the cache package sits above the engine. Not in the repr: a
+    # URL passed as a plain string may hold a password.
+    cache: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         validate_budget_args(self.target_tokens, self.rate)

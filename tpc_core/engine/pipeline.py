@@ -9,6 +9,7 @@ written once, in docs/ARCHITECTURE.md ("The route of one prompt").
 from __future__ import annotations
 
 import dataclasses
+import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -18,6 +19,8 @@ import torch
 
 from tpc_core.config import AgnosticConfig
 from tpc_core.diagnostics.caller import warn_at_caller
+from tpc_core.diagnostics.language import LanguageNotice
+from tpc_core.diagnostics.notices import runtime_warning
 from tpc_core.engine.options import CompressionOptions, as_documents
 from tpc_core.engine.output.result import CompressionResult, to_result
 from tpc_core.engine.reading import DocumentStore, EmbedDocuments, ReadBatch, read_prompts, segment
@@ -30,6 +33,8 @@ from tpc_core.engine.values import Scored, Segmented
 from tpc_core.segmentation import SentenceSplitter, get_splitter
 
 __all__ = ["Engine", "StoreFor"]
+
+logger = logging.getLogger(__name__)
 
 StoreFor = Callable[[Any, SentenceSplitter], "DocumentStore | None"]
 """The store a ``cache=`` value stands for, for one splitter (``None``: no cache); the compressor resolves it."""
@@ -47,6 +52,8 @@ class Engine:
         default_splitter: The checkpoint's splitter name (what ``splitter=None`` means).
         salience: The checkpoint's salience head, if it has one.
         stores: Resolves a ``cache=`` value to a store (``None``: caching is off).
+        language: Notices prompts in a script the checkpoint's languages are not written in (``None``: the
+            checkpoint declares no languages).
     """
 
     scorer: Scorer
@@ -56,6 +63,7 @@ class Engine:
     default_splitter: str
     salience: SalienceHead | None = None
     stores: StoreFor | None = None
+    language: LanguageNotice | None = None
     _splitters: dict[str, SentenceSplitter] = field(default_factory=dict, repr=False)
     _splitters_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -97,9 +105,15 @@ class Engine:
         Warns:
             UserWarning: At the caller's line, when sentences larger than the whole budget were skipped (also
                 counted in ``CompressionResult.oversized_sentences``).
+            TPCRuntimeWarning: Once per call, at the caller's line (and logged), when the output keeps only part of
+                a sentence the splitter cut for its length (``CompressionResult.truncated_sentences``); and once per
+                script and engine, for a prompt mostly in a script the checkpoint's languages are not written in
+                (:mod:`tpc_core.diagnostics.language`).
         """
         from tqdm.auto import tqdm
 
+        if self.language is not None:
+            self.language.check(documents)
         split = self.splitter(options.splitter)
         store = self.store(options.cache, split)
         chunks, show = range(0, len(documents), options.batch_size), options.show_progress
@@ -124,7 +138,13 @@ class Engine:
                                f"as question=).")
             if result.oversized_sentences:
                 warn_at_caller(f"{result.oversized_sentences} sentence(s) are larger than the whole budget of "
-                               f"{result.budget} tokens and were skipped (sentences are never truncated).")
+                               f"{result.budget} tokens and were skipped (a sentence is not shortened to fit).")
+        truncated = sum(result.truncated_sentences for result in results)
+        if truncated:  # one warning per call, however many prompts
+            runtime_warning(logger, f"{truncated} sentence(s) longer than {split.max_sentence_chars} characters were "
+                                    "cut at word boundaries into pieces, and the output keeps only some pieces of "
+                                    "them, so it holds part of a sentence (CompressionResult.truncated_sentences "
+                                    "counts them; get_splitter(name, max_sentence_chars=...) sets the limit).")
         return results
 
     def score(self, prompts: list[Segmented], questions: list[str | None], separator: str,

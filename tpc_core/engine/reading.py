@@ -10,8 +10,9 @@ computes for the others, keyed by the scorer's identity.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import torch
@@ -20,7 +21,8 @@ from tpc_core.engine.options import CompressionOptions
 from tpc_core.engine.selection.budget import CountTokens, joined_count, resolve_budget
 from tpc_core.engine.tokens import TokenCounter
 from tpc_core.engine.values import DocumentSentences, KnownDocument, Segmented, Span
-from tpc_core.segmentation import SentenceSplitter, split_sentences
+from tpc_core.segmentation import LineAwareSplitter, SentenceSplitter, split_sentences
+from tpc_core.segmentation.length import cut_sentences
 
 __all__ = ["DocumentStore", "EmbedDocuments", "EmbedPrompts", "ReadBatch", "Stored", "embed_prompts", "read_prompts", "segment"]
 
@@ -203,7 +205,20 @@ def segment(documents: tuple[str, ...], splitter: SentenceSplitter, counter: Cou
     budget = resolve_budget(origin, target_tokens=options.target_tokens, rate=options.rate)
     whole = encoded is not None and not any(given)
     return Segmented(documents, spans, tuple(counts), document_tokens, origin, budget,
-                     tuple(encoded.ids) if whole else None, encoded.tokenizer if whole else None)
+                     tuple(encoded.ids) if whole else None, encoded.tokenizer if whole else None,
+                     _cut_sentences(documents, spans, splitter))
+
+
+def _cut_sentences(documents: tuple[str, ...], spans: tuple[tuple[Span, ...], ...],
+                   splitter: SentenceSplitter) -> tuple[tuple[tuple[int, int], ...], ...]:
+    """Each document's sentences a built-in splitter's length cap cut into pieces (a custom splitter's spans are its
+    own: nothing is known of them)."""
+    if not isinstance(splitter, LineAwareSplitter):
+        return ()
+    uncapped = replace(splitter, max_sentence_chars=sys.maxsize).spans
+    cuts = tuple(cut_sentences(doc, doc_spans, splitter.max_sentence_chars, uncapped)
+                 for doc, doc_spans in zip(documents, spans))
+    return cuts if any(cuts) else ()
 
 
 def _document_tokens(counter: CountTokens, documents: tuple[str, ...], spans: tuple[tuple[Span, ...], ...],

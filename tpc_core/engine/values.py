@@ -72,6 +72,9 @@ class Segmented:
             they come from its own tokenizer. ``None`` for other counters.
         ids_tokenizer: The fingerprint of the tokenizer that made ``sentence_ids``
             (:func:`tpc_core.engine.tokens.tokenizer_fingerprint`).
+        cut: Each document's sentences longer than the splitter's ``max_sentence_chars``, which it cut at word
+            boundaries into several spans: ``(first, last)`` indices of their pieces
+            (:func:`tpc_core.segmentation.length.cut_sentences`).
     """
 
     documents: tuple[str, ...]
@@ -82,6 +85,7 @@ class Segmented:
     budget: int
     sentence_ids: tuple[Sequence[int], ...] | None = None
     ids_tokenizer: str | None = None
+    cut: tuple[tuple[tuple[int, int], ...], ...] = ()
 
     @cached_property
     def sentences(self) -> list[str]:
@@ -202,7 +206,7 @@ class Selected:
         chosen: Flat indices of the chosen sentences.
         forced: Per sentence, whether it was taken first: a chat-template marker, or forced by the caller's
             options.
-        oversized: Sentences larger than the whole budget (skipped: sentences are never truncated).
+        oversized: Sentences larger than the whole budget (skipped: a sentence is not shortened to fit).
         pinned: The request's sentences (``scored.task.request``): kept whatever the budget.
     """
 

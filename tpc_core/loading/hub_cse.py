@@ -84,7 +84,8 @@ def assembled_config(model: RegisteredModel, ctd_config: TPCConfig, options: Any
     return TPCConfig(cse=hub_cse_config(model, options.revision), ctd=ctd_config.ctd,
                      agnostic=AgnosticConfig(fallback_description=ctd_config.agnostic.fallback_description),
                      splitter=ctd_config.splitter, name=model.name, trained=True,
-                     extra={"ctd_from": ctd_from, "ctd_checkpoint": ctd_config.name})
+                     extra={"ctd_from": ctd_from, "ctd_checkpoint": ctd_config.name},
+                     languages=list(model.languages) or None)
 
 
 def materialise_checkpoint(model: RegisteredModel, ctd_dir: Path, options: Any, *, ctd_from: str) -> Path:

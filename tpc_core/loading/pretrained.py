@@ -26,11 +26,13 @@ from tpc_core.loading.checkpoint import (
 from tpc_core.loading.devices import resolve_device, resolve_dtype
 from tpc_core.loading.hub_cse import pin_hub_revisions
 from tpc_core.loading.identity import cse_identity
-from tpc_core.loading.registry import DEFAULT_MODEL
+from tpc_core.loading.registry import DEFAULT_MODEL, language_notice
 from tpc_core.version import __version__
 
 if TYPE_CHECKING:
     from typing_extensions import Self
+
+    from tpc_core.diagnostics.language import LanguageNotice
 
 __all__ = ["PretrainedMixin"]
 
@@ -108,6 +110,11 @@ class PretrainedMixin:
         return {**cse_identity(self.config, self.checkpoint_dir, self.encoder.model, self.dtype),
                 "tokenizer": self.encoder.tokenizer_fingerprint, "embedding": self.scorer.identity}
 
+    def language_notice(self) -> LanguageNotice | None:
+        """The one-time notice of prompts in a script this checkpoint's ``languages`` are not written in, naming the
+        registered checkpoints trained on that script's languages (``None``: the checkpoint declares none)."""
+        return language_notice(self.config.name, self.config.languages)
+
     def save_pretrained(self, directory: str | Path) -> Path:
         """Write this checkpoint (config and trained parts; base models stay references) to ``directory``."""
         return save_checkpoint(self.config, self.checkpoint_dir, directory)
@@ -125,4 +132,5 @@ class PretrainedMixin:
                 "trained": self.config.trained, "device": str(self.device), "dtype": str(self.dtype).replace("torch.", ""),
                 "cse_base": self.config.cse.base_model, "cse_architecture": self.encoder.architecture,
                 "cse_pooling": self.config.cse.pooling, "ctd_base": self.config.ctd.base_model if self.config.ctd else None,
-                "splitter": self.config.splitter, "hub_parts": self.config.extra.get("hub_parts")}
+                "splitter": self.config.splitter, "languages": self.config.languages,
+                "hub_parts": self.config.extra.get("hub_parts")}

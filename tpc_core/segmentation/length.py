@@ -1,21 +1,24 @@
 """The length cap (step 6 of :mod:`tpc_core.segmentation`): no span longer than ``max_sentence_chars``.
 
-A piece longer than the cap is cut at its last whitespace within the limit, or hard-cut when there is none, but
-never between a character and its combining mark or joiner. Every piece is *tight*: no surrounding whitespace.
+A piece longer than the cap is cut at its last whitespace within the limit (a word boundary), or hard-cut only
+inside a word longer than the limit, but never between a character and its combining mark or joiner. Every piece
+is *tight*: no surrounding whitespace. :func:`cut_sentences` finds, after the fact, which spans are pieces of one
+sentence the cap cut (what a result reports when it keeps only part of such a sentence).
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from tpc_core.segmentation.contract import Span
 
-__all__ = ["capped", "tighten"]
+__all__ = ["capped", "cut_sentences", "tighten"]
 
 _LAST_WHITESPACE = re.compile(r"\s\S*\Z")
 _NON_WHITESPACE = re.compile(r"\S")
+_WHITESPACE = re.compile(r"\s")
 _GLUE_CHARS = "\u200d\ufe0e\ufe0f"
 
 
@@ -53,3 +56,40 @@ def capped(text: str, start: int, end: int, max_chars: int) -> Iterator[Span]:
         assert next_start is not None  # text[end - 1] is not whitespace
         start = next_start.start()
     yield start, end
+
+
+def _may_follow_a_cut(text: str, spans: Sequence[Span], index: int, max_chars: int) -> bool:
+    """Whether ``spans[index + 1]`` may start where :func:`capped` cut ``spans[index]`` off: a cut falls at the last
+    whitespace of a window of ``max_chars`` characters (or inside a longer word), so the first word after it always
+    runs past the window's end. A sentence boundary the backend found almost never does."""
+    start, following = spans[index][0], spans[index + 1]
+    if following[1] <= start + max_chars:  # the whole next span ends inside the window: no cut there
+        return False
+    word_end = _WHITESPACE.search(text, following[0], following[1])
+    return (word_end.start() if word_end else following[1]) > start + max_chars
+
+
+def cut_sentences(text: str, spans: Sequence[Span], max_chars: int,
+                  uncapped: Callable[[str], list[Span]]) -> tuple[tuple[int, int], ...]:
+    """The sentences of ``text`` the cap cut into several of ``spans``, as ``(first, last)`` indices of their pieces.
+
+    Args:
+        text: A document.
+        spans: Its spans, as a splitter capped at ``max_chars`` gave them.
+        max_chars: That splitter's cap.
+        uncapped: The same splitter without a cap (its ``spans``): asked only where a cut may have been made, so a
+            document with no span near the cap is not split again.
+    """
+    if not any(_may_follow_a_cut(text, spans, index, max_chars) for index in range(len(spans) - 1)):
+        return ()
+    cuts, index = [], 0
+    for start, end in uncapped(text):
+        if end - start <= max_chars:
+            continue
+        while index < len(spans) - 1 and spans[index][0] < start:
+            index += 1
+        first = index
+        while index + 1 < len(spans) and spans[index + 1][1] <= end:
+            index += 1
+        cuts.append((first, index))
+    return tuple(cuts)

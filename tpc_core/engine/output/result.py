@@ -44,8 +44,12 @@ class CompressionResult:
         sentences: Every sentence of the input with its score and whether it was kept.
         document_origin_tokens: Token count of each input document.
         document_compressed_tokens: Token count of each compressed document.
-        oversized_sentences: Sentences larger than the whole budget, skipped (never truncated); the engine
+        oversized_sentences: Sentences larger than the whole budget, skipped (not shortened to fit); the engine
             also warns about them.
+        truncated_sentences: Sentences longer than the splitter's ``max_sentence_chars`` (2,000 characters by
+            default), which it cut at word boundaries into pieces scored and kept one by one, and of which the
+            output keeps some pieces but not all: the output holds part of each such sentence (it may start or end
+            mid-sentence). The engine also warns about them.
         scored: Whether the sentences were scored. ``False`` when no model ran: the input was blank, or the
             budget covered all of it (then every sentence is kept and ``task_description``/``task_source`` are
             ``None``).
@@ -71,6 +75,7 @@ class CompressionResult:
     document_origin_tokens: list[int] = field(default_factory=list)
     document_compressed_tokens: list[int] = field(default_factory=list)
     oversized_sentences: int = 0
+    truncated_sentences: int = 0
     scored: bool = False
     documents: list[str] = field(default_factory=list, repr=False)
     cache_hits: int = 0
@@ -96,7 +101,7 @@ class CompressionResult:
 
         ``"empty"``: the input is blank; ``"unchanged"``: nothing was removed (the budget covered the input, or
         every sentence was kept); ``"kept_whole"``: no sentence fits the budget, so the input is kept as it is
-        (TPC never truncates a sentence, and an index never loses a row silently); ``"compressed"``.
+        (TPC does not shorten a sentence to fit, and an index never loses a row silently); ``"compressed"``.
         """
         if not self.sentences:
             return "empty"
@@ -158,6 +163,17 @@ def to_result(assembled: Assembled, separator: str) -> CompressionResult:
         budget=prompt.budget, task_description=scored.task.description if scored.task is not None else None,
         task_source=scored.task.source if scored.task is not None else None, sentences=records,
         document_origin_tokens=list(prompt.document_tokens), document_compressed_tokens=list(joined.tokens),
-        oversized_sentences=selected.oversized, scored=scored.scores is not None,
-        documents=list(prompt.documents), request_sentences=len(scored.task.request) if scored.task is not None else 0,
+        oversized_sentences=selected.oversized, truncated_sentences=_partly_kept(prompt.cut, kept),
+        scored=scored.scores is not None, documents=list(prompt.documents),
+        request_sentences=len(scored.task.request) if scored.task is not None else 0,
         over_budget=max(0, joined.total - prompt.budget))
+
+
+def _partly_kept(cut: tuple[tuple[tuple[int, int], ...], ...], kept: list[set[int]]) -> int:
+    """How many sentences the splitter cut into pieces keep some of their pieces but not all."""
+    partly = 0
+    for doc_cut, doc_kept in zip(cut, kept):
+        for first, last in doc_cut:
+            pieces = sum(index in doc_kept for index in range(first, last + 1))
+            partly += 0 < pieces <= last - first
+    return partly
