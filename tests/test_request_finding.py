@@ -55,8 +55,6 @@ def test_a_question_after_a_one_sentence_text_is_extracted(tpc_mini):
     assert found is not None and found.text == "What does a decent respect to the opinions of mankind require?"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 35's sequence head invents a request in a long, repetitive bare report "
-                                       "(a known miss: a bare document must get none; model card)")
 def test_a_repetitive_bare_report_gets_no_extracted_request(tpc_mini):
     text = " ".join(f"The ferry to island {i % 7} left the harbour at {8 + i % 9} o'clock with {20 + i} passengers "
                     "aboard." for i in range(60))

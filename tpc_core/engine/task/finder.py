@@ -56,7 +56,8 @@ ReadPrompts = Callable[[list[str]], "tuple[list[Segmented], list[torch.Tensor]]"
 
 
 # How far each kind of place is trusted to state the request (lower: more): a label or the user's own turn says so.
-_TRUST = {PlaceKind.LABEL: 0, PlaceKind.CHAT_TURN: 0, PlaceKind.LAST_BLOCK: 1, PlaceKind.FIRST_BLOCK: 2}
+_TRUST = {PlaceKind.LABEL: 0, PlaceKind.CHAT_TURN: 0, PlaceKind.LAST_BLOCK: 1, PlaceKind.FIRST_BLOCK: 2,
+          PlaceKind.LAST_SENTENCE: 3}
 
 
 def complete_request_tuple(sentences: Sequence[str], picked: Sequence[int]) -> tuple[int, ...]:
@@ -194,12 +195,12 @@ class TaskFinder:
         sentence compression keeps for it, as flat indices; ``None`` when the prompt asks nothing that can be
         placed.
 
-        Structure first (:func:`~tpc_core.engine.task.placement.place_request`, on the last document that places a
-        request), then the head: every candidate place is kept, and so are the sentences the head is confident of
-        (``request_threshold``), wherever they are. The request itself (the task description) is the most trusted
-        kind of place (a request label or the user's turn, then a last paragraph, then a first one); among several
-        of that kind, the head, where the checkpoint has one, chooses the one holding its most probable sentence.
-        The head's own picks state the request only where structure places nothing.
+        Structure decides whether the prompt asks and where (:func:`~tpc_core.engine.task.placement.place_request`,
+        on the last document that places a request): every candidate place is kept. The request itself (the task
+        description) is the most trusted kind of place (a request label or the user's turn, then a last paragraph,
+        then a first one); among several of that kind the head, where the checkpoint has one, chooses the one
+        holding its most probable sentence, and inside a whole chat turn longer than ``max_request_sentences`` it
+        chooses the sentences. The head never places a request that structure did not.
         """
         sentences = prompt.sentences
         if not sentences:
@@ -216,20 +217,14 @@ class TaskFinder:
                 rank = min(_TRUST[kind] for kind in place.kinds)
                 trusted = tuple(c for c, kind in zip(placed, place.kinds) if _TRUST[kind] == rank)
             offset += len(spans)
-        picked: tuple[int, ...] = ()
-        if probabilities is not None:
-            confident = pick_request(probabilities, self.settings.request_threshold,
-                                     self.settings.max_request_sentences, self.settings.request_neighbour_threshold)
-            picked = tuple(complete_request(sentences, confident)) if confident else ()
-        candidates = (*(placed or ()), *((picked,) if picked else ()))
-        if not candidates:
+        if not placed or not trusted:  # structure decides whether the prompt asks: a bare document places nothing
             return None
-        primary = trusted[0] if trusted else picked
-        if trusted and probabilities is not None and len(trusted) > 1:  # the trusted place the head believes most
+        primary = trusted[0]
+        if probabilities is not None and len(trusted) > 1:  # the trusted place the head believes most
             best = [float(probabilities[list(candidate)].max()) for candidate in trusted]
             primary = trusted[best.index(max(best))]
         primary = complete_request_tuple(sentences, primary)
-        return primary, tuple(sorted({k for candidate in (*candidates, primary) for k in candidate}))
+        return primary, tuple(sorted({k for candidate in (*placed, primary) for k in candidate}))
 
     def _within(self, candidate: tuple[int, ...], kind: PlaceKind, probabilities: torch.Tensor | None,
                 ) -> tuple[int, ...]:

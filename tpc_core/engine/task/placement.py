@@ -80,12 +80,15 @@ class PlaceKind(str, Enum):
         LABEL: The region after an unanswered request label (the last one, and the first).
         LAST_BLOCK: The last paragraph after the material, which reads as a request.
         FIRST_BLOCK: The first paragraph before the material, which reads as a request.
+        LAST_SENTENCE: Where nothing else is placed, the prompt's last sentence, a question in so many words (a
+            question word or words to the reader, and a final question mark) after material in its own paragraph.
     """
 
     CHAT_TURN = "chat_turn"
     LABEL = "label"
     LAST_BLOCK = "last_block"
     FIRST_BLOCK = "first_block"
+    LAST_SENTENCE = "last_sentence"
 
     def __str__(self) -> str:
         return self.value
@@ -359,8 +362,8 @@ def place_request(text: str, spans: Sequence[tuple[int, int]]) -> RequestPlace |
     read as a request, each line a paragraph in a turn with no blank line; a turn opened by a chat template's token, which always asks, else the whole turn, or its
     last paragraph when the turn is long); then, over the whole
     document, the last unanswered request label, the last paragraph after the material where it reads as a
-    request, and the first paragraph before the material where it reads as a request. Overlapping candidates
-    are kept once.
+    request, and the first paragraph before the material where it reads as a request; where none of these places
+    anything, the last sentence where it asks in so many words. Overlapping candidates are kept once.
 
     Args:
         text: One document.
@@ -383,6 +386,8 @@ def place_request(text: str, spans: Sequence[tuple[int, int]]) -> RequestPlace |
             inside = [((start, end) if whole else (blocks[-1][0].start, blocks[-1][-1].end), PlaceKind.CHAT_TURN)]
         regions += inside
     regions += _regions(_lines(text), first=True)
+    if not regions:
+        regions += _last_sentence(text, spans, sentences)
     candidates: list[tuple[int, ...]] = []
     kinds: list[PlaceKind] = []
     for (region_start, region_end), kind in regions:
@@ -391,6 +396,30 @@ def place_request(text: str, spans: Sequence[tuple[int, int]]) -> RequestPlace |
             candidates.append(chosen)
             kinds.append(kind)
     return RequestPlace(tuple(candidates), tuple(kinds)) if candidates else None
+
+
+def _last_sentence(text: str, spans: Sequence[tuple[int, int]], sentences: Sequence[str],
+                   ) -> list[tuple[tuple[int, int], PlaceKind]]:
+    """The prompt's last sentence, where it is a question in so many words (a question word or words to the reader,
+    and a final question mark) after material in the same paragraph: "... Bread is made from flour. Which river
+    flows through Rome?"."""
+    last = len(sentences) - 1
+    while last >= 0 and (is_turn_marker(sentences[last]) or _REPLY_LABEL.match(sentences[last].strip()) or
+                         (_ANSWER_LABEL.match(sentences[last].strip()) and not
+                          _ANSWER_LABEL.match(sentences[last].strip()).group("rest").strip())):
+        last -= 1
+    if last < 1:
+        return []
+    sentence = " ".join(_MARKUP.sub(" ", sentences[last]).split())
+    if not sentence or _words(sentence) > 40 or not _has_words([[_Line(0, 0, " ".join(sentences[:last]), 0)]], 20):
+        return []
+    line = text[text.rfind("\n", 0, spans[last][0]) + 1: spans[last][1]].strip()
+    if _ANY_LABEL.match(line) and not _REQUEST_LABEL.match(line) and not _USER_LABEL.match(line):
+        return []  # a speaker's line in a transcript: the material's own question
+    core = _ANY_LABEL.sub("", sentence, count=1) if _REQUEST_LABEL.match(sentence) or _USER_LABEL.match(sentence) \
+        else sentence
+    asks_here = sentence.endswith("?") and (_QUESTION_START.match(core) is not None or addresses_reader(sentence))
+    return [(spans[last], PlaceKind.LAST_SENTENCE)] if asks_here else []
 
 
 def _regions(lines: Sequence[_Line], *, first: bool) -> list[tuple[tuple[int, int], PlaceKind]]:
