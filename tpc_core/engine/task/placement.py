@@ -326,9 +326,8 @@ def _end_block(blocks: list[list[_Line]], *, last: bool) -> tuple[int, int] | No
         return None  # a speaker's line in a transcript, a field of a record
     if _REQUEST_LABEL.match(lead):  # a labelled question: the label rule has judged it (answered: material)
         return None
-    if words > 80 and not reads_as_request(lead):  # a long paragraph asks only if its opening line does
-        return None
-    if not reads_as_request(text if words <= 80 else lead):
+    opening = re.split(r"(?<=[.!?])\s", lead, maxsplit=1)[0]
+    if not reads_as_request(text if words <= 80 else opening):  # a long paragraph asks only if its opening does
         return None
     return candidate[0].start, candidate[-1].end
 
