@@ -67,6 +67,8 @@ _PREAMBLE = re.compile(r"^(?:please\s+|kindly\s+)?(?:read|see|consider|review|lo
                        r"find)\b[^.?!\n]{0,60}[.:!]?$", re.IGNORECASE)
 _MAX_PLACE_WORDS = 600
 _MAX_TYPED_WORDS = 24
+# A line that introduces content after a clause ("We have provided an existing answer: ...").
+_CLAUSE_LABEL = re.compile(r"^[^:\n]{12,80}:[ \t]+\S")
 # A line that gives the answer inside a labelled question's region: a worked example (few-shot material).
 _ANSWERED = re.compile(r"^\W{0,4}(?:so,?\s+|therefore,?\s+|thus,?\s+|hence,?\s+)?(?:the\s+)?(?:final\s+|correct\s+)?"
                        r"answer(?:\s+is\b|\s*[:=])", re.IGNORECASE)
@@ -233,6 +235,8 @@ def _label_regions(lines: Sequence[_Line]) -> list[tuple[int, int]]:
                 if not following.text[cue.end():].strip():  # "Corresponding value:": the request's own last cue
                     region.append(following)
                 break
+            if region[-1].text.rstrip().endswith("?") and _CLAUSE_LABEL.match(following.text):
+                break  # a complete question, then the template's next line ("We have provided an existing answer: ...")
             region.append(following)
         answered = any(_ANSWERED.match(x.text) for x in region[1:])
         after = lines[number + len(region)] if number + len(region) < len(lines) else None
