@@ -262,7 +262,8 @@ class TaskFinder:
             return Task(request, TaskSource.MATCHED,
                         self._whole_text_selection() if asks_for_summary(request) else Selection.RELEVANCE,
                         request=tuple(matched))
-        if contradicts(description, text):  # turned around, or another name: worse than no description
+        if self.head is not None and contradicts(description, text):  # turned around, or another name: worse
+            # than no description (a checkpoint without a head is the paper's CTD mode: its description as written)
             return self._fallback()
         return Task(description, TaskSource.GENERATED, self._whole_text_selection())
 
