@@ -60,11 +60,6 @@ _TRUST = {PlaceKind.LABEL: 0, PlaceKind.CHAT_TURN: 0, PlaceKind.LAST_BLOCK: 1, P
           PlaceKind.LAST_SENTENCE: 3}
 
 
-def complete_request_tuple(sentences: Sequence[str], picked: Sequence[int]) -> tuple[int, ...]:
-    """:func:`~tpc_core.engine.task.request.complete_request` as a tuple (a multiple-choice stem with its options)."""
-    return tuple(complete_request(sentences, list(picked)))
-
-
 class TaskFinder:
     """Finds the task of prompts that come with no question: the one home of prompt-agnostic policy.
 
@@ -183,12 +178,6 @@ class TaskFinder:
         spans = prompts[0].spans[0]
         return FoundRequest(tuple(spans[i] for i in primary), request_text(prompts[0].sentences, primary))
 
-    def request_sentences(self, prompt: Segmented, embeddings: torch.Tensor) -> list[int]:
-        """Indices (ascending, into ``prompt.sentences``) of the sentences that state the prompt's request
-        (:meth:`locate`'s primary place); ``[]`` when none is placed."""
-        found = self.locate(prompt, embeddings)
-        return list(found[0]) if found is not None else []
-
     def locate(self, prompt: Segmented, embeddings: torch.Tensor | None,
                ) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
         """``(primary, kept)``: the sentences that state the prompt's request (the task description) and every
@@ -205,25 +194,31 @@ class TaskFinder:
         sentences = prompt.sentences
         if not sentences:
             return None
-        probabilities = (self.head.probabilities(embeddings, sentences)
-                         if self.head is not None and embeddings is not None else None)
-        offset, placed, trusted = 0, None, None
+        found, offset = None, 0
         for document, spans in zip(prompt.documents, prompt.spans):
             place = place_request(document, spans)
             if place is not None:
-                placed = tuple(self._within(tuple(offset + k for k in candidate), kind, probabilities)
-                               for candidate, kind in zip(place.candidates, place.kinds))
-                # the candidates of the most trusted kind placed: the head chooses among those only
-                rank = min(_TRUST[kind] for kind in place.kinds)
-                trusted = tuple(c for c, kind in zip(placed, place.kinds) if _TRUST[kind] == rank)
+                found = (offset, place)
             offset += len(spans)
-        if not placed or not trusted:  # structure decides whether the prompt asks: a bare document places nothing
+        if found is None:  # structure decides whether the prompt asks: a bare document places nothing
             return None
+        offset, place = found
+        limit = self.settings.max_request_sentences
+        needs_head = len(place.candidates) > 1 or any(
+            kind is PlaceKind.CHAT_TURN and len(candidate) > limit for candidate, kind in zip(place.candidates,
+                                                                                             place.kinds))
+        probabilities = (self.head.probabilities(embeddings, sentences)  # the head ranks only where there is a choice
+                         if needs_head and self.head is not None and embeddings is not None else None)
+        placed = tuple(self._within(tuple(offset + k for k in candidate), kind, probabilities)
+                       for candidate, kind in zip(place.candidates, place.kinds))
+        # the candidates of the most trusted kind placed: the head chooses among those only
+        rank = min(_TRUST[kind] for kind in place.kinds)
+        trusted = tuple(c for c, kind in zip(placed, place.kinds) if _TRUST[kind] == rank)
         primary = trusted[0]
         if probabilities is not None and len(trusted) > 1:  # the trusted place the head believes most
             best = [float(probabilities[list(candidate)].max()) for candidate in trusted]
             primary = trusted[best.index(max(best))]
-        primary = complete_request_tuple(sentences, primary)
+        primary = tuple(complete_request(sentences, list(primary)))
         return primary, tuple(sorted({k for candidate in (*placed, primary) for k in candidate}))
 
     def _within(self, candidate: tuple[int, ...], kind: PlaceKind, probabilities: torch.Tensor | None,

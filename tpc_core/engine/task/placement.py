@@ -21,7 +21,7 @@ from enum import Enum
 from tpc_core.engine.task.cues import addresses_reader, imperative_start
 from tpc_core.segmentation import is_turn_marker
 
-__all__ = ["PlaceKind", "RequestPlace", "asks", "place_request", "reads_as_request", "without_request_label"]
+__all__ = ["PlaceKind", "RequestPlace", "place_request", "reads_as_request", "without_request_label"]
 
 _LINE = re.compile(r"[^\n\r\u2028\u2029]+")
 _WORD = re.compile(r"\w+")
@@ -437,8 +437,3 @@ def _regions(lines: Sequence[_Line], *, first: bool) -> list[tuple[tuple[int, in
     if opening is not None:
         regions.append((opening, PlaceKind.FIRST_BLOCK))
     return regions
-
-
-def asks(text: str, spans: Sequence[tuple[int, int]]) -> bool:
-    """Whether the document's structure shows a request (:func:`place_request` places one)."""
-    return place_request(text, spans) is not None
