@@ -224,11 +224,13 @@ class AgnosticConfig:
             (``"matched"``; a request for a summary keeps the coverage settings); ``0``: off.
         fallback_description: Used instead of a generated description that the prompt does not ground
             (``tpc_core.engine.task.request.is_grounded``): the CTD must not invent a question the prompt never asks.
-        salience_head: Checkpoint file (safetensors) of the salience head (``tpc_core.engine.scoring.salience``): where set,
-            prompts selected by coverage are scored by it instead of the hand-set weights above (which then
-            apply only to checkpoints without one). ``None``: the hand-set weights, as before.
-        salience_lead_weight: Weight of the passage-lead prior blended with the salience head's score
-            (``z(head) + w * z(prior)``); 0: the head alone.
+        salience_head: Checkpoint file (safetensors) of the salience model: a lead correction
+            (``tpc_core.engine.scoring.lead.LeadCorrection``: lead-per-passage plus a learned correction) or an
+            embedding head (``tpc_core.engine.scoring.salience.SalienceHead``); the file's metadata says which.
+            Where set, prompts selected by coverage are scored by it instead of the hand-set weights above (which
+            then apply only to checkpoints without one). ``None``: the hand-set weights.
+        salience_lead_weight: Weight of the passage-lead prior blended with an embedding head's score
+            (``z(head) + w * z(prior)``); 0: the head alone. A lead correction has the prior built in.
     """
 
     request_head: str | None = None

@@ -12,12 +12,12 @@ from benchmarks.protocol.cache import JsonCache
 from benchmarks.protocol.evaluate import evaluate
 from benchmarks.protocol.loaders import Sample, load_summ_dev
 from benchmarks.protocol.methods.base import AGNOSTIC, Compressed, Method, split_spans
-from benchmarks.protocol.methods.baselines import passage_starts
 from benchmarks.protocol.methods.registry import build_method, method_specs, tpc_model_labels
 from benchmarks.protocol.methods.tpc import TPCMethod, _checkpoint_fingerprint
 from benchmarks.protocol.summ import evaluate_summ, evenly_spaced, score_summary_record
 from benchmarks.run import main, parse_args
 from synthesis.templates import DATASET2PROMPT, fill_template
+from tpc_core.engine.scoring.lead import passage_layout
 
 PROMPT = """Summarise the news below. Keep it short.
 
@@ -48,10 +48,12 @@ def _lead_per_passage(text: str, budget: int) -> str:
     return build_method("lead-per-passage", _WordCounter()).compress(text, None, budget).text  # type: ignore[arg-type]
 
 
-def test_passage_starts_markers_and_blank_line_fallback() -> None:
-    assert passage_starts("Intro.\n\nPassage 1:\nA.\n\nPassage 2:\nB.") == [8, 23]
-    assert passage_starts("Document [1] (Title: X) A.\nDocument 2 B.") == [0, 27]
-    assert passage_starts("First.\n\nSecond.\n \nThird.\n\n") == [0, 8, 18]
+def test_passages_follow_markers_and_else_blank_lines() -> None:
+    marked = "Intro.\n\nPassage 1:\nA.\n\nPassage 2:\nB."
+    spans = [(0, 6), (8, 18), (19, 21), (23, 33), (34, 36)]
+    assert passage_layout([marked], [spans]).passage == (None, None, 0, None, 1)  # intro and bare markers: none
+    plain = "First.\n\nSecond.\n \nThird.\n\n"
+    assert passage_layout([plain], [[(0, 6), (8, 15), (18, 24)]]).passage == (0, 1, 2)
 
 
 def test_lead_per_passage_takes_leads_round_robin_in_original_order() -> None:

@@ -14,7 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from tpc_core.engine.scoring.salience import SalienceHead
+from tpc_core.engine.scoring.lead import LeadCorrection
+from tpc_core.engine.scoring.salience import SalienceHead, SalienceModel
 from tpc_core.engine.task.request import RequestHead
 from tpc_core.engine.task.request_sequence import SequenceRequestHead, is_sequence_head
 from tpc_core.loading.paths import inside_checkpoint
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = ["load_head", "load_request_head", "load_salience_head"]
 
-Head = TypeVar("Head", RequestHead, SalienceHead, SequenceRequestHead)
+Head = TypeVar("Head", RequestHead, SalienceHead, SequenceRequestHead, LeadCorrection)
 
 
 def load_head(head_type: type[Head], reference: str | None, checkpoint_dir: Path, what: str) -> Head | None:
@@ -63,6 +64,20 @@ def load_request_head(config: AgnosticConfig, checkpoint_dir: Path) -> RequestHe
                      "agnostic.request_head")
 
 
-def load_salience_head(config: AgnosticConfig, checkpoint_dir: Path) -> SalienceHead | None:
-    """The checkpoint's salience head, or ``None`` when it has none: coverage then uses the config's weights."""
-    return load_head(SalienceHead, config.salience_head, checkpoint_dir, "agnostic.salience_head")
+class _AnySalience:
+    """Reads either kind of salience model: the file's metadata says which."""
+
+    @staticmethod
+    def load(path: Path) -> SalienceModel:
+        from safetensors import safe_open
+
+        with safe_open(str(path), framework="pt") as handle:
+            kind = (handle.metadata() or {}).get("kind")
+        return LeadCorrection.load(path) if kind == "lead_correction" else SalienceHead.load(path)
+
+
+def load_salience_head(config: AgnosticConfig, checkpoint_dir: Path) -> SalienceModel | None:
+    """The checkpoint's salience model (a :class:`LeadCorrection`, or an embedding :class:`SalienceHead`), or
+    ``None`` when it has none: coverage then uses the config's weights."""
+    return load_head(_AnySalience, config.salience_head, checkpoint_dir,  # type: ignore[type-var]
+                     "agnostic.salience_head")

@@ -9,7 +9,6 @@ from __future__ import annotations
 import importlib.util
 import re
 import zlib
-from bisect import bisect_right
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,7 +18,7 @@ from benchmarks.protocol.budget import MiniLMTokenCounter, join_spans, select_un
 from benchmarks.protocol.methods.base import AWARE, Compressed, Method, split_text, tpc_core_unavailable_reason
 
 __all__ = ["BM25Sentences", "FullPrompt", "LeadPerPassage", "LeadSentences", "MiniLMCentroid", "MiniLMCosine",
-           "PASSAGE_MARKER", "RandomSentences", "SentenceScorer", "passage_starts"]
+           "RandomSentences", "SentenceScorer"]
 
 
 class FullPrompt(Method):
@@ -87,49 +86,25 @@ class LeadSentences(SentenceScorer):
         return [-float(index) for index in range(len(sentences))]
 
 
-# A line that opens a passage in multi-document prompts: LongBench ("Passage 3:"), lost-in-the-middle
-# ("Document [3] (Title: ...)"), and plain "Document 3".
-PASSAGE_MARKER = re.compile(r"^[ \t]*(?:Passage \d+:|Document \[\d+\]|Document \d+\b)", re.MULTILINE)
-_MARKER_ONLY = re.compile(r"(?:Passage \d+:|Document \[\d+\]:?|Document \d+:?)")
-_BLANK_LINES = re.compile(r"\n[ \t]*\n\s*")
-
-
-def passage_starts(text: str) -> list[int]:
-    """Character offsets where the passages of ``text`` start, ascending.
-
-    Passages start at lines opening with ``Passage k:``, ``Document [k]`` or ``Document k``; text before the
-    first such line (a template's instruction) belongs to no passage. Without any marker, the passages are
-    the blank-line-separated blocks, the first starting at offset 0.
-    """
-    markers = [match.start() for match in PASSAGE_MARKER.finditer(text)]
-    if markers:
-        return markers
-    return [0] + [match.end() for match in _BLANK_LINES.finditer(text) if match.end() < len(text)]
-
-
 class LeadPerPassage(SentenceScorer):
     """Round-robin over the passages' leads: every passage's 1st sentence, then every 2nd, ... (Multi-News lead).
 
-    Sentences before the first passage (the template's instruction) and sentences that are only a passage
-    marker (``Passage 2:``) are never kept. Selection under the budget is the shared greedy rule, so a
-    sentence that no longer fits is skipped and a later, shorter one may still be taken.
+    The order is the library's own rule, :func:`tpc_core.engine.scoring.lead.lead_order` (the reference a
+    salience model must beat). Sentences outside every passage (a template's instruction before the first
+    ``Passage k:``) and sentences that are only a passage marker are never kept. Selection under the budget is
+    the shared greedy rule, so a sentence that no longer fits is skipped and a later, shorter one may still be
+    taken.
     """
 
     name = "lead-per-passage"
 
     def span_scores(self, text: str, spans: list[tuple[int, int]], sentences: list[str], question: str | None,
                     sample_id: str) -> Sequence[float | None]:  # fmt: skip
-        starts = passage_starts(text)
-        taken_per_passage: dict[int, int] = {}
-        slots: dict[int, tuple[int, int]] = {}  # sentence index -> (round, passage)
-        for index, ((start, _), sentence) in enumerate(zip(spans, sentences, strict=True)):
-            passage = bisect_right(starts, start) - 1
-            if passage < 0 or _MARKER_ONLY.fullmatch(sentence.strip()):
-                continue
-            slots[index] = (taken_per_passage.get(passage, 0), passage)
-            taken_per_passage[passage] = slots[index][0] + 1
-        rank = {index: position for position, index in enumerate(sorted(slots, key=slots.__getitem__))}
-        return [-float(rank[index]) if index in rank else None for index in range(len(spans))]
+        from tpc_core.engine.scoring.lead import lead_order, passage_layout
+
+        layout = passage_layout((text,), (spans,))
+        order = lead_order((text,), (spans,)).tolist()
+        return [score if passage is not None else None for score, passage in zip(order, layout.passage)]
 
 
 class MiniLMCentroid(SentenceScorer):

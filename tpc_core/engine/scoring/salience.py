@@ -25,16 +25,14 @@ from pathlib import Path
 import torch
 
 from tpc_core.engine.scoring.coverage import section_ranks
+from tpc_core.engine.scoring.lead import PASSAGE_MARKER, LeadCorrection, lead_order
 from tpc_core.engine.values import Segmented
 
-__all__ = ["HAND_FEATURES", "PASSAGE_MARKER", "SalienceHead", "hand_features", "paragraph_ranks", "passage_lead_scores",
+__all__ = ["HAND_FEATURES", "PASSAGE_MARKER", "SalienceHead", "SalienceModel", "hand_features", "model_scores", "paragraph_ranks", "passage_lead_scores",
            "prompt_features", "salience_scores", "zscore"]
 
 _BLANK_LINE = re.compile(r"\n[ \t]*\n\s*")
 _CAP = 10  # positions past the 10th sentence look alike to a lead rule; the capped features say "far in"
-# Numbered passage markers ("Passage 3:", "Document [2]", "Article 1"): a multi-passage prompt's own layout.
-PASSAGE_MARKER = re.compile(r"^[ \t]*(?:Passage|Document|Article|Doc|Source|Text|Story)\s*\[?\d+\]?",
-                            re.IGNORECASE | re.MULTILINE)
 
 HAND_FEATURES: tuple[str, ...] = (
     "position_in_document",      # min(index in its source document, 10) / 10
@@ -86,48 +84,13 @@ def paragraph_ranks(document: str, spans: Sequence[tuple[int, int]]) -> list[int
     return ranks
 
 
-def _passages(document: str, spans: Sequence[tuple[int, int]]) -> list[int | None]:
-    """Each sentence's passage within ``document`` (``None``: a bare marker, or text before the first marker).
-
-    Passages start at numbered markers (:data:`PASSAGE_MARKER`) where the document has them, else at blank lines.
-    """
-    markers = [match.start() for match in PASSAGE_MARKER.finditer(document)]
-    starts = markers or [0] + [m.end() for m in _BLANK_LINE.finditer(document) if m.end() < len(document)]
-    passages: list[int | None] = []
-    for start, end in spans:
-        passage = bisect_right(starts, start) - 1
-        bare_marker = bool(markers) and PASSAGE_MARKER.match(document[start:end]) is not None and \
-            len(document[start:end].split()) <= 6
-        passages.append(None if passage < 0 or bare_marker else passage)
-    return passages
-
-
 def passage_lead_scores(documents: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]]) -> torch.Tensor:
-    """The lead-per-passage prior, flat order: every passage's 1st sentence first, then every 2nd, ...
-
-    Each document of the prompt is split into passages (:func:`_passages`); passages are numbered across the
-    prompt. A sentence's score is minus its place in that round-robin order; bare markers and a template's
-    text before the first marker come last.
+    """The lead-per-passage prior, flat order: :func:`tpc_core.engine.scoring.lead.lead_order` (kept under this name).
 
     >>> passage_lead_scores(["A. B.\\n\\nC."], [[(0, 2), (3, 5), (7, 9)]]).tolist()
     [-0.0, -2.0, -1.0]
     """
-    slots: list[tuple[int, int, int] | None] = []
-    offset = 0
-    for document, doc_spans in zip(documents, spans):
-        passages = _passages(document, list(doc_spans))
-        taken: dict[int, int] = defaultdict(int)
-        for passage in passages:
-            if passage is None:
-                slots.append(None)
-                continue
-            slots.append((taken[passage], offset + passage, len(slots)))
-            taken[passage] += 1
-        offset += 1 + max((p for p in passages if p is not None), default=-1)
-    order = sorted(slot for slot in slots if slot is not None)
-    rank = {slot[2]: position for position, slot in enumerate(order)}
-    last = float(len(order))
-    return torch.tensor([-float(rank[k]) if k in rank else -last for k in range(len(slots))], dtype=torch.float32)
+    return lead_order(documents, spans)
 
 
 def hand_features(embeddings: torch.Tensor, counts: Sequence[int], document_of: Sequence[int],
@@ -312,3 +275,17 @@ def salience_scores(head: SalienceHead, prompt: Segmented, embeddings: torch.Ten
     with torch.inference_mode():
         raw = head.logits(embeddings, hand)
     return zscore(zscore(raw) + lead_weight * zscore(prior)).float()
+
+
+SalienceModel = SalienceHead | LeadCorrection
+"""What scores a prompt that asks for no particular fact: lead-per-passage plus a learned correction, or an
+embedding head blended with the lead prior."""
+
+
+def model_scores(model: SalienceModel, prompt: Segmented, embeddings: torch.Tensor, *,
+                 lead_weight: float) -> torch.Tensor:
+    """Each sentence's salience, flat order, by either kind of model (``lead_weight``: the embedding head's blend)."""
+    if isinstance(model, LeadCorrection):
+        counts = [count for doc_counts in prompt.counts for count in doc_counts]
+        return model.scores(prompt.documents, prompt.spans, counts)
+    return salience_scores(model, prompt, embeddings, lead_weight=lead_weight)

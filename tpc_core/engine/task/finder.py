@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tpc_core.engine.task.grounding import contradicts
-from tpc_core.engine.task.placement import PlaceKind, place_request, without_request_label
+from tpc_core.engine.task.placement import PlaceKind, place_request, reads_as_request, without_request_label
 from tpc_core.engine.task.request import (
     asks_for_summary,
     complete_request,
@@ -252,6 +252,10 @@ class TaskFinder:
             return self._fallback()
         matched = (match_sentences(description, sentences, share=settings.match_share,
                                    max_sentences=settings.max_request_sentences) if settings.match_share else [])
+        if matched and not _asks(request_text(sentences, matched)):
+            # structure placed no request here, so a restated sentence must itself ask: a CTD that restates a
+            # statement of a bare document has invented a request (the document is then selected as one)
+            return self._fallback()
         if matched:  # the request as written, not the CTD's paraphrase of it
             request = request_text(sentences, matched)
             return Task(request, TaskSource.MATCHED,
@@ -269,3 +273,8 @@ class TaskFinder:
     def _whole_text_selection(self) -> Selection:
         """How a prompt that asks for no specific fact is selected: coverage, where the checkpoint sets it."""
         return Selection.COVERAGE if self.settings.uses_coverage else Selection.RELEVANCE
+
+
+def _asks(text: str) -> bool:
+    """Whether ``text`` reads as a request, or its part after a colon does ("I have a question: which river ...")."""
+    return reads_as_request(text) or any(reads_as_request(part) for part in text.split(":")[1:] if part.strip())
