@@ -163,3 +163,21 @@ def test_a_bare_document_is_compressed_by_the_checkpoint_correction(tiny_checkpo
     if correction.hidden_weight is None and not correction.weight.any():  # the correction off: lead-per-passage
         lead = top_k_within_budget(lead_order([BARE], [spans]).tolist(), counts, result.budget)
         assert [k for k, s in enumerate(result.sentences) if s.kept] == sorted(lead)
+
+
+@pytest.mark.parametrize("for_summaries", [False, True])
+def test_a_written_summary_request_uses_the_correction_only_where_it_was_trained_for_summaries(
+        tiny_checkpoint, tmp_path, for_summaries):
+    from dataclasses import replace
+
+    from tpc_core import TPCCompressor
+
+    correction = replace(_trained(7), for_summaries=for_summaries)
+    compressor = TPCCompressor.from_pretrained(_checkpoint_with(tiny_checkpoint, tmp_path, correction), device="cpu")
+    prompt = "Summarise the news below in three sentences.\n\n" + BARE
+    result = compressor.compress(prompt, rate=0.5)
+    assert result.task_source == "extracted"
+    spans = split_sentences(prompt, "nupunkt")
+    counts = [compressor.token_counter(prompt[s:e]) for s, e in spans]
+    expected = correction.scores([prompt], [spans], counts, enabled=for_summaries).tolist()
+    assert [s.score for s in result.sentences] == pytest.approx(expected)

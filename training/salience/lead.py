@@ -28,7 +28,7 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -145,7 +145,28 @@ def index_records(*, nq_limit: int, cache: Path) -> list[Context]:
 
 
 SUMMARY_TEMPLATE_MARKER = "Passage {k}:\n"
+INDEX_RATES = (0.5, 0.3)
+SUMMARY_RATES = (0.2, 0.1)
 NEWS = ("multi_news", "multi_news+", "cnndm", "xsum")
+
+
+def _long_sentences(text: str) -> set[str]:
+    """The sentences of ``text`` longer than 80 characters, lower-cased letters and digits only."""
+    normal = (re.sub(r"[^a-z0-9]+", " ", part.lower()).strip() for part in re.split(r"(?<=[.!?])\s+", text))
+    return {sentence for sentence in normal if len(sentence) > 80}
+
+
+def summ_dev_overlap(threshold: int = 2) -> set[str]:
+    """Ids of summ_train rows sharing ``threshold`` or more long sentences with summ_dev (Multi-News items in both):
+    left out of training so that summ_dev stays clean. summ_dev is read for this and nothing else."""
+    dev: set[str] = set()
+    with open(data_file("summ_dev.jsonl"), encoding="utf-8") as handle:
+        for line in handle:
+            dev |= _long_sentences(json.loads(line)["context"])
+    from training.salience.data import read_summ_rows
+
+    return {row["id"] for row in read_summ_rows()
+            if sum(len(_long_sentences(document) & dev) for document in row["documents"]) >= threshold}
 
 
 def summary_records(labels_path: Path, *, per_subset: int, cache: Path) -> list[Context]:
@@ -160,11 +181,12 @@ def summary_records(labels_path: Path, *, per_subset: int, cache: Path) -> list[
     with gzip.open(labels_path, "rt", encoding="utf-8") as handle:
         labels = {record["id"]: record for record in map(json.loads, handle)}
     splitter, counter = get_splitter("nupunkt"), minilm_counter()
+    shared = summ_dev_overlap()
     taken: dict[str, int] = defaultdict(int)
     contexts = []
     for row in read_summ_rows():
         subset, record = row_subset(row), labels.get(row["id"])
-        if record is None or taken[subset] >= per_subset:
+        if record is None or taken[subset] >= per_subset or row["id"] in shared:
             continue
         documents = row["documents"]
         oracle = [documents[d][s:e] for k, (d, s, e) in enumerate(record["spans"]) if k in set(record["oracle"])]
@@ -206,17 +228,15 @@ def soft_recall(scores: torch.Tensor, tokens: torch.Tensor, labels: torch.Tensor
     """A differentiable stand-in for the labels kept when sentences are taken by score within ``budget`` tokens.
 
     Each sentence is kept with weight ``sigmoid((score - tau) / temperature)``, ``tau`` the threshold at which the
-    weighted tokens fill the budget (found by bisection, then one Newton step so its gradient is the implicit
-    one: raising a long sentence's score pushes the threshold up for every other). Returns the kept share of
-    the labels' weight.
+    weighted tokens fill the budget: the greedy rule's own threshold, then one Newton step, so that its gradient is
+    the implicit one (raising a long sentence's score pushes the threshold up for every other). Returns the kept
+    share of the labels' weight.
     """
-    with torch.no_grad():
-        low, high = float(scores.min()) - 20 * temperature, float(scores.max()) + 20 * temperature
-        for _ in range(40):
-            middle = (low + high) / 2
-            filled = float((tokens * torch.sigmoid((scores - middle) / temperature)).sum())
-            low, high = (middle, high) if filled > budget else (low, middle)
-        tau0 = torch.tensor((low + high) / 2)
+    with torch.no_grad():  # the hard greedy threshold: the score at which the best sentences fill the budget
+        order = torch.argsort(scores, descending=True)
+        filled = torch.cumsum(tokens[order], dim=0)
+        last = int(torch.searchsorted(filled, torch.tensor(float(budget)), right=True).clamp(max=len(order) - 1))
+        tau0 = scores[order[last]].detach()
     kept = torch.sigmoid((scores - tau0) / temperature)
     slope = (tokens * kept * (1 - kept)).sum() / temperature
     tau = tau0 + ((tokens * kept).sum() - budget) / slope.clamp(min=1e-9)
@@ -224,9 +244,9 @@ def soft_recall(scores: torch.Tensor, tokens: torch.Tensor, labels: torch.Tensor
 
 
 def fit_correction(contexts: Sequence[Context], *, hidden: int, epochs: int, seed: int = 0,
-                   weight_decay: float = 1e-3, rates: Sequence[float] = (0.5, 0.3),
-                   temperature: float = 0.5) -> LeadCorrection:
-    """A correction fitted to keep the most labels within the budget at each of ``rates`` (:func:`soft_recall`)."""
+                   weight_decay: float = 1e-3, temperature: float = 0.5) -> LeadCorrection:
+    """A correction fitted to keep the most labels within the budget at each context's rates (:func:`soft_recall`,
+    :func:`rates_of`); every source weighs the same."""
     torch.manual_seed(seed)
     used = [c for c in contexts if float(c.labels.sum()) > 0]
     features = torch.cat([c.features for c in used])
@@ -252,6 +272,7 @@ def fit_correction(contexts: Sequence[Context], *, hidden: int, epochs: int, see
             for k in order[start:start + 16]:
                 x, labels, base, tokens, weight = inputs[k]
                 scores = base + model(x).squeeze(-1)
+                rates = rates_of(used[k])
                 for rate in rates:
                     loss = loss - weight * soft_recall(scores, tokens, labels, rate * float(tokens.sum()),
                                                        temperature) / len(rates)
@@ -261,70 +282,138 @@ def fit_correction(contexts: Sequence[Context], *, hidden: int, epochs: int, see
     last = model[-1]
     if hidden:
         first = model[0]
-        return LeadCorrection(last.weight.detach().flatten().clone(), float(last.bias), mean, std,
+        return LeadCorrection(last.weight.detach().flatten().clone(), float(last.bias.detach()), mean, std,
                               first.weight.detach().clone(), first.bias.detach().clone())
-    return LeadCorrection(last.weight.detach().flatten().clone(), float(last.bias), mean, std)
+    return LeadCorrection(last.weight.detach().flatten().clone(), float(last.bias.detach()), mean, std)
 
 
-def evaluate(contexts: Sequence[Context], correction: LeadCorrection | None, rates: Sequence[float]
-             ) -> dict[str, dict[str, float]]:
-    """Mean evidence recall per source and rate, of the correction (``None``: lead-per-passage)."""
+def family(source: str) -> str:
+    """The group held out together: NQ (nq_train and qa_dev's NQ rows), news summaries, or the source itself."""
+    if "nq" in source:
+        return "nq"
+    if source.removeprefix("summ:") in NEWS:
+        return "news"
+    return source
+
+
+def rates_of(context: Context) -> tuple[float, ...]:
+    """The rates a context is trained and judged at: index time 0.5 and 0.3, summaries 0.2 and 0.1."""
+    return SUMMARY_RATES if context.summary else INDEX_RATES
+
+
+def evaluate(contexts: Sequence[Context], correction: LeadCorrection | None) -> dict[str, dict[str, float]]:
+    """Per source and rate, mean evidence recall (index contexts) or ROUGE-1 / ROUGE-2 recall (summaries), of the
+    correction (``None``: lead-per-passage)."""
     table: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for context in contexts:
         if correction is None:
             scores = lead_order((context.text,), (context.spans,)).tolist()
         else:
             scores = correction.scores((context.text,), (context.spans,), context.counts).tolist()
-        for rate in rates:
-            values = recall_at(context, scores, rate)
-            table[context.source][str(rate)].extend(values)
-            table["all"][str(rate)].extend(values)
-    return {source: {rate: sum(v) / len(v) for rate, v in rates_.items() if v} | {"n": len(next(iter(rates_.values())))}
-            for source, rates_ in table.items()}
+        for rate in rates_of(context):
+            if context.summary:
+                rouge1, rouge2 = rouge_at(context, scores, rate)
+                table[context.source][f"r1@{rate}"].append(rouge1)
+                table[context.source][f"r2@{rate}"].append(rouge2)
+            else:
+                table[context.source][f"recall@{rate}"].extend(recall_at(context, scores, rate))
+        table[context.source]["n"].append(1.0)
+    return {source: {key: (len(values) if key == "n" else sum(values) / len(values)) for key, values in row.items()}
+            for source, row in table.items()}
+
+
+def held_out(contexts: Sequence[Context], *, hidden: int, epochs: int, trains: Any = lambda c: True
+             ) -> dict[str, dict[str, float]]:
+    """Every source scored by a correction trained without its family (:func:`family`), on the contexts
+    ``trains`` accepts (a family none of whose contexts trains is scored by one correction fitted on all of them)."""
+    result: dict[str, dict[str, float]] = {}
+    outside = [c for c in contexts if not trains(c)]
+    if outside:
+        result.update(evaluate([c for c in outside if c.source != "nq_train"],
+                               fit_correction([c for c in contexts if trains(c)], hidden=hidden, epochs=epochs)))
+    for group in sorted({family(c.source) for c in contexts if trains(c)}):
+        judged = [c for c in contexts if family(c.source) == group and c.source != "nq_train"]
+        if not judged:
+            continue
+        correction = fit_correction([c for c in contexts if family(c.source) != group and trains(c)],
+                                    hidden=hidden, epochs=epochs)
+        result.update(evaluate(judged, correction))
+    return result
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--out", type=Path, required=True, help="directory for lead_correction.{json,md}")
     parser.add_argument("--cache", type=Path, default=Path("runs/salience/lead_cache"))
-    parser.add_argument("--nq-limit", type=int, default=600)
-    parser.add_argument("--hidden", type=int, action="append", default=None)
+    parser.add_argument("--nq-limit", type=int, default=600, help="nq_train rows used (the first N)")
+    parser.add_argument("--summ-labels", type=Path, default=None,
+                        help="labels.jsonl.gz of training.salience.labels: add summ_train oracle sentences")
+    parser.add_argument("--per-subset", type=int, default=120, help="summ_train document sets per subset")
+    parser.add_argument("--train-on", choices=("index", "all"), default="index",
+                        help="index: the correction learns from index-time labels only (summaries are judged)")
+    parser.add_argument("--permissive", action="store_true",
+                        help="summaries from the MIT / CC BY subsets only (QMSum, SQuALITY, ScisummNet)")
+    parser.add_argument("--hidden", type=int, action="append", default=None, help="0: linear (default 0 and 16)")
     parser.add_argument("--epochs", type=int, default=8)
-    parser.add_argument("--rate", type=float, action="append", default=None)
-    parser.add_argument("--export", type=Path, default=None, help="write the correction trained on every source here")
+    parser.add_argument("--export", type=Path, default=None,
+                        help="write the correction trained on every source (first --hidden) to this file")
     return parser.parse_args(argv)
+
+
+PERMISSIVE = ("qmsum", "squality", "scisummnet")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    rates = args.rate or [0.5, 0.3]
     hiddens = args.hidden or [0, 16]
+
+    def trains(context: Context) -> bool:
+        return args.train_on == "all" or not context.summary
+
     started = time.perf_counter()
     contexts = index_records(nq_limit=args.nq_limit, cache=args.cache)
+    if args.summ_labels is not None:
+        summaries = summary_records(args.summ_labels, per_subset=args.per_subset, cache=args.cache)
+        contexts += [c for c in summaries if not args.permissive or c.source.removeprefix("summ:") in PERMISSIVE]
     logger.info("%d contexts in %.0f s", len(contexts), time.perf_counter() - started)
-    sources = sorted({c.source for c in contexts})
-    report: dict[str, Any] = {"lead-per-passage": evaluate(contexts, None, rates)}
+    report: dict[str, Any] = {"lead-per-passage": evaluate([c for c in contexts if c.source != "nq_train"], None)}
     for hidden in hiddens:
-        # each qa_dev source is scored by a correction trained on every other source (nq_train always trains)
-        held: dict[str, dict[str, float]] = {}
-        for source in sources:
-            if source == "nq_train":
-                continue
-            train = [c for c in contexts if c.source != source]
-            correction = fit_correction(train, hidden=hidden, epochs=args.epochs)
-            held.update({k: v for k, v in evaluate([c for c in contexts if c.source == source], correction,
-                                                     rates).items() if k != "all"})
-        report[f"hidden={hidden} (leave-source-out)"] = held
-        logger.info("hidden=%d: %s", hidden, json.dumps(held))
+        report[f"hidden={hidden}"] = held_out(contexts, hidden=hidden, epochs=args.epochs, trains=trains)
+        logger.info("hidden=%d: %s", hidden, json.dumps(report[f"hidden={hidden}"]))
+    trained = time.perf_counter()
+    if args.export is not None:
+        chosen = [c for c in contexts if trains(c)]
+        correction = replace(fit_correction(chosen, hidden=hiddens[0], epochs=args.epochs),
+                             for_summaries=args.train_on == "all")
+        sources = {c.source: 0 for c in chosen}
+        for c in chosen:
+            sources[c.source] += 1
+        correction.save(args.export, {"command": "python -m training.salience.lead " + " ".join(argv or sys.argv[1:]),
+                                      "sources": json.dumps(sources), "hidden": str(hiddens[0]),
+                                      "epochs": str(args.epochs)})
+        report["export"] = {"path": str(args.export), "sources": sources,
+                            "train_seconds": round(time.perf_counter() - trained, 1)}
     report["seconds"] = round(time.perf_counter() - started, 1)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "lead_correction.json").write_text(json.dumps(report, indent=1))
-    print(json.dumps(report, indent=1))
-    if args.export is not None:
-        correction = fit_correction(contexts, hidden=hiddens[0], epochs=args.epochs)
-        correction.save(args.export, {"command": " ".join(sys.argv), "contexts": str(len(contexts))})
+    (args.out / "lead_correction.md").write_text(markdown(report))
+    print(markdown(report))
     return 0
+
+
+def markdown(report: Mapping[str, Any]) -> str:
+    """Each source's figures per method, lead-per-passage first (held-out families for the corrections)."""
+    methods = [key for key in report if key == "lead-per-passage" or key.startswith("hidden=")]
+    lines = ["| source | method | n | figures |", "|---|---|---|---|"]
+    for source in sorted(report["lead-per-passage"]):
+        for method in methods:
+            row = report[method].get(source)
+            if row is None:
+                continue
+            figures = ", ".join(f"{key} {value:.3f}" for key, value in row.items() if key != "n")
+            lines.append(f"| {source} | {method} | {row['n']} | {figures} |")
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

@@ -58,6 +58,10 @@ LAYOUT_FEATURES: tuple[str, ...] = (
     "has_year",               # a four-digit year
     "capital_share",          # capitalised words after the first / words
     "stop_share",             # function words / words
+    "log_capitalised",        # log1p(capitalised words after the first): names
+    "log_numbers",            # log1p(words holding a digit)
+    "log_content_words",      # log1p(words that are not function words)
+    "log_tokens_before",      # log1p(tokens of its passage before it)
     "passage_centrality",     # tf-idf cosine of its words to the rest of its passage
     "prompt_centrality",      # tf-idf cosine of its words to the whole prompt
 )
@@ -185,10 +189,14 @@ def layout_features(documents: Sequence[str], spans: Sequence[Sequence[tuple[int
     in_prompt = _tfidf_centrality(content, [list(range(n))])
     mean_tokens = max(sum(counts) / n, 1.0)
     passages = max(layout.passages, 1)
+    before, seen_tokens = [0] * n, Counter[int | None]()
+    for k, p in enumerate(layout.passage):
+        before[k] = seen_tokens[p]
+        seen_tokens[p] += counts[k]
     rows = []
     for k, sentence in enumerate(sentences):
         p, r, size = layout.passage[k], layout.round[k], layout.size[k]
-        tokens = [w for w in _WORD.findall(sentence)]
+        tokens = _WORD.findall(sentence)
         rounds = [0.0] * len(_ROUND_BUCKETS)
         if p is not None:
             rounds[bisect_right(_ROUND_BUCKETS, r) - 1] = 1.0
@@ -213,6 +221,10 @@ def layout_features(documents: Sequence[str], spans: Sequence[Sequence[tuple[int
             float(_YEAR.search(stripped) is not None),
             sum(w[0].isupper() for w in tokens[1:]) / max(len(tokens), 1),
             sum(w.lower() in _STOP for w in tokens) / max(len(tokens), 1),
+            math.log1p(sum(w[0].isupper() for w in tokens[1:])),
+            math.log1p(sum(any(c.isdigit() for c in w) for w in tokens)),
+            math.log1p(sum(w.lower() not in _STOP for w in tokens)),
+            math.log1p(before[k]),
             in_passage[k],
             in_prompt[k],
         ])
@@ -234,6 +246,8 @@ class LeadCorrection:
         std: ``(F,)`` training standard deviation of each (1 where constant).
         hidden_weight: Optional ``(H, F)`` hidden-layer weights.
         hidden_bias: Optional ``(H,)`` hidden-layer biases.
+        for_summaries: Whether it also orders prompts that ask in writing for a summary (it was trained for them);
+            otherwise those are ordered by lead-per-passage alone and it serves prompts that ask nothing.
     """
 
     weight: torch.Tensor
@@ -242,6 +256,7 @@ class LeadCorrection:
     std: torch.Tensor
     hidden_weight: torch.Tensor | None = None
     hidden_bias: torch.Tensor | None = None
+    for_summaries: bool = False
 
     @classmethod
     def zero(cls) -> LeadCorrection:
@@ -295,7 +310,8 @@ class LeadCorrection:
             tensors.update(hidden_weight=self.hidden_weight.float().contiguous(),
                            hidden_bias=self.hidden_bias.float().contiguous())
         save_file(tensors, str(path), metadata={**(metadata or {}), "kind": "lead_correction",
-                                                "features": ",".join(LAYOUT_FEATURES)})
+                                                "features": ",".join(LAYOUT_FEATURES),
+                                                "for_summaries": str(self.for_summaries).lower()})
 
     @classmethod
     def load(cls, path: str | Path) -> LeadCorrection:
@@ -329,4 +345,5 @@ class LeadCorrection:
         if not ok:
             raise ValueError(f"{path}: inconsistent lead correction shapes "
                              f"({ {name: tuple(t.shape) for name, t in tensors.items()} }).")
-        return cls(tensors["weight"], float(tensors["bias"].item()), tensors["mean"], tensors["std"], *hidden)
+        return cls(tensors["weight"], float(tensors["bias"].item()), tensors["mean"], tensors["std"], *hidden,
+                   for_summaries=metadata.get("for_summaries") == "true")

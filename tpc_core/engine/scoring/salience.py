@@ -283,9 +283,19 @@ embedding head blended with the lead prior."""
 
 
 def model_scores(model: SalienceModel, prompt: Segmented, embeddings: torch.Tensor, *,
-                 lead_weight: float) -> torch.Tensor:
-    """Each sentence's salience, flat order, by either kind of model (``lead_weight``: the embedding head's blend)."""
+                 lead_weight: float, written_request: bool = False) -> torch.Tensor:
+    """Each sentence's salience, flat order, by either kind of model.
+
+    Args:
+        model: The checkpoint's salience model.
+        prompt: The segmented prompt.
+        embeddings: Its ``(n, d)`` CSE sentence embeddings (an embedding head reads them; a lead correction not).
+        lead_weight: An embedding head's blend with the lead prior.
+        written_request: The prompt asks in writing for a summary. A lead correction learned from index-time
+            labels (:attr:`LeadCorrection.for_summaries` false) then orders by lead-per-passage alone.
+    """
     if isinstance(model, LeadCorrection):
         counts = [count for doc_counts in prompt.counts for count in doc_counts]
-        return model.scores(prompt.documents, prompt.spans, counts)
+        return model.scores(prompt.documents, prompt.spans, counts,
+                            enabled=model.for_summaries or not written_request)
     return salience_scores(model, prompt, embeddings, lead_weight=lead_weight)
