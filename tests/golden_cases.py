@@ -1,7 +1,8 @@
 """The tpc-mini cases whose outputs ``tests/data/tpc_mini_golden.json`` pins (recorded before Engine v2;
 re-recorded when tpc-mini's scorer became ``cosine_bm25``: two prompt-aware cases keep other sentences; and
 ``agnostic_extracted`` when the written request became placed by structure and kept: its description lost the
-document sentence glued onto it).
+document sentence glued onto it; and ``agnostic_declaration``, a bare document, when tpc-mini's salience model became
+a lead correction: it keeps other sentences, and its scores are in rounds of lead-per-passage).
 
 Run ``python -m tests.golden_cases`` to re-record them, only when a change of output is intended.
 """

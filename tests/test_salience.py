@@ -18,7 +18,6 @@ from tpc_core.engine.scoring.salience import (
     HAND_FEATURES,
     SalienceHead,
     passage_lead_scores,
-    prompt_features,
     salience_scores,
     zscore,
 )
@@ -234,22 +233,21 @@ def test_budget_verbatim_and_order_hold_with_the_head(headed_checkpoint) -> None
 
 
 @pytest.mark.slow
-def test_the_shipped_tpc_mini_head_loads_and_matches_its_encoder(tpc_mini) -> None:
-    head = tpc_mini._salience_head
-    assert isinstance(head, SalienceHead)
-    config = TPCConfig.load(tpc_mini.checkpoint_dir)
-    assert config.agnostic.salience_head and config.agnostic.salience_head.endswith(".safetensors")
-    assert "salience" in config.extra["training"]
+def test_the_shipped_tpc_mini_salience_model_is_a_lead_correction(tpc_mini) -> None:
     from tpc_core.engine.options import CompressionOptions
     from tpc_core.engine.reading import segment
+    from tpc_core.engine.scoring.lead import LeadCorrection
     from tpc_core.segmentation import get_splitter
 
+    model = tpc_mini._salience_head
+    assert isinstance(model, LeadCorrection) and not model.for_summaries
+    config = TPCConfig.load(tpc_mini.checkpoint_dir)
+    assert config.agnostic.salience_head == "lead_correction.safetensors"
+    assert "salience" in config.extra["training"]
     prompt = segment((TEXT,), get_splitter("nupunkt"), tpc_mini.token_counter, CompressionOptions(rate=0.3))
-    embeddings = tpc_mini.scorer.embed([prompt])[0]
-    hand, prior = prompt_features(prompt, embeddings)
-    assert hand.shape == (len(embeddings), len(HAND_FEATURES)) and prior.shape == (len(embeddings),)
-    scores = salience_scores(head, prompt, embeddings, lead_weight=config.agnostic.salience_lead_weight)
-    assert torch.isfinite(scores).all() and scores.shape == (len(embeddings),)
+    counts = [c for doc in prompt.counts for c in doc]
+    scores = model.scores(prompt.documents, prompt.spans, counts)
+    assert torch.isfinite(scores).all() and scores.shape == (len(counts),)
 
 
 def test_save_pretrained_carries_the_head(headed_checkpoint, tmp_path) -> None:
