@@ -141,23 +141,27 @@ def lead_order(documents: Sequence[str], spans: Sequence[Sequence[tuple[int, int
 
 
 def _tfidf_centrality(words: Sequence[Counter[str]], groups: Sequence[Sequence[int]]) -> list[float]:
-    """Each sentence's tf-idf cosine to the other sentences of its group (idf over all sentences)."""
+    """Each sentence's tf-idf cosine to the other sentences of its group (idf over all sentences).
+
+    The rest of a group is its total minus the sentence, so each cosine costs the sentence's own words:
+    ``rest . w = total . w - w . w`` and ``|rest|^2 = |total|^2 - 2 total . w + |w|^2``.
+    """
     n = len(words)
     frequency = Counter(word for bag in words for word in bag)
-    idf = {word: math.log((1 + n) / (1 + df)) + 1.0 for word, df in frequency.items()}
+    weight = {word: (math.log((1 + n) / (1 + df)) + 1.0) ** 2 for word, df in frequency.items()}  # idf squared
     result = [0.0] * n
     for members in groups:
         total: Counter[str] = Counter()
         for k in members:
             total.update(words[k])
+        total_norm = sum(count * count * weight[word] for word, count in total.items())
         for k in members:
-            rest = total - words[k]
-            dot = sum(count * rest[word] * idf[word] ** 2 for word, count in words[k].items() if word in rest)
-            if dot <= 0:
-                continue
-            own = math.sqrt(sum((count * idf[word]) ** 2 for word, count in words[k].items()))
-            other = math.sqrt(sum((count * idf[word]) ** 2 for word, count in rest.items()))
-            result[k] = dot / (own * other) if own and other else 0.0
+            own = sum(count * count * weight[word] for word, count in words[k].items())
+            shared = sum(count * total[word] * weight[word] for word, count in words[k].items())
+            dot = shared - own
+            rest = total_norm - 2 * shared + own
+            if dot > 1e-12 and own > 0 and rest > 1e-12:
+                result[k] = dot / math.sqrt(own * rest)
     return result
 
 
