@@ -21,8 +21,10 @@ keeps its prefix; earlier results are compressed further, oldest first, only whe
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import Any, Optional
 
 try:
@@ -35,6 +37,7 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
     raise ImportError("TPCContextMiddleware needs langchain>=1.0: pip install 'tpc-langchain[agents]'") from error
 
 from tpc_core.conversation.tool_results import ToolResultLedger
+from tpc_core.diagnostics.caller import register_library_path
 from tpc_integrations._agent_context import AGENT_EVENT, AgentView, TPCAgentContextSettings, compress_view
 from tpc_integrations._failsafe import guarded
 
@@ -42,13 +45,20 @@ __all__ = ["AGENT_EVENT", "TPCContextHook", "TPCContextMiddleware"]
 
 logger = logging.getLogger("tpc_integrations")
 
+# The agent's graph calls the middleware from inside langchain, langgraph and langsmith: warnings name the user's line.
+for _package in ("langchain", "langgraph", "langsmith"):
+    _spec = importlib.util.find_spec(_package)
+    for _location in (_spec.submodule_search_locations or ()) if _spec is not None else ():
+        register_library_path(Path(_location))
+
 
 class _AgentContext:
     """The settings, the ledger of what each tool result was sent as, and one guarded compression of a view."""
 
-    def __init__(self, compressor: Any = None, **settings: Any) -> None:
+    def __init__(self, compressor: Any = None, *, label: str, **settings: Any) -> None:
         self.settings = TPCAgentContextSettings(compressor=compressor, **settings)
         self.ledger = ToolResultLedger()
+        self.label = label
 
     def view(self, messages: Sequence[BaseMessage], context_window: Optional[int] = None) -> AgentView:
         """``messages`` compressed (see :func:`tpc_integrations._agent_context.compress_view`); on a fault, with
@@ -57,10 +67,10 @@ class _AgentContext:
             budget, trigger = self.settings.limits(context_window)
             return compress_view(self.settings, self.ledger, messages, budget, trigger)
 
-        view, fallback, _ = guarded(self.settings, type(self).__name__, work, len(messages))
+        view, fallback, _ = guarded(self.settings, self.label, work, len(messages))
         if fallback is not None:
             return AgentView(list(messages), [], {**fallback.event_data(), "messages": len(messages)})
-        logger.debug("%s: %s", type(self).__name__, view.data)
+        logger.debug("%s: %s", self.label, view.data)
         return view
 
     def written_back(self, view: AgentView) -> list[BaseMessage]:
@@ -111,7 +121,7 @@ class TPCContextMiddleware(AgentMiddleware):
 
     def __init__(self, compressor: Any = None, **settings: Any) -> None:
         super().__init__()
-        self.context = _AgentContext(compressor, **settings)
+        self.context = _AgentContext(compressor, label=type(self).__name__, **settings)
         self.tools = []
 
     @property
@@ -159,7 +169,7 @@ class TPCContextHook(_AgentContext):
     """
 
     def __init__(self, compressor: Any = None, *, output_key: str = "llm_input_messages", **settings: Any) -> None:
-        super().__init__(compressor, **settings)
+        super().__init__(compressor, label=type(self).__name__, **settings)
         self.output_key = output_key
 
     def __call__(self, state: Any) -> dict[str, Any]:
