@@ -212,7 +212,7 @@ def compress_view(settings: TPCAgentContextSettings, ledger: ToolResultLedger, m
             return view_counter(list(view))
         return sum(part_counts.values())
 
-    counts = {(m.index, p): text_counter(part) for m in read for p, part in enumerate(m.parts) if part is not None}
+    counts = {(m.index, p): ledger.count(part, text_counter) for m in read for p, part in enumerate(m.parts) if part is not None}
     origin = count_view(messages, counts)
     task_index = task_turn(read)
     request = read[task_index].text if task_index is not None else None

@@ -107,6 +107,10 @@ def compress_tool_text(engine: Engine, text: str, question: str | None, target_t
     return fitted if kept else ""
 
 
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
+
+
 @dataclass(frozen=True)
 class ToolResult:
     """One tool result in the model's view.
@@ -145,14 +149,30 @@ class ToolResultLedger:
 
     def __init__(self, max_entries: int = 4096) -> None:
         self._entries: OrderedDict[str, LedgerEntry] = OrderedDict()
+        self._counts: OrderedDict[str, int] = OrderedDict()
         self._lock = threading.Lock()
         self.max_entries = max_entries
+
+    def count(self, text: str, counter: Callable[[str], int]) -> int:
+        """``counter(text)``, remembered by the text's digest: a view re-sent on every call is counted once (a
+        ledger serves one counter)."""
+        key = _digest(text)
+        with self._lock:
+            known = self._counts.get(key)
+            if known is not None:
+                self._counts.move_to_end(key)
+                return known
+        tokens = counter(text)
+        with self._lock:
+            self._counts[key] = tokens
+            while len(self._counts) > 4 * self.max_entries:
+                self._counts.popitem(last=False)
+        return tokens
 
     @staticmethod
     def key_of(call_id: str | None, text: str) -> str:
         """A result's identity: its tool call id and a digest of its text (a result edited in the state is new)."""
-        digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
-        return f"{call_id or ''}:{digest}"
+        return f"{call_id or ''}:{_digest(text)}"
 
     def get(self, key: str) -> LedgerEntry | None:
         """The entry of ``key``, or ``None``."""
@@ -174,6 +194,7 @@ class ToolResultLedger:
         """Forget every entry (the next calls compress again)."""
         with self._lock:
             self._entries.clear()
+            self._counts.clear()
 
     def fit(self, results: Sequence[ToolResult], room: int, compress: Callable[[ToolResult, int], str],
             counter: Callable[[str], int]) -> list[tuple[LedgerEntry, str]]:
