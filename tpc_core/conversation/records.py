@@ -73,11 +73,11 @@ WHOLE_RECORD = _WholeRecord()
 
 
 def read_records(text: str) -> Records | None:
-    """``text`` as records when it is, as a whole, JSON, CSV/TSV, a Markdown table or code; ``None`` otherwise
-    (and for a structure of fewer than two records: there is nothing to choose between)."""
+    """``text`` as records when it is, as a whole, JSON, CSV/TSV, a Markdown table or code; ``None`` otherwise.
+    Code of one block is not read as code (prose that looks like code is left to the sentence splitter)."""
     for reader in (_json_records, _csv_records, _table_records, _code_records):
         records = reader(text)
-        if records is not None and len(records.records) >= 2:
+        if records is not None and records.records and (records.kind != "code" or len(records.records) >= 2):
             return records
     return None
 

@@ -80,7 +80,8 @@ def compress_tool_text(engine: Engine, text: str, question: str | None, target_t
         engine: The compressor's engine.
         text: One tool result's text.
         question: What it is compressed toward (``None``: prompt-agnostic).
-        target_tokens: Its budget (``0``: ``""``).
+        target_tokens: Its budget. A structure none of whose records fits keeps its frame (``[]``, a header) where
+            that fits, else ``""``; so does text none of whose sentences fits.
         counter: The caller's counter.
         options: Engine keywords (``cache``, ``splitter``, ...); the budget is this function's.
     """
@@ -92,9 +93,10 @@ def compress_tool_text(engine: Engine, text: str, question: str | None, target_t
     if records is None:
         settings = CompressionOptions.build(target_tokens=target_tokens, **options)
         return engine.compress([(text,)], [question], counter, settings)[0].compressed_prompt
-    room = target_tokens - counter(records.text([]))
+    frame = records.text([])  # what is left when no record fits: still valid ("[]", a CSV header)
+    room = target_tokens - counter(frame)
     if room <= 0:
-        return ""
+        return frame if counter(frame) <= target_tokens else ""
     settings = CompressionOptions.build(target_tokens=room, **{**options, "splitter": WHOLE_RECORD,
                                                                 "document_separator": records.separator})
     result = engine.compress([records.records], [question], counter, settings)[0]
@@ -104,7 +106,7 @@ def compress_tool_text(engine: Engine, text: str, question: str | None, target_t
     while kept and counter(fitted) > target_tokens:  # the frame's joins can count more than the engine's
         kept.remove(min(kept, key=lambda k: (scores.get(k, 0.0), -k)))
         fitted = records.text(kept)
-    return fitted if kept else ""
+    return fitted if kept or counter(fitted) <= target_tokens else ""
 
 
 def _digest(text: str) -> str:
