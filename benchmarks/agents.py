@@ -36,6 +36,7 @@ import argparse
 import json
 import os
 import random
+import re
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -72,9 +73,13 @@ class Trajectory:
 
 
 def _groups(sample: Sample, count: int) -> list[str]:
+    """The row's text in ``count`` contiguous groups: of its paragraphs, else of its lines, else of its sentences
+    (a row of one paragraph is split between sentences)."""
     units = split_documents(sample.context)
     if len(units) < count:
         units = [line for line in sample.context.split("\n") if line.strip()]
+    if len(units) < count:
+        units = [piece for piece in re.split(r"(?<=[.!?])\s+", sample.context) if piece.strip()]
     count = min(count, len(units))
     size, extra = divmod(len(units), count)
     groups, start = [], 0
