@@ -9,6 +9,7 @@ tool results alone cannot bring the view within its budget.
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional
@@ -24,9 +25,12 @@ from tpc_core.conversation.tool_results import (
     tool_question,
 )
 from tpc_integrations._common import ENGINE_KEYWORDS
+from tpc_integrations._failsafe import guarded
 from tpc_integrations._messages import TPCMessagesSettings, compress_messages_call
 
-__all__ = ["AGENT_EVENT", "AgentView", "MessageListCounter", "TPCAgentContextSettings", "compress_view",
+logger = logging.getLogger("tpc_integrations")
+
+__all__ = ["AGENT_EVENT", "AgentContext", "AgentView", "MessageListCounter", "TPCAgentContextSettings", "compress_view",
            "is_message_counter"]
 
 AGENT_EVENT = "tpc_agent_context"
@@ -259,3 +263,26 @@ def compress_view(settings: TPCAgentContextSettings, ledger: ToolResultLedger, m
             "history_compressed": history, "cache_hits": hits, "cache_misses": misses,
             "over_budget": max(sent - budget, 0)}
     return AgentView(view, sorted(changed), data)
+
+
+class AgentContext:
+    """An adapter's state: its settings, the ledger of what each tool result was sent as, and one guarded
+    compression of a view (``label`` names the adapter in warnings)."""
+
+    def __init__(self, compressor: Any = None, *, label: str, **settings: Any) -> None:
+        self.settings = TPCAgentContextSettings(compressor=compressor, **settings)
+        self.ledger = ToolResultLedger()
+        self.label = label
+
+    def view(self, messages: Sequence[Any], context_window: Optional[int] = None) -> AgentView:
+        """``messages`` compressed (see :func:`tpc_integrations._agent_context.compress_view`); on a fault, with
+        ``on_error="passthrough"`` or past ``deadline_ms``, the messages unchanged and why in the data."""
+        def work(_: Any) -> AgentView:
+            budget, trigger = self.settings.limits(context_window)
+            return compress_view(self.settings, self.ledger, messages, budget, trigger)
+
+        view, fallback, _ = guarded(self.settings, self.label, work, len(messages))
+        if fallback is not None:
+            return AgentView(list(messages), [], {**fallback.event_data(), "messages": len(messages)})
+        logger.debug("%s: %s", self.label, view.data)
+        return view

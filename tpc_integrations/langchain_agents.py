@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import importlib.util
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 try:
     from langchain.agents.middleware import AgentMiddleware, ExtendedModelResponse, ModelRequest, ModelResponse
@@ -36,10 +36,8 @@ try:
 except ImportError as error:  # pragma: no cover - exercised only without the extra
     raise ImportError("TPCContextMiddleware needs langchain>=1.0: pip install 'tpc-langchain[agents]'") from error
 
-from tpc_core.conversation.tool_results import ToolResultLedger
 from tpc_core.diagnostics.caller import register_library_path
-from tpc_integrations._agent_context import AGENT_EVENT, AgentView, TPCAgentContextSettings, compress_view
-from tpc_integrations._failsafe import guarded
+from tpc_integrations._agent_context import AGENT_EVENT, AgentContext, AgentView, TPCAgentContextSettings
 
 __all__ = ["AGENT_EVENT", "TPCContextHook", "TPCContextMiddleware"]
 
@@ -52,31 +50,10 @@ for _package in ("langchain", "langgraph", "langsmith"):
         register_library_path(Path(_location))
 
 
-class _AgentContext:
-    """The settings, the ledger of what each tool result was sent as, and one guarded compression of a view."""
-
-    def __init__(self, compressor: Any = None, *, label: str, **settings: Any) -> None:
-        self.settings = TPCAgentContextSettings(compressor=compressor, **settings)
-        self.ledger = ToolResultLedger()
-        self.label = label
-
-    def view(self, messages: Sequence[BaseMessage], context_window: Optional[int] = None) -> AgentView:
-        """``messages`` compressed (see :func:`tpc_integrations._agent_context.compress_view`); on a fault, with
-        ``on_error="passthrough"`` or past ``deadline_ms``, the messages unchanged and why in the data."""
-        def work(_: Any) -> AgentView:
-            budget, trigger = self.settings.limits(context_window)
-            return compress_view(self.settings, self.ledger, messages, budget, trigger)
-
-        view, fallback, _ = guarded(self.settings, self.label, work, len(messages))
-        if fallback is not None:
-            return AgentView(list(messages), [], {**fallback.event_data(), "messages": len(messages)})
-        logger.debug("%s: %s", self.label, view.data)
-        return view
-
-    def written_back(self, view: AgentView) -> list[BaseMessage]:
-        """The changed tool messages that have an id (``add_messages`` replaces a stored message by its id)."""
-        return [view.messages[m] for m in view.changed
-                if isinstance(view.messages[m], ToolMessage) and view.messages[m].id]
+def _written_back(view: AgentView) -> list[BaseMessage]:
+    """The changed tool messages that have an id (``add_messages`` replaces a stored message by its id)."""
+    return [view.messages[m] for m in view.changed
+            if isinstance(view.messages[m], ToolMessage) and view.messages[m].id]
 
 
 def _emit(data: dict[str, Any]) -> None:
@@ -121,7 +98,7 @@ class TPCContextMiddleware(AgentMiddleware):
 
     def __init__(self, compressor: Any = None, **settings: Any) -> None:
         super().__init__()
-        self.context = _AgentContext(compressor, label=type(self).__name__, **settings)
+        self.context = AgentContext(compressor, label=type(self).__name__, **settings)
         self.tools = []
 
     @property
@@ -136,7 +113,7 @@ class TPCContextMiddleware(AgentMiddleware):
         return request.override(messages=view.messages[len(system):]), view, len(system)
 
     def _respond(self, response: Any, view: AgentView) -> Any:
-        stored = self.context.written_back(view) if self.settings.write_back else []
+        stored = _written_back(view) if self.settings.write_back else []
         if not stored:
             return response
         if isinstance(response, AIMessage):
@@ -158,7 +135,7 @@ class TPCContextMiddleware(AgentMiddleware):
         return self._respond(await handler(compressed), view)
 
 
-class TPCContextHook(_AgentContext):
+class TPCContextHook(AgentContext):
     """The same compression for a LangGraph graph without ``create_agent``: a callable ``state -> update``, to pass
     as ``pre_model_hook`` or to add as a node before the model's.
 
@@ -177,7 +154,7 @@ class TPCContextHook(_AgentContext):
         view = self.view(list(messages))
         _emit(view.data)
         update: dict[str, Any] = {self.output_key: view.messages}
-        stored = self.written_back(view) if self.settings.write_back else []
+        stored = _written_back(view) if self.settings.write_back else []
         if stored:
             update["messages"] = stored
         return update
