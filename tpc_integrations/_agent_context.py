@@ -238,8 +238,9 @@ def compress_view(settings: TPCAgentContextSettings, ledger: ToolResultLedger, m
     entries = [ledger.get(result.key) for result in results]
     current = fixed + sum(entry.tokens if entry else result.tokens for entry, result in zip(entries, results))
     room = (budget if current > trigger else trigger) - fixed
+    reads: list[Any] = []
     fates = ledger.fit(results, room, lambda result, share: compress_tool_text(
-        engine, result.text, result.question, share, text_counter, options), text_counter)
+        engine, result.text, result.question, share, text_counter, options, reads), text_counter)
     texts: dict[int, list[str | None]] = {}
     for (m, p), (entry, _) in zip(slots, fates):
         if entry.text != read[m].parts[p]:
@@ -249,12 +250,13 @@ def compress_view(settings: TPCAgentContextSettings, ledger: ToolResultLedger, m
             for m, message in enumerate(messages)]
     sent = count_view(view, counts)
     history = settings.scope == "all" and sent > budget
-    hits = misses = 0
+    hits = sum(read.cache_hits for read in reads)
+    misses = sum(read.cache_misses for read in reads)
     if history:
         result = compress_messages_call(settings.model_copy(update={"target_tokens": budget}), view)
         view, sent = result.messages, result.compressed_tokens if view_counter is None else view_counter(result.messages)
-        hits = result.result.cache_hits if result.result is not None else 0
-        misses = result.result.cache_misses if result.result is not None else 0
+        hits += result.result.cache_hits if result.result is not None else 0
+        misses += result.result.cache_misses if result.result is not None else 0
     changed = [m for m in texts] if not history else [m for m, message in enumerate(messages) if view[m] is not message]
     fate_names = [fate for _, fate in fates]
     data = {"origin_tokens": origin, "sent_tokens": sent, "budget": budget, "trigger": trigger,

@@ -205,3 +205,20 @@ def test_a_fraction_needs_the_models_context_window(compressor):
     middleware = TPCContextMiddleware(compressor=compressor, target_fraction=0.5, on_error="raise")
     with pytest.raises(ValueError, match="context window"):
         run_agent(compressor, scripted(("read_archive", {"part": "archive"})), middleware)
+
+
+def test_a_result_read_once_is_never_read_again(compressor):
+    @tool
+    def page(number: int) -> str:
+        """One page of the archive."""
+        return PARAGRAPHS[number]
+
+    model = scripted(*[("page", {"number": k}) for k in range(4)])
+    events = Events()
+    run_agent(compressor, model, TPCContextMiddleware(compressor=compressor, target_tokens=400), tools=[page],
+              callbacks=[events])
+    assert len(events.data) == 5
+    # each call reads at most the one result it has not seen; older ones squeezed further come from the cache
+    assert all(event["cache_misses"] <= 1 for event in events.data)
+    assert sum(event["recompressed"] for event in events.data) > 0
+    assert sum(event["cache_hits"] for event in events.data) >= sum(event["recompressed"] for event in events.data)

@@ -28,6 +28,7 @@ from typing import Any
 
 from tpc_core.conversation.records import WHOLE_RECORD, read_records
 from tpc_core.engine.options import CompressionOptions
+from tpc_core.engine.output.result import CompressionResult
 from tpc_core.engine.pipeline import Engine
 
 __all__ = ["LedgerEntry", "ToolResult", "ToolResultLedger", "compress_tool_text", "fair_share", "tool_question"]
@@ -72,7 +73,8 @@ def fair_share(sizes: Sequence[int], room: int) -> int:
 
 
 def compress_tool_text(engine: Engine, text: str, question: str | None, target_tokens: int,
-                       counter: Callable[[str], int], options: Mapping[str, Any]) -> str:
+                       counter: Callable[[str], int], options: Mapping[str, Any],
+                       results: list[CompressionResult] | None = None) -> str:
     """``text`` within ``target_tokens`` (``counter``'s count), most relevant to ``question`` first: whole records
     of a structured text (:func:`tpc_core.conversation.records.read_records`), else verbatim sentences in order.
 
@@ -84,6 +86,7 @@ def compress_tool_text(engine: Engine, text: str, question: str | None, target_t
             that fits, else ``""``; so does text none of whose sentences fits.
         counter: The caller's counter.
         options: Engine keywords (``cache``, ``splitter``, ...); the budget is this function's.
+        results: Where to append the engine's result, when it runs (its figures: cache hits and misses).
     """
     if counter(text) <= target_tokens:
         return text
@@ -92,7 +95,10 @@ def compress_tool_text(engine: Engine, text: str, question: str | None, target_t
     records = read_records(text)
     if records is None:
         settings = CompressionOptions.build(target_tokens=target_tokens, **options)
-        return engine.compress([(text,)], [question], counter, settings)[0].compressed_prompt
+        result = engine.compress([(text,)], [question], counter, settings)[0]
+        if results is not None:
+            results.append(result)
+        return result.compressed_prompt
     frame = records.text([])  # what is left when no record fits: still valid ("[]", a CSV header)
     room = target_tokens - counter(frame)
     if room <= 0:
@@ -100,6 +106,8 @@ def compress_tool_text(engine: Engine, text: str, question: str | None, target_t
     settings = CompressionOptions.build(target_tokens=room, **{**options, "splitter": WHOLE_RECORD,
                                                                 "document_separator": records.separator})
     result = engine.compress([records.records], [question], counter, settings)[0]
+    if results is not None:
+        results.append(result)
     scores = {sentence.doc_index: sentence.score or 0.0 for sentence in result.sentences}
     kept = [k for k, document in enumerate(result.compressed_documents) if document]
     fitted = records.text(kept)
