@@ -50,8 +50,8 @@ def trajectories(draw) -> list:
     turns = draw(st.integers(1, 2))
     for turn in range(turns):
         messages.append(HumanMessage(draw(st.sampled_from(SENTENCES)), id=f"h{turn}"))
-        for step in range(draw(st.integers(1, 3))):
-            ids = [f"c{turn}_{step}_{k}" for k in range(draw(st.integers(1, 3)))]
+        for step in range(draw(st.integers(1, 2))):
+            ids = [f"c{turn}_{step}_{k}" for k in range(draw(st.integers(1, 2)))]
             calls = [{"name": draw(st.sampled_from(["search", "read"])), "args": {"q": draw(st.sampled_from(SENTENCES))},
                       "id": call_id} for call_id in ids]
             messages.append(AIMessage(draw(st.sampled_from(["", "Let me look."])), tool_calls=calls, id=f"a{turn}_{step}"))
@@ -123,3 +123,48 @@ def assert_valid_but_history(view: list, original: list) -> None:
         if isinstance(after, SystemMessage):
             assert after.content == before.content
     assert convert_to_openai_messages(view)
+
+
+def anthropic_shape(messages: list) -> list[dict]:
+    """The trajectory as Anthropic Messages-style dicts: tool calls as ``tool_use`` blocks, each round's results as
+    ``tool_result`` blocks of one user message."""
+    shaped: list[dict] = []
+    for message in messages:
+        if isinstance(message, SystemMessage):
+            shaped.append({"role": "system", "content": message.content})
+        elif isinstance(message, HumanMessage):
+            shaped.append({"role": "user", "content": message.content})
+        elif isinstance(message, AIMessage):
+            blocks = [{"type": "text", "text": message.content}] if message.content else []
+            shaped.append({"role": "assistant", "content": blocks + [
+                {"type": "tool_use", "id": call["id"], "name": call["name"], "input": call["args"]}
+                for call in message.tool_calls]})
+        else:
+            result = {"type": "tool_result", "tool_use_id": message.tool_call_id, "content": message.content}
+            if shaped[-1]["role"] == "user" and isinstance(shaped[-1]["content"], list):
+                shaped[-1]["content"].append(result)
+            else:
+                shaped.append({"role": "user", "content": [result]})
+    return shaped
+
+
+def _without_text(content):
+    if not isinstance(content, list):
+        return type(content).__name__
+    return [{key: value for key, value in block.items() if key not in ("text", "content")}
+            if isinstance(block, dict) else None for block in content]
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(trajectories(), st.integers(20, 1500), st.sampled_from(["openai", "anthropic"]))
+def test_provider_dicts_keep_their_shape_ids_and_order(compressor, messages, budget, provider):
+    dicts = convert_to_openai_messages(messages) if provider == "openai" else anthropic_shape(messages)
+    hook = TPCContextHook(compressor=compressor, target_tokens=budget, scope="tools", on_error="raise")
+    view = hook({"messages": dicts})["llm_input_messages"]
+    assert len(view) == len(dicts)
+    for before, after in zip(dicts, view):
+        assert set(after) == set(before) and after["role"] == before["role"]
+        assert {k: v for k, v in after.items() if k != "content"} == {k: v for k, v in before.items() if k != "content"}
+        assert _without_text(after["content"]) == _without_text(before["content"])  # blocks, ids, tool_use kept
+        if before["role"] in ("system", "assistant") or (before["role"] == "user" and isinstance(before["content"], str)):
+            assert after["content"] == before["content"]
