@@ -7,6 +7,8 @@ import asyncio
 import csv
 import io
 import json
+import threading
+import time
 import warnings
 
 import pytest
@@ -222,3 +224,34 @@ def test_a_result_read_once_is_never_read_again(compressor):
     assert all(event["cache_misses"] <= 1 for event in events.data)
     assert sum(event["recompressed"] for event in events.data) > 0
     assert sum(event["cache_hits"] for event in events.data) >= sum(event["recompressed"] for event in events.data)
+
+
+class SlowSplitter:
+    """The compressor's splitter, a quarter of a second late."""
+
+    def __init__(self, splitter) -> None:
+        self.splitter = splitter
+        self.done = threading.Event()
+
+    def spans(self, text):
+        time.sleep(0.25)
+        try:
+            return self.splitter.spans(text)
+        finally:
+            self.done.set()
+
+
+def test_past_its_deadline_a_call_goes_on_uncompressed(compressor):
+    model = scripted(("read_archive", {"part": "archive"}))
+    events = Events()
+    splitter = SlowSplitter(compressor.splitter())
+    middleware = TPCContextMiddleware(compressor=compressor, target_tokens=300, deadline_ms=50, splitter=splitter)
+    with pytest.warns(Warning, match="passed its deadline"):
+        run_agent(compressor, model, middleware, callbacks=[events])
+    assert [m.content for m in model.sent[-1] if isinstance(m, ToolMessage)] == [ARCHIVE]
+    assert events.data[-1]["fallback"] == "deadline"
+    for _ in range(600):  # the work left behind finishes in the background (its result is remembered)
+        if middleware.context.ledger.get(middleware.context.ledger.key_of("call_0", ARCHIVE)):
+            break
+        time.sleep(0.1)
+    assert splitter.done.is_set()
