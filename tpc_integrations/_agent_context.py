@@ -86,8 +86,8 @@ class TPCAgentContextSettings(TPCMessagesSettings):
     """The sentence cache (see the other adapters); "memory" (default) makes a tool result re-read on a later call
     nearly free; None turns it off."""
     trigger_tokens: Optional[int] = None
-    """Compress only when the view counts more than this (default: ``target_tokens``): below it, tool results are
-    sent whole."""
+    """Compress only when the view counts more than this, then down to ``target_tokens`` (default: the target; not
+    below it): below it, new tool results are sent whole."""
     trigger_fraction: Optional[float] = None
     """Instead of ``trigger_tokens``: a share of the model's context window (its profile's ``max_input_tokens``)."""
     target_fraction: Optional[float] = None
@@ -122,8 +122,9 @@ class TPCAgentContextSettings(TPCMessagesSettings):
             value = getattr(self, name)
             if value is not None and not 0 < value <= 1:
                 raise ValueError(f"{name} must be in (0, 1], got {value!r}.")
-        if self.trigger_tokens is not None and self.trigger_tokens < 1:
-            raise ValueError(f"trigger_tokens must be a positive int, got {self.trigger_tokens!r}.")
+        if self.trigger_tokens is not None and self.target_tokens is not None and self.trigger_tokens < self.target_tokens:
+            raise ValueError(f"trigger_tokens ({self.trigger_tokens}) is below target_tokens ({self.target_tokens}): "
+                             "the view is compressed once it passes the trigger, down to the target.")
         return self
 
     def limits(self, context_window: int | None) -> tuple[int, int]:

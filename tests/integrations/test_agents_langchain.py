@@ -196,7 +196,8 @@ def test_a_fault_passes_the_call_through_with_a_warning(compressor):
     ({}, "Give one budget"),
     ({"target_tokens": 100, "target_fraction": 0.5}, "Give one budget"),
     ({"target_fraction": 1.5}, "target_fraction must be in"),
-    ({"target_tokens": 100, "trigger_tokens": 50, "trigger_fraction": 0.5}, "not both"),
+    ({"target_tokens": 100, "trigger_tokens": 150, "trigger_fraction": 0.5}, "not both"),
+    ({"target_tokens": 100, "trigger_tokens": 50}, "below target_tokens"),
 ])
 def test_bad_settings_are_refused(compressor, settings, message):
     with pytest.raises(ValueError, match=message):
@@ -255,3 +256,16 @@ def test_past_its_deadline_a_call_goes_on_uncompressed(compressor):
             break
         time.sleep(0.1)
     assert splitter.done.is_set()
+
+
+def test_excluded_tools_and_a_trigger_leave_results_whole(compressor):
+    model = scripted(("read_archive", {"part": "archive"}), ("short_status", {}))
+    events = Events()
+    run_agent(compressor, model, TPCContextMiddleware(compressor=compressor, target_tokens=100, scope="tools",
+                                                      exclude_tools=("read_archive",)), callbacks=[events])
+    sent = [m.content for m in model.sent[-1] if isinstance(m, ToolMessage)]
+    assert sent[0] == ARCHIVE and sent[1] in ("", "The archive is open.")  # no room left for the other result
+    assert events.data[-1]["tool_results"] == 1 and events.data[-1]["over_budget"] > 0
+    roomy = scripted(("read_archive", {"part": "archive"}))
+    run_agent(compressor, roomy, TPCContextMiddleware(compressor=compressor, target_tokens=100, trigger_tokens=5000))
+    assert [m.content for m in roomy.sent[-1] if isinstance(m, ToolMessage)] == [ARCHIVE]
