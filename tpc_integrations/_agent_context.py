@@ -238,7 +238,8 @@ def compress_view(settings: TPCAgentContextSettings, ledger: ToolResultLedger, m
     fixed = origin - sum(result.tokens for result in results)
     entries = [ledger.get(result.key) for result in results]
     current = fixed + sum(entry.tokens if entry else result.tokens for entry, result in zip(entries, results))
-    room = (budget if current > trigger else trigger) - fixed
+    triggered = current > trigger
+    room = (budget if triggered else trigger) - fixed
     reads: list[Any] = []
     fates = ledger.fit(results, room, lambda result, share: compress_tool_text(
         engine, result.text, result.question, share, text_counter, options, reads), text_counter)
@@ -250,7 +251,7 @@ def compress_view(settings: TPCAgentContextSettings, ledger: ToolResultLedger, m
     view = [rebuild_message(messages[m], read[m], texts[m]) if m in texts else message
             for m, message in enumerate(messages)]
     sent = count_view(view, counts)
-    history = settings.scope == "all" and sent > budget
+    history = settings.scope == "all" and triggered and sent > budget
     hits = sum(read.cache_hits for read in reads)
     misses = sum(read.cache_misses for read in reads)
     if history:
