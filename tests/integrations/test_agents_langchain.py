@@ -111,10 +111,19 @@ def test_a_result_sent_once_is_re_sent_as_the_same_bytes(compressor):
 
 
 def test_each_result_is_compressed_toward_its_tool_call(compressor):
-    middleware = TPCContextMiddleware(compressor=compressor, target_tokens=300)
-    run_agent(compressor, scripted(("read_archive", {"part": "archive"})), middleware)
-    entries = list(middleware.context.ledger._entries)
-    assert len(entries) == 1 and entries[0].startswith("call_0:")
+    @tool
+    def search(query: str) -> str:
+        """Search the archive."""
+        return ARCHIVE
+
+    kept = {}
+    for query, sentence in (("the history of the present King of Great Britain", "The history of the present King"),
+                            ("Laws of Nature and of Nature's God", "the Laws of Nature and of Nature's God")):
+        model = scripted(("search", {"query": query}))
+        run_agent(compressor, model, TPCContextMiddleware(compressor=compressor, target_tokens=160), tools=[search])
+        kept[query] = [m.content for m in model.sent[-1] if isinstance(m, ToolMessage)][0]
+        assert sentence in kept[query]
+    assert len(set(kept.values())) == 2
 
 
 def test_write_back_replaces_the_stored_results_by_id(compressor):
