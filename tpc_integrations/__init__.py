@@ -6,6 +6,8 @@
   (``pip install tpc-langchain[llamaindex]``)
 * conversations: ``tpc_integrations.langchain.TPCMessagesCompressor`` (a runnable between a prompt and a chat
   model) and ``tpc_integrations.llama_index.TPCChatMemory`` (a memory for chat engines and agents)
+* agents: ``tpc_integrations.langchain_agents.TPCContextMiddleware`` (``create_agent``) and ``TPCContextHook``
+  (LangGraph), ``tpc_integrations.llama_index_agents.TPCFunctionAgent`` (``pip install tpc-langchain[agents]``)
 * ``tpc_integrations.embeddings``: the PyPI-shipped MiniLM as an offline embedding for either framework.
 """
 
@@ -19,8 +21,8 @@ from tpc_core.diagnostics.caller import register_library_path
 # Warnings raised by tpc_core point past these adapters too, at the user's own line.
 register_library_path(Path(__file__).resolve().parent)
 
-__all__ = ["TPCChatMemory", "TPCDocumentCompressor", "TPCDocumentTransformer", "TPCMessagesCompressor",
-           "TPCNodePostprocessor", "TPCSettingsError", "TPCTransform"]
+__all__ = ["TPCChatMemory", "TPCContextHook", "TPCContextMiddleware", "TPCDocumentCompressor", "TPCDocumentTransformer",
+           "TPCFunctionAgent", "TPCMessagesCompressor", "TPCNodePostprocessor", "TPCSettingsError", "TPCTransform"]
 
 _LAZY = {"TPCDocumentCompressor": "tpc_integrations.langchain",
          "TPCDocumentTransformer": "tpc_integrations.langchain",
@@ -28,6 +30,9 @@ _LAZY = {"TPCDocumentCompressor": "tpc_integrations.langchain",
          "TPCTransform": "tpc_integrations.llama_index",
          "TPCMessagesCompressor": "tpc_integrations.langchain",
          "TPCChatMemory": "tpc_integrations.llama_index",
+         "TPCContextMiddleware": "tpc_integrations.langchain_agents",
+         "TPCContextHook": "tpc_integrations.langchain_agents",
+         "TPCFunctionAgent": "tpc_integrations.llama_index_agents",
          "TPCSettingsError": "tpc_integrations._checks"}
 
 

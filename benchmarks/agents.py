@@ -1,0 +1,333 @@
+"""Agent trajectories: what a tool-calling agent's model receives, call after call, under one token budget.
+
+``python -m benchmarks.agents --split train --limit 40`` (held-out train rows), then ``--split dev`` once.
+
+Each qa_dev row with evidence labels becomes one trajectory: a system prompt, the row's question as the user's
+request, then 3–6 tool calls (``search`` with the question as its query and a page number), each answered by a tool
+result of 1–5k tokens: one contiguous group of the row's own documents (paragraphs, or lines where a row has too
+few), inserted at a random place among padding documents of other rows. The groups go to the tool calls in a random
+order, so the evidence lands in a tool result at a uniformly random position. The model is called before each tool
+call and once after the last result.
+
+Every method is held to one budget (``--budget`` MiniLM WordPiece tokens, the sum over every text part of every
+message the model receives, the system prompt and the request included):
+
+* ``none``: the view as the agent holds it;
+* ``trim_messages``: LangChain's ``trim_messages(strategy="last", include_system=True)``;
+* ``clear_tool_uses``: LangChain's ``ContextEditingMiddleware(ClearToolUsesEdit(trigger=budget, keep=1))`` (its
+  counter counts the messages without the system prompt: the trigger is the budget less the system prompt);
+* ``tpc``: :class:`tpc_integrations.langchain_agents.TPCContextMiddleware` (``target_tokens=budget``);
+* ``reference``: prompt-aware ``TPCCompressor.compress`` of every tool result of the trajectory as one document
+  each, with the question, at the budget less the system prompt and the request (last call only).
+
+Reported per method: evidence recall of what the model receives at its last call, the budget overruns (calls over
+the budget), tokens sent over the whole trajectory, the cached prefix kept (per call, the share of the previous
+call's tokens that the current view repeats as an unchanged prefix of messages: what a provider's prompt cache can
+reuse), whether the request reached the last call whole, and the added latency per model call: cold (a fresh
+middleware and an empty sentence cache, the trajectory's calls in order), warm (the last call of the trajectory
+again, every tool result seen before), with ``torch.set_num_threads(1)``. ``SummarizationMiddleware`` needs an LLM
+to write its summaries: it is not run here; its cost is counted as the model calls at which the agent's view passes
+the budget (each is one extra LLM call for a summary, before a summary shrinks the history).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from benchmarks.conversations import casual, split_documents
+from benchmarks.protocol.budget import minilm_token_counter
+from benchmarks.protocol.loaders import Sample, recall_samples, round_robin
+from benchmarks.protocol.metrics import evidence_recall
+
+__all__ = ["METHODS", "Trajectory", "build_trajectory", "main", "run"]
+
+METHODS = ("none", "trim_messages", "clear_tool_uses", "tpc")
+SYSTEM = "You are a research assistant. Use the search tool, then answer the user's question from what it returns."
+CALLS = (3, 6)
+RESULT_TOKENS = (1000, 5000)
+
+
+class Trajectory:
+    """A trajectory's messages (LangChain), its row and its tool results' texts."""
+
+    def __init__(self, sample: Sample, messages: list[Any], results: list[str], evidence_call: list[int]) -> None:
+        self.sample = sample
+        self.messages = messages
+        self.results = results
+        self.evidence_call = evidence_call
+
+    def views(self) -> list[list[Any]]:
+        """What the agent holds at each model call (the system prompt first): before each tool call, then after the
+        last result."""
+        body = self.messages[1:]
+        return [[self.messages[0], *body[:1 + 2 * k]] for k in range(len(self.results) + 1)]
+
+
+def _groups(sample: Sample, count: int) -> list[str]:
+    """The row's text in ``count`` contiguous groups: of its paragraphs, else of its lines, else of its sentences
+    (a row of one paragraph is split between sentences)."""
+    units = split_documents(sample.context)
+    if len(units) < count:
+        units = [line for line in sample.context.split("\n") if line.strip()]
+    if len(units) < count:
+        units = [piece for piece in re.split(r"(?<=[.!?])\s+", sample.context) if piece.strip()]
+    count = min(count, len(units))
+    size, extra = divmod(len(units), count)
+    groups, start = [], 0
+    for k in range(count):
+        end = start + size + (k < extra)
+        groups.append("\n\n".join(units[start:end]))
+        start = end
+    return groups
+
+
+def build_trajectory(sample: Sample, padding: Sequence[str], counter: Callable[[str], int], seed: int) -> Trajectory:
+    """One trajectory from ``sample`` (see the module's docstring), padded from ``padding`` (other rows' documents)."""
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage  # lazy: optional extra
+
+    rng = random.Random(seed)
+    groups = _groups(sample, rng.randint(*CALLS))
+    rng.shuffle(groups)
+    query = casual(sample.question)
+    messages: list[Any] = [SystemMessage(SYSTEM), HumanMessage(sample.question, id="request")]
+    results, evidence_call = [], []
+    for k, group in enumerate(groups):
+        target = rng.randint(*RESULT_TOKENS)
+        pieces, tokens = [], counter(group)
+        while tokens < target:
+            piece = padding[rng.randrange(len(padding))]
+            pieces.append(piece)
+            tokens += counter(piece)
+        pieces.insert(rng.randint(0, len(pieces)), group)
+        text = "\n\n".join(pieces)
+        call = {"name": "search", "args": {"query": query, "page": k + 1}, "id": f"call_{k}"}
+        messages += [AIMessage("", tool_calls=[call], id=f"ai_{k}"),
+                     ToolMessage(text, tool_call_id=call["id"], name="search", id=f"tool_{k}")]
+        results.append(text)
+        if any(s in group for s in sample.supporting_sentences):
+            evidence_call.append(k)
+    return Trajectory(sample, messages, results, evidence_call)
+
+
+def view_tokens(view: Sequence[Any], counter: Callable[[str], int]) -> int:
+    """The budget's measure: the counter over every text part of every message."""
+    return sum(counter(_text(message)) for message in view)
+
+
+def _text(message: Any) -> str:
+    content = message.content
+    if isinstance(content, str):
+        return content
+    return "\n".join(part if isinstance(part, str) else part.get("text", "") for part in content)
+
+
+def _capture(middleware: Any, view: list[Any]) -> list[Any]:
+    """The messages ``middleware.wrap_model_call`` hands the model, and nothing else run."""
+    from langchain.agents.middleware import ModelRequest, ModelResponse  # lazy: optional extra
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+
+    sent: list[Any] = []
+
+    def handler(request: ModelRequest) -> ModelResponse:
+        system = [request.system_message] if request.system_message is not None else []
+        sent.extend([*system, *request.messages])
+        return ModelResponse(result=[AIMessage("")])
+
+    request = ModelRequest(model=GenericFakeChatModel(messages=iter(())), messages=list(view[1:]),
+                           system_message=view[0], tools=[], state={"messages": list(view[1:])})
+    middleware.wrap_model_call(request, handler)
+    return sent
+
+
+def _method(name: str, compressor: Any, budget: int, counter: Callable[[str], int]) -> Callable[[list[Any]], list[Any]]:
+    """The method ``name`` as a function from what the agent holds to what the model receives (one per trajectory:
+    a middleware keeps what it sent)."""
+    from langchain.agents.middleware import ClearToolUsesEdit, ContextEditingMiddleware  # lazy: optional extra
+    from langchain_core.messages import trim_messages
+
+    from tpc_integrations.langchain_agents import TPCContextMiddleware
+
+    def count(messages: Sequence[Any]) -> int:
+        return view_tokens(messages, counter)
+
+    if name == "none":
+        return list
+    if name == "trim_messages":
+        return lambda view: trim_messages(view, max_tokens=budget, strategy="last", include_system=True,
+                                          token_counter=count)
+    if name == "clear_tool_uses":
+        system = counter(SYSTEM)
+        middleware = ContextEditingMiddleware(edits=[ClearToolUsesEdit(trigger=budget - system, keep=1)],
+                                              token_counter=count)
+        return lambda view: _capture(middleware, view)
+    if name == "tpc":
+        middleware = TPCContextMiddleware(compressor=compressor, target_tokens=budget, token_counter=counter)
+        return lambda view: _capture(middleware, view)
+    raise ValueError(f"Unknown method {name!r}; one of {METHODS}.")
+
+
+def _prefix_kept(before: Sequence[Any], after: Sequence[Any], counter: Callable[[str], int]) -> float:
+    """The share of ``before``'s tokens that ``after`` repeats as an unchanged prefix of messages."""
+    total = view_tokens(before, counter)
+    same = 0
+    for old, new in zip(before, after):
+        if type(old) is not type(new) or old.content != new.content:
+            break
+        same += counter(_text(old))
+    return same / total if total else 1.0
+
+
+def run_one(compressor: Any, trajectory: Trajectory, methods: Sequence[str], budget: int,
+            counter: Callable[[str], int]) -> dict[str, Any]:
+    """Every method over one trajectory, and the reference at its last call."""
+    sample = trajectory.sample
+    views = trajectory.views()
+    row: dict[str, Any] = {"id": sample.id, "source": sample.source, "calls": len(views),
+                           "history_tokens": view_tokens(views[-1], counter), "evidence_call": trajectory.evidence_call}
+    for name in methods:
+        method = _method(name, compressor, budget, counter)
+        sent, seconds = [], []
+        for view in views:
+            start = time.perf_counter()
+            sent.append(method(list(view)))
+            seconds.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        method(list(views[-1]))  # the last call again: every tool result seen before
+        warm = time.perf_counter() - start
+        tokens = [view_tokens(view, counter) for view in sent]
+        last = "\n\n".join(_text(message) for message in sent[-1])
+        row[name] = {"recall": evidence_recall(last, sample.supporting_sentences, sample.context),
+                     "tokens_sent": sum(tokens), "last_tokens": tokens[-1], "overruns": sum(t > budget for t in tokens),
+                     "request_kept": any(_text(message) == sample.question for message in sent[-1]),
+                     "prefix_kept": statistics.fmean(_prefix_kept(a, b, counter) for a, b in zip(sent, sent[1:])),
+                     "cold_ms": 1000 * statistics.fmean(seconds), "warm_ms": 1000 * warm}
+    room = budget - counter(SYSTEM) - counter(sample.question)
+    start = time.perf_counter()
+    result = compressor.compress(trajectory.results, question=sample.question, target_tokens=max(room, 1),
+                                 token_counter=counter)
+    row["reference"] = {"recall": evidence_recall(result.compressed_prompt, sample.supporting_sentences,
+                                                  sample.context),
+                        "last_tokens": sum(result.document_compressed_tokens), "seconds": time.perf_counter() - start}
+    row["summarization_triggers"] = sum(view_tokens(view, counter) > budget for view in views)
+    return row
+
+
+def summarise(rows: list[dict[str, Any]], methods: Sequence[str]) -> dict[str, Any]:
+    """Per method: mean recall (rows with gold evidence), overruns, tokens sent, prefix kept, latencies."""
+    summary: dict[str, Any] = {}
+    for name in methods:
+        outcomes = [row[name] for row in rows]
+        recalls = [o["recall"] for o in outcomes if o["recall"] is not None]
+        summary[name] = {"recall": statistics.fmean(recalls) if recalls else None, "recall_rows": len(recalls),
+                         "overruns": sum(o["overruns"] for o in outcomes),
+                         "calls": sum(row["calls"] for row in rows),
+                         "tokens_sent": statistics.fmean(o["tokens_sent"] for o in outcomes),
+                         "prefix_kept": statistics.fmean(o["prefix_kept"] for o in outcomes),
+                         "request_kept": sum(o["request_kept"] for o in outcomes),
+                         "cold_ms": statistics.fmean(o["cold_ms"] for o in outcomes),
+                         "warm_ms": statistics.fmean(o["warm_ms"] for o in outcomes),
+                         "warm_ms_p90": sorted(o["warm_ms"] for o in outcomes)[int(0.9 * (len(outcomes) - 1))]}
+    recalls = [row["reference"]["recall"] for row in rows if row["reference"]["recall"] is not None]
+    summary["reference"] = {"recall": statistics.fmean(recalls) if recalls else None, "recall_rows": len(recalls)}
+    summary["summarization"] = {"llm_calls_upper": sum(row["summarization_triggers"] for row in rows),
+                                "trajectories_triggering": sum(row["summarization_triggers"] > 0 for row in rows),
+                                "model_calls": sum(row["calls"] for row in rows)}
+    return summary
+
+
+def table(summary: dict[str, Any], methods: Sequence[str]) -> str:
+    """The markdown table of :func:`summarise`."""
+    lines = ["| method | evidence recall (last call) | calls over budget | tokens sent / trajectory | cached prefix kept "
+             "| request kept | added ms / call, cold | warm (mean, p90) |", "|---|---|---|---|---|---|---|---|"]
+    for name in methods:
+        s = summary[name]
+        lines.append(f"| {name} | {s['recall']:.3f} | {s['overruns']} / {s['calls']} | {s['tokens_sent']:.0f} | "
+                     f"{s['prefix_kept']:.3f} | {s['request_kept']} | {s['cold_ms']:.1f} | "
+                     f"{s['warm_ms']:.1f}, {s['warm_ms_p90']:.1f} |")
+    reference = summary["reference"]
+    lines.append(f"| reference (prompt-aware compress, last call) | {reference['recall']:.3f} | - | - | - | - | - | - |")
+    return "\n".join(lines)
+
+
+def _padding(samples: Sequence[Sample], exclude: str) -> list[str]:
+    return [document for sample in samples if sample.context != exclude for document in split_documents(sample.context)
+            if len(document) > 200]
+
+
+def run(split: str, limit: int, budget: int, methods: Sequence[str], out: Path, seed: int = 2026,
+        checkpoint: str = "tpc-mini", data: str | None = None) -> dict[str, Any]:
+    """Build ``limit`` trajectories from ``split`` (held-out train rows or dev), run every method, write .md / .json."""
+    import torch  # lazy
+
+    from tpc_core import TPCCompressor
+
+    torch.set_num_threads(1)
+    load_before = os.getloadavg()
+    samples = recall_samples(data, dev=split == "dev")
+    queues: dict[str, list[Sample]] = {}
+    for sample in samples:
+        queues.setdefault(sample.source, []).append(sample)
+    chosen = round_robin(list(queues.values()), limit)
+    counter = minilm_token_counter()
+    compressor = TPCCompressor.from_pretrained(checkpoint, device="cpu")
+    rows = []
+    for k, sample in enumerate(chosen):
+        trajectory = build_trajectory(sample, _padding(samples, sample.context), counter, seed + k)
+        rows.append(run_one(compressor, trajectory, methods, budget, counter))
+        print(f"{k + 1}/{len(chosen)} {sample.id} calls={rows[-1]['calls']} "
+              + " ".join(f"{m}={rows[-1][m]['recall']}" for m in (*methods, "reference")), flush=True)
+    summary = summarise(rows, methods)
+    load_after = os.getloadavg()
+    history = statistics.fmean(row["history_tokens"] for row in rows)
+    heading = (f"## Agent trajectories, qa_dev {'dev' if split == 'dev' else 'held-out train'} ({len(rows)} "
+               f"trajectories, {summary['tpc' if 'tpc' in summary else methods[0]]['calls']} model calls, budget "
+               f"{budget} MiniLM tokens for everything the model receives; history at the last call "
+               f"{history:.0f} tokens on average; one torch thread; load average {load_before[0]:.2f} before, "
+               f"{load_after[0]:.2f} after)\n\n")
+    summ = summary["summarization"]
+    note = (f"\n\nSummarizationMiddleware (not run: it needs an LLM): the view passes the budget at "
+            f"{summ['llm_calls_upper']} of {summ['model_calls']} model calls ({summ['trajectories_triggering']} of "
+            f"{len(rows)} trajectories); each trigger is one extra LLM call, so it would spend between "
+            f"{summ['trajectories_triggering']} and {summ['llm_calls_upper']} summarisation calls here.\n")
+    out.mkdir(parents=True, exist_ok=True)
+    name = "dev" if split == "dev" else "train"
+    (out / f"{name}.md").write_text(heading + table(summary, methods) + note, encoding="utf-8")
+    payload = {"split": split, "limit": limit, "budget": budget, "seed": seed, "checkpoint": checkpoint,
+               "load_average_before": load_before, "load_average_after": load_after, "torch_threads": 1,
+               "summary": summary, "rows": rows}
+    (out / f"{name}.json").write_text(json.dumps(payload, indent=1), encoding="utf-8")
+    print(heading + table(summary, methods) + note)
+    return payload
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--split", default="train", choices=("train", "dev"),
+                        help="train: the held-out train rows (benchmarks.protocol.data.HELDOUT_IDS); dev: once")
+    parser.add_argument("--limit", type=int, default=40)
+    parser.add_argument("--budget", type=int, default=2000)
+    parser.add_argument("--methods", default=",".join(METHODS), help=f"any of {', '.join(METHODS)}")
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--data", default=None, help="qa_dev.jsonl (default: ../shared/data)")
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/agents"))
+    parser.add_argument("--checkpoint", default="tpc-mini")
+    args = parser.parse_args(argv)
+    methods = [m for m in args.methods.split(",") if m]
+    unknown = sorted(set(methods) - set(METHODS))
+    if unknown:
+        parser.error(f"unknown methods {unknown}; choose from {METHODS}")
+    run(args.split, args.limit, args.budget, methods, args.out, args.seed, args.checkpoint, args.data)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+"""Tool results: structured outputs read as records (any selection stays valid), the fair share of a room, the
+question a result is compressed toward, and the ledger that re-sends a result as the same bytes. No model here but
+in the last tests (the real tpc-mini)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tpc_core.conversation.records import read_records
+from tpc_core.conversation.tool_results import (
+    LedgerEntry,
+    ToolResult,
+    ToolResultLedger,
+    compress_tool_text,
+    fair_share,
+    tool_question,
+)
+
+JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
+                                                                                      max_size=3), max_leaves=8)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(JSON_VALUES, min_size=2, max_size=8), st.sampled_from([None, 0, 2]), st.data())
+def test_any_selection_of_a_json_arrays_records_is_that_array(values, indent, data):
+    text = json.dumps(values, indent=indent)
+    records = read_records(text)
+    assert records is not None and records.kind == "json"
+    assert records.text(range(len(values))) == text
+    kept = sorted(data.draw(st.sets(st.integers(0, len(values) - 1))))
+    assert json.loads(records.text(kept)) == [values[k] for k in kept]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.dictionaries(st.text(max_size=8), JSON_VALUES, min_size=2, max_size=6), st.data())
+def test_any_selection_of_a_json_objects_members_is_that_object(value, data):
+    text = json.dumps(value, indent=1)
+    records = read_records(text)
+    keys = list(value)
+    kept = sorted(data.draw(st.sets(st.integers(0, len(keys) - 1))))
+    assert json.loads(records.text(kept)) == {keys[k]: value[keys[k]] for k in kept}
+
+
+def test_csv_tables_and_code_keep_their_header_and_whole_rows():
+    rows = [["city", "population"], ["Lyon", "522,250"], ["Nice", "342,669"], ["Lille", "236,710"]]
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerows(rows)
+    records = read_records(buffer.getvalue())
+    assert records.kind == "csv" and list(csv.reader(io.StringIO(records.text([2])))) == [rows[0], rows[3]]
+    table = "| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |\n"
+    records = read_records(table)
+    assert records.kind == "table" and records.text([1]) == "| a | b |\n|---|---|\n| 3 | 4 |\n"
+    code = "```python\nimport os\n\ndef a():\n    return 1\n\ndef b():\n    return 2\n```"
+    records = read_records(code)
+    assert records.kind == "code" and records.text([2]) == "```python\ndef b():\n    return 2\n```"
+
+
+@pytest.mark.parametrize("text", ["A sentence. Another one.", "not json [1, 2", "a,b\nc,d", "[]", "return x;"])
+def test_prose_and_empty_structures_are_not_records(text):
+    assert read_records(text) is None
+
+
+def test_a_structure_of_one_record_keeps_its_frame_without_it():
+    assert read_records('[{"only": 1}]').text([]) == "[]"
+    assert read_records('{"only": 1}').text([]) == "{}"
+
+
+def test_fair_share_gives_what_short_results_leave_to_the_others():
+    assert fair_share([100, 100, 100], 150) == 50
+    assert fair_share([10, 400, 400], 210) == 100
+    assert fair_share([10, 20], 100) == 20
+    assert fair_share([10, 20], 0) == 0 and fair_share([], 10) == 0
+
+
+def test_the_question_is_the_request_and_the_tool_call():
+    assert tool_question("Who won?", "search", {"query": "1998 final", "page": 2}) == "Who won?\nsearch 1998 final 2"
+    assert tool_question(None, "read_file", '{"path": "notes.md"}') == "read_file notes.md"
+    assert tool_question(None, None, None) is None
+
+
+def test_the_ledger_resends_the_same_bytes_and_squeezes_the_oldest_first():
+    ledger = ToolResultLedger()
+    counter = len
+    results = [ToolResult(ledger.key_of(f"c{k}", "x" * 100), "x" * 100, None, 100) for k in range(3)]
+
+    def cut(result, share):
+        return result.text[:share]
+
+    first = ledger.fit(results[:1], 60, cut, counter)
+    assert first == [(LedgerEntry("x" * 60, 60, 60), "compressed")]
+    assert ledger.fit(results[:1], 60, cut, counter)[0][1] == "reused"
+    second = ledger.fit(results[:2], 100, cut, counter)
+    assert [fate for _, fate in second] == ["recompressed", "compressed"]
+    assert [entry.tokens for entry, _ in second] == [50, 50]
+    roomy = ledger.fit(results[:2], 1000, cut, counter)
+    assert [fate for _, fate in roomy] == ["reused", "reused"]
+
+
+def test_a_structured_result_is_compressed_by_whole_records(tpc_mini):
+    people = [{"name": f"Person {k}", "city": city, "bio": f"{city} is where person {k} was born and lives now."}
+              for k, city in enumerate(["Paris", "Berlin", "Madrid", "Rome", "Vienna", "Prague"])]
+    text = json.dumps(people, indent=2)
+    counter = tpc_mini.engine.default_counter
+    compressed = compress_tool_text(tpc_mini.engine, text, "Who lives in Rome?", 80, counter, {})
+    kept = json.loads(compressed)
+    assert counter(compressed) <= 80 and 0 < len(kept) < len(people)
+    assert all(record in people for record in kept)
+    assert any(record["city"] == "Rome" for record in kept)

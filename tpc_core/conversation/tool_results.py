@@ -1,0 +1,239 @@
+"""An agent's tool results compressed one by one, each once, so the model's view stays the same bytes call after call.
+
+An agent re-sends every tool result on every model call. Compressing the whole view again on each call would
+reshuffle older results and defeat a provider's prompt cache (a cached prefix must be the same bytes). So:
+
+1. each tool result is compressed on its own, prompt-aware, toward its question: the user's latest request and
+   the tool call that asked for it (its name and arguments, :func:`tool_question`);
+2. :class:`ToolResultLedger` remembers what each result was sent as. When the results fit the room the rest of the
+   view leaves them, nothing changes; a result seen for the first time is sent whole when it fits, else
+   compressed to its share of the room (:func:`fair_share`: an equal share, what a short result leaves unused
+   going to the others);
+3. only when the results no longer fit are earlier ones compressed further, oldest first, each to the current share
+   (always from its original text, so the same inputs give the same bytes), until they fit.
+
+A structured result (JSON, CSV, a table, code: :mod:`tpc_core.conversation.records`) is reduced by whole records,
+so it stays valid; other text keeps its most relevant sentences, verbatim, in order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tpc_core.conversation.records import WHOLE_RECORD, read_records
+from tpc_core.engine.options import CompressionOptions
+from tpc_core.engine.output.result import CompressionResult
+from tpc_core.engine.pipeline import Engine
+
+__all__ = ["LedgerEntry", "ToolResult", "ToolResultLedger", "compress_tool_text", "fair_share", "tool_question"]
+
+
+def tool_question(request: str | None, name: str | None, args: Any) -> str | None:
+    """What a tool result is compressed toward: the user's request, then the tool's name and its arguments' values
+    (a search query, a file name) on a line of their own."""
+    values = _argument_values(args)
+    call = " ".join(part for part in (name or "", *values) if part)
+    text = "\n".join(part for part in (request or "", call) if part.strip())
+    return text or None
+
+
+def _argument_values(args: Any) -> list[str]:
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except ValueError:
+            return [args]
+    if isinstance(args, Mapping):
+        return [value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+                for value in args.values()]
+    return [] if args is None else [json.dumps(args, ensure_ascii=False, default=str)]
+
+
+def fair_share(sizes: Sequence[int], room: int) -> int:
+    """The largest share ``s`` with ``sum(min(size, s)) <= room``: every result gets up to ``s`` tokens, a short one
+    leaving what it does not use to the others (0 when ``room`` is not positive)."""
+    if room <= 0 or not sizes:
+        return 0
+    if sum(sizes) <= room:
+        return max(sizes)
+    low, high = 0, max(sizes)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if sum(min(size, middle) for size in sizes) <= room:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def compress_tool_text(engine: Engine, text: str, question: str | None, target_tokens: int,
+                       counter: Callable[[str], int], options: Mapping[str, Any],
+                       results: list[CompressionResult] | None = None) -> str:
+    """``text`` within ``target_tokens`` (``counter``'s count), most relevant to ``question`` first: whole records
+    of a structured text (:func:`tpc_core.conversation.records.read_records`), else verbatim sentences in order.
+
+    Args:
+        engine: The compressor's engine.
+        text: One tool result's text.
+        question: What it is compressed toward (``None``: prompt-agnostic).
+        target_tokens: Its budget. A structure none of whose records fits keeps its frame (``[]``, a header) where
+            that fits, else ``""``; so does text none of whose sentences fits.
+        counter: The caller's counter.
+        options: Engine keywords (``cache``, ``splitter``, ...); the budget is this function's.
+        results: Where to append the engine's result, when it runs (its figures: cache hits and misses).
+    """
+    if counter(text) <= target_tokens:
+        return text
+    if target_tokens <= 0:
+        return ""
+    records = read_records(text)
+    if records is None:
+        settings = CompressionOptions.build(target_tokens=target_tokens, **options)
+        result = engine.compress([(text,)], [question], counter, settings)[0]
+        if results is not None:
+            results.append(result)
+        return result.compressed_prompt
+    frame = records.text([])  # what is left when no record fits: still valid ("[]", a CSV header)
+    room = target_tokens - counter(frame)
+    if room <= 0:
+        return frame if counter(frame) <= target_tokens else ""
+    settings = CompressionOptions.build(target_tokens=room, **{**options, "splitter": WHOLE_RECORD,
+                                                                "document_separator": records.separator})
+    result = engine.compress([records.records], [question], counter, settings)[0]
+    if results is not None:
+        results.append(result)
+    scores = {sentence.doc_index: sentence.score or 0.0 for sentence in result.sentences}
+    kept = [k for k, document in enumerate(result.compressed_documents) if document]
+    fitted = records.text(kept)
+    while kept and counter(fitted) > target_tokens:  # the frame's joins can count more than the engine's
+        kept.remove(min(kept, key=lambda k: (scores.get(k, 0.0), -k)))
+        fitted = records.text(kept)
+    return fitted if kept or counter(fitted) <= target_tokens else ""
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """One tool result in the model's view.
+
+    Attributes:
+        key: Its identity across calls: :meth:`ToolResultLedger.key_of` (the tool call id and the text).
+        text: Its original text.
+        question: What it is compressed toward (:func:`tool_question`).
+        tokens: Its original count.
+    """
+
+    key: str
+    text: str
+    question: str | None
+    tokens: int
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """What a tool result was last sent as.
+
+    Attributes:
+        text: The text sent (the original, or its compression).
+        tokens: Its count.
+        share: The budget it was compressed to (``None``: sent whole).
+    """
+
+    text: str
+    tokens: int
+    share: int | None
+
+
+class ToolResultLedger:
+    """What each tool result was sent as, per key, so later calls send the same bytes (thread-safe, the
+    ``max_entries`` most recently used kept)."""
+
+    def __init__(self, max_entries: int = 4096) -> None:
+        self._entries: OrderedDict[str, LedgerEntry] = OrderedDict()
+        self._counts: OrderedDict[str, int] = OrderedDict()
+        self._lock = threading.Lock()
+        self.max_entries = max_entries
+
+    def count(self, text: str, counter: Callable[[str], int]) -> int:
+        """``counter(text)``, remembered by the text's digest: a view re-sent on every call is counted once (a
+        ledger serves one counter)."""
+        key = _digest(text)
+        with self._lock:
+            known = self._counts.get(key)
+            if known is not None:
+                self._counts.move_to_end(key)
+                return known
+        tokens = counter(text)
+        with self._lock:
+            self._counts[key] = tokens
+            while len(self._counts) > 4 * self.max_entries:
+                self._counts.popitem(last=False)
+        return tokens
+
+    @staticmethod
+    def key_of(call_id: str | None, text: str) -> str:
+        """A result's identity: its tool call id and a digest of its text (a result edited in the state is new)."""
+        return f"{call_id or ''}:{_digest(text)}"
+
+    def get(self, key: str) -> LedgerEntry | None:
+        """The entry of ``key``, or ``None``."""
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None:
+                self._entries.move_to_end(key)
+            return entry
+
+    def put(self, key: str, entry: LedgerEntry) -> None:
+        """Remember what ``key`` was sent as."""
+        with self._lock:
+            self._entries[key] = entry
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.max_entries:
+                self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        """Forget every entry (the next calls compress again)."""
+        with self._lock:
+            self._entries.clear()
+            self._counts.clear()
+
+    def fit(self, results: Sequence[ToolResult], room: int, compress: Callable[[ToolResult, int], str],
+            counter: Callable[[str], int]) -> list[tuple[LedgerEntry, str]]:
+        """Each result's text for this call, with what happened to it: "reused" (the bytes sent before), "whole"
+        (first sent, uncompressed), "compressed" (first sent, compressed to its share) or "recompressed" (sent
+        before, compressed further because the results no longer fit ``room``, oldest first).
+
+        Args:
+            results: The view's tool results, oldest first.
+            room: What the rest of the view leaves them.
+            compress: Compresses a result's original text to a budget.
+            counter: Counts a text.
+        """
+        sent: list[LedgerEntry] = []
+        actions: list[str] = []
+        for result in results:
+            entry = self.get(result.key)
+            sent.append(entry or LedgerEntry(result.text, result.tokens, None))
+            actions.append("reused" if entry else "whole")
+        share = fair_share([result.tokens for result in results], room)
+        if sum(entry.tokens for entry in sent) > room:
+            order = [k for k, action in enumerate(actions) if action == "whole"]
+            order += [k for k, action in enumerate(actions) if action == "reused"]  # new ones first, then oldest
+            for k in order:
+                over = sum(entry.tokens for entry in sent) > room
+                if sent[k].tokens > share and (over or actions[k] == "whole"):
+                    text = compress(results[k], share)
+                    sent[k] = LedgerEntry(text, counter(text), share)
+                    actions[k] = "compressed" if actions[k] == "whole" else "recompressed"
+        for result, entry in zip(results, sent):
+            self.put(result.key, entry)
+        return list(zip(sent, actions))
