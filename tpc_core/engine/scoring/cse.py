@@ -22,6 +22,7 @@ import torch.nn.functional as F
 
 from tpc_core.config import CSEConfig
 from tpc_core.diagnostics.caller import warn_at_caller
+from tpc_core.engine.scoring.slim import SlimBert, slim_encoder
 from tpc_core.engine.tokens import BatchEncoder, tokenizer_fingerprint
 
 __all__ = ["POOL_GROUP_BYTES", "ContextSentenceEncoder", "Slot", "Window", "bidirectional_mask", "pad_batch",
@@ -267,6 +268,8 @@ class ContextSentenceEncoder:
         self.tokenizer_fingerprint = tokenizer_fingerprint(self._backend)
         # Most rows per forward pass once a batch did not fit in the device's memory (None: no limit met yet).
         self.max_rows: int | None = None
+        # The layers called as tensor operations where that computes exactly the model's forward pass.
+        self.slim: SlimBert | None = slim_encoder(model) if architecture == "encoder" else None
 
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
         """Token ids of each text, without special tokens or truncation."""
@@ -309,12 +312,17 @@ class ContextSentenceEncoder:
     def _forward(self, batch: list[list[int]], padded: tuple[torch.Tensor, torch.Tensor] | None = None
                  ) -> torch.Tensor:
         input_ids, attention = padded if padded is not None else self.pad(batch)
+        if self.slim is not None:
+            # Whether any row is padded is known here, on the host: the pass needs no mask otherwise.
+            mask = None if all(len(ids) == len(batch[0]) for ids in batch) else attention.to(self.device)
+            with torch.inference_mode():
+                return self.slim(input_ids.to(self.device), mask).float()
         input_ids, attention = input_ids.to(self.device), attention.to(self.device)
-        mask: torch.Tensor = attention
+        model_mask: torch.Tensor = attention
         if self.architecture == "decoder":
-            mask = bidirectional_mask(attention, self.model.dtype)
+            model_mask = bidirectional_mask(attention, self.model.dtype)
         with torch.inference_mode():
-            hidden = self.model(input_ids=input_ids, attention_mask=mask).last_hidden_state
+            hidden = self.model(input_ids=input_ids, attention_mask=model_mask).last_hidden_state
         return hidden.float()
 
     def question_inputs(self, questions: Sequence[str]) -> list[list[int]]:
