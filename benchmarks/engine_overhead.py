@@ -88,7 +88,7 @@ COMPARED = (*MODES[:2], WARM)
 class PartClock:
     """Exclusive seconds per part of a compress call, and inside the models, timed from outside the engine.
 
-    The CSE backbone's forward passes are timed with torch forward hooks, the CTD's ``generate`` by wrapping the
+    The CSE backbone's forward passes (or its slim pass's) are timed with torch forward hooks, the CTD's ``generate`` by wrapping the
     method on that model instance, and each part's functions by wrappers put in place of the function in every
     loaded ``tpc_core`` module that holds it (methods: on their class). A stack of open frames makes each time
     exclusive: a frame's time less its children's is its own. ``seconds["model"]`` is the model time; the other
@@ -102,10 +102,13 @@ class PartClock:
         self._compressor = compressor
         self._restore: list[Callable[[], None]] = []
         self._ctd_seen: set[int] = set()
-        model = compressor.encoder.model
-        pre = model.register_forward_pre_hook(lambda *_: self.enter("model"))
-        post = model.register_forward_hook(lambda *_: self.leave())
-        self._restore += [pre.remove, post.remove]
+        encoder = compressor.encoder
+        # The backbone, and the encoder's slim pass where a tree has one (it runs the layers without the backbone's
+        # forward): one of them runs each pass.
+        for model in [encoder.model] + [module for module in (getattr(encoder, "slim", None),) if module is not None]:
+            pre = model.register_forward_pre_hook(lambda *_: self.enter("model"))
+            post = model.register_forward_hook(lambda *_: self.leave())
+            self._restore += [pre.remove, post.remove]
         for part, targets in PARTS.items():
             for target in targets:
                 self._wrap(part, target)

@@ -40,10 +40,17 @@ CORPUS_TOKENS = (60, 300)
 
 
 class EncoderClock:
-    """Seconds inside the encoder's forward passes, from forward pre/post hooks (nested calls counted once)."""
+    """Seconds inside the encoder's forward passes, from forward pre/post hooks (nested calls counted once).
 
-    def __init__(self, compressor: Any) -> None:
+    Args:
+        compressor: A loaded ``TPCCompressor``.
+        synchronize: Called at both edges of a pass (a CUDA device's ``synchronize``: the pass's device time, not
+            its launches); ``None`` on the CPU.
+    """
+
+    def __init__(self, compressor: Any, synchronize: Any = None) -> None:
         encoder = compressor.encoder
+        self._synchronize = synchronize or (lambda: None)  # on CUDA: wait for the device at each edge of a pass
         modules = [encoder.model] + [module for module in (getattr(encoder, "slim", None),) if module is not None]
         self.seconds = 0.0
         self._depth = 0
@@ -55,19 +62,23 @@ class EncoderClock:
 
     def _enter(self) -> None:
         if self._depth == 0:
+            self._synchronize()
             self._started = time.perf_counter()
         self._depth += 1
 
     def _leave(self) -> None:
         self._depth -= 1
         if self._depth == 0:
+            self._synchronize()
             self.seconds += time.perf_counter() - self._started
 
     def call(self, function: Any) -> tuple[float, float]:
         """Wall seconds of ``function()`` and the encoder's seconds inside it."""
         self.seconds = 0.0
+        self._synchronize()
         started = time.perf_counter()
         function()
+        self._synchronize()
         return time.perf_counter() - started, self.seconds
 
     def close(self) -> None:

@@ -138,12 +138,8 @@ class SentenceCache:
         return entries
 
     def read(self, value: object, fingerprint: bytes | None) -> Entry:
-        """The entry a value :meth:`fetch` returned stands for: decoded and checked (another store's bytes).
-
-        Raises:
-            DamagedEntry: A value that is not a sound entry of ``fingerprint`` (see
-                :func:`~tpc_core.cache.entry.decode_entry`).
-        """
+        """The entry a value :meth:`fetch` returned stands for, decoded and checked; raises
+        :class:`~tpc_core.cache.entry.DamagedEntry` for a value that is not a sound entry of ``fingerprint``."""
         return decode_entry(value, fingerprint)
 
     def put_many(self, items: Sequence[tuple[str, Entry]]) -> int:
@@ -204,10 +200,8 @@ class SentenceCache:
 class MemoryCache(SentenceCache):
     """Entries in this process's memory, least recently used first out, never more than ``max_bytes``.
 
-    A value written is decoded and checked once, and held as that decoded :class:`~tpc_core.cache.entry.Entry`
-    (spans and counts as tuples, embeddings as the stored dtype reads back) with its encoded size, which is what
-    ``max_bytes`` bounds: a read returns the held entry itself, shared by every call that finds it, so nothing
-    changes an entry's embeddings in place (the engine copies them when it joins a prompt's documents).
+    A value written is decoded and checked once and held as that frozen :class:`~tpc_core.cache.entry.Entry` with
+    its encoded size (what ``max_bytes`` bounds); a read returns it, shared, so nothing changes it in place.
 
     Args:
         max_bytes: The most bytes of entries held (default 256 MiB, about 650k MiniLM sentences in int8).
@@ -246,8 +240,8 @@ class MemoryCache(SentenceCache):
         return value
 
     def store(self, items: Sequence[tuple[str, bytes]]) -> None:
-        # Decoded outside the lock: the one check a value held here ever gets. A value that does not decode (only
-        # a direct store() of foreign bytes can hold one) is kept as it is, and read as any store's damaged value.
+        # Decoded outside the lock, once. A value that does not decode (only a direct store() of foreign bytes) is
+        # kept as it is, and read as any store's damaged value.
         decoded = [(key, _decoded_or_raw(value), len(value)) for key, value in items]
         with self._lock:
             for key, entry, size in decoded:

@@ -59,14 +59,12 @@ class SlimBert(nn.Module):
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
         """Last hidden states ``(B, L, d)`` of ``input_ids`` ``(B, L)``; ``attention_mask`` ``(B, L)`` (1: a token,
-        0: padding) or ``None`` (no padding)."""
+        0: padding) or ``None`` where no row is padded (the caller knows it without reading the device)."""
         batch, length = input_ids.shape
         # The model's order of additions: word + token type, then + position (float sums are not associative).
         hidden = F.embedding(input_ids, self.word) + self.token_type_table[0] + self.position[:length]
         hidden = F.layer_norm(hidden, (hidden.shape[-1],), *self.embedding_norm)
-        mask = None
-        if attention_mask is not None and not bool(attention_mask.all()):
-            mask = attention_mask.bool()[:, None, None, :]
+        mask = None if attention_mask is None else attention_mask.bool()[:, None, None, :]
         shape = (batch, length, self.heads, self.head_size)
         width = self.heads * self.head_size
         for (query_weight, query_bias, key_weight, key_bias, value_weight, value_bias, out_weight, out_bias,
