@@ -1,16 +1,14 @@
 """The slim forward pass of a BERT-style encoder: its layers called as tensor operations on its own weights.
 
-A transformers ``BertModel`` forward pass goes through about 90 module calls per pass (each layer's attention,
-projections, norms), a signature inspection per layer, output capture and mask building; on a CPU thread that is
-most of the cost of a short pass (a question of twenty tokens). :class:`SlimBert` reads the same weights (the
-model's own parameters, not copies) and computes the same last hidden states with ``F.linear``,
-``F.layer_norm``, ``F.gelu`` and ``F.scaled_dot_product_attention``, with one attention mask built per pass
-(none when no row is padded). It skips the pooler (nothing reads it).
+A transformers ``BertModel`` forward pass goes through about 90 module calls (each layer's attention, projections,
+norms), a signature inspection per layer, output capture, mask building and a pooler nothing reads.
+:class:`SlimBert` reads the same weights (the model's own parameters, not copies) and computes the same last hidden
+states with ``F.linear``, ``F.layer_norm``, ``F.gelu`` and ``F.scaled_dot_product_attention``, with one attention
+mask per pass (none when no row is padded).
 
-:func:`slim_encoder` builds one only for a model it can stand for exactly: a BERT-family encoder (``bert`` and
-nothing else assumed) whose layers are the stock modules, absolute
-positions, GELU, no decoder or cross-attention. For any other model it returns ``None`` and the CSE calls the
-model as it is.
+:func:`slim_encoder` builds one only for a model it can stand for exactly: a ``BertModel`` whose layers are the
+stock modules, with absolute positions, GELU, no decoder or cross-attention. For any other model it returns
+``None`` and the CSE calls the model as it is.
 """
 
 from __future__ import annotations
