@@ -15,7 +15,9 @@ Usage:
 * **Latency** by prompt length (1k, 4k, 10k, 32k tokens; ``--quick``: 256 and 1k): the median of ``--repeats``
   ``compress`` calls after a warm-up, prompt-aware and prompt-agnostic with the request written in the prompt,
   beside the model's own forward pass over the same tokens (the compressor's CSE backbone, 512-position windows,
-  8 per batch, inputs already on the device: what reading every token once costs on this device).
+  8 per batch, inputs already on the device: what reading every token once costs on this device); the GPU floor
+  (every window the compressor reads the prompt in, in one pass of its encoder); and the engine's own time, each
+  call less its encoder passes (:class:`benchmarks.engine_split.EncoderClock`, synchronised on CUDA).
 * **Throughput**: 512 short passages (``--quick``: 32) in one ``compress_batch(batch_size=64)`` call, with a fixed
   description and with none, against one long prompt (10k tokens; ``--quick``: 1k), in tokens per second.
 * **Memory** (CUDA): allocated memory before and after 100 calls (``--quick``: 10) that follow a warm-up, and
@@ -54,6 +56,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.engine_split import EncoderClock, timed
 from benchmarks.protocol.loaders import DataNotFoundError, load_qa_dev
 from benchmarks.protocol.metrics import evidence_recall
 from benchmarks.protocol.timing_inputs import load_passages
@@ -309,11 +312,56 @@ def latency(compressor: Any, lengths: Sequence[int], repeats: int, rate: float,
         agnostic = median_seconds(lambda: compressor.compress(templated, rate=rate, splitter=splitter,
                                                               describe_bare=False), repeats, compressor.device)
         model = median_seconds(forward, repeats, compressor.device)
+        floor = median_seconds(one_pass(compressor, text, splitter), repeats, compressor.device)
+        split = own_time(compressor, {"aware": lambda: compressor.compress(text, question=question, rate=rate,
+                                                                           splitter=splitter),
+                                      "agnostic": lambda: compressor.compress(templated, rate=rate, splitter=splitter,
+                                                                              describe_bare=False)}, repeats)
         source = compressor.compress(templated, rate=rate, splitter=splitter, describe_bare=False).task_source
         rows.append({"target_tokens": length, "tokens": compressor.token_counter(text), "aware_ms": aware * 1e3,
                      "agnostic_ms": agnostic * 1e3, "agnostic_task_source": str(source), "forward_ms": model * 1e3,
-                     "aware_over_forward": aware / model, "agnostic_over_aware": agnostic / aware})
+                     "aware_over_forward": aware / model, "agnostic_over_aware": agnostic / aware,
+                     "one_pass_floor_ms": floor * 1e3, "aware_over_floor": aware / floor, "split": split})
     return rows
+
+
+def one_pass(compressor: Any, text: str, splitter: str | None) -> Any:
+    """The GPU floor: the encoder alone over every window the compressor reads ``text`` in (split with
+    ``splitter``, default the checkpoint's), in **one** pass (its
+    slim pass where it has one), inputs already on the device."""
+    import torch  # lazy: loads torch
+
+    from tpc_core.engine.scoring.cse import pad_batch  # lazy: loads torch
+    from tpc_core.segmentation import get_splitter, split_sentences  # lazy: loads torch with tpc_core
+
+    encoder = compressor.encoder
+    spans = split_sentences(text, get_splitter(splitter or compressor.config.splitter))
+    ids = encoder.tokenize([text[start:end] for start, end in spans])
+    rows = [window.input_ids for _, window, _ in encoder.context_windows([ids])]
+    input_ids, attention = (tensor.to(compressor.device) for tensor in pad_batch(rows, 0))
+    model = getattr(encoder, "slim", None)
+
+    def forward() -> None:
+        with torch.inference_mode():
+            if model is not None:
+                model(input_ids, attention)
+            else:
+                encoder.model(input_ids=input_ids, attention_mask=attention)
+    return forward
+
+
+def own_time(compressor: Any, calls: dict[str, Any], repeats: int) -> dict[str, dict[str, float]]:
+    """Each call's median wall, encoder and own ms (:class:`benchmarks.engine_split.EncoderClock`; on CUDA the
+    device is synchronised at each edge of a pass, so the encoder's ms are its device time)."""
+    import torch  # lazy: loads torch
+
+    device = compressor.device
+    clock = EncoderClock(compressor, torch.cuda.synchronize if device.type == "cuda" else None)
+    try:
+        return {name: {key: value for key, value in timed(clock, call, repeats).items() if key != "own_ms_all"}
+                for name, call in calls.items()}
+    finally:
+        clock.close()
 
 
 def throughput(compressor: Any, passages: int, long_tokens: int, splitter: str | None) -> dict[str, Any]:
@@ -420,6 +468,14 @@ def markdown(report: dict[str, Any]) -> str:
         lines.append(f"| {row['tokens']} | {row['aware_ms']:.1f} ms | {row['agnostic_ms']:.1f} ms "
                      f"({row['agnostic_task_source']}) | {row['forward_ms']:.1f} ms | {row['aware_over_forward']:.1f}× | "
                      f"{row['agnostic_over_aware']:.2f}× |")
+    lines += ["", "## The engine's own time (the call less the encoder's passes, device-synchronised hooks)", "",
+              "| prompt tokens | aware call ms | aware encoder ms | **aware own ms** | agnostic call ms | agnostic "
+              "encoder ms | **agnostic own ms** | one-pass floor ms | aware / floor |", "|---|---|---|---|---|---|---|---|---|"]
+    for row in report["latency"]:
+        aware, agnostic = row["split"]["aware"], row["split"]["agnostic"]
+        lines.append(f"| {row['tokens']} | {aware['call_ms']:.1f} | {aware['encoder_ms']:.1f} | **{aware['own_ms']:.1f}** "
+                     f"| {agnostic['call_ms']:.1f} | {agnostic['encoder_ms']:.1f} | **{agnostic['own_ms']:.1f}** | "
+                     f"{row['one_pass_floor_ms']:.1f} | {row['aware_over_floor']:.1f}× |")
     lines += ["", "## Throughput", "", "| input | texts | tokens | seconds | tokens/s | × long prompt |",
               "|---|---|---|---|---|---|"]
     for name, row in report["throughput"].items():

@@ -4,6 +4,7 @@ Usage:
     python -m benchmarks.engine_overhead [--tokens 10000] [--repeats 3] [--model tpc-mini] [--threads N]
     python -m benchmarks.engine_overhead --compare d419b9d [--rounds 3]   # before / after, alternated
     python -m benchmarks.engine_overhead --quick                           # a tiny prompt: a check, not a figure
+    python -m benchmarks.engine_overhead --split [--out DIR]               # the engine-v5 definition (below)
 
 "Model time" is the wall time inside the CSE backbone's forward passes and the CTD's ``generate`` calls; the
 engine's **own time** is the call minus the model time: splitting, tokenising and counting, windows and pooling,
@@ -26,6 +27,11 @@ line prints prompt-aware / floor against the speed floor's limit of 1.15×.
 measurement is a subprocess run from its tree's root (so it imports that tree's ``tpc_core``), base and current
 alternated ``--rounds`` times; it prints both trees' own time per mode and part (medians over the rounds) and
 their ratio. Every output records the load average. Asserts nothing.
+
+``--split`` measures the other definition of the engine's own time (:mod:`benchmarks.engine_split`): no part is
+wrapped (the part wrappers above cost time of their own, which the rows above count as the engine's), only
+forward pre/post hooks on the encoder; median of 5 calls after **one** warm-up; 2 torch threads; the warm cached
+call and the short-document corpus on the same load.
 """
 
 from __future__ import annotations
@@ -82,7 +88,7 @@ COMPARED = (*MODES[:2], WARM)
 class PartClock:
     """Exclusive seconds per part of a compress call, and inside the models, timed from outside the engine.
 
-    The CSE backbone's forward passes are timed with torch forward hooks, the CTD's ``generate`` by wrapping the
+    The CSE backbone's forward passes (or its slim pass's) are timed with torch forward hooks, the CTD's ``generate`` by wrapping the
     method on that model instance, and each part's functions by wrappers put in place of the function in every
     loaded ``tpc_core`` module that holds it (methods: on their class). A stack of open frames makes each time
     exclusive: a frame's time less its children's is its own. ``seconds["model"]`` is the model time; the other
@@ -96,10 +102,13 @@ class PartClock:
         self._compressor = compressor
         self._restore: list[Callable[[], None]] = []
         self._ctd_seen: set[int] = set()
-        model = compressor.encoder.model
-        pre = model.register_forward_pre_hook(lambda *_: self.enter("model"))
-        post = model.register_forward_hook(lambda *_: self.leave())
-        self._restore += [pre.remove, post.remove]
+        encoder = compressor.encoder
+        # The backbone, and the encoder's slim pass where a tree has one (it runs the layers without the backbone's
+        # forward): one of them runs each pass.
+        for model in [encoder.model] + [module for module in (getattr(encoder, "slim", None),) if module is not None]:
+            pre = model.register_forward_pre_hook(lambda *_: self.enter("model"))
+            post = model.register_forward_hook(lambda *_: self.leave())
+            self._restore += [pre.remove, post.remove]
         for part, targets in PARTS.items():
             for target in targets:
                 self._wrap(part, target)
@@ -348,12 +357,23 @@ def main(argv: list[str] | None = None) -> None:
                         help="wall: perf_counter; cpu: the main thread's CPU time, one torch thread and no tokenizer "
                              "threads (steadier on a shared machine; what a quiet machine's wall time would be)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--split", action="store_true",
+                        help="the engine-v5 definition: call minus encoder forwards, no part wrappers, median of 5 "
+                             "after one warm-up, with the warm one-thread call and short documents")
+    parser.add_argument("--out", help="with --split: a folder to write split.{md,json} to")
+    parser.add_argument("--split-repeats", type=int, default=5, help="with --split: timed calls per row")
+    parser.add_argument("--corpus-docs", type=int, default=512, help="with --split: short passages")
+    parser.add_argument("--corpus-repeats", type=int, default=2, help="with --split: timed corpus runs")
     args = parser.parse_args(argv)
     if args.clock == "cpu":  # the tokenizer's own threads would be CPU time this clock does not see
         os.environ["TOKENIZERS_PARALLELISM"] = "false"
     if args.quick:
         args.tokens, args.repeats, args.rounds = QUICK_TOKENS, 1, 1
-    if args.worker:
+    if args.split:
+        from benchmarks.engine_split import split_report  # lazy: the split's own module, torch loaded there
+
+        split_report(args, make_inputs(args.tokens), MODES[:2], WARM)
+    elif args.worker:
         worker(args)
     elif args.compare:
         compare(args)

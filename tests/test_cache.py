@@ -309,6 +309,24 @@ def test_the_memory_cache_never_exceeds_its_byte_limit(limit, operations):
         assert info.entries == len(held)
 
 
+@pytest.mark.parametrize("dtype", ["fp32", "fp16", "int8"])
+def test_the_memory_cache_hands_back_one_decoded_entry_the_stored_bytes_read_as(dtype, monkeypatch):
+    import tpc_core.cache.stores as stores
+
+    cache = MemoryCache(dtype=dtype)
+    key = entry_key(FINGERPRINT, "a")
+    cache.put_many([(key, make_entry(sentences=4, dim=16))])
+    decoded = decode_entry(encode_entry(make_entry(sentences=4, dim=16), dtype), FINGERPRINT)
+    monkeypatch.setattr(stores, "decode_entry", lambda *_: pytest.fail("a warm read decoded its entry"))
+    first, second = cache.get_many([key, key], fingerprint=FINGERPRINT)
+    assert first is second  # held decoded, not decoded again on each read
+    assert (first.spans, first.counts, first.document_tokens, first.text_length) == \
+        (decoded.spans, decoded.counts, decoded.document_tokens, decoded.text_length)
+    assert torch.equal(first.embeddings, decoded.embeddings)
+    assert cache.get_many([key], fingerprint=b"x" * 16) == [None]  # another fingerprint: damaged
+    assert cache.info().errors == 1
+
+
 def test_the_memory_cache_drops_the_least_recently_used_first():
     size = len(encode_entry(make_entry(), "fp32"))
     cache = MemoryCache(max_bytes=2 * size, dtype="fp32")

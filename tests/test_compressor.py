@@ -111,7 +111,7 @@ def test_sentence_larger_than_budget_is_skipped_with_warning(tpc_mini):
 @pytest.mark.parametrize("text", ["", "   \n\t  "])
 def test_empty_input_gives_empty_result_without_model_call(tpc_mini, text):
     calls = []
-    handle = tpc_mini.encoder.model.register_forward_hook(lambda *_: calls.append(1))
+    handle = tpc_mini.encoder.forward_module.register_forward_hook(lambda *_: calls.append(1))
     try:
         result = tpc_mini.compress(text)
     finally:

@@ -128,8 +128,9 @@ def test_plan_batches_keeps_long_windows_apart_from_short_ones():
 @pytest.mark.slow
 def test_a_repeated_question_is_encoded_once_and_reads_as_if_alone(tpc_mini):
     rows = []
-    hook = tpc_mini.encoder.model.register_forward_pre_hook(
-        lambda _module, _args, kwargs: rows.append(kwargs["input_ids"].shape[0]), with_kwargs=True)
+    hook = tpc_mini.encoder.forward_module.register_forward_pre_hook(  # the slim pass: (input_ids, mask)
+        lambda _module, args, kwargs: rows.append((args[0] if args else kwargs["input_ids"]).shape[0]),
+        with_kwargs=True)
     try:
         repeated = tpc_mini.encoder.encode_questions(["Who signed it?"] * 5 + ["When?"])
     finally:

@@ -26,7 +26,11 @@ def test_quick_device_check_on_the_cpu_writes_every_figure(tmp_path):
     assert [row["target_tokens"] for row in written["latency"]] == [256, 1000]
     for row in written["latency"]:
         assert 0 < row["tokens"] <= row["target_tokens"]
-        assert all(row[key] > 0 for key in ("aware_ms", "agnostic_ms", "forward_ms", "aware_over_forward"))
+        assert all(row[key] > 0 for key in ("aware_ms", "agnostic_ms", "forward_ms", "aware_over_forward",
+                                            "one_pass_floor_ms"))
+        for mode in ("aware", "agnostic"):  # the call less its encoder passes: both parts seen
+            split = row["split"][mode]
+            assert 0 < split["encoder_ms"] < split["call_ms"] and split["own_ms"] > 0
     throughput = written["throughput"]
     assert set(throughput) == {"passages_fixed_description", "passages_no_description", "long_prompt"}
     assert throughput["passages_no_description"]["texts"] == 32
@@ -34,7 +38,8 @@ def test_quick_device_check_on_the_cpu_writes_every_figure(tmp_path):
     assert written["profile"]["python"] and written["profile"]["total_ms"] > 0
     assert written["memory"] == {"measured": False, "reason": "CUDA only (device cpu)"}
     table = (tmp_path / "device_check.md").read_text(encoding="utf-8")
-    for section in ("## Agreement", "## Latency", "## Throughput", "## Memory", "## Profile"):
+    for section in ("## Agreement", "## Latency", "## The engine's own time", "## Throughput", "## Memory",
+                    "## Profile"):
         assert section in table
 
 

@@ -18,7 +18,7 @@ QUERIES = ["Where did Alice go?", "What is in Italy?", "Who bought a coat?", "Wh
 def gated(tiny):
     """The engine's first forward pass waits until the test opens the gate (or 30 s pass)."""
     gate, outcome = threading.Event(), []
-    handle = tiny.encoder.model.register_forward_pre_hook(lambda *_: outcome.append(gate.wait(30)) or None)
+    handle = tiny.encoder.forward_module.register_forward_pre_hook(lambda *_: outcome.append(gate.wait(30)) or None)
     yield gate, outcome
     handle.remove()
 

@@ -3,8 +3,11 @@
 A :class:`SentenceCache` reads and writes encoded entries (:mod:`tpc_core.cache.entry`) through two hooks a store
 implements, :meth:`SentenceCache.fetch` and :meth:`SentenceCache.store`, and does the rest once for all of them:
 
-* every value read is decoded and checked (:func:`~tpc_core.cache.entry.decode_entry`); a damaged one is
-  logged, counted in ``errors`` and read as a miss, so the document is recomputed and its entry overwritten;
+* every value read from a store outside this process's memory (a file, Redis, an external store) is decoded and
+  checked (:func:`~tpc_core.cache.entry.decode_entry`); a damaged one is logged, counted in ``errors`` and read as
+  a miss, so the document is recomputed and its entry overwritten. :class:`MemoryCache` decodes and checks each
+  value once, when it is written, and keeps the decoded, frozen :class:`~tpc_core.cache.entry.Entry` (exactly what a
+  read of the bytes would give): a warm read hands it back with no decoding (:meth:`SentenceCache.read`);
 * a store that raises on a read or a write costs that call its cache, never its result: the call goes on
   uncached and the first failure warns (once per cache);
 * hits, misses, evictions, errors are counted under a lock, so one cache serves many threads.
@@ -126,13 +129,18 @@ class SentenceCache:
                 entries.append(None)
                 continue
             try:
-                entries.append(decode_entry(value, fingerprint))
+                entries.append(self.read(value, fingerprint))
             except DamagedEntry as damage:
                 self.report_damaged(key, str(damage))
                 entries.append(None)
         found = sum(entry is not None for entry in entries)
         self._add(hits=found, misses=len(keys) - found)
         return entries
+
+    def read(self, value: object, fingerprint: bytes | None) -> Entry:
+        """The entry a value :meth:`fetch` returned stands for, decoded and checked; raises
+        :class:`~tpc_core.cache.entry.DamagedEntry` for a value that is not a sound entry of ``fingerprint``."""
+        return decode_entry(value, fingerprint)
 
     def put_many(self, items: Sequence[tuple[str, Entry]]) -> int:
         """Store entries (encoded in this cache's dtype); returns how many were written (0 if the store failed)."""
@@ -192,6 +200,9 @@ class SentenceCache:
 class MemoryCache(SentenceCache):
     """Entries in this process's memory, least recently used first out, never more than ``max_bytes``.
 
+    A value written is decoded and checked once and held as that frozen :class:`~tpc_core.cache.entry.Entry` with
+    its encoded size (what ``max_bytes`` bounds); a read returns it, shared, so nothing changes it in place.
+
     Args:
         max_bytes: The most bytes of entries held (default 256 MiB, about 650k MiniLM sentences in int8).
         dtype: See :class:`SentenceCache`.
@@ -205,33 +216,46 @@ class MemoryCache(SentenceCache):
         _check_max_bytes(max_bytes)
         super().__init__(dtype=dtype)
         self.max_bytes = max_bytes
-        self._values: OrderedDict[str, bytes] = OrderedDict()
+        self._values: OrderedDict[str, tuple[Entry | bytes, int]] = OrderedDict()  # key -> (entry, encoded bytes)
         self._held_bytes = 0
 
     def fetch(self, keys: Sequence[str]) -> list[object | None]:
+        """The held entries of ``keys`` (decoded :class:`~tpc_core.cache.entry.Entry` values, ``None`` where none)."""
         with self._lock:
-            found = []
+            found: list[object | None] = []
             for key in keys:
-                value = self._values.get(key)
-                if value is not None:
+                held = self._values.get(key)
+                if held is not None:
                     self._values.move_to_end(key)
-                found.append(value)
+                found.append(None if held is None else held[0])
             return found
 
+    def read(self, value: object, fingerprint: bytes | None) -> Entry:
+        """The held entry itself (decoded and checked when it was written); only its fingerprint is compared."""
+        if not isinstance(value, Entry):
+            return decode_entry(value, fingerprint)
+        if fingerprint is not None and value.fingerprint != fingerprint:
+            raise DamagedEntry("written under another model, config, splitter, tokenizer or storage dtype "
+                               "(fingerprint)")
+        return value
+
     def store(self, items: Sequence[tuple[str, bytes]]) -> None:
+        # Decoded outside the lock, once. A value that does not decode (only a direct store() of foreign bytes) is
+        # kept as it is, and read as any store's damaged value.
+        decoded = [(key, _decoded_or_raw(value), len(value)) for key, value in items]
         with self._lock:
-            for key, value in items:
+            for key, entry, size in decoded:
                 old = self._values.pop(key, None)
-                self._held_bytes -= len(old) if old is not None else 0
-                if len(value) > self.max_bytes:  # larger than the whole cache: never held
+                self._held_bytes -= old[1] if old is not None else 0
+                if size > self.max_bytes:  # larger than the whole cache: never held
                     self._counts["evictions"] += 1
                     continue
-                while self._values and self._held_bytes + len(value) > self.max_bytes:
-                    _, dropped = self._values.popitem(last=False)
-                    self._held_bytes -= len(dropped)
+                while self._values and self._held_bytes + size > self.max_bytes:
+                    _, (_, dropped) = self._values.popitem(last=False)
+                    self._held_bytes -= dropped
                     self._counts["evictions"] += 1
-                self._values[key] = value
-                self._held_bytes += len(value)
+                self._values[key] = (entry, size)
+                self._held_bytes += size
 
     def held(self) -> tuple[int, int]:
         with self._lock:
@@ -407,6 +431,14 @@ class DirectoryCache(SentenceCache):
 
     def __repr__(self) -> str:
         return f"DirectoryCache({str(self.directory)!r}, max_bytes={self.max_bytes}, dtype={self.dtype!r})"
+
+
+def _decoded_or_raw(value: bytes) -> Entry | bytes:
+    """The entry ``value`` encodes, or ``value`` itself where it is damaged (then every read reports it)."""
+    try:
+        return decode_entry(value)
+    except DamagedEntry:
+        return value
 
 
 def _check_max_bytes(max_bytes: object) -> None:

@@ -22,10 +22,13 @@ import torch.nn.functional as F
 
 from tpc_core.config import CSEConfig
 from tpc_core.diagnostics.caller import warn_at_caller
+from tpc_core.engine.scoring.pooling import PoolPlan, plan_pooling, pool_question, pool_sentence, pool_spans
+from tpc_core.engine.scoring.slim import SlimBert, slim_encoder
 from tpc_core.engine.tokens import BatchEncoder, tokenizer_fingerprint
 
-__all__ = ["POOL_GROUP_BYTES", "ContextSentenceEncoder", "Slot", "Window", "bidirectional_mask", "pad_batch",
-           "plan_batches", "plan_windows", "pool_question", "pool_sentence", "pool_spans", "special_token_frame"]
+__all__ = ["POOL_GROUP_BYTES", "ContextSentenceEncoder", "PoolPlan", "Slot", "Window", "bidirectional_mask",
+           "pad_batch", "plan_batches", "plan_pooling", "plan_windows", "pool_question", "pool_sentence", "pool_spans",
+           "special_token_frame"]
 
 
 class Slot(NamedTuple):
@@ -106,49 +109,6 @@ def plan_batches(lengths: Sequence[int], max_rows: int, call_cost_tokens: int) -
         batches.append(order[cut[end]: end])
         end = cut[end]
     return batches[::-1]
-
-
-def pool_sentence(hidden: torch.Tensor, start: int, end: int, marker: int, pooling: str) -> torch.Tensor:
-    """A sentence's vector from one window's hidden states ``(L, d)``: its marker's state, or the mean of its
-    own tokens (``pooling="mean"``)."""
-    return hidden[marker] if pooling == "marker" else hidden[start: max(end, start + 1)].mean(dim=0)
-
-
-def pool_question(hidden: torch.Tensor, length: int, suffix_length: int, pooling: str) -> torch.Tensor:
-    """A question window's vector from its hidden states ``(L, d)``: the ``<end_of_question>`` state (just
-    before the frame suffix), or the mean over its ``length`` real tokens."""
-    return hidden[length - suffix_length - 1] if pooling == "marker" else hidden[:length].mean(dim=0)
-
-
-def pool_spans(hidden: torch.Tensor, spans: Sequence[tuple[int, int, int, int]], pooling: str) -> torch.Tensor:
-    """The vectors of many spans of one batch's hidden states ``(B, L, d)`` at once: ``(n, d)``, on ``hidden``'s
-    device (what :func:`pool_sentence` gives for each, in one batched product instead of ``n`` small ops).
-
-    Args:
-        hidden: A batch's last hidden states.
-        spans: ``(row, start, end, marker)`` of each span: its tokens ``start`` to ``end`` (exclusive; an empty
-            span reads the token at ``start``) in batch row ``row``, and its marker position.
-        pooling: ``"marker"`` (the marker's state) or a mean over the span's tokens.
-    """
-    if not spans:
-        return hidden.new_zeros((0, hidden.shape[-1]))
-    # Each span's place among its row's spans, and its end (at least one token), worked out here: nothing is read
-    # back from the device, and the span table reaches it in one small copy.
-    seen: dict[int, int] = {}
-    rows_of_spans = []
-    for row, start, end, marker in spans:
-        place = seen.get(row, 0)
-        seen[row] = place + 1
-        rows_of_spans.append((row, place, start, max(end, start + 1), marker))
-    table = torch.tensor(rows_of_spans, dtype=torch.long, device=hidden.device)
-    rows, places = table[:, 0], table[:, 1]
-    if pooling == "marker":
-        return hidden[rows, table[:, 4]]
-    starts, ends = table[:, 2:3], table[:, 3:4]
-    positions = torch.arange(hidden.shape[1], device=hidden.device)
-    selector = hidden.new_zeros((hidden.shape[0], max(seen.values()), hidden.shape[1]))
-    selector[rows, places] = ((positions >= starts) & (positions < ends)).to(hidden.dtype)
-    return torch.bmm(selector, hidden)[rows, places] / (ends - starts).to(hidden.dtype)
 
 
 def plan_windows(sentence_ids: Sequence[Sequence[int]], *, max_window_tokens: int, overlap_tokens: int,
@@ -267,6 +227,14 @@ class ContextSentenceEncoder:
         self.tokenizer_fingerprint = tokenizer_fingerprint(self._backend)
         # Most rows per forward pass once a batch did not fit in the device's memory (None: no limit met yet).
         self.max_rows: int | None = None
+        # The layers called as tensor operations where that computes exactly the model's forward pass.
+        self.slim: SlimBert | None = slim_encoder(model) if architecture == "encoder" else None
+
+    @property
+    def forward_module(self) -> torch.nn.Module:
+        """The module every forward pass calls (:attr:`slim` where there is one, else :attr:`model`): a forward hook
+        on it sees each pass."""
+        return self.slim if self.slim is not None else self.model
 
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
         """Token ids of each text, without special tokens or truncation."""
@@ -309,12 +277,17 @@ class ContextSentenceEncoder:
     def _forward(self, batch: list[list[int]], padded: tuple[torch.Tensor, torch.Tensor] | None = None
                  ) -> torch.Tensor:
         input_ids, attention = padded if padded is not None else self.pad(batch)
+        if self.slim is not None:
+            # Whether any row is padded is known here, on the host: the pass needs no mask otherwise.
+            mask = None if all(len(ids) == len(batch[0]) for ids in batch) else attention.to(self.device)
+            with torch.inference_mode():
+                return self.slim(input_ids.to(self.device), mask).float()
         input_ids, attention = input_ids.to(self.device), attention.to(self.device)
-        mask: torch.Tensor = attention
+        model_mask: torch.Tensor = attention
         if self.architecture == "decoder":
-            mask = bidirectional_mask(attention, self.model.dtype)
+            model_mask = bidirectional_mask(attention, self.model.dtype)
         with torch.inference_mode():
-            hidden = self.model(input_ids=input_ids, attention_mask=mask).last_hidden_state
+            hidden = self.model(input_ids=input_ids, attention_mask=model_mask).last_hidden_state
         return hidden.float()
 
     def question_inputs(self, questions: Sequence[str]) -> list[list[int]]:
@@ -419,11 +392,12 @@ class ContextSentenceEncoder:
                     if slot.sentence in wanted_set:
                         spans.append((row, slot.start, slot.end, slot.marker))
                         order.append(first_sentence[context_index] + slot.sentence)
-            prepared.append((rows, self.pad(rows), spans))
+            padded = self.pad(rows)
+            prepared.append((rows, padded, plan_pooling(spans, len(rows), padded[0].shape[1], self.config.pooling)))
         # The passes run back to back and their states are pooled together (in groups of POOL_GROUP_BYTES): host
         # work between two passes finds its caches emptied by the model and costs about twice as much.
         pooled: list[torch.Tensor] = []
-        waiting: list[tuple[torch.Tensor, list[tuple[int, int, int, int]]]] = []
+        waiting: list[tuple[torch.Tensor, PoolPlan]] = []
         for number, (rows, padded, spans) in enumerate(prepared):
             waiting.append((self.forward(rows, padded=padded), spans))
             if number == len(prepared) - 1 or sum(hidden.numel() * 4 for hidden, _ in waiting) >= POOL_GROUP_BYTES:
