@@ -151,7 +151,7 @@ def test_a_bare_document_is_compressed_by_the_checkpoint_correction(tiny_checkpo
     from tpc_core import TPCCompressor
 
     compressor = TPCCompressor.from_pretrained(_checkpoint_with(tiny_checkpoint, tmp_path, correction), device="cpu")
-    assert isinstance(compressor._salience_head, LeadCorrection)
+    assert compressor._salience.head is None and isinstance(compressor._salience.lead, LeadCorrection)
     counter = compressor.token_counter
     result = compressor.compress(BARE, rate=0.4, describe_bare=False)
     spans = split_sentences(BARE, "nupunkt")
@@ -181,3 +181,47 @@ def test_a_written_summary_request_uses_the_correction_only_where_it_was_trained
     counts = [compressor.token_counter(prompt[s:e]) for s, e in spans]
     expected = correction.scores([prompt], [spans], counts, enabled=for_summaries).tolist()
     assert [s.score for s in result.sentences] == pytest.approx(expected)
+
+
+def test_with_both_models_a_bare_document_gets_the_correction_and_a_summary_request_the_head(tiny_checkpoint,
+                                                                                             tmp_path):
+    import json
+
+    from test_salience import _random_head
+
+    from tpc_core import TPCCompressor
+    from tpc_core.engine.scoring.salience import salience_scores
+
+    root = _checkpoint_with(tiny_checkpoint, tmp_path, _trained(8))
+    _random_head(32, hidden=4, seed=3).save(root / "salience_head.safetensors")
+    config = json.loads((root / "tpc_config.json").read_text())
+    config["agnostic"].update(salience_head="salience_head.safetensors", lead_correction="lead_correction.safetensors",
+                              salience_lead_weight=1.0)
+    (root / "tpc_config.json").write_text(json.dumps(config))
+    compressor = TPCCompressor.from_pretrained(root, device="cpu")
+    bare = compressor.compress(BARE, rate=0.4, describe_bare=False)
+    spans = split_sentences(BARE, "nupunkt")
+    counts = [compressor.token_counter(BARE[s:e]) for s, e in spans]
+    assert [s.score for s in bare.sentences] == pytest.approx(_trained(8).scores([BARE], [spans], counts).tolist())
+    from tpc_core.engine.options import CompressionOptions
+    from tpc_core.engine.reading import segment
+    from tpc_core.segmentation import get_splitter
+
+    prompt = "Summarise the news below in three sentences.\n\n" + BARE
+    asked = compressor.compress(prompt, rate=0.5)
+    segmented = segment((prompt,), get_splitter("nupunkt"), compressor.token_counter, CompressionOptions(rate=0.5))
+    expected = salience_scores(compressor._salience.head, segmented, compressor.scorer.embed([segmented])[0],
+                               lead_weight=1.0)
+    assert asked.task_source == "extracted"
+    assert [s.score for s in asked.sentences] == pytest.approx(expected.tolist(), abs=1e-5)
+
+
+def test_a_config_naming_a_lead_correction_outside_the_checkpoint_is_refused(tmp_path):
+    from tpc_core.config import AgnosticConfig
+    from tpc_core.loading.heads import load_lead_correction
+
+    with pytest.raises(ValueError, match="agnostic.lead_correction"):
+        load_lead_correction(AgnosticConfig(lead_correction="../x.safetensors"), tmp_path / "ckpt")
+    with pytest.raises(ValueError, match="lead_correction"):
+        AgnosticConfig(lead_correction=" ")
+    assert load_lead_correction(AgnosticConfig(), tmp_path) is None

@@ -162,7 +162,7 @@ def test_a_checkpoint_with_a_head_scores_coverage_tasks_with_it(headed_checkpoin
     from tpc_core.segmentation import get_splitter
 
     compressor = TPCCompressor.from_pretrained(headed_checkpoint, device="cpu")
-    head = compressor._salience_head
+    head = compressor._salience.head
     assert isinstance(head, SalienceHead)
     prompt = segment((TEXT,), get_splitter("nupunkt"), compressor.token_counter, CompressionOptions(rate=0.3))
     embeddings = compressor.scorer.embed([prompt])
@@ -190,7 +190,7 @@ def test_a_checkpoint_without_a_head_keeps_the_hand_set_rule(tiny_checkpoint, tm
 
     root = edited_checkpoint(tiny_checkpoint, tmp_path, "agnostic", centrality_weight=1.0, position_weight=0.5)
     compressor = TPCCompressor.from_pretrained(root, device="cpu")
-    assert compressor._salience_head is None
+    assert compressor._salience is None
     prompt = segment((TEXT,), get_splitter("nupunkt"), compressor.token_counter, CompressionOptions(rate=0.3))
     embeddings = compressor.scorer.embed([prompt])
     task = Task(None, TaskSource.COVERAGE, Selection.COVERAGE)
@@ -233,17 +233,18 @@ def test_budget_verbatim_and_order_hold_with_the_head(headed_checkpoint) -> None
 
 
 @pytest.mark.slow
-def test_the_shipped_tpc_mini_salience_model_is_a_lead_correction(tpc_mini) -> None:
+def test_the_shipped_tpc_mini_scores_bare_prompts_by_a_lead_correction(tpc_mini) -> None:
     from tpc_core.engine.options import CompressionOptions
     from tpc_core.engine.reading import segment
     from tpc_core.engine.scoring.lead import LeadCorrection
     from tpc_core.segmentation import get_splitter
 
-    model = tpc_mini._salience_head
+    assert isinstance(tpc_mini._salience.head, SalienceHead)  # written summary requests
+    model = tpc_mini._salience.lead  # prompts that write no request
     assert isinstance(model, LeadCorrection) and not model.for_summaries
     config = TPCConfig.load(tpc_mini.checkpoint_dir)
-    assert config.agnostic.salience_head == "lead_correction.safetensors"
-    assert "salience" in config.extra["training"]
+    assert config.agnostic.lead_correction == "lead_correction.safetensors"
+    assert {"salience", "lead_correction"} <= set(config.extra["training"])
     prompt = segment((TEXT,), get_splitter("nupunkt"), tpc_mini.token_counter, CompressionOptions(rate=0.3))
     counts = [c for doc in prompt.counts for c in doc]
     scores = model.scores(prompt.documents, prompt.spans, counts)
@@ -258,4 +259,4 @@ def test_save_pretrained_carries_the_head(headed_checkpoint, tmp_path) -> None:
     copy = TPCCompressor.from_pretrained(tmp_path / "copy", device="cpu")
     assert copy.config.agnostic.salience_head == "salience_head.safetensors"
     assert copy.config.agnostic.salience_lead_weight == 1.0
-    assert torch.equal(copy._salience_head.weight, compressor._salience_head.weight)
+    assert torch.equal(copy._salience.head.weight, compressor._salience.head.weight)

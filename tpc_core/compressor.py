@@ -32,7 +32,7 @@ from tpc_core.engine.task.finder import FoundRequest, TaskFinder
 from tpc_core.engine.tokens import TokenCounter, TokenCounterSpec, resolve_token_counter
 from tpc_core.loading.checkpoint import HubOptions
 from tpc_core.loading.copying import picklable_state, restore_state
-from tpc_core.loading.heads import load_request_head, load_salience_head
+from tpc_core.loading.heads import load_request_head, load_salience
 from tpc_core.loading.lazy_ctd import LazyDescriptor
 from tpc_core.loading.pretrained import PretrainedMixin
 from tpc_core.segmentation import SentenceSplitter
@@ -69,7 +69,7 @@ class TPCCompressor(PretrainedMixin, CacheMethods):
         # The heads are a few hundred kB: loaded here, so a bad path in the config fails at load time.
         self._scorer: Scorer = build_scorer(config.scorer, encoder)
         self._request_head = load_request_head(config.agnostic, self.checkpoint_dir)
-        self._salience_head = load_salience_head(config.agnostic, self.checkpoint_dir)
+        self._salience = load_salience(config.agnostic, self.checkpoint_dir)
         self._default_counter = resolve_token_counter(None, encoder.tokenizer)
         self._caches = CacheRegistry()  # cache="memory" on two calls, or one directory, is one cache
         self.engine = self._new_engine()
@@ -90,7 +90,7 @@ class TPCCompressor(PretrainedMixin, CacheMethods):
         finder = TaskFinder(self.config.agnostic, self._request_head,
                             self._ctd.describe if self.config.ctd is not None else None, name=self.config.name)
         return Engine(self._scorer, finder, self.config.agnostic, self._default_counter, self.config.splitter,
-                      self._salience_head, self.document_store, self.language_notice())
+                      self._salience, self.document_store, self.language_notice())
 
     @property
     def scorer(self) -> Scorer:

@@ -231,6 +231,9 @@ class AgnosticConfig:
             then apply only to checkpoints without one). ``None``: the hand-set weights.
         salience_lead_weight: Weight of the passage-lead prior blended with an embedding head's score
             (``z(head) + w * z(prior)``); 0: the head alone. A lead correction has the prior built in.
+        lead_correction: Checkpoint file (safetensors) of a lead correction that scores prompts writing no request
+            (bare documents, index-time rows) where ``salience_head`` names an embedding head, which then serves
+            prompts that ask in writing for a summary. ``None``: ``salience_head`` serves both.
     """
 
     request_head: str | None = None
@@ -245,6 +248,7 @@ class AgnosticConfig:
     fallback_description: str = "Summarise the main points of the text."
     salience_head: str | None = None
     salience_lead_weight: float = 0.0
+    lead_correction: str | None = None
 
     def __post_init__(self) -> None:
         check_field_types(self, "agnostic")
@@ -263,13 +267,16 @@ class AgnosticConfig:
                 raise ValueError(f"agnostic.{key} must be a number >= 0, got {value!r}.")
         if not 0.0 <= self.match_share <= 1.0:
             raise ValueError(f"agnostic.match_share must be in [0, 1], got {self.match_share}.")
-        if self.salience_head is not None and not self.salience_head.strip():
-            raise ValueError("agnostic.salience_head must be a file name inside the checkpoint, or null.")
+        for key in ("salience_head", "lead_correction"):
+            value = getattr(self, key)
+            if value is not None and not value.strip():
+                raise ValueError(f"agnostic.{key} must be a file name inside the checkpoint, or null.")
 
     @property
     def uses_coverage(self) -> bool:
         """Whether question-less prompts are scored with more than relevance (a salience head, or weights)."""
-        return bool(self.salience_head or self.centrality_weight or self.position_weight or self.redundancy)
+        return bool(self.salience_head or self.lead_correction or self.centrality_weight or self.position_weight
+                    or self.redundancy)
 
 
 @dataclass

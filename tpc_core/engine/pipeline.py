@@ -24,7 +24,7 @@ from tpc_core.diagnostics.notices import runtime_warning
 from tpc_core.engine.options import CompressionOptions, as_documents
 from tpc_core.engine.output.result import CompressionResult, to_result
 from tpc_core.engine.reading import DocumentStore, EmbedDocuments, ReadBatch, read_prompts, segment
-from tpc_core.engine.scoring.salience import SalienceModel
+from tpc_core.engine.scoring.salience import Salience
 from tpc_core.engine.scoring.scorers import Scorer, score_prompts
 from tpc_core.engine.selection.assembly import compress_scored
 from tpc_core.engine.task.finder import FoundRequest, TaskFinder
@@ -50,7 +50,7 @@ class Engine:
         agnostic: The checkpoint's prompt-agnostic settings (coverage weights, redundancy).
         default_counter: The CSE tokenizer's counter (what ``token_counter=None`` means; a store's counts are its).
         default_splitter: The checkpoint's splitter name (what ``splitter=None`` means).
-        salience: The checkpoint's salience model, if it has one.
+        salience: The checkpoint's salience models, if it has any.
         stores: Resolves a ``cache=`` value to a store (``None``: caching is off).
         language: Notices prompts in a script the checkpoint's languages are not written in (``None``: the
             checkpoint declares no languages).
@@ -61,7 +61,7 @@ class Engine:
     agnostic: AgnosticConfig
     default_counter: TokenCounter
     default_splitter: str
-    salience: SalienceModel | None = None
+    salience: Salience | None = None
     stores: StoreFor | None = None
     language: LanguageNotice | None = None
     _splitters: dict[str, SentenceSplitter] = field(default_factory=dict, repr=False)

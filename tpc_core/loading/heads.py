@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from tpc_core.engine.scoring.lead import LeadCorrection
-from tpc_core.engine.scoring.salience import SalienceHead, SalienceModel
+from tpc_core.engine.scoring.salience import Salience, SalienceHead, SalienceModel
 from tpc_core.engine.task.request import RequestHead
 from tpc_core.engine.task.request_sequence import SequenceRequestHead, is_sequence_head
 from tpc_core.loading.paths import inside_checkpoint
@@ -23,7 +23,7 @@ from tpc_core.loading.paths import inside_checkpoint
 if TYPE_CHECKING:
     from tpc_core.config import AgnosticConfig
 
-__all__ = ["load_head", "load_request_head", "load_salience_head"]
+__all__ = ["load_head", "load_lead_correction", "load_request_head", "load_salience", "load_salience_head"]
 
 Head = TypeVar("Head", RequestHead, SalienceHead, SequenceRequestHead, LeadCorrection)
 
@@ -81,3 +81,14 @@ def load_salience_head(config: AgnosticConfig, checkpoint_dir: Path) -> Salience
     ``None`` when it has none: coverage then uses the config's weights."""
     return load_head(_AnySalience, config.salience_head, checkpoint_dir,  # type: ignore[type-var]
                      "agnostic.salience_head")
+
+
+def load_lead_correction(config: AgnosticConfig, checkpoint_dir: Path) -> LeadCorrection | None:
+    """The checkpoint's lead correction (``agnostic.lead_correction``), or ``None`` when it names none."""
+    return load_head(LeadCorrection, config.lead_correction, checkpoint_dir, "agnostic.lead_correction")
+
+
+def load_salience(config: AgnosticConfig, checkpoint_dir: Path) -> Salience | None:
+    """The checkpoint's salience models together (``agnostic.salience_head`` and ``agnostic.lead_correction``), or
+    ``None`` when it names neither."""
+    return Salience.of(load_salience_head(config, checkpoint_dir), load_lead_correction(config, checkpoint_dir))

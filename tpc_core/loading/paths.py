@@ -59,7 +59,7 @@ def check_config_paths(config: TPCConfig, checkpoint_dir: Path, options: Any) ->
                 raise ValueError(f"{name}.base_model {section.base_model!r} must be a relative path inside the "
                                  "checkpoint or a model id ('~' paths are not read).")
             inside_checkpoint(checkpoint_dir, section.base_model, f"{name}.base_model")
-    for key in ("request_head", "salience_head"):
+    for key in ("request_head", "salience_head", "lead_correction"):
         value = getattr(config.agnostic, key)
         if value:
             inside_checkpoint(checkpoint_dir, value, f"agnostic.{key}")

@@ -28,7 +28,7 @@ from tpc_core.engine.scoring.coverage import section_ranks
 from tpc_core.engine.scoring.lead import PASSAGE_MARKER, LeadCorrection, lead_order
 from tpc_core.engine.values import Segmented
 
-__all__ = ["HAND_FEATURES", "PASSAGE_MARKER", "SalienceHead", "SalienceModel", "hand_features", "model_scores", "paragraph_ranks", "passage_lead_scores",
+__all__ = ["HAND_FEATURES", "PASSAGE_MARKER", "Salience", "SalienceHead", "SalienceModel", "hand_features", "model_scores", "paragraph_ranks", "passage_lead_scores",
            "prompt_features", "salience_scores", "zscore"]
 
 _BLANK_LINE = re.compile(r"\n[ \t]*\n\s*")
@@ -287,7 +287,7 @@ def model_scores(model: SalienceModel, prompt: Segmented, embeddings: torch.Tens
     """Each sentence's salience, flat order, by either kind of model.
 
     Args:
-        model: The checkpoint's salience model.
+        model: A salience model.
         prompt: The segmented prompt.
         embeddings: Its ``(n, d)`` CSE sentence embeddings (an embedding head reads them; a lead correction not).
         lead_weight: An embedding head's blend with the lead prior.
@@ -299,3 +299,38 @@ def model_scores(model: SalienceModel, prompt: Segmented, embeddings: torch.Tens
         return model.scores(prompt.documents, prompt.spans, counts,
                             enabled=model.for_summaries or not written_request)
     return salience_scores(model, prompt, embeddings, lead_weight=lead_weight)
+
+
+@dataclass(frozen=True)
+class Salience:
+    """A checkpoint's salience models, and which one scores a prompt that asks for no particular fact.
+
+    A prompt that writes no request (a bare document, an index-time row) is scored by the lead correction where
+    the checkpoint has one; a prompt that asks in writing for a summary by the embedding head where it has one.
+    Either model serves both where it is the only one.
+
+    Attributes:
+        head: The embedding salience head (``agnostic.salience_head``), if any.
+        lead: The lead correction (``agnostic.lead_correction``), if any.
+    """
+
+    head: SalienceHead | None = None
+    lead: LeadCorrection | None = None
+
+    @classmethod
+    def of(cls, head: SalienceModel | None, lead: LeadCorrection | None = None) -> Salience | None:
+        """The bundle of a checkpoint's files (``None`` when it has neither); a lead correction named as the
+        salience head serves as the lead correction."""
+        if isinstance(head, LeadCorrection) and lead is None:
+            head, lead = None, head
+        if head is not None and not isinstance(head, SalienceHead):
+            raise TypeError(f"agnostic.salience_head must hold a salience head, got {type(head).__name__}.")
+        return cls(head, lead) if head is not None or lead is not None else None
+
+    def scores(self, prompt: Segmented, embeddings: torch.Tensor, *, lead_weight: float,
+               written_request: bool) -> torch.Tensor:
+        """Each sentence's salience, flat order, by the model that serves this kind of prompt."""
+        first, second = (self.head, self.lead) if written_request else (self.lead, self.head)
+        model = first if first is not None else second
+        assert model is not None  # of() builds no empty bundle
+        return model_scores(model, prompt, embeddings, lead_weight=lead_weight, written_request=written_request)

@@ -26,7 +26,7 @@ from tpc_core.engine.reading import embed_prompts
 from tpc_core.engine.scoring.coverage import coverage_scores, section_ranks
 from tpc_core.engine.scoring.cse import ContextSentenceEncoder
 from tpc_core.engine.scoring.lexical import bm25_scores
-from tpc_core.engine.scoring.salience import SalienceModel, model_scores
+from tpc_core.engine.scoring.salience import Salience, SalienceModel
 from tpc_core.engine.values import DocumentSentences, Scored, Segmented, Selection, Task, TaskSource
 
 __all__ = ["SCORERS", "CosineBM25", "PooledCosine", "Scorer", "build_scorer", "document_token_ids",
@@ -205,7 +205,7 @@ def build_scorer(config: ScorerConfig, encoder: ContextSentenceEncoder) -> Score
 
 def score_prompts(scorer: Scorer, prompts: Sequence[Segmented], embeddings: Sequence[torch.Tensor],
                   tasks: Sequence[Task], coverage: AgnosticConfig,
-                  salience: SalienceModel | None = None) -> list[Scored]:
+                  salience: Salience | SalienceModel | None = None) -> list[Scored]:
     """Score each prompt's sentences against its task.
 
     Args:
@@ -214,9 +214,10 @@ def score_prompts(scorer: Scorer, prompts: Sequence[Segmented], embeddings: Sequ
         embeddings: Their sentence embeddings (``scorer.embed``).
         tasks: Their tasks (:class:`tpc_core.engine.task.finder.TaskFinder`).
         coverage: The checkpoint's coverage weights, for tasks selected by coverage.
-        salience: The checkpoint's salience model: where given, it scores tasks selected by coverage
-            (:func:`tpc_core.engine.scoring.salience.model_scores`) instead of the hand-set weights.
+        salience: The checkpoint's salience models (:class:`tpc_core.engine.scoring.salience.Salience`, or one
+            model): where given, they score tasks selected by coverage instead of the hand-set weights.
     """
+    salience = salience if salience is None or isinstance(salience, Salience) else Salience.of(salience)
     # A task the salience head scores needs no relevance (its description would be encoded for nothing).
     needed = [task.selection is not Selection.COVERAGE or salience is None for task in tasks]
     wanted = [k for k, need in enumerate(needed) if need]
@@ -227,8 +228,8 @@ def score_prompts(scorer: Scorer, prompts: Sequence[Segmented], embeddings: Sequ
     for prompt, flat, task, relevance in zip(prompts, embeddings, tasks, relevances):
         selection_embeddings = None
         if task.selection is Selection.COVERAGE and salience is not None:
-            relevance = model_scores(salience, prompt, flat, lead_weight=coverage.salience_lead_weight,
-                                     written_request=task.source in (TaskSource.EXTRACTED, TaskSource.MATCHED))
+            relevance = salience.scores(prompt, flat, lead_weight=coverage.salience_lead_weight,
+                                        written_request=task.source in (TaskSource.EXTRACTED, TaskSource.MATCHED))
         elif task.selection is Selection.COVERAGE:
             ranks = [r for doc, spans in zip(prompt.documents, prompt.spans) for r in section_ranks(doc, spans)]
             relevance = coverage_scores(relevance, flat, ranks,
