@@ -23,8 +23,8 @@ from pathlib import Path
 
 import torch
 
-__all__ = ["LAYOUT_FEATURES", "PASSAGE_MARKER", "LeadCorrection", "PassageLayout", "layout_features", "lead_order",
-           "passage_layout"]
+__all__ = ["LAYOUT_FEATURES", "PASSAGE_MARKER", "LeadCorrection", "PassageLayout", "head_tensors", "layout_features",
+           "lead_order", "passage_layout"]
 
 # Numbered passage markers ("Passage 3:", "Document [2] (Title: ...)", "Article 1"): a multi-passage prompt's layout.
 PASSAGE_MARKER = re.compile(r"^[ \t]*(?:Passage|Document|Article|Doc|Source|Text|Story)\s*\[?\d+\]?",
@@ -235,6 +235,16 @@ def layout_features(documents: Sequence[str], spans: Sequence[Sequence[tuple[int
     return torch.tensor(rows, dtype=torch.float32)
 
 
+def head_tensors(weight: torch.Tensor, bias: float, hidden_weight: torch.Tensor | None,
+                 hidden_bias: torch.Tensor | None, **standardisation: torch.Tensor) -> dict[str, torch.Tensor]:
+    """A small scoring head's tensors as saved: output layer, optional hidden layer, and the named
+    standardisation vectors, float32 and contiguous."""
+    tensors = {"weight": weight, "bias": torch.tensor([float(bias)]), **standardisation}
+    if hidden_weight is not None and hidden_bias is not None:
+        tensors.update(hidden_weight=hidden_weight, hidden_bias=hidden_bias)
+    return {name: tensor.float().contiguous() for name, tensor in tensors.items()}
+
+
 @dataclass(frozen=True)
 class LeadCorrection:
     """``-round + correction(features)``: lead-per-passage plus what a small model learned to add.
@@ -308,11 +318,8 @@ class LeadCorrection:
         """Write the correction as one safetensors file (``metadata``: provenance strings kept in its header)."""
         from safetensors.torch import save_file
 
-        tensors = {"weight": self.weight.float().contiguous(), "bias": torch.tensor([float(self.bias)]),
-                   "mean": self.mean.float().contiguous(), "std": self.std.float().contiguous()}
-        if self.hidden_weight is not None and self.hidden_bias is not None:
-            tensors.update(hidden_weight=self.hidden_weight.float().contiguous(),
-                           hidden_bias=self.hidden_bias.float().contiguous())
+        tensors = head_tensors(self.weight, self.bias, self.hidden_weight, self.hidden_bias,
+                               mean=self.mean, std=self.std)
         save_file(tensors, str(path), metadata={**(metadata or {}), "kind": "lead_correction",
                                                 "features": ",".join(LAYOUT_FEATURES),
                                                 "for_summaries": str(self.for_summaries).lower()})

@@ -25,7 +25,7 @@ from pathlib import Path
 import torch
 
 from tpc_core.engine.scoring.coverage import section_ranks
-from tpc_core.engine.scoring.lead import PASSAGE_MARKER, LeadCorrection, lead_order
+from tpc_core.engine.scoring.lead import PASSAGE_MARKER, LeadCorrection, head_tensors, lead_order
 from tpc_core.engine.values import Segmented
 
 __all__ = ["HAND_FEATURES", "PASSAGE_MARKER", "Salience", "SalienceHead", "SalienceModel", "hand_features", "model_scores", "paragraph_ranks", "passage_lead_scores",
@@ -213,11 +213,8 @@ class SalienceHead:
         """Write the head as one safetensors file (``metadata``: provenance strings kept in its header)."""
         from safetensors.torch import save_file
 
-        tensors = {"weight": self.weight.float().contiguous(), "bias": torch.tensor([float(self.bias)]),
-                   "hand_mean": self.hand_mean.float().contiguous(), "hand_std": self.hand_std.float().contiguous()}
-        if self.hidden_weight is not None and self.hidden_bias is not None:
-            tensors.update(hidden_weight=self.hidden_weight.float().contiguous(),
-                           hidden_bias=self.hidden_bias.float().contiguous())
+        tensors = head_tensors(self.weight, self.bias, self.hidden_weight, self.hidden_bias,
+                               hand_mean=self.hand_mean, hand_std=self.hand_std)
         save_file(tensors, str(path), metadata={**(metadata or {}), "features": ",".join(HAND_FEATURES)})
 
     @classmethod
