@@ -21,7 +21,14 @@ if TYPE_CHECKING:
     from tpc_core.engine.selection.budget import Joined
 
 __all__ = ["Assembled", "DocumentSentences", "KnownDocument", "Scored", "Segmented", "Selected", "Selection", "Span",
-           "Task", "TaskSource"]
+           "Task", "TaskSource", "ValueEnum"]
+
+
+class ValueEnum(str, Enum):
+    """An enum whose members are their strings: they compare equal to them and print as them."""
+
+    def __str__(self) -> str:
+        return self.value
 
 
 
@@ -115,7 +122,7 @@ class Segmented:
         return any(self.spans) and self.budget < self.origin_tokens
 
 
-class TaskSource(str, Enum):
+class TaskSource(ValueEnum):
     """Where a task description came from. Members compare equal to their strings (``"extracted"``), so
     results, JSON and corpus columns read as before.
 
@@ -136,11 +143,8 @@ class TaskSource(str, Enum):
     FALLBACK = "fallback"
     COVERAGE = "coverage"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class Selection(str, Enum):
+class Selection(ValueEnum):
     """How sentences are chosen for a task.
 
     Attributes:
@@ -151,9 +155,6 @@ class Selection(str, Enum):
 
     RELEVANCE = "relevance"
     COVERAGE = "coverage"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import Enum
 
 from tpc_core.engine.task.cues import addresses_reader, imperative_start
+from tpc_core.engine.values import ValueEnum
 from tpc_core.segmentation import is_turn_marker
 
 __all__ = ["PlaceKind", "RequestPlace", "place_request", "reads_as_request", "without_request_label"]
@@ -74,7 +74,7 @@ _ANSWERED = re.compile(r"^\W{0,4}(?:so,?\s+|therefore,?\s+|thus,?\s+|hence,?\s+)
                        r"answer(?:\s+is\b|\s*[:=])", re.IGNORECASE)
 
 
-class PlaceKind(str, Enum):
+class PlaceKind(ValueEnum):
     """How a request was placed.
 
     Attributes:
@@ -91,9 +91,6 @@ class PlaceKind(str, Enum):
     LAST_BLOCK = "last_block"
     FIRST_BLOCK = "first_block"
     LAST_SENTENCE = "last_sentence"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True)
