@@ -121,17 +121,19 @@ def passage_layout(documents: Sequence[str], spans: Sequence[Sequence[tuple[int,
                          len(sizes))
 
 
-def lead_order(documents: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]]) -> torch.Tensor:
+def lead_order(documents: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]], *,
+               layout: PassageLayout | None = None) -> torch.Tensor:
     """Lead-per-passage as scores, flat order: every passage's 1st sentence first, then every 2nd, ...
 
     A sentence's score is minus its place in that round-robin order (between passages, the earlier passage
     first); bare marker lines and a template's text before the first marker all score one place past the last
-    (selection then takes them in their order).
+    (selection then takes them in their order). ``layout``: the prompt's :func:`passage_layout`, where the caller
+    already has it.
 
     >>> lead_order(["A. B.\\n\\nC."], [[(0, 2), (3, 5), (7, 9)]]).tolist()
     [-0.0, -2.0, -1.0]
     """
-    layout = passage_layout(documents, spans)
+    layout = layout if layout is not None else passage_layout(documents, spans)
     inside = [k for k, p in enumerate(layout.passage) if p is not None]
     order = sorted(inside, key=lambda k: (layout.round[k], layout.passage[k], k))
     scores = torch.full((len(layout.passage),), -float(len(order)), dtype=torch.float32)
@@ -166,13 +168,14 @@ def _tfidf_centrality(words: Sequence[Counter[str]], groups: Sequence[Sequence[i
 
 
 def layout_features(documents: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]],
-                    counts: Sequence[int]) -> torch.Tensor:
+                    counts: Sequence[int], *, layout: PassageLayout | None = None) -> torch.Tensor:
     """The :data:`LAYOUT_FEATURES` of a prompt's sentences, shape ``(n, len(LAYOUT_FEATURES))``, flat order.
 
     Args:
         documents: The prompt's documents.
         spans: Each document's sentence spans.
         counts: Tokens of each sentence, flat order.
+        layout: The prompt's :func:`passage_layout`, where the caller already has it.
 
     Raises:
         ValueError: ``counts`` does not hold one count per sentence.
@@ -183,7 +186,7 @@ def layout_features(documents: Sequence[str], spans: Sequence[Sequence[tuple[int
         raise ValueError(f"{len(counts)} token counts for {n} sentences")
     if n == 0:
         return torch.zeros((0, len(LAYOUT_FEATURES)))
-    layout = passage_layout(documents, spans)
+    layout = layout if layout is not None else passage_layout(documents, spans)
     words = [Counter(w.lower() for w in _WORD.findall(sentence)) for sentence in sentences]
     content = [Counter({w: c for w, c in bag.items() if w not in _STOP}) for bag in words]
     members: dict[int | None, list[int]] = {}
@@ -301,10 +304,10 @@ class LeadCorrection:
         passages, as :func:`lead_order` does. ``enabled=False`` drops the correction: the order is then exactly
         :func:`lead_order`'s.
         """
-        lead = lead_order(documents, spans).double()
+        layout = passage_layout(documents, spans)
+        lead = lead_order(documents, spans, layout=layout).double()
         if len(lead) == 0:
             return lead
-        layout = passage_layout(documents, spans)
         last = max(layout.round, default=0) + 1
         base = torch.tensor([-float(r) if p is not None else -float(last)
                              for p, r in zip(layout.passage, layout.round)], dtype=torch.float64)
@@ -312,7 +315,7 @@ class LeadCorrection:
         if not enabled:
             return base
         with torch.inference_mode():
-            return base + self.correction(layout_features(documents, spans, counts)).double()
+            return base + self.correction(layout_features(documents, spans, counts, layout=layout)).double()
 
     def save(self, path: str | Path, metadata: dict[str, str] | None = None) -> None:
         """Write the correction as one safetensors file (``metadata``: provenance strings kept in its header)."""

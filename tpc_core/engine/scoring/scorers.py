@@ -27,7 +27,7 @@ from tpc_core.engine.scoring.coverage import coverage_scores, section_ranks
 from tpc_core.engine.scoring.cse import ContextSentenceEncoder
 from tpc_core.engine.scoring.lexical import bm25_scores
 from tpc_core.engine.scoring.salience import Salience, SalienceModel
-from tpc_core.engine.values import DocumentSentences, Scored, Segmented, Selection, Task, TaskSource
+from tpc_core.engine.values import DocumentSentences, Scored, Segmented, Selection, Task
 
 __all__ = ["SCORERS", "CosineBM25", "PooledCosine", "Scorer", "build_scorer", "document_token_ids",
            "encode_sentences", "fuse_lexical", "score_prompts", "scorer_class", "sentence_ids"]
@@ -229,7 +229,7 @@ def score_prompts(scorer: Scorer, prompts: Sequence[Segmented], embeddings: Sequ
         selection_embeddings = None
         if task.selection is Selection.COVERAGE and salience is not None:
             relevance = salience.scores(prompt, flat, lead_weight=coverage.salience_lead_weight,
-                                        written_request=task.source in (TaskSource.EXTRACTED, TaskSource.MATCHED))
+                                        written_request=bool(task.request))
         elif task.selection is Selection.COVERAGE:
             ranks = [r for doc, spans in zip(prompt.documents, prompt.spans) for r in section_ranks(doc, spans)]
             relevance = coverage_scores(relevance, flat, ranks,
