@@ -43,12 +43,7 @@ from training.salience.data import minilm_counter
 __all__ = ["Context", "fit_correction", "index_records", "main", "recall_at"]
 
 logger = logging.getLogger(__name__)
-_SPACE = re.compile(r"\s+")
 _NQ_PREFIX = re.compile(r"^Document \[\d+\] ")
-
-
-def _normal(text: str) -> str:
-    return _SPACE.sub(" ", text).strip()
 
 
 @dataclass
@@ -77,7 +72,6 @@ class Context:
 def _gold_indices(text: str, spans: Sequence[tuple[int, int]], gold: Iterable[str]) -> list[list[int]]:
     """For each gold sentence found in ``text``, the sentences that overlap its occurrence."""
     found = []
-    normal_spans = [(s, e) for s, e in spans]
     for sentence in gold:
         sentence = sentence.strip()
         if len(sentence) <= 3:
@@ -86,7 +80,7 @@ def _gold_indices(text: str, spans: Sequence[tuple[int, int]], gold: Iterable[st
         if start < 0:
             continue
         end = start + len(sentence)
-        indices = [k for k, (s, e) in enumerate(normal_spans) if s < end and e > start]
+        indices = [k for k, (s, e) in enumerate(spans) if s < end and e > start]
         if indices:
             found.append(indices)
     return found
