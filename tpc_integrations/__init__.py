@@ -7,7 +7,8 @@
 * conversations: ``tpc_integrations.langchain.TPCMessagesCompressor`` (a runnable between a prompt and a chat
   model) and ``tpc_integrations.llama_index.TPCChatMemory`` (a memory for chat engines and agents)
 * agents: ``tpc_integrations.langchain_agents.TPCContextMiddleware`` (``create_agent``) and ``TPCContextHook``
-  (LangGraph), ``tpc_integrations.llama_index_agents.TPCFunctionAgent`` (``pip install tpc-langchain[agents]``)
+  (LangGraph) (``pip install tpc-langchain[agents]``), ``tpc_integrations.llama_index_agents.TPCFunctionAgent``
+  (``pip install tpc-langchain[llamaindex]``)
 * ``tpc_integrations.embeddings``: the PyPI-shipped MiniLM as an offline embedding for either framework.
 """
 

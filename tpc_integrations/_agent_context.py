@@ -242,7 +242,7 @@ def compress_view(settings: TPCAgentContextSettings, ledger: ToolResultLedger, m
     room = (budget if triggered else trigger) - fixed
     reads: list[Any] = []
     fates = ledger.fit(results, room, lambda result, share: compress_tool_text(
-        engine, result.text, result.question, share, text_counter, options, reads), text_counter)
+        engine, result.text, result.question, share, text_counter, options, reads, result.tokens), text_counter)
     texts: dict[int, list[str | None]] = {}
     for (m, p), (entry, _) in zip(slots, fates):
         if entry.text != read[m].parts[p]:

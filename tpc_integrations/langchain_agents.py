@@ -50,8 +50,11 @@ for _package in ("langchain", "langgraph", "langsmith"):
         register_library_path(Path(_location))
 
 
-def _written_back(view: AgentView) -> list[BaseMessage]:
-    """The changed tool messages that have an id (``add_messages`` replaces a stored message by its id)."""
+def _written_back(view: AgentView, write_back: bool) -> list[BaseMessage]:
+    """With ``write_back``, the changed tool messages that have an id (``add_messages`` replaces a stored message by
+    its id); else none."""
+    if not write_back:
+        return []
     return [view.messages[m] for m in view.changed
             if isinstance(view.messages[m], ToolMessage) and view.messages[m].id]
 
@@ -106,14 +109,14 @@ class TPCContextMiddleware(AgentMiddleware):
         """The checked settings."""
         return self.context.settings
 
-    def _prepare(self, request: ModelRequest) -> tuple[ModelRequest, AgentView, int]:
+    def _prepare(self, request: ModelRequest) -> tuple[ModelRequest, AgentView]:
         system = [request.system_message] if request.system_message is not None else []
         profile = getattr(request.model, "profile", None) or {}
         view = self.context.view([*system, *request.messages], profile.get("max_input_tokens"))
-        return request.override(messages=view.messages[len(system):]), view, len(system)
+        return request.override(messages=view.messages[len(system):]), view
 
     def _respond(self, response: Any, view: AgentView) -> Any:
-        stored = _written_back(view) if self.settings.write_back else []
+        stored = _written_back(view, self.settings.write_back)
         if not stored:
             return response
         if isinstance(response, AIMessage):
@@ -124,13 +127,13 @@ class TPCContextMiddleware(AgentMiddleware):
 
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
         """Compress the request's messages, call the model on them."""
-        compressed, view, _ = self._prepare(request)
+        compressed, view = self._prepare(request)
         _emit(view.data)
         return self._respond(handler(compressed), view)
 
     async def awrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[Any]]) -> Any:
         """:meth:`wrap_model_call` with the compression in a worker thread."""
-        compressed, view, _ = await run_in_executor(None, self._prepare, request)
+        compressed, view = await run_in_executor(None, self._prepare, request)
         await _aemit(view.data)
         return self._respond(await handler(compressed), view)
 
@@ -154,7 +157,7 @@ class TPCContextHook(AgentContext):
         view = self.view(list(messages))
         _emit(view.data)
         update: dict[str, Any] = {self.output_key: view.messages}
-        stored = _written_back(view) if self.settings.write_back else []
+        stored = _written_back(view, self.settings.write_back)
         if stored:
             update["messages"] = stored
         return update

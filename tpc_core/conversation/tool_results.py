@@ -74,7 +74,7 @@ def fair_share(sizes: Sequence[int], room: int) -> int:
 
 def compress_tool_text(engine: Engine, text: str, question: str | None, target_tokens: int,
                        counter: Callable[[str], int], options: Mapping[str, Any],
-                       results: list[CompressionResult] | None = None) -> str:
+                       results: list[CompressionResult] | None = None, tokens: int | None = None) -> str:
     """``text`` within ``target_tokens`` (``counter``'s count), most relevant to ``question`` first: whole records
     of a structured text (:func:`tpc_core.conversation.records.read_records`), else verbatim sentences in order.
 
@@ -87,8 +87,9 @@ def compress_tool_text(engine: Engine, text: str, question: str | None, target_t
         counter: The caller's counter.
         options: Engine keywords (``cache``, ``splitter``, ...); the budget is this function's.
         results: Where to append the engine's result, when it runs (its figures: cache hits and misses).
+        tokens: ``counter(text)``, where the caller has counted it already.
     """
-    if counter(text) <= target_tokens:
+    if (counter(text) if tokens is None else tokens) <= target_tokens:
         return text
     if target_tokens <= 0:
         return ""
@@ -102,7 +103,7 @@ def compress_tool_text(engine: Engine, text: str, question: str | None, target_t
     frame = records.text([])  # what is left when no record fits: still valid ("[]", a CSV header)
     room = target_tokens - counter(frame)
     if room <= 0:
-        return frame if counter(frame) <= target_tokens else ""
+        return frame if room == 0 else ""
     settings = CompressionOptions.build(target_tokens=room, **{**options, "splitter": WHOLE_RECORD,
                                                                 "document_separator": records.separator})
     result = engine.compress([records.records], [question], counter, settings)[0]
@@ -114,7 +115,7 @@ def compress_tool_text(engine: Engine, text: str, question: str | None, target_t
     while kept and counter(fitted) > target_tokens:  # the frame's joins can count more than the engine's
         kept.remove(min(kept, key=lambda k: (scores.get(k, 0.0), -k)))
         fitted = records.text(kept)
-    return fitted if kept or counter(fitted) <= target_tokens else ""
+    return fitted  # with no record kept, the frame: it fits (room > 0)
 
 
 def _digest(text: str) -> str:
