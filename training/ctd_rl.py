@@ -204,24 +204,11 @@ def train_ctd_rl(config: CTDRLConfig) -> Path:
     started = time.perf_counter()
     output = Path(config.output_dir)
     output.mkdir(parents=True, exist_ok=True)
-    records = _of_kinds(load_ctd_records(config.data_path, None, config.train.seed), config.kinds)
-    if not records:
-        raise ValueError(f"{config.data_path} has no train record of kinds {config.kinds}.")
-    if config.max_examples is not None and config.max_examples < len(records):
-        records = random.Random(config.train.seed).sample(records, config.max_examples)
+    records = _train_records(config)
     held_out = _validation_records(config)
     accelerator = Accelerator(mixed_precision=config.train.mixed_precision)
     torch.manual_seed(config.train.seed)
-    if config.init_dir is not None:
-        init = Path(config.init_dir)
-        ctd = CTDConfig(**json.loads((init / CTD_CONFIG).read_text(encoding="utf-8")))
-        model, descriptor = load_policy(ctd, init, config.lora, accelerator.device, dtype=weights_dtype(config.train),
-                                        local_files_only=config.local_files_only)
-    else:
-        assert config.ctd is not None
-        ctd = config.ctd
-        model, descriptor = load_policy(ctd, Path.cwd(), config.lora, accelerator.device,
-                                        dtype=weights_dtype(config.train), local_files_only=config.local_files_only)
+    ctd, model, descriptor = _starting_policy(config, accelerator.device)
     reference = _reference(config, model, descriptor, accelerator.device)
     compressor = TPCCompressor.from_pretrained(config.cse_checkpoint, device=str(accelerator.device),
                                                local_files_only=config.local_files_only, trust_config_paths=True)
@@ -234,33 +221,13 @@ def train_ctd_rl(config: CTDRLConfig) -> Path:
         validation["fallback"] = _fixed_rewards(held_out, model, reference, compressor, config, answers)
         logger.info("held-out prompts before RL: %s; fallback description: %s", validation["before"]["summary"],
                     validation["fallback"]["summary"])
-    mean_rewards, best_rewards, losses = [], [], []
+    rewards = _RewardLog([], [])
+    losses: list[float] = []
     log = JsonlAppender(output / "rewards.jsonl")
     for iteration in range(1, config.iterations + 1):
         chosen = rng.sample(records, min(len(records), config.prompts_per_iteration or len(records)))
-        targets, rewards_all, rewards_best = [], [], []
-        for record in chosen:
-            prompt = record["prompt"]
-            response, full = _reference_answer(record, model, reference, config, responses)
-            model.eval()
-            candidates = _sample_candidates(model, descriptor, prompt, config)
-            scored = []
-            for candidate in candidates:
-                compressed = compressor.compress(prompt, question=candidate, rate=config.rate).compressed_prompt
-                with _adapter_off(model, config.reference_model is None):
-                    reward = kl_reward(reference.response_logits(compressed, response), full)
-                scored.append((reward, candidate, len(compressed)))
-            best = max(scored, key=lambda item: item[0])
-            targets.append(encode_example(descriptor, prompt, best[1][len(ctd.response_prefix):]))
-            rewards_all.extend(r for r, _, _ in scored)
-            rewards_best.append(best[0])
-            log.write({"iteration": iteration, "id": record["id"], "response": reference.tokenizer.decode(response),
-                       "candidates": [{"description": c, "reward": round(r, 5), "compressed_chars": n}
-                                      for r, c, n in scored], "best": best[1]})
-        mean_rewards.append(round(sum(rewards_all) / len(rewards_all), 5))
-        best_rewards.append(round(sum(rewards_best) / len(rewards_best), 5))
-        logger.info("iteration %d: mean reward %.4f, mean best reward %.4f", iteration, mean_rewards[-1],
-                    best_rewards[-1])
+        rollout = _Rollout(model, descriptor, reference, compressor, config, responses, ctd.response_prefix)
+        targets = _best_targets(rollout, chosen, iteration, log, rewards)
         settings = replace(config.train, seed=config.train.seed + iteration, save_every_steps=0)
         trainable = [p for p in model.parameters() if p.requires_grad]
         loss_fn = CausalLMLoss(descriptor.tokenizer.pad_token_id or 0, accelerator.device)
@@ -276,21 +243,109 @@ def train_ctd_rl(config: CTDRLConfig) -> Path:
         (output / "validation_rewards.json").write_text(json.dumps(validation, indent=2) + "\n", encoding="utf-8")
     if accelerator.is_main_process:
         save_ctd(model, descriptor.tokenizer, ctd, True, output)
-        previous = []
-        if config.init_dir is not None and (Path(config.init_dir) / "ctd_sft_summary.json").is_file():
-            previous.append(json.loads((Path(config.init_dir) / "ctd_sft_summary.json").read_text(encoding="utf-8")))
-        summary = {"stage": "ctd_rl", "config": json.loads(json.dumps(asdict(config), default=str)),
-                   "data": data_facts(config.data_path), "prompts": config.prompts_per_iteration or len(records),
-                   "iterations": config.iterations, "candidates": config.candidates,
-                   "mean_reward_by_iteration": mean_rewards, "mean_best_reward_by_iteration": best_rewards,
-                   "first_loss": losses[0] if losses else None, "last_loss": losses[-1] if losses else None,
-                   "total_seconds": round(time.perf_counter() - started, 1), "processes": accelerator.num_processes,
-                   "previous_summaries": previous, "kinds": config.kinds,
-                   "validation": {k: v["summary"] for k, v in validation.items()},
-                   "command": " ".join(["python", "-m", "training.ctd_rl", *sys.argv[1:]])}
+        summary = _summary(config, len(records), rewards, losses, validation, accelerator.num_processes, started)
         (output / "ctd_rl_summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     accelerator.wait_for_everyone()
     return output
+
+
+def _train_records(config: CTDRLConfig) -> list[dict[str, Any]]:
+    """The train records of the configured kinds, at most ``max_examples`` of them (a seeded sample)."""
+    records = _of_kinds(load_ctd_records(config.data_path, None, config.train.seed), config.kinds)
+    if not records:
+        raise ValueError(f"{config.data_path} has no train record of kinds {config.kinds}.")
+    if config.max_examples is not None and config.max_examples < len(records):
+        records = random.Random(config.train.seed).sample(records, config.max_examples)
+    return records
+
+
+def _starting_policy(config: CTDRLConfig, device: Any) -> tuple[CTDConfig, Any, Any]:
+    """The CTD config, the policy model and its descriptor RL starts from: ``init_dir``'s SFT run, else ``ctd``'s
+    base model."""
+    if config.init_dir is not None:
+        init = Path(config.init_dir)
+        ctd = CTDConfig(**json.loads((init / CTD_CONFIG).read_text(encoding="utf-8")))
+        model, descriptor = load_policy(ctd, init, config.lora, device, dtype=weights_dtype(config.train),
+                                        local_files_only=config.local_files_only)
+        return ctd, model, descriptor
+    assert config.ctd is not None
+    ctd = config.ctd
+    model, descriptor = load_policy(ctd, Path.cwd(), config.lora, device,
+                                    dtype=weights_dtype(config.train), local_files_only=config.local_files_only)
+    return ctd, model, descriptor
+
+
+@dataclass
+class _Rollout:
+    """What one iteration samples and rewards candidate descriptions with."""
+
+    model: Any
+    descriptor: Any
+    reference: ReferenceScorer
+    compressor: Any
+    config: CTDRLConfig
+    responses: dict[str, list[int]]
+    response_prefix: str
+
+
+@dataclass
+class _RewardLog:
+    """Mean reward and mean best reward of each iteration so far."""
+
+    mean: list[float]
+    best: list[float]
+
+
+def _best_targets(rollout: _Rollout, chosen: Sequence[dict[str, Any]], iteration: int, log: JsonlAppender,
+                  rewards: _RewardLog) -> list[Any]:
+    """Sample candidates for each chosen prompt, reward them, and encode each prompt's best one as an SFT target;
+    each prompt's candidates are logged and the iteration's rewards appended to ``rewards``."""
+    model = rollout.model
+    config = rollout.config
+    targets: list[Any] = []
+    rewards_all: list[float] = []
+    rewards_best: list[float] = []
+    for record in chosen:
+        prompt = record["prompt"]
+        response, full = _reference_answer(record, model, rollout.reference, config, rollout.responses)
+        model.eval()
+        candidates = _sample_candidates(model, rollout.descriptor, prompt, config)
+        scored = []
+        for candidate in candidates:
+            compressed = rollout.compressor.compress(prompt, question=candidate, rate=config.rate).compressed_prompt
+            with _adapter_off(model, config.reference_model is None):
+                reward = kl_reward(rollout.reference.response_logits(compressed, response), full)
+            scored.append((reward, candidate, len(compressed)))
+        best = max(scored, key=lambda item: item[0])
+        targets.append(encode_example(rollout.descriptor, prompt, best[1][len(rollout.response_prefix):]))
+        rewards_all.extend(r for r, _, _ in scored)
+        rewards_best.append(best[0])
+        log.write({"iteration": iteration, "id": record["id"],
+                   "response": rollout.reference.tokenizer.decode(response),
+                   "candidates": [{"description": c, "reward": round(r, 5), "compressed_chars": n}
+                                  for r, c, n in scored], "best": best[1]})
+    rewards.mean.append(round(sum(rewards_all) / len(rewards_all), 5))
+    rewards.best.append(round(sum(rewards_best) / len(rewards_best), 5))
+    logger.info("iteration %d: mean reward %.4f, mean best reward %.4f", iteration, rewards.mean[-1],
+                rewards.best[-1])
+    return targets
+
+
+def _summary(config: CTDRLConfig, records: int, rewards: _RewardLog, losses: list[float],
+             validation: dict[str, Any], processes: int, started: float) -> dict[str, Any]:
+    """``ctd_rl_summary.json``: the run's config, data, rewards by iteration, losses and the SFT run's summary."""
+    previous = []
+    if config.init_dir is not None and (Path(config.init_dir) / "ctd_sft_summary.json").is_file():
+        previous.append(json.loads((Path(config.init_dir) / "ctd_sft_summary.json").read_text(encoding="utf-8")))
+    return {"stage": "ctd_rl", "config": json.loads(json.dumps(asdict(config), default=str)),
+            "data": data_facts(config.data_path), "prompts": config.prompts_per_iteration or records,
+            "iterations": config.iterations, "candidates": config.candidates,
+            "mean_reward_by_iteration": rewards.mean, "mean_best_reward_by_iteration": rewards.best,
+            "first_loss": losses[0] if losses else None, "last_loss": losses[-1] if losses else None,
+            "total_seconds": round(time.perf_counter() - started, 1), "processes": processes,
+            "previous_summaries": previous, "kinds": config.kinds,
+            "validation": {k: v["summary"] for k, v in validation.items()},
+            "command": " ".join(["python", "-m", "training.ctd_rl", *sys.argv[1:]])}
 
 
 def _of_kinds(records: list[dict[str, Any]], kinds: Sequence[str] | None) -> list[dict[str, Any]]:

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from tpc_core.config import CONFIG_NAME, AgnosticConfig, CTDConfig, TPCConfig
+from tpc_core.config import CONFIG_NAME, AgnosticConfig, CSEConfig, CTDConfig, TPCConfig
 from training.common.loop import run_stage_cli
 from training.request_head import HEAD_FILE
 from training.request_head import SUMMARY_FILE as HEAD_SUMMARY
@@ -116,35 +116,14 @@ def export_checkpoint(config: ExportConfig) -> Path:
     for part in (cse.adapter_dir, cse.weights_dir, cse.extra_embeddings):
         _copy_part(cse_dir, part, output)
     summaries = {"cse_train": _read_json(cse_dir / "cse_train_summary.json")}
-    ctd = config.ctd
-    if config.ctd_dir is not None:
-        ctd_dir = Path(config.ctd_dir)
-        ctd = CTDConfig(**_read_json(ctd_dir / CTD_CONFIG))
-        for part in (ctd.adapter_dir, ctd.weights_dir):
-            _copy_part(ctd_dir, part, output)
-        for stage in ("ctd_sft", "ctd_rl"):
-            if (ctd_dir / f"{stage}_summary.json").is_file():
-                summaries[stage] = _read_json(ctd_dir / f"{stage}_summary.json")
-                for earlier in summaries[stage].get("previous_summaries", []):
-                    summaries.setdefault(earlier["stage"], earlier)
-    for adapter_config, base in ((output / str(cse.adapter_dir) / "adapter_config.json", cse.base_model),
-                                 (output / str(ctd.adapter_dir if ctd else None) / "adapter_config.json",
-                                  ctd.base_model if ctd else "")):
-        if adapter_config.is_file():  # PEFT records the local path it trained on; ship the Hub id instead
-            body = json.loads(adapter_config.read_text(encoding="utf-8"))
-            body["base_model_name_or_path"] = base
-            adapter_config.write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
+    ctd = config.ctd if config.ctd_dir is None else _copy_ctd(Path(config.ctd_dir), output, summaries)
+    _ship_hub_bases(output, cse, ctd)
     if config.adapter_dtype == "float16":
         for adapter in output.rglob("adapter_model.safetensors"):
             _to_float16(adapter)
     agnostic = config.agnostic
     if config.request_head_dir is not None:
-        head_dir = Path(config.request_head_dir)
-        summaries["request_head"] = _read_json(head_dir / HEAD_SUMMARY)
-        shutil.copy2(head_dir / HEAD_FILE, output / HEAD_FILE)
-        agnostic = replace(agnostic, request_head=HEAD_FILE, request_threshold=summaries["request_head"]["threshold"],
-                           max_request_sentences=summaries["request_head"]["config"]["max_sentences"],
-                           request_neighbour_threshold=summaries["request_head"].get("neighbour_threshold"))
+        agnostic = _copy_request_head(Path(config.request_head_dir), agnostic, output, summaries)
     metrics = [_read_json(Path(p)) for p in config.metrics_paths]
     tpc = TPCConfig(cse=cse, ctd=ctd, agnostic=agnostic, name=config.name, trained=True,
                     extra={"training": {k: _brief(v) for k, v in summaries.items()}}, languages=config.languages)
@@ -157,6 +136,40 @@ def export_checkpoint(config: ExportConfig) -> Path:
         verify_checkpoint(output, with_ctd=ctd is not None)
     logger.info("exported %s (%.2f MB)", output, size_mb)
     return output
+
+
+def _copy_ctd(ctd_dir: Path, output: Path, summaries: dict[str, Any]) -> CTDConfig:
+    """Copy a CTD run's trained parts; its config, with its stages' summaries added to ``summaries``."""
+    ctd = CTDConfig(**_read_json(ctd_dir / CTD_CONFIG))
+    for part in (ctd.adapter_dir, ctd.weights_dir):
+        _copy_part(ctd_dir, part, output)
+    for stage in ("ctd_sft", "ctd_rl"):
+        if (ctd_dir / f"{stage}_summary.json").is_file():
+            summaries[stage] = _read_json(ctd_dir / f"{stage}_summary.json")
+            for earlier in summaries[stage].get("previous_summaries", []):
+                summaries.setdefault(earlier["stage"], earlier)
+    return ctd
+
+
+def _ship_hub_bases(output: Path, cse: CSEConfig, ctd: CTDConfig | None) -> None:
+    """PEFT records the local path it trained on; the shipped adapter configs name the Hub id instead."""
+    for adapter_config, base in ((output / str(cse.adapter_dir) / "adapter_config.json", cse.base_model),
+                                 (output / str(ctd.adapter_dir if ctd else None) / "adapter_config.json",
+                                  ctd.base_model if ctd else "")):
+        if adapter_config.is_file():
+            body = json.loads(adapter_config.read_text(encoding="utf-8"))
+            body["base_model_name_or_path"] = base
+            adapter_config.write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
+
+
+def _copy_request_head(head_dir: Path, agnostic: AgnosticConfig, output: Path,
+                       summaries: dict[str, Any]) -> AgnosticConfig:
+    """Copy a fitted request head; the agnostic settings that use it (its threshold and sentence limit)."""
+    summaries["request_head"] = _read_json(head_dir / HEAD_SUMMARY)
+    shutil.copy2(head_dir / HEAD_FILE, output / HEAD_FILE)
+    return replace(agnostic, request_head=HEAD_FILE, request_threshold=summaries["request_head"]["threshold"],
+                   max_request_sentences=summaries["request_head"]["config"]["max_sentences"],
+                   request_neighbour_threshold=summaries["request_head"].get("neighbour_threshold"))
 
 
 def _to_float16(path: Path) -> None:
@@ -211,7 +224,8 @@ def _hyper_parameters(summary: dict[str, Any]) -> str:
 def render_model_card(config: TPCConfig, summaries: dict[str, dict[str, Any]], metrics: Sequence[dict[str, Any]],
                       notes: str = "") -> str:
     """The checkpoint's README.md: bases, data, hyper-parameters, commands, times, measured metrics."""
-    cse, ctd = config.cse, config.ctd
+    cse = config.cse
+    ctd = config.ctd
     lines = ["---", "library_name: tpc-langchain", "tags: [prompt-compression, tpc]",
              f"base_model: [{cse.base_model}" + (f", {ctd.base_model}]" if ctd else "]"), "---", "",
              f"# {config.name}", "",
@@ -221,8 +235,23 @@ def render_model_card(config: TPCConfig, summaries: dict[str, dict[str, Any]], m
              f"compressor = TPCCompressor.from_pretrained(\"{config.name}\")  # or this directory / Hub repo id",
              "# question=None: the CTD describes the task",
              "result = compressor.compress(long_text, question=None, rate=0.2)",
-             "```", "", "## Components", "",
-             f"- **CSE** (sentence encoder): `{cse.base_model}` ({cse.architecture}), pooling `{cse.pooling}`, "
+             "```", "", "## Components", "", *_component_lines(config), "", "## Training", ""]
+    for stage, summary in summaries.items():
+        if summary:
+            lines += _stage_lines(stage, summary)
+    if metrics:
+        lines += _metric_lines(metrics)
+    if notes:
+        lines += ["## Notes", "", notes.strip(), ""]
+    lines += ["## Configuration", "", "```json", json.dumps(asdict(config), indent=2, default=str), "```", ""]
+    return "\n".join(lines)
+
+
+def _component_lines(config: TPCConfig) -> list[str]:
+    """The model card's components: the CSE, the scorer, the CTD and the request head."""
+    cse = config.cse
+    ctd = config.ctd
+    lines = [f"- **CSE** (sentence encoder): `{cse.base_model}` ({cse.architecture}), pooling `{cse.pooling}`, "
              f"special tokens {'on' if cse.use_special_tokens else 'off'}, windows of {cse.max_window_tokens} tokens "
              f"overlapping by {cse.window_overlap_tokens}; trained parts: "
              f"{', '.join(p for p in (cse.adapter_dir, cse.weights_dir, cse.extra_embeddings) if p) or 'none'}."]
@@ -238,52 +267,59 @@ def render_model_card(config: TPCConfig, summaries: dict[str, dict[str, Any]], m
                      f"tokens, response prefix \"{ctd.response_prefix}\"; trained parts: "
                      f"{', '.join(p for p in (ctd.adapter_dir, ctd.weights_dir) if p) or 'none (zero-shot)'}.")
     if config.agnostic.request_head:
-        agnostic = config.agnostic
-        lines.append(f"- **Request head** (`{agnostic.request_head}`): finds the sentences that state the prompt's "
-                     f"request; at probability ≥ {agnostic.request_threshold} (at most "
-                     f"{agnostic.max_request_sentences} sentences) they are the task description and nothing is "
-                     "generated; otherwise the CTD writes one"
-                     + (f" (a description that restates prompt sentences, ≥ {agnostic.match_share} of its content "
-                        "words, is replaced by those sentences; a summary request keeps coverage)" if agnostic.match_share else "")
-                     + f" and sentences are chosen with relevance {agnostic.relevance_weight}, centrality "
-                     f"{agnostic.centrality_weight}, section lead {agnostic.position_weight} and redundancy penalty "
-                     f"{agnostic.redundancy}.")
-    lines += ["", "## Training", ""]
-    for stage, summary in summaries.items():
-        if not summary:
-            continue
-        data = summary.get("data", {})
-        lines += [f"### {stage}", "",
-                  f"- command: `{summary.get('command', '?')}`",
-                  f"- data: `{data.get('path', '?')}` ({data.get('records', '?')} records, sha256[:16] "
-                  f"{data.get('sha256_16', '?')}); used: {summary.get('records', summary.get('prompts', '?'))}",
-                  f"- hyper-parameters: {_hyper_parameters(summary)}",
-                  f"- optimiser steps: {summary.get('steps', '?')}; training time: "
-                  f"{summary.get('train_seconds', summary.get('total_seconds', '?'))} s (all resumed segments), "
-                  f"last invocation {summary.get('total_seconds', '?')} s wall, on {summary.get('processes', 1)} "
-                  "process(es)",
-                  f"- loss (first → last optimiser step): {_rounded(summary.get('first_loss'))} → "
-                  f"{_rounded(summary.get('last_loss'))}"]
-        if "mean_reward_by_iteration" in summary:
-            lines.append(f"- mean reward by iteration (−KL): {summary['mean_reward_by_iteration']}")
-        if "held_out_families" in summary:
-            lines.append(f"- threshold {summary['threshold']} (chosen on held-out train records: "
-                         f"{summary['threshold_choice']}); held-out template families: {summary['held_out_families']}")
-        lines.append("")
-    if metrics:
-        lines += ["## Measured (dev split, evidence recall: share of gold supporting sentences kept)", "",
-                  "| method | setting | prompt template | evidence recall | answer retention | samples | rate |",
-                  "|---|---|---|---|---|---|---|"]
-        for report in metrics:
-            for row in report.get("rows", []):
-                lines.append(f"| {row['method']} | {row['setting']} | {row.get('family', 'longbench')} | "
-                             f"{row['evidence_recall']:.3f} | {row['answer_retention']:.3f} | {row['samples']} | "
-                             f"{report.get('rate')} |")
-        lines.append("")
-    if notes:
-        lines += ["## Notes", "", notes.strip(), ""]
-    lines += ["## Configuration", "", "```json", json.dumps(asdict(config), indent=2, default=str), "```", ""]
-    return "\n".join(lines)
+        lines.append(_request_head_line(config.agnostic))
+    return lines
+
+
+def _request_head_line(agnostic: AgnosticConfig) -> str:
+    matched = ""
+    if agnostic.match_share:
+        matched = (f" (a description that restates prompt sentences, ≥ {agnostic.match_share} of its content "
+                   "words, is replaced by those sentences; a summary request keeps coverage)")
+    return (f"- **Request head** (`{agnostic.request_head}`): finds the sentences that state the prompt's "
+            f"request; at probability ≥ {agnostic.request_threshold} (at most "
+            f"{agnostic.max_request_sentences} sentences) they are the task description and nothing is "
+            "generated; otherwise the CTD writes one"
+            + matched
+            + f" and sentences are chosen with relevance {agnostic.relevance_weight}, centrality "
+            f"{agnostic.centrality_weight}, section lead {agnostic.position_weight} and redundancy penalty "
+            f"{agnostic.redundancy}.")
+
+
+def _stage_lines(stage: str, summary: dict[str, Any]) -> list[str]:
+    """One training stage's section: command, data, hyper-parameters, steps, time, losses."""
+    data = summary.get("data", {})
+    lines = [f"### {stage}", "",
+             f"- command: `{summary.get('command', '?')}`",
+             f"- data: `{data.get('path', '?')}` ({data.get('records', '?')} records, sha256[:16] "
+             f"{data.get('sha256_16', '?')}); used: {summary.get('records', summary.get('prompts', '?'))}",
+             f"- hyper-parameters: {_hyper_parameters(summary)}",
+             f"- optimiser steps: {summary.get('steps', '?')}; training time: "
+             f"{summary.get('train_seconds', summary.get('total_seconds', '?'))} s (all resumed segments), "
+             f"last invocation {summary.get('total_seconds', '?')} s wall, on {summary.get('processes', 1)} "
+             "process(es)",
+             f"- loss (first → last optimiser step): {_rounded(summary.get('first_loss'))} → "
+             f"{_rounded(summary.get('last_loss'))}"]
+    if "mean_reward_by_iteration" in summary:
+        lines.append(f"- mean reward by iteration (−KL): {summary['mean_reward_by_iteration']}")
+    if "held_out_families" in summary:
+        lines.append(f"- threshold {summary['threshold']} (chosen on held-out train records: "
+                     f"{summary['threshold_choice']}); held-out template families: {summary['held_out_families']}")
+    lines.append("")
+    return lines
+
+
+def _metric_lines(metrics: Sequence[dict[str, Any]]) -> list[str]:
+    lines = ["## Measured (dev split, evidence recall: share of gold supporting sentences kept)", "",
+             "| method | setting | prompt template | evidence recall | answer retention | samples | rate |",
+             "|---|---|---|---|---|---|---|"]
+    for report in metrics:
+        for row in report.get("rows", []):
+            lines.append(f"| {row['method']} | {row['setting']} | {row.get('family', 'longbench')} | "
+                         f"{row['evidence_recall']:.3f} | {row['answer_retention']:.3f} | {row['samples']} | "
+                         f"{report.get('rate')} |")
+    lines.append("")
+    return lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:

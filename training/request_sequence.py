@@ -1,10 +1,12 @@
-"""Fit the structural request finder (:class:`tpc_core.engine.task.request_sequence.SequenceRequestHead`) on encoded prompts (issue 35).
+"""Fit the structural request finder (:class:`tpc_core.engine.task.request_sequence.SequenceRequestHead`) on
+encoded prompts.
 
 ``training.request_head`` encodes the prompts once (the CSE's context embeddings, cached on disk) and calls
 :func:`fit_sequence_head` when the recipe says ``model: sequence``. Each prompt is one sequence of
 ``[embedding, layout features]`` rows; the tagger is trained with a class-weighted binary cross-entropy over
-its sentences (padding masked), AdamW with a cosine learning-rate decay, shuffled mini-batches of prompts. It checkpoints after every epoch (``resume`` continues from the last one), so an interrupted run loses
-at most one epoch.
+its sentences (padding masked), AdamW with a cosine learning-rate decay, shuffled mini-batches of prompts. It
+checkpoints after every epoch (``resume`` continues from the last one), so an interrupted run loses at most one
+epoch.
 """
 
 from __future__ import annotations
@@ -117,28 +119,17 @@ def fit_sequence_head(prompts: Sequence[Any], settings: SequenceFitSettings,
     start_epoch = 0
     checkpoint = Path(settings.checkpoint) if settings.checkpoint else None
     if checkpoint is not None and checkpoint.is_file():
-        state = torch.load(checkpoint, weights_only=True)
-        model.load_state_dict(state["model"])
-        optimiser.load_state_dict(state["optimiser"])
-        schedule.load_state_dict(state["schedule"])
-        start_epoch = int(state["epoch"])
-        rng.setstate(_rng_state(state["rng"]))
-        logger.info("sequence head: resumed after epoch %d from %s", start_epoch, checkpoint)
+        start_epoch = _resume(checkpoint, model, optimiser, schedule, rng)
     for epoch in range(start_epoch, settings.epochs):
-        started, model_loss, seen = time.perf_counter(), 0.0, 0
+        started = time.perf_counter()
+        model_loss = 0.0
+        seen = 0
         model.train()
         order = list(range(len(data)))
         rng.shuffle(order)
         for first in range(0, len(order), settings.batch_size):
             batch = [_crop(*data[k], settings.window, rng) for k in order[first:first + settings.batch_size]]
-            width = max(rows.shape[0] for rows, _ in batch)
-            inputs = torch.zeros(len(batch), width, batch[0][0].shape[1])
-            labels = torch.zeros(len(batch), width)
-            padding = torch.ones(len(batch), width, dtype=torch.bool)
-            for row, (rows, row_labels) in enumerate(batch):
-                inputs[row, :rows.shape[0]] = rows
-                labels[row, :rows.shape[0]] = row_labels
-                padding[row, :rows.shape[0]] = False
+            inputs, labels, padding = _padded(batch)
             logits = model(inputs, padding)
             losses = torch.nn.functional.binary_cross_entropy_with_logits(logits, labels, pos_weight=positive_weight,
                                                                           reduction="none")
@@ -148,7 +139,8 @@ def fit_sequence_head(prompts: Sequence[Any], settings: SequenceFitSettings,
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimiser.step()
             schedule.step()
-            model_loss, seen = model_loss + float(loss.detach()) * len(batch), seen + len(batch)
+            model_loss += float(loss.detach()) * len(batch)
+            seen += len(batch)
         logger.info("sequence head: epoch %d/%d loss %.4f (%.1f s)", epoch + 1, settings.epochs, model_loss / seen,
                     time.perf_counter() - started)
         if checkpoint is not None:
@@ -159,6 +151,35 @@ def fit_sequence_head(prompts: Sequence[Any], settings: SequenceFitSettings,
         if on_epoch is not None:
             on_epoch(epoch + 1)
     return SequenceRequestHead(model, window=settings.window)
+
+
+def _resume(checkpoint: Path, model: Any, optimiser: Any, schedule: Any, rng: random.Random) -> int:
+    """Load the last epoch's checkpoint into the model, optimiser, schedule and ``rng``; the epochs it had done."""
+    import torch  # lazy: loads torch
+
+    state = torch.load(checkpoint, weights_only=True)
+    model.load_state_dict(state["model"])
+    optimiser.load_state_dict(state["optimiser"])
+    schedule.load_state_dict(state["schedule"])
+    start_epoch = int(state["epoch"])
+    rng.setstate(_rng_state(state["rng"]))
+    logger.info("sequence head: resumed after epoch %d from %s", start_epoch, checkpoint)
+    return start_epoch
+
+
+def _padded(batch: Sequence[tuple[Any, Any]]) -> tuple[Any, Any, Any]:
+    """A batch of cropped prompts as zero-padded inputs and labels, and the padding mask (``True``: padding)."""
+    import torch  # lazy: loads torch
+
+    width = max(rows.shape[0] for rows, _ in batch)
+    inputs = torch.zeros(len(batch), width, batch[0][0].shape[1])
+    labels = torch.zeros(len(batch), width)
+    padding = torch.ones(len(batch), width, dtype=torch.bool)
+    for row, (rows, row_labels) in enumerate(batch):
+        inputs[row, :rows.shape[0]] = rows
+        labels[row, :rows.shape[0]] = row_labels
+        padding[row, :rows.shape[0]] = False
+    return inputs, labels, padding
 
 
 def _rng_list(state: tuple[Any, ...]) -> list[Any]:

@@ -28,7 +28,7 @@ import dataclasses
 import json
 import types
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
 
@@ -202,77 +202,94 @@ def _type_name(tp: Any) -> str:
     return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
 
 
-def _coerce(value: Any, tp: Any, *, key: str, source: str) -> Any:
-    def bad(expected: str) -> ValueError:
-        return ValueError(f"{source}: invalid value for '{key}': expected {expected}, got {value!r}")
+def _bad(value: Any, expected: str, key: str, source: str) -> ValueError:
+    return ValueError(f"{source}: invalid value for '{key}': expected {expected}, got {value!r}")
 
+
+# The plain types a YAML scalar is read as: what it accepts, what an error says it expected, how it is converted.
+_SCALARS: dict[type, tuple[Callable[[Any], bool], str, Callable[[Any], Any]]] = {
+    bool: (lambda value: isinstance(value, bool), "true or false", lambda value: value),
+    int: (lambda value: isinstance(value, int) and not isinstance(value, bool), "an integer", lambda value: value),
+    float: (lambda value: isinstance(value, (int, float)) and not isinstance(value, bool), "a number", float),
+    str: (lambda value: isinstance(value, str), "a string", lambda value: value),
+    Path: (lambda value: isinstance(value, (str, Path)), "a path string", Path),
+}
+
+
+def _coerce(value: Any, tp: Any, *, key: str, source: str) -> Any:
     if tp is Any:
         return value
     origin = get_origin(tp)
-    args = get_args(tp)
     if origin in (typing.Union, types.UnionType):
-        if value is None:
-            if type(None) in args:
-                return None
-            raise bad(_type_name(tp))
-        errors = []
-        for arg in args:
-            if arg is type(None):
-                continue
-            try:
-                return _coerce(value, arg, key=key, source=source)
-            except ValueError as error:
-                errors.append(error)
-        if len(errors) == 1:
-            raise errors[0]
-        raise bad(" or ".join(_type_name(a) for a in args))
-    if origin is Literal:
-        if any(value == choice and type(value) is type(choice) for choice in args):
-            return value
-        raise bad("one of " + ", ".join(repr(a) for a in args))
+        return _coerce_union(value, tp, key=key, source=source)
     if dataclasses.is_dataclass(tp):
         return _build(tp, value, prefix=f"{key}.", source=source)
     if origin in (list, Sequence, tuple) or tp in (list, tuple):
-        if not isinstance(value, (list, tuple)):
-            raise bad(f"a list ({_type_name(tp)})")
-        if origin is tuple and args and not (len(args) == 2 and args[1] is Ellipsis):
-            if len(args) != len(value):
-                raise bad(f"a list of {len(args)} items")
-            items = [_coerce(v, a, key=f"{key}[{i}]", source=source) for i, (v, a) in enumerate(zip(value, args))]
-        else:
-            item_tp = args[0] if args else Any
-            items = [_coerce(v, item_tp, key=f"{key}[{i}]", source=source) for i, v in enumerate(value)]
-        return tuple(items) if (origin is tuple or tp is tuple) else items
+        return _coerce_sequence(value, tp, key=key, source=source)
     if origin in (dict, Mapping) or tp is dict:
-        if not isinstance(value, Mapping):
-            raise bad("a mapping")
-        key_tp, val_tp = args if args else (Any, Any)
-        return {
-            _coerce(k, key_tp, key=f"{key}.<key>", source=source): _coerce(v, val_tp, key=f"{key}.{k}", source=source)
-            for k, v in value.items()
-        }
-    if tp is bool:
-        if isinstance(value, bool):
+        return _coerce_mapping(value, tp, key=key, source=source)
+    return _coerce_leaf(value, tp, key=key, source=source)
+
+
+def _coerce_leaf(value: Any, tp: Any, *, key: str, source: str) -> Any:
+    """A value of a ``Literal``, a plain scalar type (:data:`_SCALARS`) or any other class, taken as it is."""
+    if get_origin(tp) is Literal:
+        if any(value == choice and type(value) is type(choice) for choice in get_args(tp)):
             return value
-        raise bad("true or false")
-    if tp is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        raise bad("an integer")
-    if tp is float:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-        raise bad("a number")
-    if tp is str:
-        if isinstance(value, str):
-            return value
-        raise bad("a string")
-    if tp is Path:
-        if isinstance(value, (str, Path)):
-            return Path(value)
-        raise bad("a path string")
+        raise _bad(value, "one of " + ", ".join(repr(a) for a in get_args(tp)), key, source)
+    if tp in _SCALARS:
+        accepts, expected, convert = _SCALARS[tp]
+        if accepts(value):
+            return convert(value)
+        raise _bad(value, expected, key, source)
     if isinstance(tp, type):
         if isinstance(value, tp):
             return value
-        raise bad(tp.__name__)
+        raise _bad(value, tp.__name__, key, source)
     raise TypeError(f"{source}: unsupported annotation {tp!r} for '{key}'")
+
+
+def _coerce_union(value: Any, tp: Any, *, key: str, source: str) -> Any:
+    """The first member of an ``X | Y | None`` that takes ``value``; its error when only one member could."""
+    args = get_args(tp)
+    if value is None:
+        if type(None) in args:
+            return None
+        raise _bad(value, _type_name(tp), key, source)
+    errors = []
+    for arg in args:
+        if arg is type(None):
+            continue
+        try:
+            return _coerce(value, arg, key=key, source=source)
+        except ValueError as error:
+            errors.append(error)
+    if len(errors) == 1:
+        raise errors[0]
+    raise _bad(value, " or ".join(_type_name(a) for a in args), key, source)
+
+
+def _coerce_sequence(value: Any, tp: Any, *, key: str, source: str) -> list[Any] | tuple[Any, ...]:
+    """A YAML list as a ``list[X]``, a ``tuple[X, ...]`` or a fixed ``tuple[X, Y]``."""
+    origin = get_origin(tp)
+    args = get_args(tp)
+    if not isinstance(value, (list, tuple)):
+        raise _bad(value, f"a list ({_type_name(tp)})", key, source)
+    if origin is tuple and args and not (len(args) == 2 and args[1] is Ellipsis):
+        if len(args) != len(value):
+            raise _bad(value, f"a list of {len(args)} items", key, source)
+        items = [_coerce(v, a, key=f"{key}[{i}]", source=source) for i, (v, a) in enumerate(zip(value, args))]
+    else:
+        item_tp = args[0] if args else Any
+        items = [_coerce(v, item_tp, key=f"{key}[{i}]", source=source) for i, v in enumerate(value)]
+    return tuple(items) if (origin is tuple or tp is tuple) else items
+
+
+def _coerce_mapping(value: Any, tp: Any, *, key: str, source: str) -> dict[Any, Any]:
+    if not isinstance(value, Mapping):
+        raise _bad(value, "a mapping", key, source)
+    key_tp, val_tp = get_args(tp) or (Any, Any)
+    return {
+        _coerce(k, key_tp, key=f"{key}.<key>", source=source): _coerce(v, val_tp, key=f"{key}.{k}", source=source)
+        for k, v in value.items()
+    }

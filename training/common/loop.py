@@ -242,9 +242,7 @@ def train_loop(model: Any, parameters: Sequence[Any] | Sequence[dict[str, Any]],
     accumulation = max(1, settings.batch_size // per_step)
     batches = _micro_batches(len(examples), settings.micro_batch_size, settings.epochs, settings.seed,
                              accelerator.process_index, world)
-    total_steps = max(1, math.ceil(len(batches) / accumulation))
-    if settings.max_steps is not None:
-        total_steps = min(total_steps, settings.max_steps)
+    total_steps = _step_count(len(batches), accumulation, settings.max_steps)
     optimizer = torch.optim.AdamW(list(parameters), lr=settings.learning_rate, weight_decay=settings.weight_decay)
     scheduler = get_linear_schedule_with_warmup(optimizer, int(settings.warmup_ratio * total_steps), total_steps)
     model, optimizer, scheduler = accelerator.prepare(model, optimizer, scheduler)
@@ -260,13 +258,7 @@ def train_loop(model: Any, parameters: Sequence[Any] | Sequence[dict[str, Any]],
         chunk = batches[step * accumulation: (step + 1) * accumulation]
         if not chunk:
             break
-        step_loss, metrics_sum = 0.0, {}
-        for indices in chunk:
-            loss, metrics = loss_fn(model, [examples[i] for i in indices])
-            accelerator.backward(loss / len(chunk))
-            step_loss += float(loss.detach()) / len(chunk)
-            for key, value in metrics.items():
-                metrics_sum[key] = metrics_sum.get(key, 0.0) + value / len(chunk)
+        step_loss, metrics_sum = _accumulate(model, chunk, examples, loss_fn, accelerator)
         if not math.isfinite(step_loss):
             raise FloatingPointError(f"loss became {step_loss} at step {step + 1}; lower train.learning_rate.")
         if settings.max_grad_norm > 0:
@@ -279,11 +271,7 @@ def train_loop(model: Any, parameters: Sequence[Any] | Sequence[dict[str, Any]],
                   "lr": scheduler.get_last_lr()[0], "seconds": round(time.perf_counter() - started, 2),
                   **{k: round(v, 6) for k, v in metrics_sum.items()}}
         if accelerator.is_main_process:
-            with open(log_path, "a", encoding="utf-8") as handle:
-                handle.write(json.dumps(record) + "\n")
-            if (step + 1) % settings.log_every_steps == 0 or step + 1 == total_steps:
-                logger.info("step %d/%d loss %.4f %s", step + 1, total_steps, step_loss,
-                            " ".join(f"{k}={v:.4f}" for k, v in metrics_sum.items()))
+            _log_step(log_path, record, step_loss, metrics_sum, settings.log_every_steps)
         if settings.save_every_steps and (step + 1) % settings.save_every_steps == 0 and step + 1 < total_steps:
             _save(accelerator, output, step + 1)
     accelerator.wait_for_everyone()
@@ -292,6 +280,38 @@ def train_loop(model: Any, parameters: Sequence[Any] | Sequence[dict[str, Any]],
     else:
         seconds = time.perf_counter() - started
     return TrainResult(steps=total_steps, losses=losses, seconds=seconds, resumed_from=start_step)
+
+
+def _step_count(micro_batches: int, accumulation: int, max_steps: int | None) -> int:
+    """Optimiser steps in the run: every micro-batch once, at most ``max_steps``."""
+    total_steps = max(1, math.ceil(micro_batches / accumulation))
+    return total_steps if max_steps is None else min(total_steps, max_steps)
+
+
+def _accumulate(model: Any, chunk: list[list[int]], examples: Sequence[Any],
+                loss_fn: Callable[[Any, list[Any]], tuple[Any, dict[str, float]]],
+                accelerator: Any) -> tuple[float, dict[str, float]]:
+    """Backpropagate one optimiser step's micro-batches; their mean loss and mean metrics."""
+    step_loss = 0.0
+    metrics_sum: dict[str, float] = {}
+    for indices in chunk:
+        loss, metrics = loss_fn(model, [examples[i] for i in indices])
+        accelerator.backward(loss / len(chunk))
+        step_loss += float(loss.detach()) / len(chunk)
+        for key, value in metrics.items():
+            metrics_sum[key] = metrics_sum.get(key, 0.0) + value / len(chunk)
+    return step_loss, metrics_sum
+
+
+def _log_step(log_path: Path, record: dict[str, Any], loss: float, metrics: dict[str, float],
+              log_every_steps: int) -> None:
+    """Append a step's record to the run's log, and show it every ``log_every_steps`` steps and at the last."""
+    with open(log_path, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(record) + "\n")
+    step = record["step"]
+    if step % log_every_steps == 0 or step == record["of"]:
+        logger.info("step %d/%d loss %.4f %s", step, record["of"], loss,
+                    " ".join(f"{k}={v:.4f}" for k, v in metrics.items()))
 
 
 def _logged_run(log_path: Path, total_steps: int) -> tuple[list[float], float]:

@@ -60,6 +60,11 @@ class CurationConfig:
             )
         if not self.tasks or len(set(self.tasks)) != len(self.tasks):
             raise ValueError(f"tasks={self.tasks!r}: give 'ctd' and/or 'mcqr', each once")
+        self._check_generator()
+        self._check_numbers()
+
+    def _check_generator(self) -> None:
+        """The generator the source needs, with the settings it needs."""
         if self.source == "text_jsonl" and self.generator == "none":
             raise ValueError(
                 "source='text_jsonl' needs a generator (local_hf or openai); only QA rows convert without one"
@@ -70,6 +75,9 @@ class CurationConfig:
             raise ValueError("generator='openai' needs openai.model")
         if self.generator == "openai" and not self.openai.base_url.startswith(("http://", "https://")):
             raise ValueError(f"openai.base_url={self.openai.base_url!r} must start with http:// or https://")
+
+    def _check_numbers(self) -> None:
+        """Counts at least 1, retries at least 0, rates above 0, temperatures at least 0."""
         positive = {
             "min_sentences": self.min_sentences,
             "max_negatives": self.max_negatives,

@@ -162,34 +162,49 @@ def load_inputs(config: CurationConfig) -> tuple[list[InputDoc], Counter[str]]:
         # Only hashes of held-out contexts are kept: to leave out train rows that would leak into evaluation.
         held_out = {_text_hash(r["context"]) for r in read_jsonl(config.input_path) if r.get("split") != "train"}
     for number, row in enumerate(read_jsonl(config.input_path), 1):
-        if config.source == "qa_jsonl":
-            if row.get("split") != "train":
-                skipped[f"split_{row.get('split')}"] += 1
-                continue
-            require_train_split(row)
-            if held_out and _text_hash(row["context"]) in held_out:
-                skipped["context_also_in_dev"] += 1
-                continue
-            doc = InputDoc(str(row["id"]), str(row["context"]), str(row.get("source", "")), row)
-        else:
-            text = row.get(config.text_field)
-            if not isinstance(text, str):
-                raise ValueError(f"{config.input_path}:{number}: field {config.text_field!r} missing or not a string")
-            doc_id = str(row.get(config.id_field) or f"{Path(config.input_path).stem}-{number}")
-            doc = InputDoc(doc_id, text, str(row.get(config.source_field) or Path(config.input_path).name))
+        doc = _input_doc(config, number, row, held_out, skipped)
+        if doc is None:
+            continue
         if doc.id in seen:
             raise ValueError(f"{config.input_path}:{number}: duplicate id {doc.id!r}")
         seen.add(doc.id)
-        if len(doc.text.strip()) < config.min_context_chars:
-            skipped["context_too_short"] += 1
-            continue
-        if config.max_context_chars is not None and len(doc.text) > config.max_context_chars:
-            skipped["context_too_long"] += 1
+        too = _length_skip(config, doc.text)
+        if too is not None:
+            skipped[too] += 1
             continue
         docs.append(doc)
         if config.max_records is not None and len(docs) >= config.max_records:
             break
     return docs, skipped
+
+
+def _input_doc(config: CurationConfig, number: int, row: dict[str, Any], held_out: set[str],
+               skipped: Counter[str]) -> InputDoc | None:
+    """Row ``number`` of the input as a document, or ``None`` (counted in ``skipped``) for a QA row outside the
+    train split or whose context is also held out."""
+    if config.source == "qa_jsonl":
+        if row.get("split") != "train":
+            skipped[f"split_{row.get('split')}"] += 1
+            return None
+        require_train_split(row)
+        if held_out and _text_hash(row["context"]) in held_out:
+            skipped["context_also_in_dev"] += 1
+            return None
+        return InputDoc(str(row["id"]), str(row["context"]), str(row.get("source", "")), row)
+    text = row.get(config.text_field)
+    if not isinstance(text, str):
+        raise ValueError(f"{config.input_path}:{number}: field {config.text_field!r} missing or not a string")
+    doc_id = str(row.get(config.id_field) or f"{Path(config.input_path).stem}-{number}")
+    return InputDoc(doc_id, text, str(row.get(config.source_field) or Path(config.input_path).name))
+
+
+def _length_skip(config: CurationConfig, text: str) -> str | None:
+    """Why a text is too short or too long to curate, or ``None``."""
+    if len(text.strip()) < config.min_context_chars:
+        return "context_too_short"
+    if config.max_context_chars is not None and len(text) > config.max_context_chars:
+        return "context_too_long"
+    return None
 
 
 def build_generator(config: CurationConfig) -> Generator:
