@@ -67,30 +67,14 @@ def replica(role: str, url: str, directory: str, texts: list[str], question: str
     import torch  # lazy: loads torch
 
     from tpc_core import TPCCompressor  # lazy: loads torch
-    from tpc_core.cache import (  # lazy: loads torch
-        DirectoryCache,
-        MemoryCache,
-        decode_entry,
-        encode_entry,
-    )  # lazy: loads torch
+    from tpc_core.cache import DirectoryCache  # lazy: loads torch
     from tpc_core.cache.redis_store import RedisCache  # lazy: loads torch
 
     torch.set_num_threads(2)
     compressor = TPCCompressor.from_pretrained("tpc-mini")
     cache = RedisCache.from_url(url, dtype="fp32")
     if role == "A":
-        started = time.perf_counter()
-        result = compressor.compress(texts, question=question, rate=RATE, cache=cache)
-        cold_ms = 1000 * (time.perf_counter() - started)
-        names = list(cache.client.scan_iter(match="tpc:*"))
-        values = cache.client.mget(names)
-        DirectoryCache(directory, dtype="fp32").store([(name.decode().rsplit(":", 1)[1], value)
-                                                       for name, value in zip(names, values)])
-        entries = [decode_entry(value) for value in values]
-        results.put({"role": "A", "cold_ms": cold_ms, "misses": result.cache_misses, "entries": len(values),
-                     "sentences": sum(entry.sentences for entry in entries),
-                     "fp32_bytes": sum(map(len, values)),
-                     "int8_bytes": sum(len(encode_entry(entry, "int8")) for entry in entries)})
+        results.put(_warm_replica(compressor, cache, texts, question, directory))
         return
     reference = compressor.compress(texts, question=question, rate=RATE).compressed_prompt  # also warms torch
     started = time.perf_counter()
@@ -104,6 +88,38 @@ def replica(role: str, url: str, directory: str, texts: list[str], question: str
         results.put({"role": role, "fingerprint_ms": fingerprint_ms, "first_ms": first_ms,
                      "first_hits": first.cache_hits, "first_same": first.compressed_prompt == reference})
         return
+    warm, fastest = _warm_calls(compressor, cache, texts, question, reference, repeats)
+    killed = _calls_through_kill(compressor, cache, texts, question, reference, query_calls, kill_at, server_pid)
+    results.put({"role": "B", "fingerprint_ms": fingerprint_ms, "first_ms": first_ms, "first_hits": first.cache_hits,
+                 "first_misses": first.cache_misses, "first_same": first.compressed_prompt == reference,
+                 **warm, "query_calls": query_calls, **killed,
+                 "circuit_failures": cache.circuit.failures, "cache_errors": cache.info().errors, **fastest})
+
+
+def _warm_replica(compressor: Any, cache: Any, texts: list[str], question: str, directory: str) -> dict[str, Any]:
+    """Replica A: the cold call that fills Redis, its entries copied into ``directory``, and their sizes."""
+    from tpc_core.cache import DirectoryCache, decode_entry, encode_entry  # lazy: loads torch
+
+    started = time.perf_counter()
+    result = compressor.compress(texts, question=question, rate=RATE, cache=cache)
+    cold_ms = 1000 * (time.perf_counter() - started)
+    names = list(cache.client.scan_iter(match="tpc:*"))
+    values = cache.client.mget(names)
+    DirectoryCache(directory, dtype="fp32").store([(name.decode().rsplit(":", 1)[1], value)
+                                                   for name, value in zip(names, values)])
+    entries = [decode_entry(value) for value in values]
+    return {"role": "A", "cold_ms": cold_ms, "misses": result.cache_misses, "entries": len(values),
+            "sentences": sum(entry.sentences for entry in entries),
+            "fp32_bytes": sum(map(len, values)),
+            "int8_bytes": sum(len(encode_entry(entry, "int8")) for entry in entries)}
+
+
+def _warm_calls(compressor: Any, cache: Any, texts: list[str], question: str, reference: str,
+                repeats: int) -> tuple[dict[str, Any], dict[str, float]]:
+    """Warm calls through a memory cache (fp32, int8) and Redis, interleaved: medians and whether each gave the
+    uncached result; and each one's fastest call."""
+    from tpc_core.cache import MemoryCache  # lazy: loads torch
+
     memory_fp32 = MemoryCache(dtype="fp32")
     for spec in ("memory", memory_fp32):  # fills them
         compressor.compress(texts, question=question, rate=RATE, cache=spec)
@@ -118,10 +134,19 @@ def replica(role: str, url: str, directory: str, texts: list[str], question: str
             times[name].append(1000 * (time.perf_counter() - started))
             same[name] &= result.compressed_prompt == reference and result.cache_misses == 0
     fastest = {f"{name}_fastest_ms": min(values) for name, values in times.items()}
-    memory_ms, memory_same = statistics.median(times["memory_fp32"]), same["memory_fp32"]
-    memory_int8_ms, memory_int8_same = statistics.median(times["memory_int8"]), same["memory_int8"]
-    redis_ms, redis_same = statistics.median(times["redis"]), same["redis"]
-    failed, differing, latencies = 0, 0, []
+    medians = {"memory_warm_ms": statistics.median(times["memory_fp32"]),
+               "memory_int8_warm_ms": statistics.median(times["memory_int8"]),
+               "memory_int8_same": same["memory_int8"],
+               "redis_warm_ms": statistics.median(times["redis"]), "warm_same": same["memory_fp32"] and same["redis"]}
+    return medians, fastest
+
+
+def _calls_through_kill(compressor: Any, cache: Any, texts: list[str], question: str, reference: str,
+                        query_calls: int, kill_at: int, server_pid: int) -> dict[str, Any]:
+    """``query_calls`` calls through Redis, the server killed before call ``kill_at``: failures and latencies."""
+    failed = 0
+    differing = 0
+    latencies: list[float] = []
     for call in range(query_calls):
         if call == kill_at:
             os.kill(server_pid, signal.SIGKILL)
@@ -133,16 +158,10 @@ def replica(role: str, url: str, directory: str, texts: list[str], question: str
             failed += 1
         latencies.append(1000 * (time.perf_counter() - started))
     after = latencies[kill_at:]
-    results.put({"role": "B", "fingerprint_ms": fingerprint_ms, "first_ms": first_ms, "first_hits": first.cache_hits,
-                 "first_misses": first.cache_misses, "first_same": first.compressed_prompt == reference,
-                 "memory_warm_ms": memory_ms, "memory_int8_warm_ms": memory_int8_ms,
-                 "memory_int8_same": memory_int8_same,
-                 "redis_warm_ms": redis_ms, "warm_same": memory_same and redis_same, "query_calls": query_calls,
-                 "killed_before_call": kill_at, "failed_calls": failed, "differing_results": differing,
-                 "median_ms_before_kill": statistics.median(latencies[:kill_at]),
-                 "first_call_after_kill_ms": after[0] if after else None,
-                 "median_ms_after_kill": statistics.median(after) if after else None,
-                 "circuit_failures": cache.circuit.failures, "cache_errors": cache.info().errors, **fastest})
+    return {"killed_before_call": kill_at, "failed_calls": failed, "differing_results": differing,
+            "median_ms_before_kill": statistics.median(latencies[:kill_at]),
+            "first_call_after_kill_ms": after[0] if after else None,
+            "median_ms_after_kill": statistics.median(after) if after else None}
 
 
 def run_replicas(workdir: Path, chunks: int, chunk_tokens: int, repeats: int, query_calls: int,

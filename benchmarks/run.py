@@ -108,44 +108,7 @@ def _tpc_models(values: Sequence[Sequence[str]] | None) -> list[str]:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    parser.add_argument("--suite", choices=("dev", "speed", "longbench", "zeroscrolls", "summ", "index", "cache", "all"), default="dev")
-    parser.add_argument("--out", type=Path, default=Path("results"))
-    parser.add_argument("--smoke", action="store_true", help="few samples and methods, no curves or timing")
-    parser.add_argument("--quick", action="store_true", help="cache: tiny inputs, one repeat (a check, not a measurement)")
-    parser.add_argument("--repeats", type=int, default=None, help="cache: timed repeats per call (default 5)")
-    parser.add_argument("--threads", type=int, default=None, help="cache: torch intra-op threads (default: torch's)")
-    parser.add_argument("--methods", type=_csv, default=None,
-                        help=f"comma list from: {', '.join(ALL_METHOD_NAMES)} (default: all but "
-                             f"{', '.join(OPT_IN_METHOD_NAMES)}); --suite speed also {FLOOR_METHOD}")  # fmt: skip
-    parser.add_argument("--rate", type=float, default=None, help="budget = rate x original tokens (default 0.2)")
-    parser.add_argument("--target-tokens", type=int, default=None, help="fixed budget (LongBench protocol: 2000)")
-    parser.add_argument("--limit", type=int, default=None, help="at most N samples (spread over sources)")
-    parser.add_argument("--max-samples", type=int, default=None,
-                        help="summ: N samples spread evenly over the file (default: all 100)")  # fmt: skip
-    parser.add_argument("--data-dir", type=Path, default=None, help="qa_dev.jsonl / LongBench / ZeroSCROLLS files")
-    parser.add_argument("--tasks", type=_csv, default=None, help="LongBench / ZeroSCROLLS tasks (default: all)")
-    parser.add_argument("--reader", default="none", help="none | smollm2 | hf:DIR | openai")
-    parser.add_argument("--reader-base-url", default=None)
-    parser.add_argument("--reader-model", default=None)
-    parser.add_argument("--agnostic-limit", type=int, default=None,
-                        help="evaluate the prompt-agnostic block on the first N of the samples (the CTD is slow on CPU)")
-    parser.add_argument("--curve-rates", type=_csv, default=["0.1", "0.2", "0.33", "0.5"])
-    parser.add_argument("--index-rates", type=_csv, default=[str(rate) for rate in INDEX_RATES],
-                        help="index: the rates each context is compressed at (default 0.5,0.3)")  # fmt: skip
-    parser.add_argument("--curve-limit", type=int, default=60, help="samples for the rate curves")
-    parser.add_argument("--speed-lengths", type=_csv, default=[str(n) for n in DEFAULT_LENGTHS])
-    parser.add_argument("--speed-repeats", type=_csv, default=None, help="repeats per length (default 3,3,3,1)")
-    parser.add_argument("--cache", type=Path, default=None, help="sqlite cache (default OUT/cache.sqlite)")
-    parser.add_argument("--no-cache", action="store_true")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--device", default=None, help="device for TPC / readers (default: auto)")
-    parser.add_argument("--tpc-model", dest="tpc_model_args", type=_csv, action="append", default=None,
-                        metavar="NAME[,NAME...]",
-                        help="TPC checkpoint(s): repeat the flag or give a comma list; one TPC row per model "
-                             f"(default {DEFAULT_TPC_MODEL})")  # fmt: skip
-    parser.add_argument("-v", "--verbose", action="store_true")
+    parser = _parser()
     args = parser.parse_args(argv)
     known = ALL_METHOD_NAMES + ((FLOOR_METHOD,) if args.suite == "speed" else ())
     unknown = [name for name in args.methods or () if name not in known]
@@ -165,15 +128,67 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
             parser.error(f"--suite {args.suite} has no question: {', '.join(needs_question)} cannot run "
                          f"(choose from {', '.join(SUMM_METHODS)})")  # fmt: skip
     if args.suite == "index":
-        if args.target_tokens is not None:
-            parser.error("--suite index compresses at rates: use --index-rates or --rate, not --target-tokens")
-        try:
-            args.index_rates = [args.rate] if args.rate_given else [float(rate) for rate in args.index_rates]
-        except ValueError:
-            parser.error(f"--index-rates must be numbers, got {args.index_rates}")
-        if not args.index_rates or not all(0 < rate <= 1 for rate in args.index_rates):
-            parser.error(f"index rates must be in (0, 1], got {args.index_rates}")
+        _check_index_rates(parser, args)
     return args
+
+
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser.add_argument("--suite", default="dev",
+                        choices=("dev", "speed", "longbench", "zeroscrolls", "summ", "index", "cache", "all"))
+    parser.add_argument("--out", type=Path, default=Path("results"))
+    parser.add_argument("--smoke", action="store_true", help="few samples and methods, no curves or timing")
+    parser.add_argument("--quick", action="store_true",
+                        help="cache: tiny inputs, one repeat (a check, not a measurement)")
+    parser.add_argument("--repeats", type=int, default=None, help="cache: timed repeats per call (default 5)")
+    parser.add_argument("--threads", type=int, default=None, help="cache: torch intra-op threads (default: torch's)")
+    parser.add_argument("--methods", type=_csv, default=None,
+                        help=f"comma list from: {', '.join(ALL_METHOD_NAMES)} (default: all but "
+                             f"{', '.join(OPT_IN_METHOD_NAMES)}); --suite speed also {FLOOR_METHOD}")  # fmt: skip
+    parser.add_argument("--rate", type=float, default=None, help="budget = rate x original tokens (default 0.2)")
+    parser.add_argument("--target-tokens", type=int, default=None, help="fixed budget (LongBench protocol: 2000)")
+    parser.add_argument("--limit", type=int, default=None, help="at most N samples (spread over sources)")
+    parser.add_argument("--max-samples", type=int, default=None,
+                        help="summ: N samples spread evenly over the file (default: all 100)")  # fmt: skip
+    parser.add_argument("--data-dir", type=Path, default=None, help="qa_dev.jsonl / LongBench / ZeroSCROLLS files")
+    parser.add_argument("--tasks", type=_csv, default=None, help="LongBench / ZeroSCROLLS tasks (default: all)")
+    parser.add_argument("--reader", default="none", help="none | smollm2 | hf:DIR | openai")
+    parser.add_argument("--reader-base-url", default=None)
+    parser.add_argument("--reader-model", default=None)
+    parser.add_argument("--agnostic-limit", type=int, default=None,
+                        help="evaluate the prompt-agnostic block on the first N of the samples "
+                             "(the CTD is slow on CPU)")
+    parser.add_argument("--curve-rates", type=_csv, default=["0.1", "0.2", "0.33", "0.5"])
+    parser.add_argument("--index-rates", type=_csv, default=[str(rate) for rate in INDEX_RATES],
+                        help="index: the rates each context is compressed at (default 0.5,0.3)")  # fmt: skip
+    parser.add_argument("--curve-limit", type=int, default=60, help="samples for the rate curves")
+    parser.add_argument("--speed-lengths", type=_csv, default=[str(n) for n in DEFAULT_LENGTHS])
+    parser.add_argument("--speed-repeats", type=_csv, default=None, help="repeats per length (default 3,3,3,1)")
+    parser.add_argument("--cache", type=Path, default=None, help="sqlite cache (default OUT/cache.sqlite)")
+    parser.add_argument("--no-cache", action="store_true")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--device", default=None, help="device for TPC / readers (default: auto)")
+    parser.add_argument("--tpc-model", dest="tpc_model_args", type=_csv, action="append", default=None,
+                        metavar="NAME[,NAME...]",
+                        help="TPC checkpoint(s): repeat the flag or give a comma list; one TPC row per model "
+                             f"(default {DEFAULT_TPC_MODEL})")  # fmt: skip
+    parser.add_argument("-v", "--verbose", action="store_true")
+    return parser
+
+
+def _check_index_rates(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """``--suite index``: the rates as numbers in (0, 1] (``--rate`` alone when given), never a token target."""
+    if args.target_tokens is not None:
+        parser.error("--suite index compresses at rates: use --index-rates or --rate, not --target-tokens")
+    try:
+        args.index_rates = [args.rate] if args.rate_given else [float(rate) for rate in args.index_rates]
+    except ValueError:
+        parser.error(f"--index-rates must be numbers, got {args.index_rates}")
+    if not args.index_rates or not all(0 < rate <= 1 for rate in args.index_rates):
+        parser.error(f"index rates must be in (0, 1], got {args.index_rates}")
 
 
 def stratified(samples: Sequence[Sample], limit: int | None) -> list[Sample]:

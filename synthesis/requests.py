@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from synthesis.parts import FORMAT_INSTRUCTIONS, ROLES, Piece
@@ -84,62 +85,112 @@ def request_pieces(style: str, row: Mapping[str, Any], rng: random.Random, *, on
     Raises:
         ValueError: An unknown style, or ``multiple_choice`` for a row without options.
     """
-    question = _stem(row)
-    quote = "'" if one_line else '"'
-    if style == "labelled" or style == "plain":
-        pieces: list[Piece] = [(_written(question), True)]
-    elif style == "casual":
-        greeting = rng.choice(("", "", "hey ", "quick one: ", "hi, ", "so "))
-        pieces = [(greeting, False), (_casual(question), True)]
-    elif style == "search_query":
-        pieces = [(_casual(question).lower(), True)]
-    elif style == "imperative" and _AUX.match(_casual(question)):  # "were x and y ...": no clause without inversion
-        lead = rng.choice(("Find out", "Check this", "Answer this", "Work this out"))
-        pieces = [(f"{lead}: {_casual(question) if rng.random() < 0.5 else _written(question)}", True)]
-    elif style == "imperative":
-        verb = rng.choice(("Tell me", "Find out", "Explain", "Look up", "Work out", "State", "Identify"))
-        pieces = [(f"{verb} {_clause(question)}.", True)]
-    elif style == "polite" and _AUX.match(_casual(question)):
-        lead = rng.choice(("Could you check something for me:", "Quick question:", "Can you tell me this:"))
-        pieces = [(f"{lead} {_written(question)}", True)]
-    elif style == "polite":
-        form = rng.choice(("Could you tell me {c}?", "Can you find out {c}?", "I'd like to know {c}.",
-                           "Please check {c}.", "Would you mind looking up {c}?"))
-        pieces = [(form.format(c=_clause(question)), True)]
-    elif style == "claim_supported":
-        form = rng.choice(("Is this claim supported by the text: {s}?", "Does the material support the claim that {s}?",
-                           "Is the following statement backed up by the sources: {s}?"))
-        pieces = [(form.format(s=_statement(row, rng)), True)]
-    elif style == "claim_true_false":
-        statement = _statement(row, rng)
-        if rng.random() < 0.5:
-            pieces = [(quote, False), (f"{statement}.", True), (f"{quote} ", False),
-                      (rng.choice(("True or false?", "true or false?")), True)]
-        else:
-            pieces = [(rng.choice(("Statement: ", "Claim: ")), False),
-                      (f"{statement}. {rng.choice(('True or false?', 'Is it true?', 'Correct or not?'))}", True)]
-    elif style == "verify":
-        form = rng.choice(("Verify: {s}.", "Fact-check this: {s}.", "Please verify that {s}.",
-                           "Check whether it is true that {s}."))
-        pieces = [(form.format(s=_statement(row, rng)), True)]
-    elif style == "role_play":
-        role, asker = rng.choice(ROLES)
-        asked = _written(question) if rng.random() < 0.5 else _casual(question)
-        pieces = [(f"You are {role}. {asker}: {quote}", False), (asked, True), (quote, False)]
-    elif style == "multiple_choice":
-        options = _options(row)
-        if not options:
-            raise ValueError(f"row {row.get('id')} has no options for a multiple-choice request")
-        separator = " " if one_line else "\n"
-        pieces = [(_written(question) + separator + separator.join(options), True)]
-    elif style == "backstory_then_ask":
-        story = rng.choice(("I'm putting together notes for a class and got stuck on one point.",
-                            "My friend and I were arguing about this over dinner.",
-                            "I was reading about this on the train this morning."))
-        pieces = [(f"{story} ", False), (_written(question) if rng.random() < 0.6 else _casual(question), True)]
-    else:
+    asked = _Asked(_stem(row), row, rng, one_line)
+    if style not in _STYLES:
         raise ValueError(f"unknown request style {style!r}; expected one of {REQUEST_STYLES}")
+    pieces = _STYLES[style](asked)
     return [(text.replace('"', "'") if one_line and flag else text, flag) for text, flag in pieces]
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """What a request style words: the row's question stem, the row, the draws, and whether it is one line."""
+
+    question: str
+    row: Mapping[str, Any]
+    rng: random.Random
+    one_line: bool
+
+    @property
+    def quote(self) -> str:
+        return "'" if self.one_line else '"'
+
+
+def _plain(asked: _Asked) -> list[Piece]:
+    return [(_written(asked.question), True)]
+
+
+def _casual_style(asked: _Asked) -> list[Piece]:
+    greeting = asked.rng.choice(("", "", "hey ", "quick one: ", "hi, ", "so "))
+    return [(greeting, False), (_casual(asked.question), True)]
+
+
+def _search_query(asked: _Asked) -> list[Piece]:
+    return [(_casual(asked.question).lower(), True)]
+
+
+def _imperative(asked: _Asked) -> list[Piece]:
+    question = asked.question
+    rng = asked.rng
+    if _AUX.match(_casual(question)):  # "were x and y ...": no clause without inversion
+        lead = rng.choice(("Find out", "Check this", "Answer this", "Work this out"))
+        return [(f"{lead}: {_casual(question) if rng.random() < 0.5 else _written(question)}", True)]
+    verb = rng.choice(("Tell me", "Find out", "Explain", "Look up", "Work out", "State", "Identify"))
+    return [(f"{verb} {_clause(question)}.", True)]
+
+
+def _polite(asked: _Asked) -> list[Piece]:
+    question = asked.question
+    if _AUX.match(_casual(question)):
+        lead = asked.rng.choice(("Could you check something for me:", "Quick question:", "Can you tell me this:"))
+        return [(f"{lead} {_written(question)}", True)]
+    form = asked.rng.choice(("Could you tell me {c}?", "Can you find out {c}?", "I'd like to know {c}.",
+                             "Please check {c}.", "Would you mind looking up {c}?"))
+    return [(form.format(c=_clause(question)), True)]
+
+
+def _claim_supported(asked: _Asked) -> list[Piece]:
+    form = asked.rng.choice(("Is this claim supported by the text: {s}?",
+                             "Does the material support the claim that {s}?",
+                             "Is the following statement backed up by the sources: {s}?"))
+    return [(form.format(s=_statement(asked.row, asked.rng)), True)]
+
+
+def _claim_true_false(asked: _Asked) -> list[Piece]:
+    rng = asked.rng
+    statement = _statement(asked.row, rng)
+    if rng.random() < 0.5:
+        return [(asked.quote, False), (f"{statement}.", True), (f"{asked.quote} ", False),
+                (rng.choice(("True or false?", "true or false?")), True)]
+    return [(rng.choice(("Statement: ", "Claim: ")), False),
+            (f"{statement}. {rng.choice(('True or false?', 'Is it true?', 'Correct or not?'))}", True)]
+
+
+def _verify(asked: _Asked) -> list[Piece]:
+    form = asked.rng.choice(("Verify: {s}.", "Fact-check this: {s}.", "Please verify that {s}.",
+                             "Check whether it is true that {s}."))
+    return [(form.format(s=_statement(asked.row, asked.rng)), True)]
+
+
+def _role_play(asked: _Asked) -> list[Piece]:
+    role, asker = asked.rng.choice(ROLES)
+    spoken = _written(asked.question) if asked.rng.random() < 0.5 else _casual(asked.question)
+    return [(f"You are {role}. {asker}: {asked.quote}", False), (spoken, True), (asked.quote, False)]
+
+
+def _multiple_choice(asked: _Asked) -> list[Piece]:
+    options = _options(asked.row)
+    if not options:
+        raise ValueError(f"row {asked.row.get('id')} has no options for a multiple-choice request")
+    separator = " " if asked.one_line else "\n"
+    return [(_written(asked.question) + separator + separator.join(options), True)]
+
+
+def _backstory_then_ask(asked: _Asked) -> list[Piece]:
+    story = asked.rng.choice(("I'm putting together notes for a class and got stuck on one point.",
+                              "My friend and I were arguing about this over dinner.",
+                              "I was reading about this on the train this morning."))
+    question = asked.question
+    return [(f"{story} ", False), (_written(question) if asked.rng.random() < 0.6 else _casual(question), True)]
+
+
+# Each request style's wording.
+_STYLES: dict[str, Callable[[_Asked], list[Piece]]] = {
+    "labelled": _plain, "plain": _plain, "casual": _casual_style, "search_query": _search_query,
+    "imperative": _imperative, "polite": _polite, "claim_supported": _claim_supported,
+    "claim_true_false": _claim_true_false, "verify": _verify, "role_play": _role_play,
+    "multiple_choice": _multiple_choice, "backstory_then_ask": _backstory_then_ask,
+}
 
 
 def with_instructions(kind: str, pieces: Sequence[Piece], rng: random.Random, *,

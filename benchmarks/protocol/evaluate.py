@@ -15,6 +15,7 @@ import hashlib
 import logging
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from benchmarks.protocol.budget import MiniLMTokenCounter, budget_for
@@ -93,7 +94,7 @@ def evaluate(
         ``(records, skipped)``: one record per (method, setting, sample); ``skipped`` maps a method name to
         the reason it could not run here.
     """
-    cache = cache or JsonCache(None)
+    run = _Run(counter, rate, target_tokens, cache or JsonCache(None), reader, keep_prompts)
     records: list[dict[str, Any]] = []
     skipped: dict[str, str] = {}
     for name, method in methods.items():
@@ -103,41 +104,74 @@ def evaluate(
             logger.warning("skipping %s: %s", name, reason)
             continue
         identity = method.identity()
-        warmed = False
+        warm_up = _WarmUpOnce(name, method)
         for setting in settings:
-            if setting not in method.settings:
-                continue
-            started, computed = time.perf_counter(), 0
-            for position, sample in enumerate(samples, 1):
-                key = cache_key(
-                    "compress/v1", identity, setting, sample.id, _digest(sample.context + "\x00" + sample.question),
-                    _digest(sample.template), rate, target_tokens,
-                )  # fmt: skip
-                record = cache.get("compress", key)
-                if record is None:
-                    if not warmed:
-                        warmed = True
-                        try:
-                            method.warm_up()
-                        except Exception as error:  # noqa: BLE001 (the samples will record the failure)
-                            logger.warning("%s: warm-up failed: %s", name, error)
-                    record = compress_one(method, sample, setting, counter, rate=rate, target_tokens=target_tokens)
-                    if "error" not in record:
-                        cache.put("compress", key, record)
-                    computed += 1
-                record["method"] = method.name  # the row label; a cached record may come from another label
-                if reader is not None and "prompt" in record:
-                    _read(record, sample, reader)
-                if not keep_prompts:
-                    record = {k: v for k, v in record.items() if k != "prompt"}
-                records.append(record)
-                if position % 25 == 0 or position == len(samples):
-                    logger.info(
-                        "%s/%s rate=%s: %d/%d samples (%d computed, %.0fs)",
-                        name, setting, rate if target_tokens is None else f"{target_tokens}tok", position,
-                        len(samples), computed, time.perf_counter() - started,
-                    )  # fmt: skip
+            if setting in method.settings:
+                records += _setting_records(name, method, identity, setting, samples, run, warm_up)
     return records, skipped
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What every (method, setting, sample) of one :func:`evaluate` call shares."""
+
+    counter: MiniLMTokenCounter
+    rate: float | None
+    target_tokens: int | None
+    cache: JsonCache
+    reader: CachedReader | None
+    keep_prompts: bool
+
+
+class _WarmUpOnce:
+    """Warms a method up before its first computed (not cached) sample, at most once."""
+
+    def __init__(self, name: str, method: Method) -> None:
+        self.name = name
+        self.method = method
+        self.warmed = False
+
+    def __call__(self) -> None:
+        if self.warmed:
+            return
+        self.warmed = True
+        try:
+            self.method.warm_up()
+        except Exception as error:  # noqa: BLE001 (the samples will record the failure)
+            logger.warning("%s: warm-up failed: %s", self.name, error)
+
+
+def _setting_records(name: str, method: Method, identity: Any, setting: str, samples: Sequence[Sample], run: _Run,
+                     warm_up: _WarmUpOnce) -> list[dict[str, Any]]:
+    """One record per sample for one method in one setting, from the cache where it has them."""
+    records: list[dict[str, Any]] = []
+    started = time.perf_counter()
+    computed = 0
+    for position, sample in enumerate(samples, 1):
+        key = cache_key(
+            "compress/v1", identity, setting, sample.id, _digest(sample.context + "\x00" + sample.question),
+            _digest(sample.template), run.rate, run.target_tokens,
+        )  # fmt: skip
+        record = run.cache.get("compress", key)
+        if record is None:
+            warm_up()
+            record = compress_one(method, sample, setting, run.counter, rate=run.rate, target_tokens=run.target_tokens)
+            if "error" not in record:
+                run.cache.put("compress", key, record)
+            computed += 1
+        record["method"] = method.name  # the row label; a cached record may come from another label
+        if run.reader is not None and "prompt" in record:
+            _read(record, sample, run.reader)
+        if not run.keep_prompts:
+            record = {k: v for k, v in record.items() if k != "prompt"}
+        records.append(record)
+        if position % 25 == 0 or position == len(samples):
+            logger.info(
+                "%s/%s rate=%s: %d/%d samples (%d computed, %.0fs)",
+                name, setting, run.rate if run.target_tokens is None else f"{run.target_tokens}tok", position,
+                len(samples), computed, time.perf_counter() - started,
+            )  # fmt: skip
+    return records
 
 
 def _read(record: dict[str, Any], sample: Sample, reader: CachedReader) -> None:
