@@ -82,7 +82,8 @@ def _groups(sample: Sample, count: int) -> list[str]:
         units = [piece for piece in re.split(r"(?<=[.!?])\s+", sample.context) if piece.strip()]
     count = min(count, len(units))
     size, extra = divmod(len(units), count)
-    groups, start = [], 0
+    groups = []
+    start = 0
     for k in range(count):
         end = start + size + (k < extra)
         groups.append("\n\n".join(units[start:end]))
@@ -99,10 +100,12 @@ def build_trajectory(sample: Sample, padding: Sequence[str], counter: Callable[[
     rng.shuffle(groups)
     query = casual(sample.question)
     messages: list[Any] = [SystemMessage(SYSTEM), HumanMessage(sample.question, id="request")]
-    results, evidence_call = [], []
+    results = []
+    evidence_call = []
     for k, group in enumerate(groups):
         target = rng.randint(*RESULT_TOKENS)
-        pieces, tokens = [], counter(group)
+        pieces = []
+        tokens = counter(group)
         while tokens < target:
             piece = padding[rng.randrange(len(padding))]
             pieces.append(piece)
@@ -196,7 +199,8 @@ def run_one(compressor: Any, trajectory: Trajectory, methods: Sequence[str], bud
                            "history_tokens": view_tokens(views[-1], counter), "evidence_call": trajectory.evidence_call}
     for name in methods:
         method = _method(name, compressor, budget, counter)
-        sent, seconds = [], []
+        sent = []
+        seconds = []
         for view in views:
             start = time.perf_counter()
             sent.append(method(list(view)))

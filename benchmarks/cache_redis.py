@@ -184,7 +184,8 @@ def run_replicas(workdir: Path, chunks: int, chunk_tokens: int, repeats: int, qu
             process.start()
             payload[role] = results.get(timeout=1800)
             process.join()
-        payload["load_before"], payload["load_after"] = load_before, _load()
+        payload["load_before"] = load_before
+        payload["load_after"] = _load()
     through_redis = [role for role in roles[1:] if not role.endswith("directory")]
     through_directory = [role for role in roles[1:] if role.endswith("directory")]
     payload["first_calls_ms"] = [payload[role]["first_ms"] for role in through_redis]
@@ -297,7 +298,8 @@ def markdown(payload: dict[str, Any]) -> str:
     lines = ["# Redis sentence cache across replicas (issue 38)", ""]
     replicas = payload.get("replicas")
     if replicas:
-        a, b = replicas["A"], replicas["B"]
+        a = replicas["A"]
+        b = replicas["B"]
         firsts = replicas.get("first_calls_ms", [b["first_ms"]])
         ratio = statistics.median(firsts) / b["memory_warm_ms"]
         control = replicas.get("first_directory_calls_ms") or [float("nan")]
@@ -339,7 +341,9 @@ def markdown(payload: dict[str, Any]) -> str:
                   f"| round trips that failed during the outage (circuit) | {b['cache_errors']} |", ""]
     ray = payload.get("ray")
     if ray:
-        directory, redis_run, kill = ray["directory"], ray["redis"], ray["kill"]
+        directory = ray["directory"]
+        redis_run = ray["redis"]
+        kill = ray["kill"]
         ratio = redis_run["rows_per_s"] / directory["rows_per_s"]
         lines += [f"Ray: {ray['passages']} NQ passages, {ray['workers']} workers, batch {ray['batch_size']}, model "
                   f"loading included; load average {ray['load_before']} before, {ray['load_after']} after.", "",

@@ -50,7 +50,9 @@ def measure(split: str = "train", rate: float = 0.2, limit: int | None = None,
     identity = splitter_identity(compressor.splitter())
     prints = {dtype: fingerprint(compressor.cache_fingerprint, identity, dtype) for dtype in DTYPES}
     rows: dict[str, list[dict[str, Any]]] = {"uncached": [], **{dtype: [] for dtype in DTYPES}}
-    sentences, seen, started = 0, set(), time.perf_counter()
+    sentences = 0
+    seen = set()
+    started = time.perf_counter()
     for number, sample in enumerate(samples):
         question = instruction_query(sample.template, sample.question)
         options = {"question": question, "target_tokens": budget_for(counter(sample.context), rate=rate),

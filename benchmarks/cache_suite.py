@@ -160,7 +160,8 @@ def measure_calls(compressor: Any, texts: list[str], question: str | None, setti
                               "task_source": str(reference.task_source) if reference.task_source else None,
                               "storages": {}}
     for storage, figures in per_storage.items():
-        warm_ms, cached_ms = _median_ms(figures["warm"]), _median_ms(figures["cold_cached"])
+        warm_ms = _median_ms(figures["warm"])
+        cached_ms = _median_ms(figures["cold_cached"])
         report["storages"][storage] = {
             "cold_cached_ms": cached_ms, "warm_ms": warm_ms, "warm_over_cold": warm_ms / cold_ms,
             "cold_cached_over_cold": cached_ms / cold_ms, "cold_cached_all_s": figures["cold_cached"],
@@ -204,7 +205,8 @@ def scaling(compressor: Any, chunks: Sequence[Chunk], question: str, settings: C
     rows = []
     for count in settings.scaling:
         texts = [chunk.text for chunk in chunks[:count]]
-        cold, warm = [], []
+        cold = []
+        warm = []
         for _ in range(settings.repeats):
             cold.append(timed(lambda: compressor.compress(texts, question=question, rate=settings.rate))[0])
             cache = resolve_cache("memory")

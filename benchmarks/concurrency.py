@@ -23,7 +23,8 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "data" / "declarati
 
 def aware_latencies(compressor, text: str, question: str, calls: int) -> list[float]:
     """Seconds each of ``calls`` concurrent prompt-aware calls took, all started together."""
-    barrier, latencies = threading.Barrier(calls), []
+    barrier = threading.Barrier(calls)
+    latencies = []
     lock = threading.Lock()
 
     def one() -> None:
@@ -50,7 +51,8 @@ def main() -> None:
 
     compressor = TPCCompressor.from_pretrained("tpc-mini", device="cpu", load_ctd=True)
     declaration = EXAMPLE.read_text(encoding="utf-8")
-    aware_text, question = declaration[: args.aware_chars], "What grievances are listed against the King?"
+    aware_text = declaration[: args.aware_chars]
+    question = "What grievances are listed against the King?"
     compressor.compress(aware_text, question=question, rate=0.2)  # warm-up
     alone = aware_latencies(compressor, aware_text, question, args.calls)
 

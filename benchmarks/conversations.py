@@ -166,12 +166,14 @@ def run_one(compressor: Any, sample: Sample, shape: str, methods: Sequence[str],
     conversation = compressor.compress_messages(messages, target_tokens=whole, token_counter=counter, strict=False,
                                                 return_result=True)
     seconds = time.perf_counter() - start
-    budget, room = conversation.budget, conversation.budget - conversation.protected_tokens
+    budget = conversation.budget
+    room = conversation.budget - conversation.protected_tokens
     single = shape in SINGLE_SHAPES
     if single:  # the reference is given the question: the documents get what the system message and it leave
         asked = single_message(sample, shape)[1]
         room = budget - counter(messages[0]["content"]) - counter(asked)
-    row["budget"], row["origin_tokens"] = budget, conversation.origin_tokens
+    row["budget"] = budget
+    row["origin_tokens"] = conversation.origin_tokens
     if "compress_messages" in methods:
         out = conversation.messages
         intact = ([out[0], out[-1]] == [messages[0], messages[-1]] if not single else

@@ -75,7 +75,8 @@ class PeakRss:
     """Samples the RSS of a process and its descendants; keeps each process's peak, by its name."""
 
     def __init__(self, pid: int, interval: float = 0.2) -> None:
-        self.pid, self.interval = pid, interval
+        self.pid = pid
+        self.interval = interval
         self.peaks: dict[int, tuple[str, int]] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -99,7 +100,8 @@ class PeakRss:
                 processes = []
             for process in processes:
                 try:
-                    name, rss = " ".join(process.cmdline())[:80], process.memory_info().rss
+                    name = " ".join(process.cmdline())[:80]
+                    rss = process.memory_info().rss
                 except psutil.Error:
                     continue
                 if rss > self.peaks.get(process.pid, ("", 0))[1]:
@@ -136,7 +138,8 @@ def measure(rows: list[dict], small_docs: int, rate: float, batch_size: int, wor
             device: str | None = None) -> list[Measurement]:
     import pyarrow.parquet as pq  # lazy: optional extra (corpus)
 
-    full, small = workdir / "corpus.jsonl", workdir / "small.jsonl"
+    full = workdir / "corpus.jsonl"
+    small = workdir / "small.jsonl"
     full.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     small.write_text("".join(json.dumps(r) + "\n" for r in rows[:small_docs]), encoding="utf-8")
     results = []

@@ -67,7 +67,8 @@ ROOT = Path(__file__).resolve().parents[1]
 STAND_IN = Path(__file__).resolve().parent / "minilm_stand_in"
 EXAMPLE = ROOT / "examples" / "data" / "declaration_of_independence.txt"
 DEFAULT_OUT = ROOT / "benchmarks" / "results" / "device_check"
-LENGTHS, QUICK_LENGTHS = (1_000, 4_000, 10_000, 32_000), (256, 1_000)
+LENGTHS = (1_000, 4_000, 10_000, 32_000)
+QUICK_LENGTHS = (256, 1_000)
 FIXED_DESCRIPTION = "Find the facts about the people, places and dates named in the passage."
 FORWARD_BATCH = 8
 
@@ -197,7 +198,9 @@ def prompt_of(counter: Any, tokens: int) -> tuple[str, str]:
         samples = []
     texts = [s.context for s in samples] or [EXAMPLE.read_text(encoding="utf-8")]
     question = samples[0].question if samples else "What does the text say about the King?"
-    parts, total, index = [], 0, 0
+    parts = []
+    total = 0
+    index = 0
     while total < tokens:
         parts.append(texts[index % len(texts)])
         total += counter(parts[-1])
@@ -231,7 +234,12 @@ def agreement(cpu: Any, on_device: Any, prompts: list[dict[str, Any]], rate: flo
     """Per mode (aware, agnostic): Jaccard, exact share, evidence recall on both sides, overruns, verbatim."""
     report = {}
     for mode in ("aware", "agnostic"):
-        jaccards, recalls_cpu, recalls_device, overruns, not_verbatim, sources = [], [], [], 0, 0, {}
+        jaccards = []
+        recalls_cpu = []
+        recalls_device = []
+        overruns = 0
+        not_verbatim = 0
+        sources = {}
         for prompt in prompts:
             text = prompt["context"] if mode == "aware" else prompt["templated"]
             options = {"question": prompt["question"]} if mode == "aware" else {"describe_bare": False}
@@ -239,7 +247,8 @@ def agreement(cpu: Any, on_device: Any, prompts: list[dict[str, Any]], rate: flo
                        for c in ((cpu,) if on_device is cpu else (cpu, on_device))]
             if len(results) == 1:  # the device is the reference: one run serves both sides
                 results = results * 2
-            first, second = kept(results[0]), kept(results[1])
+            first = kept(results[0])
+            second = kept(results[1])
             jaccards.append(len(first & second) / len(first | second) if first | second else 1.0)
             device_result = results[1]
             overruns += on_device.token_counter(device_result.compressed_prompt) > device_result.budget
@@ -472,7 +481,8 @@ def markdown(report: dict[str, Any]) -> str:
               "| prompt tokens | aware call ms | aware encoder ms | **aware own ms** | agnostic call ms | agnostic "
               "encoder ms | **agnostic own ms** | one-pass floor ms | aware / floor |", "|---|---|---|---|---|---|---|---|---|"]
     for row in report["latency"]:
-        aware, agnostic = row["split"]["aware"], row["split"]["agnostic"]
+        aware = row["split"]["aware"]
+        agnostic = row["split"]["agnostic"]
         lines.append(f"| {row['tokens']} | {aware['call_ms']:.1f} | {aware['encoder_ms']:.1f} | **{aware['own_ms']:.1f}** "
                      f"| {agnostic['call_ms']:.1f} | {agnostic['encoder_ms']:.1f} | **{agnostic['own_ms']:.1f}** | "
                      f"{row['one_pass_floor_ms']:.1f} | {row['aware_over_floor']:.1f}× |")

@@ -197,7 +197,10 @@ def measure(clock: PartClock, compressor: Any, text: str | list[str], question: 
     compressor.compress(text, question=question, rate=0.2, **options)
     clock.watch_ctd()
     compressor.compress(text, question=question, rate=0.2, **options)
-    totals, models, owns, parts = [], [], [], {}
+    totals = []
+    models = []
+    owns = []
+    parts = {}
     for _ in range(repeats):
         seconds, spent = clock.call(lambda: compressor.compress(text, question=question, rate=0.2, **options))
         model = spent.pop("model", 0.0)
@@ -298,10 +301,12 @@ def compare(args: argparse.Namespace) -> None:
     for mode in COMPARED:
         print(f"\n{mode}\n\n| ms | base | current | current / base |\n|---|---|---|---|")
         for label, key in (("call", "ms"), ("model passes", "model_ms"), ("**engine's own**", "own_ms")):
-            before, after = median("base", mode, key), median("current", mode, key)
+            before = median("base", mode, key)
+            after = median("current", mode, key)
             print(f"| {label} | {before:.1f} | {after:.1f} | {after / before:.2f} |")
         for part in [*PARTS, OTHER]:
-            before, after = median("base", mode, "parts_ms", part), median("current", mode, "parts_ms", part)
+            before = median("base", mode, "parts_ms", part)
+            after = median("current", mode, "parts_ms", part)
             ratio = f"{after / before:.2f}" if before > 0.05 else "—"
             print(f"| · {part} | {before:.1f} | {after:.1f} | {ratio} |")
 
@@ -368,7 +373,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.clock == "cpu":  # the tokenizer's own threads would be CPU time this clock does not see
         os.environ["TOKENIZERS_PARALLELISM"] = "false"
     if args.quick:
-        args.tokens, args.repeats, args.rounds = QUICK_TOKENS, 1, 1
+        args.tokens = QUICK_TOKENS
+        args.repeats = 1
+        args.rounds = 1
     if args.split:
         from benchmarks.engine_split import split_report  # lazy: the split's own module, torch loaded there
 

@@ -89,7 +89,8 @@ class EncoderClock:
 def timed(clock: EncoderClock, function: Any, repeats: int) -> dict[str, float]:
     """Median wall, encoder and own milliseconds of ``repeats`` calls after one warm-up."""
     function()
-    walls, encoders = [], []
+    walls = []
+    encoders = []
     for _ in range(repeats):
         wall, encoder = clock.call(function)
         walls.append(wall)

@@ -51,7 +51,8 @@ def extrapolate(measured: dict[int, float], windows: list[int]) -> float:
 
 def cpc_windows(tokens: int, window: int = 6144, overlap: int = 512) -> list[int]:
     """Window lengths the engine reads ``tokens`` in with cpc-llama-1b's settings (overlapping windows)."""
-    lengths, start = [], 0
+    lengths = []
+    start = 0
     while True:
         lengths.append(min(window, tokens - start))
         if start + window >= tokens:

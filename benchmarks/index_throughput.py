@@ -80,7 +80,8 @@ def long_prompt_row(compressor, text: str, question: str, rate: float, repeats: 
                     meter: PaddingMeter) -> Row:
     """The median of ``repeats`` prompt-aware compressions of the long prompt, after one warm-up."""
     compressor.compress(text, question=question, rate=rate)  # warm-up
-    real, total = meter.real, meter.total
+    real = meter.real
+    total = meter.total
     times = []
     for _ in range(repeats):
         started = time.perf_counter()
@@ -100,7 +101,8 @@ def corpus_row(compressor, rows: list[dict], mode: str, settings, batch_size: in
     source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     plan = plan_corpus(source, workdir / f"{slug}-{len(rows)}-out", settings)
     write_manifest(plan.out_dir, plan.settings)
-    real, total = meter.real, meter.total
+    real = meter.real
+    total = meter.total
     started = time.perf_counter()
     _, origin, _ = run_local(plan, compressor, batch_size, rows_per_file=1000, show_progress=False)
     seconds = time.perf_counter() - started

@@ -73,7 +73,8 @@ def adapter_overhead(compressor: Any, samples: list[dict[str, Any]], target_toke
     own: dict[str, list[float]] = {"langchain": [], "llama_index": []}
     try:
         for sample in samples:
-            texts, question = sample["documents"], sample["question"]
+            texts = sample["documents"]
+            question = sample["question"]
             documents = [Document(page_content=t, id=str(i), metadata={"i": i}) for i, t in enumerate(texts)]
             nodes = [NodeWithScore(node=TextNode(text=t, id_=str(i), metadata={"i": i}), score=1.0)
                      for i, t in enumerate(texts)]
@@ -131,7 +132,9 @@ def query_engine_latency(compressor: Any, samples: list[dict[str, Any]], target_
 
     embedding = llama_index_embedding()
     postprocessor = TPCNodePostprocessor(compressor=compressor, target_tokens=target_tokens)
-    without, with_tpc, prompt_chars = [], [], []
+    without = []
+    with_tpc = []
+    prompt_chars = []
     for sample in samples:
         nodes = [TextNode(text=t, id_=str(i)) for i, t in enumerate(sample["documents"])]
         index = VectorStoreIndex(nodes, embed_model=embedding)
@@ -140,7 +143,8 @@ def query_engine_latency(compressor: Any, samples: list[dict[str, Any]], target_
                                             node_postprocessors=[postprocessor])
         question = sample["question"]
         plain.query(question), compressed.query(question)  # warm-up
-        times_plain, times_tpc = [], []
+        times_plain = []
+        times_tpc = []
         for _ in range(repeats):
             times_plain.append(timed(lambda: plain.query(question)))
             times_tpc.append(timed(lambda: compressed.query(question)))

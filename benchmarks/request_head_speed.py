@@ -54,7 +54,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     text = _TEXT.read_text(encoding="utf-8")
     pool = [text[start:end] for start, end in split_sentences(text)]
     sentences = [pool[k % len(pool)] for k in range(args.sentences)]
-    sequence, baseline = SequenceRequestHead.load(args.head), RequestHead.load(args.baseline)
+    sequence = SequenceRequestHead.load(args.head)
+    baseline = RequestHead.load(args.baseline)
     embeddings = torch.nn.functional.normalize(torch.randn(len(sentences), sequence.input_width - len(FEATURE_NAMES)), dim=1)
     times: dict[str, list[float]] = {"per_sentence": [], "sequence": []}
     for _ in range(3):  # warm-up

@@ -253,7 +253,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows_path = out / "rows.jsonl"
     done = {json.loads(line)["id"]: json.loads(line) for line in rows_path.read_text().splitlines()} \
         if rows_path.exists() else {}
-    compressor, counter = TPCCompressor.from_pretrained(args.checkpoint), minilm_token_counter()
+    compressor = TPCCompressor.from_pretrained(args.checkpoint)
+    counter = minilm_token_counter()
     with rows_path.open("a", encoding="utf-8") as handle:
         for number, record in enumerate(records, 1):
             if record["id"] in done:

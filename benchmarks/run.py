@@ -226,7 +226,8 @@ def run_dev(args: argparse.Namespace, cache: JsonCache) -> dict[str, Any]:
     counter = minilm_token_counter()
     started = time.perf_counter()
     subsets = {"aware": samples, "agnostic": stratified(samples, args.agnostic_limit)}
-    records, skipped = [], {}
+    records = []
+    skipped = {}
     for setting, subset in subsets.items():
         found, reasons = evaluate(subset, methods, counter, rate=args.rate, target_tokens=args.target_tokens,
                                   settings=(setting,), cache=cache, reader=reader)  # fmt: skip

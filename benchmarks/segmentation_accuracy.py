@@ -312,7 +312,8 @@ def time_splitter(splitter: SentenceSplitter, corpus: str, repeats: int = 3) -> 
     splitter.spans(corpus[:10_000])  # warm up (model load, caches)
     best_wall = best_cpu = float("inf")
     for _ in range(repeats):
-        wall, cpu = time.perf_counter(), time.process_time()
+        wall = time.perf_counter()
+        cpu = time.process_time()
         splitter.spans(corpus)
         best_wall = min(best_wall, time.perf_counter() - wall)
         best_cpu = min(best_cpu, time.process_time() - cpu)

@@ -41,9 +41,11 @@ def split_ms(text: str, repeats: int) -> tuple[float, float, int]:
     the waits for a core, so compare the CPU column between runs.
     """
     spans = split_sentences(text)
-    walls, cpus = [], []
+    walls = []
+    cpus = []
     for _ in range(repeats):
-        started, cpu_started = time.perf_counter(), time.process_time()
+        started = time.perf_counter()
+        cpu_started = time.process_time()
         split_sentences(text)
         cpus.append(time.process_time() - cpu_started)
         walls.append(time.perf_counter() - started)

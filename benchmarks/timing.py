@@ -91,7 +91,8 @@ def _worker(method_name: str, prompts_path: Path, repeats: Sequence[int], rate: 
     aware = AWARE in method.settings
 
     def run(length: int) -> float:
-        text, question = prompts[length]["text"], prompts[length]["question"]
+        text = prompts[length]["text"]
+        question = prompts[length]["question"]
         if not aware:  # prompt-agnostic input as users send it: the question written inside the prompt
             text = fill_template(QA_DEV_TEMPLATES["multi_doc_qa"], text, question)
         budget = budget_for(counter(text), rate=rate)

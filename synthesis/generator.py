@@ -115,7 +115,9 @@ class _Draw:
     def __init__(self, rng: random.Random, mode: Components, forced: str | None) -> None:
         if mode not in ("seen", "held_out", "all"):
             raise ValueError(f"components must be 'seen', 'held_out' or 'all', got {mode!r}")
-        self.rng, self.mode, self.forced = rng, mode, forced
+        self.rng = rng
+        self.mode = mode
+        self.forced = forced
         self.held: list[str] = []
 
     def __call__(self, axis: str, options: Sequence[str]) -> str:
@@ -135,7 +137,8 @@ def _forced_axis(rng: random.Random, mode: Components, axes: Sequence[str]) -> s
 
 
 def _length(rng: random.Random) -> tuple[str, int]:
-    roll, total = rng.random(), 0.0
+    roll = rng.random()
+    total = 0.0
     for name, (share, low, high) in LENGTHS.items():
         total += share
         if roll < total:
@@ -252,7 +255,8 @@ def _finish(shell: str, frame: Mapping[str, Any], rules: str | None, pieces: Seq
             parts: Mapping[str, str], question: str | None = None, answers: tuple[str, ...] = (),
             evidence: tuple[str, ...] = ()) -> Generated:
     """Lay the slots out in the shell and record what was drawn."""
-    system, before = frame["system"], list(frame["before"])
+    system = frame["system"]
+    before = list(frame["before"])
     if rules:
         if shell in _SYSTEM_SHELLS:
             system = f"{system} {rules}" if system else rules

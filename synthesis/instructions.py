@@ -251,7 +251,8 @@ def _shape(shape: str, context: str, request: str, tail: str, rng: random.Random
     """The prompt in a shape, and the character span of ``request`` in it."""
     after = f"\n{tail}" if tail else ""
     if shape == "after_document":
-        head, rest = f"{context}\n\n", after
+        head = f"{context}\n\n"
+        rest = after
     elif shape == "chat_last_turn":
         user, bot = rng.choice((("User", "Assistant"), ("Human", "AI"), ("<|user|>", "<|assistant|>")))
         head = (f"{user}: {rng.choice(('Here is the material.', 'Please read this first.', 'Some context:'))}\n\n"

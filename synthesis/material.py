@@ -103,7 +103,8 @@ def row_material(row: Mapping[str, Any], target_words: int, rng: random.Random) 
     gold = int((row.get("meta") or {}).get("gold_doc_index", 0))
     others = [i for i in range(len(passages)) if i != gold]
     rng.shuffle(others)
-    keep, words = [gold], len(passages[gold].text.split())
+    keep = [gold]
+    words = len(passages[gold].text.split())
     for index in others:
         if words >= target_words:
             break

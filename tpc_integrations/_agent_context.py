@@ -223,7 +223,8 @@ def compress_view(settings: TPCAgentContextSettings, ledger: ToolResultLedger, m
     request = read[task_index].text if task_index is not None else None
     calls = {call_id: (name, args) for message in read if message.role == "assistant"
              for call_id, name, args in _tool_calls(messages[message.index]) if call_id}
-    slots, results = [], []
+    slots = []
+    results = []
     for m, p in _tool_parts(read):
         call_id = _call_id(messages[m])
         name, args = calls.get(call_id, (_tool_name(messages[m]), None))
@@ -256,7 +257,8 @@ def compress_view(settings: TPCAgentContextSettings, ledger: ToolResultLedger, m
     misses = sum(read.cache_misses for read in reads)
     if history:
         result = compress_messages_call(settings.model_copy(update={"target_tokens": budget}), view)
-        view, sent = result.messages, result.compressed_tokens if view_counter is None else view_counter(result.messages)
+        view = result.messages
+        sent = result.compressed_tokens if view_counter is None else view_counter(result.messages)
         hits += result.result.cache_hits if result.result is not None else 0
         misses += result.result.cache_misses if result.result is not None else 0
     changed = [m for m in texts] if not history else [m for m, message in enumerate(messages) if view[m] is not message]

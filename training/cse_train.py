@@ -195,7 +195,8 @@ def weighted(records: Sequence[dict[str, Any]], weight: float) -> list[dict[str,
 
     Deterministic: the same records are picked whatever the order of the file or the run's seed.
     """
-    whole, fraction = int(weight), weight - int(weight)
+    whole = int(weight)
+    fraction = weight - int(weight)
     picked = list(records) * whole
     for record in records:
         digest = hashlib.sha256(("mix:" + str(record["group"])).encode("utf-8")).hexdigest()
@@ -321,8 +322,10 @@ class CSELoss:
     """Contrastive + MNTP loss of one micro-batch of MCQR records (see module docstring)."""
 
     def __init__(self, encoder: Any, config: CSETrainConfig, architecture: str, device: Any) -> None:
-        self.encoder, self.config = encoder, config
-        self.architecture, self.device = architecture, device
+        self.encoder = encoder
+        self.config = config
+        self.architecture = architecture
+        self.device = device
         self.pad_id = encoder.tokenizer.pad_token_id or 0
         tokenizer = encoder.tokenizer
         self.mask_id = tokenizer.mask_token_id if tokenizer.mask_token_id is not None else (
@@ -344,7 +347,9 @@ class CSELoss:
         hidden, _ = model(*_pad(inputs, self.pad_id, self.device))
         hidden = hidden.float()
         q = torch.stack([_pool_question(hidden, i, len(ids), suffix_len, pooling) for i, ids in enumerate(questions)])
-        candidates, owner, first = [], [], len(questions)
+        candidates = []
+        owner = []
+        first = len(questions)
         groups = [record.get("group") for record in records]
         positive_index = []
         for index, example in enumerate(examples):
@@ -353,7 +358,8 @@ class CSELoss:
                 candidates.append(_pool_slot(hidden, first + slot[0], slot, pooling))
                 owner.append(index)
             first += len(example.windows)
-        q, c = F.normalize(q, dim=-1), F.normalize(torch.stack(candidates), dim=-1)
+        q = F.normalize(q, dim=-1)
+        c = F.normalize(torch.stack(candidates), dim=-1)
         logits = q @ c.T / self.config.temperature
         own = torch.tensor(owner, device=logits.device)[None, :] == torch.arange(len(examples),
                                                                                   device=logits.device)[:, None]
@@ -383,7 +389,9 @@ class CSELoss:
         special = {*self.encoder.prefix, *self.encoder.suffix, self.pad_id}
         special.update(m for m in (self.encoder.sentence_marker, self.encoder.question_marker) if m is not None)
         shift = 1 if self.architecture == "decoder" else 0
-        masked, positions, labels = [], [], []
+        masked = []
+        positions = []
+        labels = []
         for ids in windows:
             content = [i for i in range(shift, len(ids)) if ids[i] not in special]
             if not content:

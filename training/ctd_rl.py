@@ -138,7 +138,10 @@ class ReferenceScorer:
     """The reward's LLM: answers prompts and gives its next-token logits over a fixed response."""
 
     def __init__(self, model: Any, tokenizer: Any, max_input_tokens: int, device: Any) -> None:
-        self.model, self.tokenizer, self.max_input_tokens, self.device = model, tokenizer, max_input_tokens, device
+        self.model = model
+        self.tokenizer = tokenizer
+        self.max_input_tokens = max_input_tokens
+        self.device = device
 
     def _chat(self, prompt: str) -> list[int]:
         from tpc_core.engine.task.ctd import DEFAULT_HEAD_FRACTION, bound_prompt  # lazy: loads torch
@@ -423,7 +426,9 @@ class _adapter_off:  # used as a context manager
     """Switch the policy's LoRA off while it serves as the reference LLM (no second model in memory)."""
 
     def __init__(self, model: Any, active: bool) -> None:
-        self.model, self.active, self.context = model, active, None
+        self.model = model
+        self.active = active
+        self.context = None
 
     def __enter__(self) -> None:
         self.model.eval()

@@ -121,7 +121,8 @@ class CausalLMLoss:
     """Mean next-token loss over the label tokens of a micro-batch of :class:`CTDExample`."""
 
     def __init__(self, pad_id: int, device: Any) -> None:
-        self.pad_id, self.device = pad_id, device
+        self.pad_id = pad_id
+        self.device = device
 
     def __call__(self, model: Any, examples: list[CTDExample]) -> tuple[Any, dict[str, float]]:
         import torch  # lazy: loads torch

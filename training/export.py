@@ -208,7 +208,8 @@ def _rounded(value: Any) -> Any:
 
 def _hyper_parameters(summary: dict[str, Any]) -> str:
     config = summary.get("config", {})
-    train, lora = config.get("train"), config.get("lora", {})
+    train = config.get("train")
+    lora = config.get("lora", {})
     parts = []
     if train:  # a stage that fine-tunes a model (the request head is fitted on frozen embeddings instead)
         parts += [f"lr {train.get('learning_rate')}", f"epochs {train.get('epochs')}",

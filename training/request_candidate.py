@@ -32,7 +32,9 @@ def build_candidate(run: str | Path, out: str | Path, base: str | Path = "tpc_co
         FileNotFoundError: The run lacks its head or summary, or the base is not a checkpoint.
         FileExistsError: ``out`` exists and is not an earlier candidate (it has no ``tpc_config.json``).
     """
-    run, out, base = Path(run), Path(out), Path(base)
+    run = Path(run)
+    out = Path(out)
+    base = Path(base)
     for path in (run / HEAD_FILE, run / SUMMARY_FILE, base / CONFIG_NAME):
         if not path.is_file():
             raise FileNotFoundError(f"{path} not found.")

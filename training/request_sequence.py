@@ -72,10 +72,12 @@ def _crop(rows: Any, labels: Any, window: int, rng: random.Random) -> tuple[Any,
     if count <= window:
         return rows, labels
     positives = labels.nonzero().flatten().tolist()
-    low, high = 0, count - window
+    low = 0
+    high = count - window
     if positives:
         first = positives[0]
-        low, high = max(0, first - window + 1), min(high, first)
+        low = max(0, first - window + 1)
+        high = min(high, first)
     start = rng.randint(low, max(low, high))
     return rows[start:start + window], labels[start:start + window]
 

@@ -47,11 +47,13 @@ def build_chunks(sample: Sample, counter: MiniLMTokenCounter, chunk_tokens: int)
     spans = split_sentences(text)
     counts = counter.many([text[start:end] for start, end in spans])
     chunks: list[Chunk] = []
-    first, size = 0, 0
+    first = 0
+    size = 0
     for index, count in enumerate(counts):
         if size and size + count > chunk_tokens:
             chunks.append(_chunk(sample, text, spans[first][0], spans[index - 1][1], size))
-            first, size = index, 0
+            first = index
+            size = 0
         size += count
     if spans and size >= chunk_tokens // 2:
         chunks.append(_chunk(sample, text, spans[first][0], spans[-1][1], size))

@@ -43,10 +43,12 @@ def compress_one(
 ) -> dict[str, Any]:  # fmt: skip
     """Compress one sample in one setting; returns the record (no reader fields)."""
     if setting == AWARE:
-        text, question = sample.context, instruction_query(sample.template, sample.question)
+        text = sample.context
+        question = instruction_query(sample.template, sample.question)
         scaffold = ""
     else:
-        text, question = fill_template(sample.template, sample.context, sample.question), None
+        text = fill_template(sample.template, sample.context, sample.question)
+        question = None
         scaffold = fill_template(sample.template, "", sample.question)
     origin = counter(text)
     budget = budget_for(origin, rate=rate, target_tokens=target_tokens)

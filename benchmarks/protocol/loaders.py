@@ -309,8 +309,10 @@ def load_zeroscrolls(
         for row in read_jsonl(path):
             _require_fields(row, ("id", "input", "document_start_index", "document_end_index"), path)
             text = row["input"]
-            doc_start, doc_end = row["document_start_index"], row["document_end_index"]
-            q_start, q_end = row.get("query_start_index", doc_end), row.get("query_end_index", doc_end)
+            doc_start = row["document_start_index"]
+            doc_end = row["document_end_index"]
+            q_start = row.get("query_start_index", doc_end)
+            q_end = row.get("query_end_index", doc_end)
             # Escape literal placeholders in the instruction so only our two placeholders get filled.
             head = text[:doc_start].replace("{context}", "{ context}").replace("{input}", "{ input}")
             tail = text[doc_end:].replace("{context}", "{ context}").replace("{input}", "{ input}")

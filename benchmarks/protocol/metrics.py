@@ -63,7 +63,8 @@ def _f1(prediction: Sequence[str], gold: Sequence[str]) -> float:
     same = sum(common.values())
     if same == 0:
         return 0.0
-    precision, recall = same / len(prediction), same / len(gold)
+    precision = same / len(prediction)
+    recall = same / len(gold)
     return 2 * precision * recall / (precision + recall)
 
 
@@ -91,13 +92,15 @@ def _lcs_length(a: Sequence[object], b: Sequence[object]) -> int:
 def _prf(overlap: int, n_pred: int, n_gold: int) -> float:
     if overlap == 0 or n_pred == 0 or n_gold == 0:
         return 0.0
-    precision, recall = overlap / n_pred, overlap / n_gold
+    precision = overlap / n_pred
+    recall = overlap / n_gold
     return 2 * precision * recall / (precision + recall)
 
 
 def rouge_l(prediction: str, gold: str) -> float:
     """ROUGE-L F1 (beta = 1) over lower-cased alphanumeric tokens."""
-    pred, ref = _rouge_tokens(prediction), _rouge_tokens(gold)
+    pred = _rouge_tokens(prediction)
+    ref = _rouge_tokens(gold)
     return _prf(_lcs_length(pred, ref), len(pred), len(ref))
 
 
@@ -109,7 +112,8 @@ def _ngram_counts(text: str, n: int) -> Counter[tuple[str, ...]]:
 
 def rouge_n(prediction: str, gold: str, n: int) -> float:
     """ROUGE-N F1 over lower-cased alphanumeric tokens."""
-    grams_pred, grams_ref = _ngram_counts(prediction, n), _ngram_counts(gold, n)
+    grams_pred = _ngram_counts(prediction, n)
+    grams_ref = _ngram_counts(gold, n)
     overlap = sum((grams_pred & grams_ref).values())
     return _prf(overlap, sum(grams_pred.values()), sum(grams_ref.values()))
 
@@ -238,7 +242,8 @@ def evidence_recall(compressed: str, supporting: Sequence[str], original: str) -
 
     Only sentences that occur verbatim in ``original`` count; ``None`` when none does.
     """
-    text, source = normalize_space(compressed), normalize_space(original)
+    text = normalize_space(compressed)
+    source = normalize_space(original)
     gold = [normalize_space(sentence) for sentence in supporting if normalize_space(sentence)]
     gold = [sentence for sentence in gold if sentence in source]
     if not gold:
@@ -263,7 +268,9 @@ def answer_retention(compressed: str, answers: Sequence[str], context: str, scaf
     more often in ``compressed`` than in the scaffold, so a question that quotes its answer (multiple-choice
     options) cannot inflate the score. ``None`` when no gold answer occurs in ``context`` at all.
     """
-    text, source, extra = compressed.lower(), context.lower(), scaffold.lower()
+    text = compressed.lower()
+    source = context.lower()
+    extra = scaffold.lower()
     candidates = [answer.lower().strip() for answer in answers if _retainable(answer)]
     candidates = [answer for answer in candidates if _count(answer, source) > 0]
     if not candidates:

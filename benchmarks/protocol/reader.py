@@ -79,7 +79,9 @@ class OpenAIReader:
     def __init__(self, base_url: str, model: str, *, api_key: str | None = None, timeout_s: float = 120.0):
         if not base_url or not model:
             raise ReaderUnavailable("--reader openai needs --reader-base-url URL and --reader-model NAME")
-        self.base_url, self.model, self.timeout_s = base_url.rstrip("/"), model, timeout_s
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.timeout_s = timeout_s
         self.api_key = api_key or os.environ.get("OPENAI_API_KEY", "")
         self.identity = f"openai:{self.base_url}:{model}"
 
@@ -105,7 +107,8 @@ class CachedReader:
     """Wraps a reader; answers are keyed by reader id + prompt + parameters in a :class:`JsonCache`."""
 
     def __init__(self, reader: Reader, cache: JsonCache) -> None:
-        self.reader, self.cache = reader, cache
+        self.reader = reader
+        self.cache = cache
         self.identity = reader.identity
 
     def answer(self, prompt: str, *, max_new_tokens: int, chat: bool) -> str:

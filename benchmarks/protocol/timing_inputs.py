@@ -26,7 +26,8 @@ def build_prompt(counter, tokens: int) -> tuple[str, str]:
     """Concatenate real dev contexts until ``tokens`` tokens; the question is the first row's."""
     rows = [json.loads(line) for line in data_file("qa_dev.jsonl").read_text(encoding="utf-8").splitlines()]
     rows = [r for r in rows if r["split"] == "dev"]
-    parts, total = [], 0
+    parts = []
+    total = 0
     for row in rows:
         parts.append(row["context"])
         total += counter(row["context"])

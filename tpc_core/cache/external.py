@@ -59,7 +59,8 @@ class ByteStoreCache(SentenceCache):
         self.backend.mset(list(items))
 
     def drop_all(self) -> None:
-        yield_keys, mdelete = getattr(self.backend, "yield_keys", None), getattr(self.backend, "mdelete", None)
+        yield_keys = getattr(self.backend, "yield_keys", None)
+        mdelete = getattr(self.backend, "mdelete", None)
         if callable(yield_keys) and callable(mdelete):
             # Filtered here: LocalFileStore reads a prefix as a folder, not as the start of a name.
             mdelete([key for key in yield_keys() if str(key).startswith(KEY_PREFIX)])

@@ -121,7 +121,9 @@ class CircuitBreaker:
     def succeeded(self) -> bool:
         """Close the circuit; returns whether it was open (the server is back)."""
         with self._lock:
-            was_open, self.failures, self.open_until = self.failures > 0, 0, 0.0
+            was_open = self.failures > 0
+            self.failures = 0
+            self.open_until = 0.0
             return was_open
 
     def failed(self) -> float:
@@ -300,7 +302,8 @@ class RedisCache(SentenceCache):
             raise error if isinstance(error, CacheUnavailable) else CacheUnavailable(str(error))
         with self._faults:
             self._failed_calls += not isinstance(error, CircuitOpen)
-            first, self._outage = not self._outage, True
+            first = not self._outage
+            self._outage = True
         logger.debug("Sentence cache: %s", error)
         if first:
             warn_at_caller(f"The sentence cache {self!r} failed ({error}); calls go on uncached, and try it again "

@@ -158,7 +158,8 @@ class SentenceCache:
     def report_damaged(self, key: str, reason: str) -> None:
         """Log and count an entry that cannot be trusted (it is recomputed and overwritten by the caller)."""
         with self._lock:
-            first, self._warned_damage = not self._warned_damage, True
+            first = not self._warned_damage
+            self._warned_damage = True
         runtime_warning(logger, f"Sentence cache entry {key} is damaged ({reason}); the document is read again and the "
                                 "entry overwritten.", warn=first)
         self._add(errors=1)
@@ -190,7 +191,8 @@ class SentenceCache:
     def _failed(self, action: str, error: BaseException) -> None:
         self._add(errors=1)
         with self._lock:
-            first, self._warned = not self._warned, True
+            first = not self._warned
+            self._warned = True
         logger.debug("Sentence cache: could not %s %r: %r", action, self, error)
         if first:
             runtime_warning(logger, f"The sentence cache {self!r} failed ({type(error).__name__}: {error}); compression "
@@ -393,7 +395,8 @@ class DirectoryCache(SentenceCache):
 
     def _remove_stale_temporaries(self) -> int:
         """Remove the temporary files writers that crashed left behind (old enough that no live writer owns them)."""
-        cutoff, removed = time.time() - STALE_TEMPORARY_SECONDS, 0
+        cutoff = time.time() - STALE_TEMPORARY_SECONDS
+        removed = 0
         for folder in os.scandir(self.directory):
             if not (folder.is_dir() and len(folder.name) == 2):
                 continue

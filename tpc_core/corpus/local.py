@@ -129,7 +129,8 @@ def run_local(plan: CorpusPlan, compressor: TPCCompressor, batch_size: int, rows
             progress.update(out.num_rows)
             if sum(t.num_rows for t in buffered) >= rows_per_file:
                 _write_part(pa.concat_tables(buffered).cast(schema), plan.out_dir, f"part-{run}-{parts:05d}.parquet")
-                buffered, parts = [], parts + 1
+                buffered = []
+                parts = parts + 1
         if buffered:
             _write_part(pa.concat_tables(buffered).cast(schema), plan.out_dir, f"part-{run}-{parts:05d}.parquet")
     return done, origin, compressed

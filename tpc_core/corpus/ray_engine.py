@@ -107,7 +107,8 @@ def cache_failure(error: BaseException) -> str | None:
     error Ray Data raises in the driver, or ``None`` when the error is another one."""
     from tpc_core.cache.redis_store import CacheUnavailable
 
-    seen, pending = set(), [error]
+    seen = set()
+    pending = [error]
     while pending:
         current = pending.pop()
         if current is None or id(current) in seen:

@@ -68,7 +68,8 @@ def embed_prompts(embed_documents: EmbedDocuments, prompts: Sequence[Segmented])
     """Each prompt's sentence embeddings, flat ``(n_sentences, d)`` in sentence order: every document of every prompt
     in one ``embed_documents`` call."""
     matrices = list(embed_documents([document for prompt in prompts for document in prompt.per_document]))
-    flat, position = [], 0
+    flat = []
+    position = 0
     for prompt in prompts:
         documents = matrices[position: position + len(prompt.documents)]
         flat.append(torch.cat(documents) if documents else torch.zeros(0))
@@ -89,7 +90,8 @@ def read_prompts(documents: Sequence[tuple[str, ...]], splitter: SentenceSplitte
     texts = list(dict.fromkeys(doc for docs in documents for doc in docs if doc.strip()))
     found = dict(zip(texts, store.get_many(texts)))
     own = counter is default_counter
-    prompts, entries = [], []
+    prompts = []
+    entries = []
     for docs in documents:
         held = [found.get(doc) if doc.strip() else None for doc in docs]
         known = [None if entry is None else KnownDocument(
@@ -158,14 +160,17 @@ class ReadBatch:
         assert self.store is not None
         default = self.default_counter
         own = default is None or self.counter is default
-        items, seen = [], set()
+        items = []
+        seen = set()
         for (position, d), matrix in computed.items():
             prompt = prompts[position]
-            document, spans = prompt.documents[d], prompt.spans[d]
+            document = prompt.documents[d]
+            spans = prompt.spans[d]
             if not document.strip() or document in seen:
                 continue
             seen.add(document)
-            counts, tokens = prompt.counts[d], prompt.document_tokens[d]
+            counts = prompt.counts[d]
+            tokens = prompt.document_tokens[d]
             if not own:  # a store holds the default counter's counts, whatever the caller counts with
                 counts = tuple(default.count_many([document[s:e] for s, e in spans]))
                 exact = default.count_from_sentences(document, spans, counts)
@@ -195,7 +200,8 @@ def segment(documents: tuple[str, ...], splitter: SentenceSplitter, counter: Cou
     # The default counter hands back the token ids its counts came from: the CSE reuses them (one tokenizer pass).
     encoded = getattr(counter, "encode_many", lambda _: None)(sentences) if sentences else None
     flat_counts = encoded.counts if encoded is not None else counter.count_many(sentences) if sentences else []
-    counts, position = [], 0
+    counts = []
+    position = 0
     for doc_spans, entry, own in zip(spans, known, given):
         counts.append(entry.counts if own else tuple(flat_counts[position: position + len(doc_spans)]))
         position += 0 if own else len(doc_spans)

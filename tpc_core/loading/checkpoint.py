@@ -144,7 +144,8 @@ def resolve_checkpoint_dir(name_or_path: str | os.PathLike[str], options: HubOpt
         return where.directory
     from huggingface_hub import snapshot_download
 
-    repo_id, revision = where.repo_id or "", where.revision
+    repo_id = where.repo_id or ""
+    revision = where.revision
     try:
         snapshot = snapshot_download(repo_id, revision=revision, token=options.token, cache_dir=options.cache_dir,
                                      local_files_only=options.local_files_only, allow_patterns=_SAFE_PATTERNS)

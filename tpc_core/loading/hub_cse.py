@@ -319,7 +319,8 @@ def load_hub_cse(config: CSEConfig, options: Any, device: torch.device,
         raise FileNotFoundError(f"Base repo {base.repo_id}@{base.commit or base.revision} has no safetensors weights "
                                 "(pickle weights of a base model are never loaded).")
     model = AutoModel.from_pretrained(str(base.path), use_safetensors=True, dtype=dtype, trust_remote_code=False)
-    rows, lora_state = None, {}
+    rows = None
+    lora_state = {}
     if "adapter" in parts:
         adapter = parts["adapter"]
         adapter_config = read_adapter_config(adapter.path, adapter.repo_id)

@@ -62,7 +62,8 @@ def _may_follow_a_cut(text: str, spans: Sequence[Span], index: int, max_chars: i
     """Whether ``spans[index + 1]`` may start where :func:`capped` cut ``spans[index]`` off: a cut falls at the last
     whitespace of a window of ``max_chars`` characters (or inside a longer word), so the first word after it always
     runs past the window's end. A sentence boundary the backend found almost never does."""
-    start, following = spans[index][0], spans[index + 1]
+    start = spans[index][0]
+    following = spans[index + 1]
     if following[1] <= start + max_chars:  # the whole next span ends inside the window: no cut there
         return False
     word_end = _WHITESPACE.search(text, following[0], following[1])
@@ -82,7 +83,8 @@ def cut_sentences(text: str, spans: Sequence[Span], max_chars: int,
     """
     if not any(_may_follow_a_cut(text, spans, index, max_chars) for index in range(len(spans) - 1)):
         return ()
-    cuts, index = [], 0
+    cuts = []
+    index = 0
     for start, end in uncapped(text):
         if end - start <= max_chars:
             continue

@@ -138,7 +138,8 @@ def load_stage_config(path: str | Path | None, config_class: type[T], section: s
     data: dict[str, Any] = read_config_file(Path(path)) if path is not None else {}
     source = str(path) if path is not None else "<defaults>"
     if section in data and isinstance(data[section], dict):
-        data, source = dict(data[section]), f"{source} [{section}]"
+        data = dict(data[section])
+        source = f"{source} [{section}]"
     for item in overrides:
         keys, value = parse_override(item)
         node = data
@@ -203,7 +204,8 @@ class TrainResult:
 def _micro_batches(count: int, micro: int, epochs: float, seed: int, rank: int, world: int) -> list[list[int]]:
     """The whole run's micro-batches for one process: seeded shuffles per epoch, fractional last epoch."""
     batches: list[list[int]] = []
-    whole, fraction = int(epochs), epochs - int(epochs)
+    whole = int(epochs)
+    fraction = epochs - int(epochs)
     for epoch in range(whole + (1 if fraction > 0 else 0)):
         order = list(range(count))
         random.Random(seed + epoch).shuffle(order)
@@ -317,7 +319,8 @@ def _log_step(log_path: Path, record: dict[str, Any], loss: float, metrics: dict
 def _logged_run(log_path: Path, total_steps: int) -> tuple[list[float], float]:
     """Losses of steps 1..total (the latest record of each step) and training seconds over all segments."""
     by_step: dict[int, float] = {}
-    seconds, previous = 0.0, 0.0
+    seconds = 0.0
+    previous = 0.0
     for line in log_path.read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
         if record["seconds"] < previous:  # a new segment (the run was resumed)

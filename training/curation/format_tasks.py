@@ -249,7 +249,8 @@ def text_pools(inputs: FormatInputs, stdlib: str | Path, min_passage_words: int 
     documents: dict[str, Document] = {}
     for row in (*inputs.nq, *inputs.qa):
         require_train_split(row)
-        source, source_id = str(row.get("source")), str(row["id"])
+        source = str(row.get("source"))
+        source_id = str(row["id"])
         nq = nq_passages(row)
         if nq:
             passages.update(dict.fromkeys(p for p in nq if len(p.text.split()) >= min_passage_words))
@@ -300,7 +301,8 @@ def row_item(row: Mapping[str, Any], rng: random.Random) -> TaskItem:
     require_train_split(row)
     question = str(row["question"]).strip()
     target = task_description_from_question(row)
-    source, source_id = str(row.get("source")), str(row["id"])
+    source = str(row.get("source"))
+    source_id = str(row["id"])
     kv = _KV_QUESTION.match(question)
     if kv:
         return TaskItem("kv_lookup", {"context": str(row["context"]), "key": kv.group("key")}, target, source,
@@ -431,11 +433,15 @@ def few_shot_classification_item(pools: TextPools, questions: Sequence[Mapping[s
     if typed and rng.random() < 0.5:
         picked = rng.sample(typed, min(len(typed), rng.randint(9, 31)))
         labels = tuple(label for label, _ in _QUESTION_TYPES)
-        noun, source = "question", "nq_question_types"
+        noun = "question"
+        source = "nq_question_types"
     else:
         picked = [_genre_snippet(pools, rng) for _ in range(rng.randint(5, 11))]
-        labels, noun, source = _GENRES, "text", "genre_snippets"
-    (final, _, final_id), shots = picked[-1], picked[:-1]
+        labels = _GENRES
+        noun = "text"
+        source = "genre_snippets"
+    final, _, final_id = picked[-1]
+    shots = picked[:-1]
     values = {"context": final, "noun": noun, "Noun": noun.capitalize(), "labels": ", ".join(labels)}
     return TaskItem("few_shot_classification", values, f"Classify the {noun} into one of: {', '.join(labels)}.",
                     source, final_id, tuple({"shot_text": text, "shot_label": label} for text, label, _ in shots))
@@ -460,10 +466,14 @@ def bare_item(pools: TextPools, rng: random.Random) -> TaskItem:
     if rng.random() < 0.4:
         group = rng.choice(pools.passage_sets)
         chosen = _ordered_sample(group.passages, rng.randint(2, 4), rng)
-        text, source, source_id = format_passages(chosen, "titled"), group.source, group.source_id
+        text = format_passages(chosen, "titled")
+        source = group.source
+        source_id = group.source_id
     else:
         document = rng.choice(pools.documents)
-        text, source, source_id = _clip(document.text, rng.randint(2000, 12000)), document.source, document.source_id
+        text = _clip(document.text, rng.randint(2000, 12000))
+        source = document.source
+        source_id = document.source_id
     return TaskItem("bare_document", {"context": text}, "Summarise the main points of the text.", source, source_id)
 
 

@@ -99,7 +99,8 @@ def build_generated_set(ctd_path: str, nq_path: str, qa_path: str, summ_path: st
     fit_rows = [row for row in ordered if usable(row) and str(row["id"]) not in check_ids]
     if not fit_rows or (check and not check_rows):
         raise ValueError(f"{len(fit_rows)} fit rows and {len(check_rows)} check rows; lower --layout-fit-rows")
-    fit_without, check_without = round(fit * without_share), round(check * without_share)
+    fit_without = round(fit * without_share)
+    check_without = round(check * without_share)
     documents = summ_documents(summ_path, document_offset + fit_without + check_without, seed, 1500)[document_offset:]
     if len(documents) < fit_without + check_without:
         raise ValueError(f"only {len(documents)} summ_train documents after offset {document_offset}")

@@ -63,9 +63,11 @@ def build_instruction_set(ctd_path: str, nq_path: str, qa_path: str, summ_path: 
     inputs = load_format_inputs(nq_path, qa_path)
     rows = [row for row in (*inputs.nq, *inputs.qa) if str(row["id"]) in train_ids - held_ids]
     random.Random(f"{seed}:instruction-rows").shuffle(rows)
-    fit, check = rows[:fit_rows], rows[fit_rows: fit_rows + check_rows]
+    fit = rows[:fit_rows]
+    check = rows[fit_rows: fit_rows + check_rows]
     second = rows[fit_rows + check_rows:]
-    second_fit, second_check = second[:second_fit_rows], second[second_fit_rows: second_fit_rows + second_check_rows]
+    second_fit = second[:second_fit_rows]
+    second_check = second[second_fit_rows: second_fit_rows + second_check_rows]
     documents = summ_documents(summ_path, fit_without + check_without + extra_without, seed, max_document_words)
     first_check_families = tuple(f for f in INSTRUCTION_FAMILIES if f not in SECOND_FAMILIES)
     records = [

@@ -374,7 +374,8 @@ def _sentence_windows(text: str, config: CurationConfig) -> list[list[str]]:
         sentence = text[start:end]
         if current and (len(current) >= config.mcqr_window_sentences or size + len(sentence) > config.max_text_chars):
             windows.append(current)
-            current, size = [], 0
+            current = []
+            size = 0
         current.append(sentence)
         size += len(sentence) + 1
     if current:

@@ -88,7 +88,8 @@ def lead_per_passage_scores(document_of: Sequence[int]) -> list[float]:
     >>> lead_per_passage_scores([0, 0, 1, 1, 1])
     [-0.0, -2.0, -1.0, -3.0, -4.0]
     """
-    within, seen = [], defaultdict(int)
+    within = []
+    seen = defaultdict(int)
     for document in document_of:
         within.append(seen[document])
         seen[document] += 1

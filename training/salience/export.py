@@ -45,7 +45,8 @@ def to_engine_head(head: SalienceHead) -> EngineHead:
     if not head.config.use_embedding:
         raise ValueError(f"{head.config.kind} does not read the sentence embedding; ship an emb-* head")
     layers = [module for module in head.net if isinstance(module, torch.nn.Linear)]
-    mean, std = head.hand_mean.detach().clone(), head.hand_std.detach().clone()
+    mean = head.hand_mean.detach().clone()
+    std = head.hand_std.detach().clone()
     if len(layers) == 1:
         return EngineHead(layers[0].weight.detach()[0].clone(), float(layers[0].bias.item()), mean, std)
     hidden, output = layers

@@ -171,7 +171,10 @@ def encode_prompt(compressor: Any, documents: tuple[str, ...]) -> EncodedPrompt:
 
 def _encode_shard(compressor: Any, records: Sequence[Mapping[str, Any]], rows: Mapping[str, Mapping[str, Any]],
                   max_sentences: int) -> tuple[dict[str, torch.Tensor], list[dict[str, Any]]]:  # fmt: skip
-    embeddings, hands, priors, items = [], [], [], []
+    embeddings = []
+    hands = []
+    priors = []
+    items = []
     for record in records:
         started = time.perf_counter()
         documents, n = capped_documents(rows[record["id"]]["documents"], record["spans"], max_sentences)
@@ -218,7 +221,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     rows = _rows_by_id(args.input, {record["id"] for _, shard in todo for record in shard})
     compressor = TPCCompressor.from_pretrained(args.model)
-    started, sentences = time.perf_counter(), 0
+    started = time.perf_counter()
+    sentences = 0
     for done, (k, shard) in enumerate(todo, 1):
         tensors, items = _encode_shard(compressor, shard, rows, args.max_sentences)
         path = args.out / f"shard-{k:05d}.safetensors"

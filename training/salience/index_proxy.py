@@ -53,9 +53,11 @@ logger = logging.getLogger(__name__)
 def _encoded_contexts(contexts: Sequence[Any], cache: Path, model: str) -> dict[str, dict[str, Any]]:
     """Per context id: spans, counts, embeddings, hand features (cached one safetensors file per context)."""
     cache.mkdir(parents=True, exist_ok=True)
-    compressor, out = None, {}
+    compressor = None
+    out = {}
     for sample in contexts:
-        tensors_path, meta_path = cache / f"{sample.id}.safetensors", cache / f"{sample.id}.json"
+        tensors_path = cache / f"{sample.id}.safetensors"
+        meta_path = cache / f"{sample.id}.json"
         if not meta_path.exists():
             if compressor is None:
                 compressor = TPCCompressor.from_pretrained(model)

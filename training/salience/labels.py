@@ -133,7 +133,8 @@ class _Target:
         tokens = word_tokens(summary)
         if not tokens:
             raise ValueError(f"the summary {summary[:40]!r} has no word token to recall")
-        unigrams, bigrams = len(tokens), len(tokens) - 1
+        unigrams = len(tokens)
+        bigrams = len(tokens) - 1
         self.reference = (ngram_counts(tokens, 1), ngram_counts(tokens, 2))
         self.weights = (bigrams, unigrams) if bigrams else (1, 0)
         self.scale = unigrams * bigrams if bigrams else unigrams
@@ -205,10 +206,13 @@ def greedy_oracle(sentences: Sequence[str], summary: str, budget_tokens: int, co
     target = _Target(summary)
     grams = [target.grams(sentence) for sentence in sentences]
     current: tuple[Counter[Gram], Counter[Gram]] = (Counter(), Counter())
-    remaining, chosen = budget_tokens, []
+    remaining = budget_tokens
+    chosen = []
     candidates = [index for index in range(len(sentences)) if counts[index] <= budget_tokens]
     while candidates:
-        best, best_gain, still = -1, 0, []
+        best = -1
+        best_gain = 0
+        still = []
         for index in candidates:
             # Both filters are permanent: the room only shrinks, and a sentence's gain never grows as the set
             # grows (clipped counts are concave), so a sentence dropped here could never be chosen later.
@@ -219,7 +223,8 @@ def greedy_oracle(sentences: Sequence[str], summary: str, budget_tokens: int, co
                 continue
             still.append(index)
             if gain > best_gain:
-                best, best_gain = index, gain
+                best = index
+                best_gain = gain
         if best < 0:
             break
         chosen.append(best)
@@ -261,7 +266,8 @@ def marginal_gains(sentences: Sequence[str], summary: str, selected: Sequence[in
 def _f1(overlap: int, candidate_total: int, reference_total: int) -> float:
     if overlap == 0:
         return 0.0
-    precision, recall = overlap / candidate_total, overlap / reference_total
+    precision = overlap / candidate_total
+    recall = overlap / reference_total
     return 2 * precision * recall / (precision + recall)
 
 
@@ -496,7 +502,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     start_cli()
     stem = args.out.name.removesuffix(".jsonl.gz")
-    manifest_path, table_path = args.out.with_name(stem + ".manifest.json"), args.out.with_name(stem + ".summary.md")
+    manifest_path = args.out.with_name(stem + ".manifest.json")
+    table_path = args.out.with_name(stem + ".summary.md")
     try:
         rows = _evenly_spaced(list(read_summ_rows(args.input)), args.limit)
         input_sha = sha256_of(args.input)
@@ -514,7 +521,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     todo = [row for row in rows if row["id"] not in done]
     logger.info("%d rows, %d already labelled, %d to do (rate %s, input sha256 %s)", len(rows),
                 len(rows) - len(todo), len(todo), args.rate, input_sha[:16])  # fmt: skip
-    counter, started, by_subset = minilm_counter(), time.perf_counter(), Counter(row_subset(row) for row in todo)
+    counter = minilm_counter()
+    started = time.perf_counter()
+    by_subset = Counter(row_subset(row) for row in todo)
     with gzip.open(args.out, "at", encoding="utf-8") as handle:
         for position, row in enumerate(todo, 1):
             handle.write(json.dumps(label_record(row, args.rate, splitter=args.splitter, counter=counter)) + "\n")

@@ -112,7 +112,8 @@ def index_records(*, nq_limit: int, cache: Path) -> list[Context]:
     path = cache / f"contexts-nq{nq_limit}.pt"
     if path.exists():
         return [Context(**item) for item in torch.load(path, weights_only=False)]
-    splitter, counter = get_splitter("nupunkt"), minilm_counter()
+    splitter = get_splitter("nupunkt")
+    counter = minilm_counter()
     qa = [json.loads(line) for line in open(data_file("qa_dev.jsonl"), encoding="utf-8")]
     dev_contexts = {row["context"] for row in qa if row["split"] == "dev"}
     by_context: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
@@ -174,12 +175,14 @@ def summary_records(labels_path: Path, *, per_subset: int, cache: Path) -> list[
 
     with gzip.open(labels_path, "rt", encoding="utf-8") as handle:
         labels = {record["id"]: record for record in map(json.loads, handle)}
-    splitter, counter = get_splitter("nupunkt"), minilm_counter()
+    splitter = get_splitter("nupunkt")
+    counter = minilm_counter()
     shared = summ_dev_overlap()
     taken: dict[str, int] = defaultdict(int)
     contexts = []
     for row in read_summ_rows():
-        subset, record = row_subset(row), labels.get(row["id"])
+        subset = row_subset(row)
+        record = labels.get(row["id"])
         if record is None or taken[subset] >= per_subset or row["id"] in shared:
             continue
         documents = row["documents"]
@@ -244,7 +247,8 @@ def fit_correction(contexts: Sequence[Context], *, hidden: int, epochs: int, see
     torch.manual_seed(seed)
     used = [c for c in contexts if float(c.labels.sum()) > 0]
     features = torch.cat([c.features for c in used])
-    mean, std = features.mean(dim=0), features.std(dim=0)
+    mean = features.mean(dim=0)
+    std = features.std(dim=0)
     std = torch.where(std > 1e-6, std, torch.ones_like(std))
     width = len(LAYOUT_FEATURES)
     layers: list[torch.nn.Module] = ([torch.nn.Linear(width, hidden), torch.nn.GELU(), torch.nn.Linear(hidden, 1)]

@@ -129,7 +129,9 @@ def build_training_set(documents: Sequence[Mapping[str, Any]], labels: Mapping[s
     """
     if not documents:
         raise ValueError("no training document")
-    oracle, gains, owner = [], [], []
+    oracle = []
+    gains = []
+    owner = []
     for k, document in enumerate(documents):
         record = labels.get(document["id"])
         if record is None:
@@ -170,7 +172,8 @@ def train_head(data: TrainingSet, kind: str, *, seed: int = 0, epochs: int | Non
     use_embedding = kind != "hand-logreg"
     hidden_units = hidden if "mlp" in kind else 0
     epochs = epochs if epochs is not None else (30 if hidden_units == 0 else 12)
-    mean, std = data.hand.mean(dim=0), data.hand.std(dim=0)
+    mean = data.hand.mean(dim=0)
+    std = data.hand.std(dim=0)
     std = torch.where(std > 1e-6, std, torch.ones_like(std))
     documents = int(data.document.max()) + 1
     sizes = torch.bincount(data.document, minlength=documents).float()

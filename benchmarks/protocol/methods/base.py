@@ -21,7 +21,8 @@ from tpc_core.segmentation import split_sentences
 
 __all__ = ["AGNOSTIC", "AWARE", "Compressed", "Method", "split_spans", "split_text", "tpc_core_unavailable_reason"]
 
-AWARE, AGNOSTIC = "aware", "agnostic"
+AWARE = "aware"
+AGNOSTIC = "agnostic"
 
 
 @dataclass(frozen=True)

@@ -42,12 +42,15 @@ class _BudgetSearch(Method):
         if not spans:
             return Compressed("")
         self.embedder.begin_call()
-        low, high, best = 1, len(sentences), None
+        low = 1
+        high = len(sentences)
+        best = None
         while low <= high:
             middle = (low + high) // 2
             output = self.run_with_k(text, spans, sentences, question or "", middle)
             if self.counter(output) <= budget:
-                best, low = (middle, output), middle + 1
+                best = (middle, output)
+                low = middle + 1
             else:
                 high = middle - 1
         if best is None:  # even one sentence (with its context window) is over budget: reported as overrun
@@ -159,7 +162,8 @@ class LLMLinguaMethod(Method):
 
     def __init__(self, counter: MiniLMTokenCounter, *, variant: str, device: str | None = None, **kwargs: Any):
         super().__init__(counter, **kwargs)
-        self.name, self.device = variant, device
+        self.name = variant
+        self.device = device
         self._compressor: Any = None
 
     def unavailable_reason(self) -> str | None:

@@ -81,7 +81,9 @@ class TPCMethod(Method):
                  device: str | None = None, label: str | None = None, describe_bare: bool = True,
                  **kwargs: Any) -> None:  # fmt: skip
         super().__init__(counter, **kwargs)
-        self.aware, self.model, self.device = aware, model, device
+        self.aware = aware
+        self.model = model
+        self.device = device
         # False: a prompt with no written request takes the fallback task without a CTD generation, as the
         # index-time adapters and ``tpc compress-corpus`` do (the index suite sets it).
         self.describe_bare = describe_bare
@@ -105,7 +107,8 @@ class TPCMethod(Method):
 
         from tpc_core.loading.hub_cse import cached_commits  # lazy: loads torch
 
-        version, checkpoint = getattr(tpc_core, "__version__", "?"), _checkpoint_fingerprint(split_model_spec(self.model)[0])
+        version = getattr(tpc_core, "__version__", "?")
+        checkpoint = _checkpoint_fingerprint(split_model_spec(self.model)[0])
         hub = cached_commits(split_model_spec(self.model)[0])  # cpc-*: the commits of the cached Hub parts
         bare = "" if self.describe_bare else ":no-ctd-on-bare"
         return f"{self.kind}:{self.model}{bare}:tpc_core={version}:{_package_fingerprint()}{checkpoint}{hub}"

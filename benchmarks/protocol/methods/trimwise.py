@@ -172,7 +172,8 @@ class TrimwiseSemantic(TrimwiseMethod):
 
     name = "trimwise-semantic"
     strategy = "semantic"
-    embeds, uses_tiktoken = True, False
+    embeds = True
+    uses_tiktoken = False
 
 
 class TrimwiseLexical(TrimwiseMethod):

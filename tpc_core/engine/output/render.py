@@ -147,7 +147,8 @@ def _sentence_html(record: SentenceRecord, text: str, scores: _ScoreRange, score
 
 def _document_body(document: str, sentences: Sequence[_Placed], scores: _ScoreRange, scored: bool) -> str:
     """A document's text, verbatim: sentences as spans, the text between them as it was."""
-    parts, cursor = [], 0
+    parts = []
+    cursor = 0
     for record, record_start, record_end in sorted(sentences, key=lambda s: (s[1], s[2], s[0].index)):
         # Spans are clipped to the document and to what is already shown, so a malformed span can never
         # duplicate or lose text: the document's characters appear exactly once, in order.
@@ -171,13 +172,16 @@ def _documents(result: ShownResult) -> tuple[list[str], list[list[_Placed]], boo
     grouped: list[list[_Placed]] = [[] for _ in range(count)]
     for record in result.sentences:
         grouped[record.doc_index].append((record, record.start, record.end))
-    documents, rebuilt = [], False
+    documents = []
+    rebuilt = False
     for doc_index, records in enumerate(grouped):
         if doc_index < len(result.documents):
             documents.append(result.documents[doc_index])
             continue
         # No input text: lay the sentences end to end, one space apart, and point their spans there.
-        rebuilt, text, placed = True, "", []
+        rebuilt = True
+        text = ""
+        placed = []
         for record, _, _ in sorted(records, key=lambda s: s[0].index):
             start = len(text) + (1 if text else 0)
             text = f"{text} {record.text}" if text else record.text

@@ -149,9 +149,12 @@ class CompressionResult:
 
 def to_result(assembled: Assembled, separator: str) -> CompressionResult:
     """The public value: every sentence with its score and fate, the compressed prompt and its counts."""
-    selected, joined = assembled.selected, assembled.joined
-    scored, prompt = selected.scored, selected.scored.segmented
-    records, kept = [], [set(doc_kept) for doc_kept in joined.kept]
+    selected = assembled.selected
+    joined = assembled.joined
+    scored = selected.scored
+    prompt = selected.scored.segmented
+    records = []
+    kept = [set(doc_kept) for doc_kept in joined.kept]
     for k, (d, i) in enumerate(prompt.flat):
         start, end = prompt.spans[d][i]
         records.append(SentenceRecord(d, i, start, end, prompt.documents[d][start:end],

@@ -29,11 +29,14 @@ def section_ranks(document: str, spans: Sequence[tuple[int, int]]) -> list[int]:
     the sentence after it is rank 0.
     """
     starts = [m.start() for m in SECTION_START.finditer(document)]
-    ranks, section, rank = [], -1, 0
+    ranks = []
+    section = -1
+    rank = 0
     for start, end in spans:
         current = sum(1 for s in starts if s <= start)
         if current != section:
-            section, rank = current, 0
+            section = current
+            rank = 0
         text = document[start:end]
         if SECTION_START.match(text) and len(text.split()) <= 6:
             ranks.append(-1)

@@ -97,12 +97,15 @@ def plan_batches(lengths: Sequence[int], max_rows: int, call_cost_tokens: int) -
     cut = [0] * (count + 1)
     for end in range(1, count + 1):
         # A group ending at `end` is padded to sorted_lengths[end - 1], its longest input.
-        best_cost, best_start = None, end - 1
+        best_cost = None
+        best_start = end - 1
         for start in range(max(0, end - max_rows), end):
             candidate = cost[start] + (end - start) * sorted_lengths[end - 1] + call_cost_tokens
             if best_cost is None or candidate < best_cost:
-                best_cost, best_start = candidate, start
-        cost[end], cut[end] = best_cost or 0, best_start
+                best_cost = candidate
+                best_start = start
+        cost[end] = best_cost or 0
+        cut[end] = best_start
     batches: list[list[int]] = []
     end = count
     while end > 0:
@@ -133,16 +136,19 @@ def plan_windows(sentence_ids: Sequence[Sequence[int]], *, max_window_tokens: in
     lengths = [len(piece) for piece in pieces]
     windows: list[Window] = []
     spans: list[tuple[int, int]] = []
-    start, count = 0, len(pieces)
+    start = 0
+    count = len(pieces)
     while start < count:
-        end, used = start, 0
+        end = start
+        used = 0
         while end < count and (end == start or used + lengths[end] <= room):
             used += lengths[end]
             end += 1
         spans.append((start, end))
         if end >= count:
             break
-        next_start, carried = end, 0
+        next_start = end
+        carried = 0
         while next_start - 1 > start and carried + lengths[next_start - 1] <= overlap_tokens:
             next_start -= 1
             carried += lengths[next_start]
@@ -282,7 +288,8 @@ class ContextSentenceEncoder:
             mask = None if all(len(ids) == len(batch[0]) for ids in batch) else attention.to(self.device)
             with torch.inference_mode():
                 return self.slim(input_ids.to(self.device), mask).float()
-        input_ids, attention = input_ids.to(self.device), attention.to(self.device)
+        input_ids = input_ids.to(self.device)
+        attention = attention.to(self.device)
         model_mask: torch.Tensor = attention
         if self.architecture == "decoder":
             model_mask = bidirectional_mask(attention, self.model.dtype)
@@ -313,7 +320,8 @@ class ContextSentenceEncoder:
         (a bare encoder input cannot be empty)."""
         if not frame_empty:
             return []
-        eos, pad = self.tokenizer.eos_token_id, self.tokenizer.pad_token_id
+        eos = self.tokenizer.eos_token_id
+        pad = self.tokenizer.pad_token_id
         return [eos if eos is not None else (pad or 0)]
 
     def encode_questions(self, questions: Sequence[str]) -> torch.Tensor:

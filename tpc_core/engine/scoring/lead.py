@@ -112,7 +112,8 @@ def passage_layout(documents: Sequence[str], spans: Sequence[Sequence[tuple[int,
         passage.extend(None if p is None else offset + p for p in local)
         offset += 1 + max((p for p in local if p is not None), default=-1)
     sizes = Counter(p for p in passage if p is not None)
-    rounds, seen = [], Counter[int]()
+    rounds = []
+    seen = Counter[int]()
     for p in passage:
         rounds.append(seen[p] if p is not None else 0)
         if p is not None:
@@ -196,13 +197,16 @@ def layout_features(documents: Sequence[str], spans: Sequence[Sequence[tuple[int
     in_prompt = _tfidf_centrality(content, [list(range(n))])
     mean_tokens = max(sum(counts) / n, 1.0)
     passages = max(layout.passages, 1)
-    before, seen_tokens = [0] * n, Counter[int | None]()
+    before = [0] * n
+    seen_tokens = Counter[int | None]()
     for k, p in enumerate(layout.passage):
         before[k] = seen_tokens[p]
         seen_tokens[p] += counts[k]
     rows = []
     for k, sentence in enumerate(sentences):
-        p, r, size = layout.passage[k], layout.round[k], layout.size[k]
+        p = layout.passage[k]
+        r = layout.round[k]
+        size = layout.size[k]
         tokens = _WORD.findall(sentence)
         rounds = [0.0] * len(_ROUND_BUCKETS)
         if p is not None:
@@ -346,7 +350,8 @@ class LeadCorrection:
                                  "python -m training.salience.lead.")
             tensors = {name: handle.get_tensor(name).float() for name in handle.keys()}
         width = len(LAYOUT_FEATURES)
-        weight, bias = tensors.get("weight"), tensors.get("bias")
+        weight = tensors.get("weight")
+        bias = tensors.get("bias")
         hidden = (tensors.get("hidden_weight"), tensors.get("hidden_bias"))
         ok = weight is not None and bias is not None and weight.ndim == 1 and bias.numel() == 1 \
             and tensors.get("mean", torch.empty(0)).shape == (width,) \

@@ -76,6 +76,7 @@ def bm25_scores(sentences: Sequence[str], question: str, *, k1: float = BM25_K1,
         weight = by_frequency[frequency[term]]
         weight = floor if weight < 0 else weight
         for i in holding[term]:
-            tf, length = bags[i][term], lengths[i]
+            tf = bags[i][term]
+            length = lengths[i]
             scores[i] += weight * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / average_length))
     return scores

@@ -51,7 +51,8 @@ def plan_pooling(spans: Sequence[tuple[int, int, int, int]], batch_rows: int, wi
     table reaches it in a few small copies."""
     count = len(spans)
     table = np.asarray(spans, dtype=np.int64).reshape(count, 4)
-    rows, starts = table[:, 0], table[:, 1]
+    rows = table[:, 0]
+    starts = table[:, 1]
     ends = np.maximum(table[:, 2], starts + 1)  # an empty span reads the token at its start
     places = np.zeros(count, dtype=np.int64)
     seen: dict[int, int] = {}
@@ -87,7 +88,8 @@ def pool_spans(hidden: torch.Tensor, spans: Sequence[tuple[int, int, int, int]] 
     if not len(spans.rows):
         return hidden.new_zeros((0, hidden.shape[-1]))
     device = hidden.device
-    rows, places = spans.rows.to(device), spans.places.to(device)
+    rows = spans.rows.to(device)
+    places = spans.places.to(device)
     if pooling == "marker":
         return hidden[rows, spans.markers.to(device)]
     assert spans.selector is not None

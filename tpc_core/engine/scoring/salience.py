@@ -74,11 +74,14 @@ def paragraph_ranks(document: str, spans: Sequence[tuple[int, int]]) -> list[int
     [0, 1, 0]
     """
     breaks = [match.end() for match in _BLANK_LINE.finditer(document)]
-    ranks, block, rank = [], -1, 0
+    ranks = []
+    block = -1
+    rank = 0
     for start, _ in spans:
         current = bisect_right(breaks, start)
         if current != block:
-            block, rank = current, 0
+            block = current
+            rank = 0
         ranks.append(rank)
         rank += 1
     return ranks
@@ -117,12 +120,14 @@ def hand_features(embeddings: torch.Tensor, counts: Sequence[int], document_of: 
     for index, document in enumerate(document_of):
         per_document[document].append(index)
     document_centrality = torch.zeros(n)
-    within, size = [0] * n, [0] * n
+    within = [0] * n
+    size = [0] * n
     for members in per_document.values():
         local = torch.nn.functional.normalize(vectors[members].mean(dim=0), dim=0)
         document_centrality[members] = vectors[members] @ local
         for position, index in enumerate(members):
-            within[index], size[index] = position, len(members)
+            within[index] = position
+            size[index] = len(members)
     paragraph_rank = within if paragraph_rank is None else paragraph_rank
     if len(paragraph_rank) != n:
         raise ValueError(f"{len(paragraph_rank)} paragraph ranks for {n} sentences")
@@ -238,7 +243,8 @@ class SalienceHead:
                                  "python -m training.salience.train.")
             tensors = {name: handle.get_tensor(name).float() for name in names}
         hidden = (tensors.get("hidden_weight"), tensors.get("hidden_bias"))
-        weight, bias = tensors["weight"], tensors["bias"]
+        weight = tensors["weight"]
+        bias = tensors["bias"]
         features_count = len(HAND_FEATURES)
         ok = weight.ndim == 1 and bias.numel() == 1 and tensors["hand_mean"].shape == (features_count,) \
             and tensors["hand_std"].shape == (features_count,) and bool((tensors["hand_std"] > 0).all())

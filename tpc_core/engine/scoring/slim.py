@@ -44,7 +44,9 @@ class SlimBert(nn.Module):
         self.layers = []
         for layer in model.encoder.layer:
             attention = layer.attention
-            query, key, value = attention.self.query, attention.self.key, attention.self.value
+            query = attention.self.query
+            key = attention.self.key
+            value = attention.self.value
             self.layers.append((
                 query.weight, query.bias, key.weight, key.bias, value.weight, value.bias,
                 attention.output.dense.weight, attention.output.dense.bias,

@@ -129,7 +129,8 @@ def _lines(text: str, start: int = 0, end: int | None = None) -> list[_Line]:
     """The non-blank lines of ``text[start:end]`` with their paragraph numbers."""
     end = len(text) if end is None else end
     lines: list[_Line] = []
-    block, previous_end = 0, start
+    block = 0
+    previous_end = start
     for match in _LINE.finditer(text, start, end):
         line = match.group()
         if not line.strip():
@@ -304,7 +305,8 @@ def _has_words(blocks: Sequence[list[_Line]], at_least: int) -> bool:
 def _without_header(block: list[_Line]) -> list[_Line]:
     """A first paragraph without its header: a message's or a ticket's fields ("From: ...", "Status: Open",
     "Ticket #4821", "Description:") and a greeting ("Hi team,"), which open a message before its first words."""
-    start, fields = 0, 0
+    start = 0
+    fields = 0
     while start < len(block):
         line = block[start].text.strip()
         field = (_ANY_LABEL.match(line) is not None and (_words(line) <= 8 or line.endswith(":"))) or \
@@ -389,7 +391,8 @@ def place_request(text: str, spans: Sequence[tuple[int, int]]) -> RequestPlace |
     regions: list[tuple[tuple[int, int], PlaceKind]] = []
     turn = _latest_user_turn(sentences)
     if turn is not None:
-        start, end = spans[turn[0]][0], spans[turn[1]][1]
+        start = spans[turn[0]][0]
+        end = spans[turn[1]][1]
         turn_lines = _lines(text, start, end)
         if len({line.block for line in turn_lines}) == 1:  # a turn with no blank line: each line is a paragraph
             turn_lines = [_Line(line.start, line.end, line.text, number) for number, line in enumerate(turn_lines)]
