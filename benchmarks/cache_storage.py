@@ -2,12 +2,12 @@
 
     python -m benchmarks.cache_storage [--split train] [--rate 0.2] [--limit N] [--out benchmarks/results/cache_storage]
 
-The protocol of the prompt-aware rows (``benchmarks.protocol.evaluate``): each qa_dev sample's context compressed for its
-question (or its instruction) to ``budget_for(MiniLM tokens, rate)``, counted with the one MiniLM counter, and
-scored by evidence recall (the gold supporting sentences kept verbatim). Every context is read once by the CSE,
-into an fp32 cache: that cold call is the uncached call, exactly. Each dtype's entries are the fp32 entries
-stored again in that dtype (what a cache of that dtype would have written: the values are the same before
-rounding), and the warm call reads them. fp32 must reproduce the uncached prompts byte for byte.
+The protocol of the prompt-aware rows (``benchmarks.protocol.evaluate``): each qa_dev sample's context compressed for
+its question (or its instruction) to ``budget_for(MiniLM tokens, rate)``, counted with the one MiniLM counter, and
+scored by evidence recall (the gold supporting sentences kept verbatim). Every context is read once by the CSE, into an
+fp32 cache: that cold call is the uncached call, exactly. Each dtype's entries are the fp32 entries stored again in that
+dtype (what a cache of that dtype would have written: the values are the same before rounding), and the warm call reads
+them. fp32 must reproduce the uncached prompts byte for byte.
 """
 
 from __future__ import annotations

@@ -32,9 +32,9 @@ Methods:
   compressed messages' text parts, each whole part one document, at the reference's budget: what
   ``compress_messages`` did before it read each part's paragraphs as documents.
 
-Reported: evidence recall (gold supporting sentences found verbatim, :func:`benchmarks.protocol.metrics.evidence_recall`),
-budget overruns (must be 0), conversations whose protected messages (system, latest user turn) come back intact,
-and seconds per conversation.
+Reported: evidence recall (gold supporting sentences found verbatim,
+:func:`benchmarks.protocol.metrics.evidence_recall`), budget overruns (must be 0), conversations whose protected
+messages (system, latest user turn) come back intact, and seconds per conversation.
 """
 
 from __future__ import annotations

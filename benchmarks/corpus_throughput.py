@@ -4,13 +4,13 @@ Usage:
     python -m benchmarks.corpus_throughput [--docs 256] [--small-docs 32] [--rate 0.2] [--out benchmarks/results/corpus]
 
 The corpus: real Wikipedia passages (``Document [k] (Title: ...) text``) cut out of the NQ contexts of
-``nq_train.jsonl.gz`` under the data root (:mod:`benchmarks.protocol.data`) (the bundled public-domain paragraphs, repeated, when that file is
-missing), one passage per row. Every configuration runs the command as a user runs it, in a fresh process
-(``python -m tpc_core compress-corpus``), with a fixed ``--task-description`` (no CTD generation), and is run
-twice: over the first ``--small-docs`` documents and over all ``--docs``. The difference of the two times removes
-the fixed cost (interpreter, Ray start, model load in every worker), so the table shows both the end-to-end rate
-and the marginal one, which is what a long run converges to. Peak memory is the peak RSS of each process doing
-the compression (the command itself for ``local``, each Ray actor for ``ray``), sampled every 0.2 s with psutil.
+``nq_train.jsonl.gz`` under the data root (:mod:`benchmarks.protocol.data`) (the bundled public-domain paragraphs,
+repeated, when that file is missing), one passage per row. Every configuration runs the command as a user runs it, in a
+fresh process (``python -m tpc_core compress-corpus``), with a fixed ``--task-description`` (no CTD generation), and is
+run twice: over the first ``--small-docs`` documents and over all ``--docs``. The difference of the two times removes
+the fixed cost (interpreter, Ray start, model load in every worker), so the table shows both the end-to-end rate and the
+marginal one, which is what a long run converges to. Peak memory is the peak RSS of each process doing the compression
+(the command itself for ``local``, each Ray actor for ``ray``), sampled every 0.2 s with psutil.
 
 Prints a markdown table, writes it with the raw figures (``corpus_throughput.{md,json}``) and a bar plot
 (``corpus_throughput.png``) to ``--out``. Asserts nothing.

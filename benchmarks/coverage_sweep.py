@@ -4,9 +4,9 @@
 
 Each multi_news prompt is split, encoded and described once (``TPCCompressor.describe_task``); then every
 combination of relevance / centrality / section-lead weights and MMR redundancy selects sentences under the
-prompt's budget (``tpc_core.engine.scoring.coverage``) and ROUGE-1/2 recall of the reference summary is measured. Prints a
-markdown table, best first, and writes it as JSON with ``--out``. summ_dev is evaluation data: a weight picked
-here is picked on the evaluation set, and the report should say so (the whole table is printed for that).
+prompt's budget (``tpc_core.engine.scoring.coverage``) and ROUGE-1/2 recall of the reference summary is measured. Prints
+a markdown table, best first, and writes it as JSON with ``--out``. summ_dev is evaluation data: a weight picked here is
+picked on the evaluation set, and the report should say so (the whole table is printed for that).
 """
 
 from __future__ import annotations

@@ -20,8 +20,8 @@ the CTD generates one; left out with ``--compare``); and a warm cached call (the
 chunks of qa_dev ``train`` contexts, ``--tokens`` in all, the first one's question, ``cache="memory"`` filled by
 the warm-ups, so every chunk is served from the cache; ``--threads 1`` or ``--clock cpu`` for the issue's one
 thread). A "MiniLM forward floor" row is the median time of plain
-forward passes of the MiniLM backbone over the same prompt's tokens (:mod:`benchmarks.protocol.methods.forward_floor`), and a last
-line prints prompt-aware / floor against the speed floor's limit of 1.15×.
+forward passes of the MiniLM backbone over the same prompt's tokens (:mod:`benchmarks.protocol.methods.forward_floor`),
+and a last line prints prompt-aware / floor against the speed floor's limit of 1.15×.
 
 ``--compare REV`` measures the same thing for a git revision checked out in a temporary ``git worktree``: each
 measurement is a subprocess run from its tree's root (so it imports that tree's ``tpc_core``), base and current
@@ -88,11 +88,11 @@ COMPARED = (*MODES[:2], WARM)
 class PartClock:
     """Exclusive seconds per part of a compress call, and inside the models, timed from outside the engine.
 
-    The CSE backbone's forward passes (or its slim pass's) are timed with torch forward hooks, the CTD's ``generate`` by wrapping the
-    method on that model instance, and each part's functions by wrappers put in place of the function in every
-    loaded ``tpc_core`` module that holds it (methods: on their class). A stack of open frames makes each time
-    exclusive: a frame's time less its children's is its own. ``seconds["model"]`` is the model time; the other
-    keys sum to the engine's own time. Nothing in ``tpc_core`` keeps time.
+    The CSE backbone's forward passes (or its slim pass's) are timed with torch forward hooks, the CTD's ``generate`` by
+    wrapping the method on that model instance, and each part's functions by wrappers put in place of the function in
+    every loaded ``tpc_core`` module that holds it (methods: on their class). A stack of open frames makes each time
+    exclusive: a frame's time less its children's is its own. ``seconds["model"]`` is the model time; the other keys sum
+    to the engine's own time. Nothing in ``tpc_core`` keeps time.
     """
 
     def __init__(self, compressor: Any, now: Callable[[], float] = time.perf_counter) -> None:

@@ -8,7 +8,8 @@
 2. End-to-end: a ``VectorStoreIndex`` per sample (offline MiniLM embedding, MockLLM), ``query()`` latency
    with and without the postprocessor (index building excluded).
 
-    python -m benchmarks.integration_overhead [--data qa_dev.jsonl (default: the data root's)] [--samples 12] [--json out.json]
+    python -m benchmarks.integration_overhead [--data qa_dev.jsonl (default: the data root's)] [--samples 12]
+        [--json out.json]
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ The prompt is real qa_dev dev contexts joined until ``--tokens`` tokens (tpc-min
 :mod:`benchmarks.engine_overhead` builds it). The chat rows wrap the same text in a ChatML and a Llama 3
 conversation (system prompt, the text in the user turn, an assistant reply, a second user turn), so the marker
 cuts are exercised. Prints the median milliseconds of ``split_sentences`` with the default splitter over
-``--repeats`` runs (after one warm-up), the best CPU milliseconds, the number of spans, and the load average (the machine is shared: compare
-rows of one run, not runs). Asserts nothing.
+``--repeats`` runs (after one warm-up), the best CPU milliseconds, the number of spans, and the load average (the
+machine is shared: compare rows of one run, not runs). Asserts nothing.
 """
 
 from __future__ import annotations

@@ -1,13 +1,13 @@
 """Speed and memory per method: seconds per prompt by prompt length, tokens/s, peak RSS, GPU memory.
 
 Prompts of 1k/4k/16k/64k MiniLM tokens are built by concatenating real dev contexts; prompt-agnostic methods
-get them inside LongBench's multi-document QA template with the question written in it, as users send them. Each method runs in a
-fresh subprocess (``python -m benchmarks.timing --worker ...``) so its peak RSS is its own: the process loads
-the method, warms up once on the shortest prompt, then times ``repeats`` calls per length and reports the
-median. Embedding caches are cleared at every call, so each compression pays for its own embeddings.
+get them inside LongBench's multi-document QA template with the question written in it, as users send them. Each method
+runs in a fresh subprocess (``python -m benchmarks.timing --worker ...``) so its peak RSS is its own: the process loads
+the method, warms up once on the shortest prompt, then times ``repeats`` calls per length and reports the median.
+Embedding caches are cleared at every call, so each compression pays for its own embeddings.
 
-Besides the compressors, the row ``minilm-forward-floor`` (:mod:`benchmarks.protocol.methods.forward_floor`, timing only) runs
-plain MiniLM forward passes over each prompt's tokens (510-token windows, batch 8): what reading every token
+Besides the compressors, the row ``minilm-forward-floor`` (:mod:`benchmarks.protocol.methods.forward_floor`, timing
+only) runs plain MiniLM forward passes over each prompt's tokens (510-token windows, batch 8): what reading every token
 once with that backbone costs, the reference TPC's prompt-aware time is held to.
 """
 
@@ -127,7 +127,8 @@ def run_speed_suite(
 ) -> list[dict[str, Any]]:  # fmt: skip
     """Time every method in its own subprocess; failures become ``{"method", "error"}`` entries.
 
-    ``methods``: method names, or :class:`~benchmarks.protocol.methods.registry.MethodSpec` rows (several TPC checkpoints).
+    ``methods``: method names, or :class:`~benchmarks.protocol.methods.registry.MethodSpec` rows (several TPC
+    checkpoints).
     """
     counter = minilm_token_counter()
     repeats = list(repeats or [3 if length <= 16384 else 1 for length in lengths])

@@ -65,7 +65,7 @@ class PromptBuilder:
         return "".join(text for text, _ in self.pieces), spans
 
 
-# ------------------------------------------------------------------ wrapper vocabularies: (request label, material label)
+# ----------------------------------------------------- wrapper vocabularies: (request label, material label)
 VOCABULARIES: Mapping[str, tuple[str, str]] = {
     "question_context": ("Question", "Context"), "query_documents": ("Query", "Documents"),
     "task_material": ("Task", "Material"), "ask_notes": ("Ask", "Notes"), "input_reference": ("Input", "Reference"),

@@ -71,8 +71,9 @@ class TPCMessagesCompressor(TPCMessagesSettings, RunnableSerializable[MessagesIn
           model (its ``get_num_tokens``); a counter of message lists (``count_tokens_approximately``) is refused.
         * A budget smaller than the messages kept whole keeps them whole and the others as short as they go, with a
           runtime warning and ``over_budget`` in the event (``strict=True``: a ``ValueError`` saying how many tokens
-          they need). A message that loses every sentence keeps one (``emptied``). An unknown role ``ValueError``; a message that is not a message ``TypeError``. A conversation with no
-          user turn is compressed prompt-agnostically; an empty one returns ``[]`` without loading the model.
+          they need). A message that loses every sentence keeps one (``emptied``). An unknown role ``ValueError``; a
+          message that is not a message ``TypeError``. A conversation with no user turn is compressed
+          prompt-agnostically; an empty one returns ``[]`` without loading the model.
         * Sync, async (``ainvoke``: the model work runs in a worker thread), ``batch`` / ``abatch`` (one call per
           conversation, concurrent on one shared engine), streaming as a single chunk.
         * Each call emits a ``tpc_messages_compression`` custom event to the run's callbacks.

@@ -233,7 +233,8 @@ def build_example(record: dict[str, Any], encoder: Any, config: CSETrainConfig, 
 
     Args:
         record: An MCQR record.
-        encoder: A ``tpc_core.engine.scoring.cse.ContextSentenceEncoder`` (tokenizer, frame tokens and markers come from it).
+        encoder: A ``tpc_core.engine.scoring.cse.ContextSentenceEncoder`` (tokenizer, frame tokens and markers come
+            from it).
         config: Training settings.
         rng: Sampling source (the positive, the windows, the negatives).
     """

@@ -1,8 +1,8 @@
 """The one token counter, budget rule and sentence selection every method is held to.
 
-Selection and the budget arithmetic are the engine's own (``tpc_core.engine.selection.budget``), so baselines and TPC are
-held to exactly the rule the engine applies; only the benchmark's extra policy lives here (a budget is capped
-at the text's length and never zero for a non-empty text), plus :func:`join_spans`' uniform layout.
+Selection and the budget arithmetic are the engine's own (``tpc_core.engine.selection.budget``), so baselines and TPC
+are held to exactly the rule the engine applies; only the benchmark's extra policy lives here (a budget is capped at the
+text's length and never zero for a non-empty text), plus :func:`join_spans`' uniform layout.
 
 All methods are measured with the MiniLM WordPiece tokenizer (no special tokens, no truncation). BERT's
 pre-tokenizer splits on whitespace and punctuation, so the count of sentences joined by whitespace equals
@@ -91,8 +91,8 @@ def select_under_budget(scores: Sequence[float], token_counts: Sequence[int], bu
 def join_spans(text: str, spans: Sequence[tuple[int, int]], kept: Sequence[int]) -> str:
     """Kept sentences in original order; a newline between two of them if the original gap had one.
 
-    Deliberately not the engine's ``tpc_core.engine.selection.budget.join_kept`` (which keeps each original gap verbatim):
-    the benchmark lays out every method's output alike, peers' included, so the reader sees the same shape.
+    Deliberately not the engine's ``tpc_core.engine.selection.budget.join_kept`` (which keeps each original gap
+    verbatim): the benchmark lays out every method's output alike, peers' included, so the reader sees the same shape.
     Token counts are the same either way (WordPiece ignores whitespace).
     """
     parts: list[str] = []

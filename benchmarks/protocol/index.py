@@ -4,8 +4,8 @@
 before any question exists (``compressor.compress_batch(contexts, question=None, rate=r)``). This suite measures
 what that costs the questions asked later: every distinct **dev** context of qa_dev is compressed bare (the
 context alone, ``question=None``) at each rate, and each dev question is then scored on its context's compressed
-text with the benchmark's proxies: evidence recall (:func:`benchmarks.protocol.metrics.evidence_recall`, the share of its
-``supporting_sentences`` kept) and answer retention (:func:`benchmarks.protocol.metrics.answer_retention`).
+text with the benchmark's proxies: evidence recall (:func:`benchmarks.protocol.metrics.evidence_recall`, the share of
+its ``supporting_sentences`` kept) and answer retention (:func:`benchmarks.protocol.metrics.answer_retention`).
 
 Budgets, the MiniLM counter, caching, warm-up and error records are the other suites' own
 (:func:`benchmarks.protocol.evaluate.evaluate` in its prompt-agnostic setting on bare samples: template ``{context}``).

@@ -333,8 +333,9 @@ def _describe(client: Any) -> str:
 def as_redis_cache(spec: Any) -> RedisCache | None:
     """The :class:`RedisCache` that a ``cache=`` value stands for, or ``None`` when it names no Redis server.
 
-    A ``redis://`` URL (:meth:`RedisCache.from_url`; or a secret holding one), a redis-py client, LangChain's ``RedisStore`` (its client,
-    namespace and ttl) or LlamaIndex's ``RedisKVStore`` (its client) become one; anything else is ``None``.
+    A ``redis://`` URL (:meth:`RedisCache.from_url`; or a secret holding one), a redis-py client, LangChain's
+    ``RedisStore`` (its client, namespace and ttl) or LlamaIndex's ``RedisKVStore`` (its client) become one; anything
+    else is ``None``.
     """
     spec = reveal(spec)
     if isinstance(spec, str):

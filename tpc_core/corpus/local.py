@@ -9,8 +9,9 @@ Two engines write the same OUT (a directory of Parquet files, see :mod:`tpc_core
 
 Both skip the rows whose id is already in OUT, so a run can be interrupted and started again with the same
 command. ``--warm-cache DIR`` compresses nothing: each row's sentence-cache entry is stored in DIR and its whole
-text written to OUT (``compression="cached"``), for an index of the full text compressed at query time. Without ``--task-description``, rows in which no written request is found get the checkpoint's fallback
-task without a CTD generation unless ``--describe-bare`` is given (:attr:`CorpusSettings.describe_bare`).
+text written to OUT (``compression="cached"``), for an index of the full text compressed at query time. Without
+``--task-description``, rows in which no written request is found get the checkpoint's fallback task without a CTD
+generation unless ``--describe-bare`` is given (:attr:`CorpusSettings.describe_bare`).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """One table of corpus rows through a compressor: what both engines of ``tpc compress-corpus`` run per batch.
 
-The local engine (:mod:`tpc_core.corpus.local`) and every Ray actor (:mod:`tpc_core.corpus.ray_engine`) build their compressor
-with :func:`load_compressor` and compress with :func:`compress_table`; this module sits below both, so neither
-engine imports the other. ``tpc_core.corpus.local`` re-exports these names.
+The local engine (:mod:`tpc_core.corpus.local`) and every Ray actor (:mod:`tpc_core.corpus.ray_engine`) build their
+compressor with :func:`load_compressor` and compress with :func:`compress_table`; this module sits below both, so
+neither engine imports the other. ``tpc_core.corpus.local`` re-exports these names.
 """
 
 from __future__ import annotations

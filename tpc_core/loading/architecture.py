@@ -1,7 +1,7 @@
 """Which kind of backbone a model config describes: a bidirectional encoder or a causal decoder.
 
-A CSE is pooled differently for each (``tpc_core.engine.scoring.cse``); a checkpoint that says ``architecture="auto"`` is
-classified here, from the config alone, before any weights load.
+A CSE is pooled differently for each (``tpc_core.engine.scoring.cse``); a checkpoint that says ``architecture="auto"``
+is classified here, from the config alone, before any weights load.
 """
 
 from __future__ import annotations

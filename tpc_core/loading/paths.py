@@ -1,8 +1,9 @@
 """Paths written in ``tpc_config.json`` stay inside the checkpoint (the policy is in ``tpc_core.loading.checkpoint``).
 
-``weights_dir``, ``adapter_dir``, ``extra_embeddings``, ``agnostic.request_head``, ``agnostic.salience_head`` and a ``base_model`` written as a
-path are resolved inside the checkpoint directory; absolute paths, ``~`` and ``..`` that leave it (or links out
-of it) are refused. Used by loading and by the Hub-assembled checkpoints of ``tpc_core.loading.hub_cse``.
+``weights_dir``, ``adapter_dir``, ``extra_embeddings``, ``agnostic.request_head``, ``agnostic.salience_head`` and a
+``base_model`` written as a path are resolved inside the checkpoint directory; absolute paths, ``~`` and ``..`` that
+leave it (or links out of it) are refused. Used by loading and by the Hub-assembled checkpoints of
+``tpc_core.loading.hub_cse``.
 """
 
 from __future__ import annotations
@@ -40,8 +41,8 @@ def check_config_paths(config: TPCConfig, checkpoint_dir: Path, options: Any) ->
     """Refuse, at load time, every config path that leaves the checkpoint, the lazily loaded CTD's included.
 
     Args:
-        options: ``tpc_core.loading.checkpoint.HubOptions``; with ``confine_paths`` off a ``base_model`` may name a local
-            directory outside the checkpoint (configs the caller wrote itself).
+        options: ``tpc_core.loading.checkpoint.HubOptions``; with ``confine_paths`` off a ``base_model`` may name a
+            local directory outside the checkpoint (configs the caller wrote itself).
 
     Raises:
         ValueError: The first offending key, named (``ctd.adapter_dir``...).

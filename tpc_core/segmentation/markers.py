@@ -10,13 +10,13 @@ marker, so **a marker is always a span of its own** and never part of a sentence
   (``"Three.<|im_end|>"`` is ``"Three."`` and ``"<|im_end|>"``).
 
 Why spans of their own rather than glued to a sentence: selection keeps every marker whatever it drops
-(:func:`is_turn_marker` is what :func:`tpc_core.engine.selection.assembly.apply_budget` forces in, at its token cost), so a
-compressed flattened chat still has every turn, each opened and closed as before, in order, even a turn all of
+(:func:`is_turn_marker` is what :func:`tpc_core.engine.selection.assembly.apply_budget` forces in, at its token cost),
+so a compressed flattened chat still has every turn, each opened and closed as before, in order, even a turn all of
 whose sentences were dropped (its markers stay, around empty content); a kept marker keeps the whitespace before it
 (:func:`tpc_core.engine.selection.budget.join_kept`), so a ``User:`` label still starts its line. The markers cost their
-tokens: a budget that cannot hold them all keeps the first that fit. Glued to the turn's first or last
-sentence, a marker would go wherever that sentence went. A sentence also reads as its own words (a request
-finder sees ``"Who won?"``, not ``"Who won?<|im_end|>"``).
+tokens: a budget that cannot hold them all keeps the first that fit. Glued to the turn's first or last sentence, a
+marker would go wherever that sentence went. A sentence also reads as its own words (a request finder sees
+``"Who won?"``, not ``"Who won?<|im_end|>"``).
 
 The templates: ChatML, Llama 3 (``<|begin_of_text|>``, ``<|eot_id|>``, ``<|eom_id|>``), Llama 2 and Mistral
 (``<s>[INST] <<SYS>> ... <</SYS>> ... [/INST] ... </s>``; ``<s>`` and ``</s>`` count only in a text that holds

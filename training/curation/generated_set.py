@@ -7,9 +7,9 @@ Rows: the NQ and ``qa_dev`` train rows that the CTD set puts in its ``train`` sp
 layout-recall check's held-out train rows) and no key-value lookup row. The rows after the layout set's fit rows
 (its check rows and the rows after them, cut by the layout set's own rule: ``--layout-skip``,
 ``--layout-fit-rows``) are **check** rows; all others are **fit** rows, so no check prompt shares a row with a fit
-prompt of this set, the instruction set or the layout set. Fit records are drawn from seen components only; check records half from seen and half with a
-held-out component (``split == "validation"`` when a held-out part is shown). A row is drawn again (another
-``index``) once every row has been used.
+prompt of this set, the instruction set or the layout set. Fit records are drawn from seen components only; check
+records half from seen and half with a held-out component (``split == "validation"`` when a held-out part is shown). A
+row is drawn again (another ``index``) once every row has been used.
 
 Prompts that ask nothing (``--without-share``, default 25 % of each role) are built from ``summ_train`` documents
 after the ones the instruction and layout sets use (``--document-offset``), fit and check documents disjoint.

@@ -2,12 +2,11 @@
 
 For each held-out document set (capped as cached by :mod:`training.salience.features`): rank its sentences by
 a method's score, take them greedily under ``floor(rate x the sentences' MiniLM tokens)`` (the engine's
-:func:`tpc_core.engine.selection.budget.top_k_within_budget`, or :func:`tpc_core.engine.selection.mmr.mmr_within_budget` with an MMR penalty on
-the CSE embeddings), restore order, and measure ROUGE-1/2 recall of the human summary
-(:func:`training.salience.labels.rouge_recall`). Baselines at the same budget: lead, lead-per-passage (each
-source document's first sentence in turn, then the second, ...), random (seeded by id), centroid (cosine to the
-prompt's mean CSE embedding) and the greedy ROUGE oracle (upper bound, recomputed at each rate on the capped
-text).
+:func:`tpc_core.engine.selection.budget.top_k_within_budget`, or :func:`tpc_core.engine.selection.mmr.mmr_within_budget`
+with an MMR penalty on the CSE embeddings), restore order, and measure ROUGE-1/2 recall of the human summary
+(:func:`training.salience.labels.rouge_recall`). Baselines at the same budget: lead, lead-per-passage (each source
+document's first sentence in turn, then the second, ...), random (seeded by id), centroid (cosine to the prompt's mean
+CSE embedding) and the greedy ROUGE oracle (upper bound, recomputed at each rate on the capped text).
 
 ``python -m training.salience.evaluate --out DIR`` runs
 leave-one-dataset-out (train on six ``meta.dataset`` values, test on the seventh; both Multi-News variants are

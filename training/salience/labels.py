@@ -197,7 +197,8 @@ def greedy_oracle(sentences: Sequence[str], summary: str, budget_tokens: int, co
         ValueError: An empty document or summary, a budget below 1, or counts that do not match the sentences.
 
     Example:
-        >>> greedy_oracle(["Cats purr.", "Dogs bark loudly.", "Cats purr and sleep."], "cats purr and sleep", 4, [2, 3, 4])
+        >>> sentences = ["Cats purr.", "Dogs bark loudly.", "Cats purr and sleep."]
+        >>> greedy_oracle(sentences, "cats purr and sleep", 4, [2, 3, 4])
         [2]
     """
     _check_sentences(sentences, counts)

@@ -6,8 +6,9 @@ A method runs in the prompt-aware setting (:data:`AWARE`: it is given the questi
 project's shared splitter, :func:`split_spans`.
 
 The methods themselves: :mod:`benchmarks.protocol.methods.baselines` (sentence scorers, the full prompt),
-:mod:`benchmarks.protocol.methods.peers` (LlamaIndex, LangChain, LLMLingua), :mod:`benchmarks.protocol.methods.trimwise`,
-:mod:`benchmarks.protocol.methods.tpc`; :mod:`benchmarks.protocol.methods.registry` builds them by name.
+:mod:`benchmarks.protocol.methods.peers` (LlamaIndex, LangChain, LLMLingua),
+:mod:`benchmarks.protocol.methods.trimwise`, :mod:`benchmarks.protocol.methods.tpc`;
+:mod:`benchmarks.protocol.methods.registry` builds them by name.
 """
 
 from __future__ import annotations

@@ -2,8 +2,9 @@
 
 Every method maps ``(text, question | None, budget)`` to a compressed text under one budget, one token counter
 and one sentence splitter (:mod:`benchmarks.protocol.methods.base`). :func:`build_method` makes one from its name:
-sentence-level baselines (:mod:`benchmarks.protocol.methods.baselines`), the real LlamaIndex / LangChain components and LLMLingua
-(:mod:`benchmarks.protocol.methods.peers`), trimwise (:mod:`benchmarks.protocol.methods.trimwise`) and TPC (:mod:`benchmarks.protocol.methods.tpc`).
+sentence-level baselines (:mod:`benchmarks.protocol.methods.baselines`), the real LlamaIndex / LangChain components and
+LLMLingua (:mod:`benchmarks.protocol.methods.peers`), trimwise (:mod:`benchmarks.protocol.methods.trimwise`) and TPC
+(:mod:`benchmarks.protocol.methods.tpc`).
 
 :data:`METHOD_NAMES` are the default rows; :data:`OPT_IN_METHOD_NAMES` run only when named with ``--methods``
 (they cannot run offline: trimwise's tiktoken-based strategies). :data:`ALL_METHOD_NAMES` is both.

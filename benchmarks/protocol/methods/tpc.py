@@ -51,7 +51,8 @@ def _checkpoint_fingerprint(model: str) -> str:
 def split_model_spec(spec: str) -> tuple[str, str | None]:
     """``"tpc-mini@pooled_cosine"`` -> ``("tpc-mini", "pooled_cosine")``: a TPC model with its scorer overridden.
 
-    The suffix must name a scorer of ``tpc_core.engine.scoring.scorers.SCORERS``; anything else is part of the model's name.
+    The suffix must name a scorer of ``tpc_core.engine.scoring.scorers.SCORERS``; anything else is part of the model's
+    name.
 
     >>> split_model_spec("tpc-mini@cosine_bm25"), split_model_spec("runs/a@b")
     (('tpc-mini', 'cosine_bm25'), ('runs/a@b', None))

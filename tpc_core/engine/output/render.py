@@ -86,7 +86,8 @@ _KEPT_RGB = "255, 176, 0"
 _DROPPED_RGB = "110, 130, 170"
 _ALPHA = {True: (0.16, 0.7), False: (0.06, 0.5)}
 
-# Words for people, keyed by tpc_core.engine.values.TaskSource's values (this module stays free of torch, which task imports).
+# Words for people, keyed by tpc_core.engine.values.TaskSource's values (this module stays free of torch, which task
+# imports).
 _SOURCE_NOTES = {
     "question": "given by the caller",
     "extracted": "the prompt's own request sentences",

@@ -32,15 +32,14 @@ class CompressionResult:
         budget: The token budget the selection had to respect.
         task_description: The question used for scoring: the user's, the request sentences found in the
             prompt, or the description the CTD wrote (``None`` when nothing was scored).
-        task_source: Where ``task_description`` came from, a :class:`tpc_core.engine.values.TaskSource` (it compares equal
-            to its string): ``"question"`` (the caller's), ``"extracted"`` (the
-            prompt's own request sentences, no generation), ``"matched"`` (the prompt sentences that the CTD's
-            description restates, used as written, ``agnostic.match_share``; a written summary request keeps
-            the coverage settings), ``"generated"`` (the CTD; such prompts are selected
-            with the checkpoint's coverage settings), ``"fallback"`` (the CTD's text was not grounded in the
-            prompt, so the checkpoint's neutral ``agnostic.fallback_description`` is used, with coverage) or
-            ``"coverage"`` (no request written and no CTD: coverage alone selects); ``None`` when nothing was
-            scored.
+        task_source: Where ``task_description`` came from, a :class:`tpc_core.engine.values.TaskSource` (it compares
+            equal to its string): ``"question"`` (the caller's), ``"extracted"`` (the prompt's own request sentences, no
+            generation), ``"matched"`` (the prompt sentences that the CTD's description restates, used as written,
+            ``agnostic.match_share``; a written summary request keeps the coverage settings), ``"generated"`` (the CTD;
+            such prompts are selected with the checkpoint's coverage settings), ``"fallback"`` (the CTD's text was not
+            grounded in the prompt, so the checkpoint's neutral ``agnostic.fallback_description`` is used, with
+            coverage) or ``"coverage"`` (no request written and no CTD: coverage alone selects); ``None`` when nothing
+            was scored.
         sentences: Every sentence of the input with its score and whether it was kept.
         document_origin_tokens: Token count of each input document.
         document_compressed_tokens: Token count of each compressed document.
