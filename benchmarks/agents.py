@@ -251,15 +251,17 @@ def summarise(rows: list[dict[str, Any]], methods: Sequence[str]) -> dict[str, A
 
 def table(summary: dict[str, Any], methods: Sequence[str]) -> str:
     """The markdown table of :func:`summarise`."""
-    lines = ["| method | evidence recall (last call) | calls over budget | tokens sent / trajectory | cached prefix kept "
-             "| request kept | added ms / call, cold | warm (mean, p90) |", "|---|---|---|---|---|---|---|---|"]
+    lines = ["| method | evidence recall (last call) | calls over budget | tokens sent / trajectory "
+             "| cached prefix kept | request kept | added ms / call, cold | warm (mean, p90) |",
+             "|---|---|---|---|---|---|---|---|"]
     for name in methods:
         s = summary[name]
         lines.append(f"| {name} | {s['recall']:.3f} | {s['overruns']} / {s['calls']} | {s['tokens_sent']:.0f} | "
                      f"{s['prefix_kept']:.3f} | {s['request_kept']} | {s['cold_ms']:.1f} | "
                      f"{s['warm_ms']:.1f}, {s['warm_ms_p90']:.1f} |")
     reference = summary["reference"]
-    lines.append(f"| reference (prompt-aware compress, last call) | {reference['recall']:.3f} | - | - | - | - | - | - |")
+    lines.append(f"| reference (prompt-aware compress, last call) | {reference['recall']:.3f} "
+                 "| - | - | - | - | - | - |")
     return "\n".join(lines)
 
 

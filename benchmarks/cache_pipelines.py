@@ -102,8 +102,8 @@ def langchain_rounds(compressor: Any, texts: list[str], questions: list[str], se
     store.add_documents([Document(page_content=text, id=str(i)) for i, text in enumerate(texts)])
     timed_compressor = _timed_langchain_class()(
         inner=TPCDocumentCompressor(compressor=compressor, rate=settings.rate, cache="memory"))
-    retriever = ContextualCompressionRetriever(base_compressor=timed_compressor,
-                                               base_retriever=store.as_retriever(search_kwargs={"k": settings.e2e_top_k}))
+    base_retriever = store.as_retriever(search_kwargs={"k": settings.e2e_top_k})
+    retriever = ContextualCompressionRetriever(base_compressor=timed_compressor, base_retriever=base_retriever)
     handler = _event_collector()
     return _two_rounds(questions, lambda question: retriever.invoke(question, config={"callbacks": [handler]}),
                        timed_compressor.seconds, handler.events)

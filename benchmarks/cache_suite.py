@@ -156,7 +156,8 @@ def measure_calls(compressor: Any, texts: list[str], question: str | None, setti
     sentences = len(reference.sentences)
     cold_ms = _median_ms(cold)
     report: dict[str, Any] = {"cold_ms": cold_ms, "cold_all_s": cold, "sentences": sentences,
-                              "origin_tokens": reference.origin_tokens, "compressed_tokens": reference.compressed_tokens,
+                              "origin_tokens": reference.origin_tokens,
+                              "compressed_tokens": reference.compressed_tokens,
                               "task_source": str(reference.task_source) if reference.task_source else None,
                               "storages": {}}
     for storage, figures in per_storage.items():
@@ -165,7 +166,8 @@ def measure_calls(compressor: Any, texts: list[str], question: str | None, setti
         report["storages"][storage] = {
             "cold_cached_ms": cached_ms, "warm_ms": warm_ms, "warm_over_cold": warm_ms / cold_ms,
             "cold_cached_over_cold": cached_ms / cold_ms, "cold_cached_all_s": figures["cold_cached"],
-            "warm_all_s": figures["warm"], "warm_hits": min(figures["hits"]), "cold_cached_misses": max(figures["misses"]),
+            "warm_all_s": figures["warm"], "warm_hits": min(figures["hits"]),
+            "cold_cached_misses": max(figures["misses"]),
             "identical_to_uncached": figures["identical"], "same_kept_sentences": figures["same_kept"],
             "bytes": figures["bytes"], "bytes_per_sentence": figures["bytes"] / sentences if sentences else None,
         }  # fmt: skip

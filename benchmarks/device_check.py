@@ -462,7 +462,8 @@ def markdown(report: dict[str, Any]) -> str:
              f"- agreement prompts: {report['agreement_source']}, rate {report['rate']}", ""]
     if facts["device_is_the_reference"]:
         lines += ["The device is the CPU in fp32: agreement is trivially 1.0 (the run checks the wiring).", ""]
-    lines += ["## Agreement", "", "| mode | prompts | kept-set Jaccard | exact | evidence recall CPU | device | overruns "
+    lines += ["## Agreement", "",
+              "| mode | prompts | kept-set Jaccard | exact | evidence recall CPU | device | overruns "
               "| not verbatim | task sources |", "|---|---|---|---|---|---|---|---|---|"]
     for mode, row in report["agreement"].items():
         def recall(value: float | None) -> str:
@@ -475,15 +476,18 @@ def markdown(report: dict[str, Any]) -> str:
               "aware / model | agnostic / aware |", "|---|---|---|---|---|---|"]
     for row in report["latency"]:
         lines.append(f"| {row['tokens']} | {row['aware_ms']:.1f} ms | {row['agnostic_ms']:.1f} ms "
-                     f"({row['agnostic_task_source']}) | {row['forward_ms']:.1f} ms | {row['aware_over_forward']:.1f}× | "
+                     f"({row['agnostic_task_source']}) | {row['forward_ms']:.1f} ms | "
+                     f"{row['aware_over_forward']:.1f}× | "
                      f"{row['agnostic_over_aware']:.2f}× |")
     lines += ["", "## The engine's own time (the call less the encoder's passes, device-synchronised hooks)", "",
               "| prompt tokens | aware call ms | aware encoder ms | **aware own ms** | agnostic call ms | agnostic "
-              "encoder ms | **agnostic own ms** | one-pass floor ms | aware / floor |", "|---|---|---|---|---|---|---|---|---|"]
+              "encoder ms | **agnostic own ms** | one-pass floor ms | aware / floor |",
+              "|---|---|---|---|---|---|---|---|---|"]
     for row in report["latency"]:
         aware = row["split"]["aware"]
         agnostic = row["split"]["agnostic"]
-        lines.append(f"| {row['tokens']} | {aware['call_ms']:.1f} | {aware['encoder_ms']:.1f} | **{aware['own_ms']:.1f}** "
+        lines.append(f"| {row['tokens']} | {aware['call_ms']:.1f} | {aware['encoder_ms']:.1f} "
+                     f"| **{aware['own_ms']:.1f}** "
                      f"| {agnostic['call_ms']:.1f} | {agnostic['encoder_ms']:.1f} | **{agnostic['own_ms']:.1f}** | "
                      f"{row['one_pass_floor_ms']:.1f} | {row['aware_over_floor']:.1f}× |")
     lines += ["", "## Throughput", "", "| input | texts | tokens | seconds | tokens/s | × long prompt |",

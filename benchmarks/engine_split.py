@@ -180,7 +180,8 @@ def split_report(args: argparse.Namespace, inputs: dict[str, Any], modes: tuple[
     load_after = os.getloadavg()
     lines = [f"engine split: {args.tokens} target tokens, {threads} torch threads (warm call: 1), median of {repeats} "
              f"calls after one warm-up; load average (1, 5, 15 min) {_load(load_before)} before, {_load(load_after)} "
-             "after", "", "| row | MiniLM tokens | call ms | encoder forwards ms | **engine's own ms** | own ms, each |",
+             "after", "",
+             "| row | MiniLM tokens | call ms | encoder forwards ms | **engine's own ms** | own ms, each |",
              "|---|---|---|---|---|---|"]
     for name, row in rows.items():
         lines.append(f"| {name} | {row['tokens']} | {row['call_ms']:.1f} | {row['encoder_ms']:.1f} | "

@@ -67,7 +67,8 @@ def run(compressor: Any, samples: Sequence[Sample], *, per_row: int, rate: float
     rows: list[dict[str, Any]] = []
     work = generated_prompts(samples, per_row, seed=seed)
     for number, (sample, generated) in enumerate(work, 1):
-        row: dict[str, Any] = {"sample_id": sample.id, "source": sample.source, "components": dict(generated.components),
+        row: dict[str, Any] = {"sample_id": sample.id, "source": sample.source,
+                               "components": dict(generated.components),
                                "request": generated.request, "prompt_tokens": counter(generated.prompt)}
         for setting, question in (("agnostic", None), ("aware", sample.question)):
             started = time.perf_counter()

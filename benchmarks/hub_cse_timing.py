@@ -78,7 +78,8 @@ def _encoder(threads: int) -> Any:
 
 def measure(encoder: Any, length: int) -> float:
     """Forward seconds of one window of ``length`` tokens (sentences of 24 tokens), through the engine."""
-    sizes = [SENTENCE_TOKENS] * (length // SENTENCE_TOKENS) + ([length % SENTENCE_TOKENS] if length % SENTENCE_TOKENS else [])
+    whole, rest = divmod(length, SENTENCE_TOKENS)
+    sizes = [SENTENCE_TOKENS] * whole + ([rest] if rest else [])
     sentences = [[1000 + index] * size for index, size in enumerate(sizes)]
     encoder.forward_seconds = 0.0
     encoder.encode_contexts([sentences])

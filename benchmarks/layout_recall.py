@@ -49,7 +49,8 @@ def layout_prompts(samples: Sequence[Sample], per_row: int, *, seed: int,
         for step in range(per_row):
             layout = layouts[(number * per_row + step) % len(layouts)]
             rng = random.Random(f"{seed}:{sample.id}:{layout}")
-            prompts.append((sample, layout, render(layout, written_question(sample.question), sample.context, rng).prompt))
+            rendered = render(layout, written_question(sample.question), sample.context, rng)
+            prompts.append((sample, layout, rendered.prompt))
     return prompts
 
 
@@ -85,7 +86,8 @@ def summarise_layouts(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def _markdown(summary: Mapping[str, Any], title: str) -> str:
-    lines = [f"## {title}", "", "| layout | group | prompts | evidence recall | request found | sources | over budget |",
+    lines = [f"## {title}", "",
+             "| layout | group | prompts | evidence recall | request found | sources | over budget |",
              "|---|---|---|---|---|---|---|"]
     for name, row in (*summary["groups"].items(), *summary["layouts"].items()):
         group = row.get("group", "**group**")

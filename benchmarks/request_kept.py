@@ -47,7 +47,8 @@ from benchmarks.protocol.stock_templates import EVERYDAY_SHAPES, STOCK_TEMPLATES
 from tpc_core import TPCCompressor
 from tpc_core.engine.task.request import content_words, request_covered
 
-__all__ = ["bare_prompts", "clean", "generated_prompts", "main", "real_prompts", "request_kind", "stock_prompts", "summarise"]
+__all__ = ["bare_prompts", "clean", "generated_prompts", "main", "real_prompts", "request_kind", "stock_prompts",
+           "summarise"]
 
 _QUESTION_START = re.compile(r"^(?:what|who|whom|whose|when|where|which|why|how|is|are|was|were|do|does|did|can|"
                              r"could|should|would|will|has|have)\b", re.IGNORECASE)

@@ -242,8 +242,10 @@ def run_dev(args: argparse.Namespace, cache: JsonCache) -> dict[str, Any]:
         "reader": reader.identity if reader else None, "summary": summary,
         "seconds": time.perf_counter() - started, "records": records,
     }  # fmt: skip
-    size_text = (f"{len(samples)} dev samples" if sizes["aware"] == sizes["agnostic"]
-                 else f"{sizes['aware']} dev samples prompt-aware, the first {sizes['agnostic']} of them prompt-agnostic")
+    size_text = f"{len(samples)} dev samples"
+    if sizes["aware"] != sizes["agnostic"]:
+        size_text = (f"{sizes['aware']} dev samples prompt-aware, the first {sizes['agnostic']} of them "
+                     "prompt-agnostic")
     markdown = [f"## qa_dev ({size_text}, {_budget_text(args)}, MiniLM token counter)", "",
                 dev_tables(summary, skipped, order)]  # fmt: skip
     rates = [] if args.smoke else [float(rate) for rate in args.curve_rates]
@@ -375,9 +377,10 @@ def run_task_suite(args: argparse.Namespace, cache: JsonCache, suite: str) -> di
                                 target_tokens=args.target_tokens, cache=cache, reader=reader)  # fmt: skip
     table = (longbench_table if suite == "longbench" else zeroscrolls_table)(records, skipped, list(methods))
     note = "" if reader else "\n\nNo --reader given: task scores need a reader LLM; tokens and 1/τ are measured."
-    (args.out / f"{suite}.md").write_text(f"## {suite} ({len(samples)} samples, {_budget_text(args)})\n\n{table}{note}\n")
-    return {"suite": suite, "budget": _budget_text(args), "skipped": skipped, "reader": reader.identity if reader else None,
-            "summary": aggregate(records), "records": records}  # fmt: skip
+    heading = f"## {suite} ({len(samples)} samples, {_budget_text(args)})"
+    (args.out / f"{suite}.md").write_text(f"{heading}\n\n{table}{note}\n")
+    return {"suite": suite, "budget": _budget_text(args), "skipped": skipped,
+            "reader": reader.identity if reader else None, "summary": aggregate(records), "records": records}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -59,7 +59,8 @@ def main(argv: Sequence[str] | None = None) -> int:
               "load_before": load_before, "load_after": os.getloadavg()[0],
               "models": {name: {"median_s": statistics.median(values), "seconds": values,
                                 "contexts_per_s": len(contexts) / statistics.median(values),
-                                "tokens_per_s": tokens / statistics.median(values)} for name, values in seconds.items()}}
+                                "tokens_per_s": tokens / statistics.median(values)}
+                         for name, values in seconds.items()}}
     lines = [f"Index time, {len(contexts)} qa_dev dev contexts ({tokens} MiniLM tokens) compressed bare at rate "
              f"{args.rate}, {args.threads} threads, median of {args.rounds} alternating rounds; load "
              f"{report['load_before']:.2f} -> {report['load_after']:.2f}", "",

@@ -112,17 +112,19 @@ def _worker(method_name: str, prompts_path: Path, repeats: Sequence[int], rate: 
         rows.append({"length": length, "tokens": tokens, "repeats": count, "seconds_median": median,
                      "seconds_all": times, "tokens_per_s": tokens / median if median > 0 else None})  # fmt: skip
     result: dict[str, Any] = {
-        "method": label or method_name, "rows": rows, "load_and_warmup_s": load_seconds, "rss_after_load_mb": rss_loaded,
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "torch_threads": torch.get_num_threads(),
-    }  # fmt: skip
+        "method": label or method_name, "rows": rows, "load_and_warmup_s": load_seconds,
+        "rss_after_load_mb": rss_loaded, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "torch_threads": torch.get_num_threads(),
+    }
     if torch.cuda.is_available():
         result["gpu_peak_mb"] = torch.cuda.max_memory_allocated() / 2**20
     return result
 
 
 def run_speed_suite(
-    samples: Sequence[Sample], methods: Sequence[str | MethodSpec], out_dir: Path, *, lengths: Sequence[int] = DEFAULT_LENGTHS,
-    repeats: Sequence[int] | None = None, rate: float = 0.2, device: str | None = None, timeout_s: float = 1800,
+    samples: Sequence[Sample], methods: Sequence[str | MethodSpec], out_dir: Path, *,
+    lengths: Sequence[int] = DEFAULT_LENGTHS, repeats: Sequence[int] | None = None, rate: float = 0.2,
+    device: str | None = None, timeout_s: float = 1800,
     skipped: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:  # fmt: skip
     """Time every method in its own subprocess; failures become ``{"method", "error"}`` entries.
@@ -143,8 +145,9 @@ def run_speed_suite(
         scratch.cleanup()
 
 
-def _time_methods(methods: Sequence[MethodSpec], prompts_path: Path, counter: MiniLMTokenCounter, repeats: Sequence[int],
-                  rate: float, device: str | None, timeout_s: float, skipped: dict[str, str] | None) -> list[dict]:  # fmt: skip
+def _time_methods(methods: Sequence[MethodSpec], prompts_path: Path, counter: MiniLMTokenCounter,
+                  repeats: Sequence[int], rate: float, device: str | None, timeout_s: float,
+                  skipped: dict[str, str] | None) -> list[dict]:
     results = []
     for spec in methods:
         name = spec.label

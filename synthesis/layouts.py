@@ -107,7 +107,8 @@ class _ChatTemplate:
 
 
 _chatml = _ChatTemplate("<|im_start|>system\n{system}<|im_end|>\n<|im_start|>user\n",
-                        "<|im_end|>\n<|im_start|>assistant\n", request_first="\n\n{material}", material_first="{read}\n\n{material}\n\n")
+                        "<|im_end|>\n<|im_start|>assistant\n", request_first="\n\n{material}",
+                        material_first="{read}\n\n{material}\n\n")
 _llama3 = _ChatTemplate("<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\n{system}<|eot_id|>"
                         "<|start_header_id|>user<|end_header_id|>\n\n",
                         "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n",
@@ -162,9 +163,9 @@ def _yaml(request: str, material: str, rng: random.Random) -> Rendered:
 
 def _email(request: str, material: str, rng: random.Random) -> Rendered:
     subject = rng.choice(("Quick question", "Need your help", "Re: the notes", "Fact check please"))
-    return (_Builder().add(f"From: {rng.choice(('Dana Wu', 'Sam Ortiz', 'Lee Park'))}\nTo: research-desk\n"
-                           f"Subject: {subject}\n\nHi team,\n\n"
-                           f"{rng.choice(('Hope you are well.', 'Sorry for the short notice.', 'Thanks for earlier.'))} ")
+    sender = rng.choice(("Dana Wu", "Sam Ortiz", "Lee Park"))
+    opening = rng.choice(("Hope you are well.", "Sorry for the short notice.", "Thanks for earlier."))
+    return (_Builder().add(f"From: {sender}\nTo: research-desk\nSubject: {subject}\n\nHi team,\n\n{opening} ")
             .request(request).add(f"\n\n{rng.choice(('Thanks!', 'Best,', 'Cheers,'))}\n"
                                   f"{rng.choice(('Dana', 'Sam', 'Lee'))}\n\n---------- Forwarded message ----------\n"
                                   f"{material}").done())

@@ -167,7 +167,9 @@ def _kv_items(slots: Slots) -> list[tuple[str, list[Piece] | str, bool]]:
         items.append((key_name(key.strip("# ")), value.strip(), False))
     if slots.system:
         items.append(("instructions", slots.system, False))
-    body: list[tuple[str, list[Piece] | str, bool]] = [("comment", " ".join(slots.before), False)] if slots.before else []
+    body: list[tuple[str, list[Piece] | str, bool]] = []
+    if slots.before:
+        body.append(("comment", " ".join(slots.before), False))
     if slots.request:
         body.append((key_name(slots.vocabulary[0]), list(slots.request), False))
     material = (key_name(slots.vocabulary[1]), slots.material, True)
@@ -272,14 +274,19 @@ def _html(slots: Slots, rng: random.Random) -> PromptBuilder:
     return b.text("</body>\n</html>")
 
 
+def _meta_tag(line: str) -> str:
+    """A header line's key as an XML tag."""
+    return key_name(line.partition(":")[0].strip("# "))
+
+
 def _xml(slots: Slots, rng: random.Random) -> PromptBuilder:
     tag, material_tag = (key_name(label) for label in slots.vocabulary)
     root = rng.choice(("prompt", "input", "task"))
     b = PromptBuilder.new().text(f"<{root}>\n")
     if slots.header:
-        b.text("<meta>\n" + "".join(f"  <{key_name(line.partition(':')[0].strip('# '))}>"
-                                    f"{line.partition(':')[2].strip()}</{key_name(line.partition(':')[0].strip('# '))}>\n"
-                                    for line in slots.header) + "</meta>\n")
+        meta = "".join(f"  <{_meta_tag(line)}>{line.partition(':')[2].strip()}</{_meta_tag(line)}>\n"
+                       for line in slots.header)
+        b.text("<meta>\n" + meta + "</meta>\n")
     if slots.system:
         b.text(f"<instructions>{slots.system}</instructions>\n")
     request: list[Piece] = [(f"<note>{line}</note>\n", False) for line in slots.before]
@@ -325,7 +332,8 @@ def _ticket(slots: Slots, rng: random.Random) -> PromptBuilder:
 
 def _form(slots: Slots, rng: random.Random) -> PromptBuilder:
     name = rng.choice(NAMES)
-    b = PromptBuilder.new().text(f"Contact form submission\nName: {name}\nEmail: {name.split()[0].lower()}@example.org\n"
+    email = f"{name.split()[0].lower()}@example.org"
+    b = PromptBuilder.new().text(f"Contact form submission\nName: {name}\nEmail: {email}\n"
                                  f"Topic: {rng.choice(('General question', 'Research', 'Other'))}\n")
     b.text("".join(f"{line}\n" for line in slots.header))
     label = cased(slots.vocabulary[0], slots.casing) if slots.labelled else rng.choice(("Your question", "Message"))
@@ -355,7 +363,8 @@ def _code_comment(slots: Slots, rng: random.Random) -> PromptBuilder:
     else:
         b.text(material)
         if slots.request:
-            b.text("\n\ndef answer() -> str:\n    \"\"\"").add(slots.request).text('"""\n    raise NotImplementedError\n')
+            b.text('\n\ndef answer() -> str:\n    """').add(slots.request)
+            b.text('"""\n    raise NotImplementedError\n')
     return b.add([(f"\n# {' '.join(slots.after)}\n", False)] if slots.after else [])
 
 

@@ -72,7 +72,8 @@ DATASET2PROMPT: dict[str, str] = {
         "Answer the question based on the given passage. Only give me the answer and do not output any other "
         "words. The following are some examples.\n\n{context}\n\n{input}"
     ),
-    "samsum": "Summarize the dialogue into a few short sentences. The following are some examples.\n\n{context}\n\n{input}",
+    "samsum": ("Summarize the dialogue into a few short sentences. The following are some examples.\n\n"
+               "{context}\n\n{input}"),
     "passage_count": (
         "There are some paragraphs below sourced from Wikipedia. Some of them may be duplicates. Please carefully "
         "read these paragraphs and determine how many unique paragraphs there are after removing duplicates. In "
@@ -122,7 +123,8 @@ NO_CHAT_TEMPLATE: frozenset[str] = frozenset({"trec", "triviaqa", "samsum", "lcc
 QA_DEV_TEMPLATES: dict[str, str] = {
     "multi_doc_qa": _QA_PASSAGES,
     "single_doc_qa": DATASET2PROMPT["multifieldqa_en"],
-    "synthetic": "Extract the value corresponding to the specified key in the JSON object below.\n\n{context}\n\n{input}",
+    "synthetic": ("Extract the value corresponding to the specified key in the JSON object below.\n\n"
+                  "{context}\n\n{input}"),
 }
 
 _PLACEHOLDER = re.compile(r"\{(context|input)\}")

@@ -122,7 +122,9 @@ class TPCAgentContextSettings(TPCMessagesSettings):
             value = getattr(self, name)
             if value is not None and not 0 < value <= 1:
                 raise ValueError(f"{name} must be in (0, 1], got {value!r}.")
-        if self.trigger_tokens is not None and self.target_tokens is not None and self.trigger_tokens < self.target_tokens:
+        trigger = self.trigger_tokens
+        target = self.target_tokens
+        if trigger is not None and target is not None and trigger < target:
             raise ValueError(f"trigger_tokens ({self.trigger_tokens}) is below target_tokens ({self.target_tokens}): "
                              "the view is compressed once it passes the trigger, down to the target.")
         return self
@@ -172,8 +174,9 @@ def _tool_calls(message: Any) -> list[tuple[Any, Any, Any]]:
     for call in calls or ():
         call = call if isinstance(call, dict) else getattr(call, "model_dump", lambda: {})()
         function = call.get("function") or {}
-        found.append((call.get("id") or call.get("tool_id"), call.get("name") or call.get("tool_name")
-                      or function.get("name"), call.get("args") or call.get("tool_kwargs") or function.get("arguments")))
+        found.append((call.get("id") or call.get("tool_id"),
+                      call.get("name") or call.get("tool_name") or function.get("name"),
+                      call.get("args") or call.get("tool_kwargs") or function.get("arguments")))
     for block in getattr(message, "blocks", None) or ():
         if getattr(block, "block_type", None) == "tool_call":
             found.append((block.tool_call_id, block.tool_name, block.tool_kwargs))
@@ -217,7 +220,8 @@ def compress_view(settings: TPCAgentContextSettings, ledger: ToolResultLedger, m
             return view_counter(list(view))
         return sum(part_counts.values())
 
-    counts = {(m.index, p): ledger.count(part, text_counter) for m in read for p, part in enumerate(m.parts) if part is not None}
+    counts = {(m.index, p): ledger.count(part, text_counter)
+              for m in read for p, part in enumerate(m.parts) if part is not None}
     origin = count_view(messages, counts)
     task_index = task_turn(read)
     request = read[task_index].text if task_index is not None else None
@@ -232,7 +236,8 @@ def compress_view(settings: TPCAgentContextSettings, ledger: ToolResultLedger, m
             continue
         text = read[m].parts[p] or ""
         slots.append((m, p))
-        results.append(ToolResult(ledger.key_of(call_id, text), text, tool_question(request, name, args), counts[(m, p)]))
+        question = tool_question(request, name, args)
+        results.append(ToolResult(ledger.key_of(call_id, text), text, question, counts[(m, p)]))
     options = {name: value for name, value in settings.engine_options().items()
                if name in ENGINE_KEYWORDS and name not in ("target_tokens", "rate", "token_counter")}
     engine = settings.compressor.engine

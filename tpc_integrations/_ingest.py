@@ -80,8 +80,8 @@ class TPCIngestSettings(TPCEngineSettings):
                                  "directory or a store), the same one the query-time compressor will be given.")
             cutting = sorted(name for name in COMPRESSION_ONLY if name in self.model_fields_set)
             if cutting:
-                raise ValueError(f"mode='warm' keeps every text whole, so {', '.join(cutting)} would do nothing here: set "
-                                 f"{'it' if len(cutting) == 1 else 'them'} on the query-time compressor "
+                raise ValueError(f"mode='warm' keeps every text whole, so {', '.join(cutting)} would do nothing here: "
+                                 f"set {'it' if len(cutting) == 1 else 'them'} on the query-time compressor "
                                  "(TPCDocumentCompressor / TPCNodePostprocessor).")
         return self
 
@@ -153,7 +153,10 @@ def compress_each(settings: TPCIngestSettings, texts: Sequence[str],
         if progress.stop.is_set():
             break
         chunk = list(texts[first:first + step])
-        progress.done.extend(warm_each(settings, chunk) if settings.mode == "warm" else _compress_chunk(settings, chunk))
+        if settings.mode == "warm":
+            progress.done.extend(warm_each(settings, chunk))
+        else:
+            progress.done.extend(_compress_chunk(settings, chunk))
     outcomes = list(progress.done)
     whole = sum(outcome.status == "kept_whole" for outcome in outcomes)
     if whole:

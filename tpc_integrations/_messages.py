@@ -65,7 +65,8 @@ def compress_messages_call(settings: TPCMessagesSettings, messages: Sequence[Any
 
 
 def guarded_conversation(settings: TPCMessagesSettings, run: Callable[[], ConversationResult],
-                         unchanged: Callable[[], Sequence[Any]], count: int) -> tuple[ConversationResult, dict[str, Any]]:
+                         unchanged: Callable[[], Sequence[Any]],
+                         count: int) -> tuple[ConversationResult, dict[str, Any]]:
     """``run()`` under the adapter's ``on_error`` / ``deadline_ms``: the result and its event data. A fallback returns
     copies of ``unchanged()`` (the messages as given; figures 0) and says why in the data.
 

@@ -305,7 +305,8 @@ def _pad(batch: Sequence[Sequence[int]], pad_id: int, device: Any) -> tuple[Any,
 
 
 def _pool_slot(hidden: Any, row: int, slot: tuple[int, int, int, int], pooling: str) -> Any:
-    """The engine's sentence pooling (``tpc_core.engine.scoring.cse.pool_sentence``) for a ``(window, start, end, marker)`` slot."""
+    """The engine's sentence pooling (``tpc_core.engine.scoring.cse.pool_sentence``) for a
+    ``(window, start, end, marker)`` slot."""
     from tpc_core.engine.scoring.cse import pool_sentence  # lazy: loads torch
 
     _, start, end, marker = slot

@@ -152,8 +152,8 @@ def load_policy(ctd: CTDConfig, checkpoint_dir: Path, lora: LoraSettings, device
     from tpc_core.loading.checkpoint import HubOptions, load_ctd_parts  # lazy: loads torch
 
     base = replace(ctd, adapter_dir=None)
-    model, tokenizer = load_ctd_parts(base, checkpoint_dir, HubOptions(local_files_only=local_files_only, confine_paths=False),
-                                      device, dtype or torch.float32)
+    options = HubOptions(local_files_only=local_files_only, confine_paths=False)
+    model, tokenizer = load_ctd_parts(base, checkpoint_dir, options, device, dtype or torch.float32)
     if ctd.adapter_dir:
         from peft import PeftModel  # lazy: loads torch
 

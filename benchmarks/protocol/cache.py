@@ -32,7 +32,8 @@ class JsonCache:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._connection = sqlite3.connect(self.path, timeout=120)  # several runs may share one cache
             self._connection.execute(
-                "CREATE TABLE IF NOT EXISTS entries (namespace TEXT, key TEXT, value TEXT, PRIMARY KEY (namespace, key))"
+                "CREATE TABLE IF NOT EXISTS entries "
+                "(namespace TEXT, key TEXT, value TEXT, PRIMARY KEY (namespace, key))"
             )
             self._connection.commit()
         self.hits = 0

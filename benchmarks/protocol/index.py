@@ -177,8 +177,8 @@ def index_table(by_rate: Mapping[str, Mapping[str, Any]], skipped: Mapping[str, 
             cells = []
             for source in sources:
                 row = summary[method].get(source)
-                cells.append("—" if row is None else
-                             f"{_fmt(row['evidence_recall'], 2)} / {_fmt(row['answer_retention'], 2)} ({row['samples']})")  # fmt: skip
+                cells.append("—" if row is None else f"{_fmt(row['evidence_recall'], 2)} / "
+                             f"{_fmt(row['answer_retention'], 2)} ({row['samples']})")
             lines.append(f"| {method} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -200,7 +200,8 @@ def plot_index_recall(by_rate: Mapping[str, Mapping[str, Any]], path: Path, orde
             positions = [i + (offset - (len(methods) - 1) / 2) * width for i in range(len(groups))]
             axis.bar(positions, [value or 0.0 for value in values], width, label=method, color=colours[method])
         axis.set_xticks(range(len(groups)), groups, fontsize=7, rotation=12)
-        axis.set(ylabel=metric.replace("_", " "), ylim=(0, 1), title=f"Index-time compression, rate {rate} (no question)")
+        axis.set(ylabel=metric.replace("_", " "), ylim=(0, 1),
+                 title=f"Index-time compression, rate {rate} (no question)")
         axis.grid(alpha=0.3, axis="y")
         axis.legend(fontsize=7, ncol=len(methods))
     return save_figure(figure, path)

@@ -126,7 +126,8 @@ def _smollm2_dir() -> str:
     try:
         from tpc_core.loading import offline
     except Exception as error:  # noqa: BLE001
-        raise ReaderUnavailable(f"--reader smollm2 needs tpc_core.loading.offline ({type(error).__name__}: {error})") from None
+        raise ReaderUnavailable(
+            f"--reader smollm2 needs tpc_core.loading.offline ({type(error).__name__}: {error})") from None
     for name in ("smollm2_path", "get_smollm2_path", "smollm2_model_dir", "smollm2_dir"):
         function = getattr(offline, name, None)
         if callable(function):

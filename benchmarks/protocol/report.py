@@ -106,7 +106,8 @@ def dev_tables(summary: Mapping[str, Any], skipped: Mapping[str, str], order: Se
             lines.append("| " + " | ".join(cells) + " |")
         lines += _skipped_rows(skipped, header.count("|") - 2)
         sources = sorted({group for method in block.values() for group in method if group != "overall"})
-        lines += ["", f"Per source ({SETTING_TITLES[setting].lower()}): evidence recall / answer retention / tokens / 1/τ", ""]
+        lines += ["", f"Per source ({SETTING_TITLES[setting].lower()}): "
+                  "evidence recall / answer retention / tokens / 1/τ", ""]
         lines += ["| Method | " + " | ".join(sources) + " |", "|---|" + "---|" * len(sources)]
         for method in _ordered(block, order):
             cells = []
@@ -194,13 +195,15 @@ def summ_summary(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, An
 
 def summ_table(summary: Mapping[str, Mapping[str, Any]], skipped: Mapping[str, str], order: Sequence[str]) -> str:
     """Summarisation suite: ROUGE-1/2 recall of the reference, tokens, budget, overruns, 1/τ, seconds."""
-    header = "| Method | " + " | ".join(SUMM_ROUGE_FIELDS.values()) + " | Tokens | Budget | Over budget | 1/τ | s/prompt |"
+    header = ("| Method | " + " | ".join(SUMM_ROUGE_FIELDS.values())
+              + " | Tokens | Budget | Over budget | 1/τ | s/prompt |")
     lines = [header, "|" + "---|" * (header.count("|") - 1)]
     for method in _ordered(summary, order):
         row = summary[method]
         cells = [method, *(_fmt(row[field]) for field in SUMM_ROUGE_FIELDS), _fmt(row["tokens_mean"], 0),
                  _fmt(row["budget_mean"], 0), "n/a" if method == "full" else str(row["over_budget"]),
-                 "—" if row["inverse_tau"] is None else f"{row['inverse_tau']:.1f}×", _fmt(row["seconds_mean"], 3)]  # fmt: skip
+                 "—" if row["inverse_tau"] is None else f"{row['inverse_tau']:.1f}×",
+                 _fmt(row["seconds_mean"], 3)]
         if row["errors"]:
             cells[0] += f" ({row['errors']} errors)"
         lines.append("| " + " | ".join(cells) + " |")
@@ -238,7 +241,8 @@ def speed_table(results: Sequence[Mapping[str, Any]]) -> str:
             f"{by_length[length]['seconds_median']:.3f} ({by_length[length]['tokens_per_s']:,.0f})"
             if length in by_length else "—" for length in lengths
         ]  # fmt: skip
-        cells += [f"{result['load_and_warmup_s']:.1f}", f"{result['rss_after_load_mb']:.0f}", f"{result['peak_rss_mb']:.0f}"]
+        cells += [f"{result['load_and_warmup_s']:.1f}", f"{result['rss_after_load_mb']:.0f}",
+                  f"{result['peak_rss_mb']:.0f}"]
         if gpu:
             cells.append(_fmt(result.get("gpu_peak_mb"), 0))
         lines.append(f"| {result['method']} | " + " | ".join(cells) + " |")
@@ -294,12 +298,14 @@ def plot_rate_curves(curves: Mapping[str, Any], path: Path, metric: str = "evide
             points = sorted(
                 (float(rate), curves[rate][setting][method]["overall"][metric])
                 for rate in curves
-                if method in curves[rate].get(setting, {}) and curves[rate][setting][method]["overall"][metric] is not None
+                if method in curves[rate].get(setting, {})
+                and curves[rate][setting][method]["overall"][metric] is not None
             )
             if points:
                 axis.plot(*zip(*points, strict=True), marker="o", label=method, color=colours[method],
                           linestyle="--" if method in ("full", "random", "lead") else "-")
-        axis.set(title=SETTING_TITLES[setting], xlabel="rate (budget / original tokens)", ylabel=metric.replace("_", " "))
+        axis.set(title=SETTING_TITLES[setting], xlabel="rate (budget / original tokens)",
+                 ylabel=metric.replace("_", " "))
         axis.grid(alpha=0.3)
         axis.legend(fontsize=7)
     return save_figure(figure, path)
@@ -330,7 +336,8 @@ def plot_latency(results: Sequence[Mapping[str, Any]], path: Path) -> Path:
     for result in results:
         if "rows" in result:
             rows = result["rows"]
-            axis.plot([r["tokens"] for r in rows], [r["seconds_median"] for r in rows], marker="o", label=result["method"])
+            axis.plot([r["tokens"] for r in rows], [r["seconds_median"] for r in rows], marker="o",
+                      label=result["method"])
     axis.set(xscale="log", yscale="log", xlabel="prompt tokens (MiniLM)", ylabel="seconds per prompt (median)")
     axis.grid(alpha=0.3, which="both")
     axis.legend(fontsize=7)
@@ -341,7 +348,8 @@ def environment_info() -> dict[str, Any]:
     """Versions and hardware, for the JSON file."""
     versions = {}
     for package in ("torch", "transformers", "sentence-transformers", "rank-bm25", "llama-index-core",
-                    "langchain-core", "langchain-classic", "langchain-community", "llmlingua", "tpc-langchain"):  # fmt: skip
+                    "langchain-core", "langchain-classic", "langchain-community", "llmlingua",
+                    "tpc-langchain"):
         try:
             versions[package] = metadata.version(package)
         except metadata.PackageNotFoundError:

@@ -195,8 +195,8 @@ class SentenceCache:
             self._warned = True
         logger.debug("Sentence cache: could not %s %r: %r", action, self, error)
         if first:
-            runtime_warning(logger, f"The sentence cache {self!r} failed ({type(error).__name__}: {error}); compression "
-                                    "goes on without it where it fails (this warning is shown once).")
+            runtime_warning(logger, f"The sentence cache {self!r} failed ({type(error).__name__}: {error}); "
+                                    "compression goes on without it where it fails (this warning is shown once).")
 
 
 class MemoryCache(SentenceCache):

@@ -24,7 +24,8 @@ from tpc_core.engine.values import DocumentSentences, KnownDocument, Segmented, 
 from tpc_core.segmentation import LineAwareSplitter, SentenceSplitter, split_sentences
 from tpc_core.segmentation.length import cut_sentences
 
-__all__ = ["DocumentStore", "EmbedDocuments", "EmbedPrompts", "ReadBatch", "Stored", "embed_prompts", "read_prompts", "segment"]
+__all__ = ["DocumentStore", "EmbedDocuments", "EmbedPrompts", "ReadBatch", "Stored", "embed_prompts", "read_prompts",
+           "segment"]
 
 EmbedDocuments = Callable[[Sequence[DocumentSentences]], Sequence[torch.Tensor]]
 """A scorer's per-document step: each document's sentence embeddings ``(n_sentences, d)``, each sentence read inside

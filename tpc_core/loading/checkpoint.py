@@ -40,8 +40,8 @@ from tpc_core.loading.paths import check_config_paths, inside_checkpoint, is_pat
 from tpc_core.loading.quiet import quiet_loading
 from tpc_core.loading.registry import DEFAULT_MODEL, RegisteredModel, UnpublishedModelError, lookup, unpublished_message
 
-__all__ = ["HubOptions", "check_config_paths", "inside_checkpoint", "load_cse_parts", "load_ctd_parts", "push_checkpoint",
-           "read_checkpoint_config", "resolve_base", "resolve_checkpoint_dir", "save_checkpoint"]
+__all__ = ["HubOptions", "check_config_paths", "inside_checkpoint", "load_cse_parts", "load_ctd_parts",
+           "push_checkpoint", "read_checkpoint_config", "resolve_base", "resolve_checkpoint_dir", "save_checkpoint"]
 
 logger = logging.getLogger(__name__)
 _SAFE_PATTERNS = ["*.json", "*.safetensors", "*.txt", "*.model", "*.md", "*.jinja", "*.yaml", "tokenizer*"]

@@ -32,9 +32,9 @@ from tpc_core.loading.hub import HubPart, load_weights_file, require_gated_acces
 from tpc_core.loading.paths import inside_checkpoint
 from tpc_core.loading.registry import REGISTRY, RegisteredModel
 
-__all__ = ["ADAPTER_CONFIG", "adapter_weights_file", "assembled_config", "cached_commits", "cached_unavailable_reason", "check_vocabulary",
-           "hub_cse_config", "load_hub_cse", "materialise_checkpoint", "pin_hub_revisions", "read_adapter_config",
-           "split_embedding_rows"]
+__all__ = ["ADAPTER_CONFIG", "adapter_weights_file", "assembled_config", "cached_commits", "cached_unavailable_reason",
+           "check_vocabulary", "hub_cse_config", "load_hub_cse", "materialise_checkpoint", "pin_hub_revisions",
+           "read_adapter_config", "split_embedding_rows"]
 
 logger = logging.getLogger(__name__)
 ADAPTER_CONFIG = "adapter_config.json"

@@ -129,8 +129,10 @@ class PretrainedMixin:
         """Model, device and version facts (what ``tpc info`` prints)."""
         return {"tpc_langchain": __version__, "torch": torch.__version__, "transformers": transformers.__version__,
                 "checkpoint": self.config.name, "checkpoint_dir": str(self.checkpoint_dir),
-                "trained": self.config.trained, "device": str(self.device), "dtype": str(self.dtype).replace("torch.", ""),
+                "trained": self.config.trained, "device": str(self.device),
+                "dtype": str(self.dtype).replace("torch.", ""),
                 "cse_base": self.config.cse.base_model, "cse_architecture": self.encoder.architecture,
-                "cse_pooling": self.config.cse.pooling, "ctd_base": self.config.ctd.base_model if self.config.ctd else None,
+                "cse_pooling": self.config.cse.pooling,
+                "ctd_base": self.config.ctd.base_model if self.config.ctd else None,
                 "splitter": self.config.splitter, "languages": self.config.languages,
                 "hub_parts": self.config.extra.get("hub_parts")}

@@ -39,8 +39,8 @@ _ASKING_LABEL = re.compile(r"[ \t#*>]{0,6}(?:user|assistant|system|human|ai|ques
                            r"request|prompt|input)[*_]{0,2}[ \t]*:", re.IGNORECASE)
 # A prompt template's label ("Question: ...", "Answer:", "Context:", "### Task", "Helpful Answer:"): written by the
 # prompt's author, never by a wrapped paragraph, so a line that opens with one (capitalised) starts a unit.
-_TEMPLATE_LABEL = re.compile(r"[ \t#*>]{0,6}(?:(?:helpful|refined|final|short|your|the|original)[ \t]+)?(?:question|query|"
-                             r"q|task|instructions?|request|prompt|answer|a|response|output|summary|context|article|"
+_TEMPLATE_LABEL = re.compile(r"[ \t#*>]{0,6}(?:(?:helpful|refined|final|short|your|the|original)[ \t]+)?"
+                             r"(?:question|query|q|task|instructions?|request|prompt|answer|a|response|output|summary|context|article|"
                              r"documents?|passages?|story|transcript|report|news|user|assistant|system|human|ai)"
                              r"[*_]{0,2}[ \t]*:", re.IGNORECASE)
 # Lines that stand on their own. Code rarely reaches a prompt unfenced, but when it does, its lines must

@@ -202,7 +202,8 @@ def sentence_spans(documents: Sequence[str], splitter: str = "nupunkt") -> list[
         raise TypeError("documents must be a list of strings, not one string")
 
     split = get_splitter(splitter)
-    sentences = [Sentence(index, start, end) for index, text in enumerate(documents) for start, end in split.spans(text)]
+    sentences = [Sentence(index, start, end)
+                 for index, text in enumerate(documents) for start, end in split.spans(text)]
     if not sentences:
         raise ValueError("empty document: no document has any text to label")
     return sentences

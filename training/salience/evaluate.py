@@ -77,7 +77,8 @@ def lead_blend(head_scores: Sequence[float], document_of: Sequence[int], weight:
 
 
 def prior_blend(head_scores: Sequence[float], prior: Sequence[float], weight: float) -> list[float]:
-    """The engine's blend (:func:`tpc_core.engine.scoring.salience.salience_scores`): ``z(head) + weight x z(passage prior)``."""
+    """The engine's blend (:func:`tpc_core.engine.scoring.salience.salience_scores`):
+    ``z(head) + weight x z(passage prior)``."""
     return [h + weight * p for h, p in zip(zscore(head_scores), zscore(prior))]
 
 
@@ -185,6 +186,11 @@ class _Held:
         return {"r1": rouge1, "r2": rouge2, "tokens": sum(self.counts[k] for k in kept), "budget": budget}
 
 
+def _means(metrics: Mapping[str, list[float]]) -> dict[str, float]:
+    """Each metric's mean over the documents, and the number of documents."""
+    return {key: sum(v) / len(v) for key, v in metrics.items()} | {"documents": len(next(iter(metrics.values())))}
+
+
 def summary_table(results: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, dict[str, float]]]:
     """Mean R1 / R2 per (held-out subset, method, rate): ``{subset: {method: {"r1@0.2": ..., ...}}}``.
 
@@ -194,8 +200,8 @@ def summary_table(results: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, d
     for result in results:
         for metric in ("r1", "r2"):
             sums[result["subset"]][result["method"]][f"{metric}@{result['rate']}"].append(result[metric])
-    table = {subset: {method: {key: sum(v) / len(v) for key, v in metrics.items()} | {"documents": len(next(iter(
-        metrics.values())))} for method, metrics in methods.items()} for subset, methods in sorted(sums.items())}  # fmt: skip
+    table = {subset: {method: _means(metrics) for method, metrics in methods.items()}
+             for subset, methods in sorted(sums.items())}
     macro: dict[str, dict[str, float]] = {}
     methods = {method for per_subset in table.values() for method in per_subset}
     for method in methods:
@@ -259,8 +265,9 @@ def run_folds(documents: Sequence[Mapping[str, Any]], labels: Mapping[str, Mappi
             for document in test:
                 scores = _scores_of(head, document)
                 variants = [(name if not r else f"{name} +mmr{r}", scores, r) for r in redundancies]
-                variants += [(f"{name} +lead{w}" + (f" +mmr{r}" if r else ""), prior_blend(scores, document["prior"], w), r)
-                             for w in lead_weights for r in redundancies]  # fmt: skip
+                variants += [(f"{name} +lead{w}" + (f" +mmr{r}" if r else ""),
+                              prior_blend(scores, document["prior"], w), r)
+                             for w in lead_weights for r in redundancies]
                 for method, values, redundancy in variants:
                     for rate in rates:
                         results.append({"id": document["id"], "subset": document["subset"], "held_out": dataset,
@@ -340,8 +347,9 @@ def baseline_results(documents: Sequence[Mapping[str, Any]], held: Mapping[str, 
             for redundancy in redundancies if name == "centroid" else (0.0,):
                 method = name if not redundancy else f"{name} +mmr{redundancy}"
                 for rate in rates:
-                    results.append({"id": document["id"], "subset": document["subset"], "held_out": document["dataset"],
-                                    "method": method, "rate": rate, **item.score(scores, rate, redundancy)})  # fmt: skip
+                    results.append({"id": document["id"], "subset": document["subset"],
+                                    "held_out": document["dataset"], "method": method, "rate": rate,
+                                    **item.score(scores, rate, redundancy)})
         for rate in rates:
             results.append({"id": document["id"], "subset": document["subset"], "held_out": document["dataset"],
                             "method": "coverage-rule", "rate": rate,
@@ -417,11 +425,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         (args.out / "in_domain.json").write_text(json.dumps({"table": in_table}, indent=1) + "\n")
         (args.out / "in_domain.md").write_text(markdown(in_table, rates, order).replace(
             "held-out dataset, each column is a model trained without it",
-            "in-domain: a fifth of the documents by id, the model trained on the rest of every dataset") + "\n")  # fmt: skip
+            "in-domain: a fifth of the documents by id, the model trained on the rest of every dataset") + "\n")
     wall = time.perf_counter() - started
     meta = {"command": "python -m training.salience.evaluate " + " ".join(sys.argv[1:] if argv is None else argv),
             "documents": len(documents), "sentences": sum(d["sentences"] for d in documents),
-            "rates": rates, "redundancies": redundancies, "lead_weights": lead_weights, "kinds": kinds, "permissive_kinds": permissive_kinds,
+            "rates": rates, "redundancies": redundancies, "lead_weights": lead_weights, "kinds": kinds,
+            "permissive_kinds": permissive_kinds,
             "seed": args.seed, "wall_seconds": round(wall, 1), "features": _feature_summary(documents),
             "over_budget": sum(r["tokens"] > r["budget"] for r in results),
             "chosen_variants": {f"{r['method']} | held out {r['held_out']}": r["variant"] for r in results

@@ -102,7 +102,8 @@ def balanced_order(records: Sequence[Mapping[str, Any]], per_subset: Mapping[str
 
 
 def load_features(directory: str | Path) -> list[dict[str, Any]]:
-    """Every cached document set: ``id, dataset, subset, sentences, embeddings (n, d) float32, hand (n, f), prior (n,)``."""
+    """Every cached document set: ``id, dataset, subset, sentences, embeddings (n, d) float32, hand (n, f),
+    prior (n,)``."""
     directory = Path(directory)
     documents = []
     for meta_path in sorted(directory.glob("shard-*.json")):
@@ -188,7 +189,8 @@ def _encode_shard(compressor: Any, records: Sequence[Mapping[str, Any]], rows: M
         priors.append(encoded.prior)
         items.append({"id": record["id"], "dataset": record["dataset"], "subset": record["subset"],
                       "permissive": record["permissive"], "sentences": n, "capped": n < len(record["spans"]),
-                      "tokens": sum(sum(c) for c in segmented.counts), "seconds": round(time.perf_counter() - started, 3)})  # fmt: skip
+                      "tokens": sum(sum(c) for c in segmented.counts),
+                      "seconds": round(time.perf_counter() - started, 3)})
     return {"embeddings": torch.cat(embeddings).contiguous(), "hand": torch.cat(hands).contiguous(),
             "prior": torch.cat(priors).contiguous()}, items
 

@@ -160,7 +160,8 @@ class _Target:
         total = 0
         for reference, have, remove, weight in zip(self.reference, current, grams, self.weights):
             if weight:
-                total += weight * sum(min(reference[g], have[g]) - min(reference[g], have[g] - c) for g, c in remove.items())
+                total += weight * sum(min(reference[g], have[g]) - min(reference[g], have[g] - c)
+                                      for g, c in remove.items())
         return total
 
 
@@ -364,7 +365,8 @@ def label_document(documents: Sequence[str], summary: str, rate: float, *, split
     )  # fmt: skip
 
 
-def label_record(row: Mapping[str, Any], rate: float, *, splitter: str = "nupunkt", counter: Any = None) -> dict[str, Any]:
+def label_record(row: Mapping[str, Any], rate: float, *, splitter: str = "nupunkt",
+                 counter: Any = None) -> dict[str, Any]:
     """One output record for a summ_train row (no text: spans point into the row's ``documents``)."""
     started = time.perf_counter()
     try:
@@ -532,7 +534,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if position % args.log_every == 0 or position == len(todo):
                 elapsed = time.perf_counter() - started
                 logger.info("%d/%d labelled (%s), %.0f s, %.2f s/doc, about %.0f s left", position, len(todo),
-                            row_subset(row), elapsed, elapsed / position, elapsed / position * (len(todo) - position))  # fmt: skip
+                            row_subset(row), elapsed, elapsed / position,
+                            elapsed / position * (len(todo) - position))
     wall = time.perf_counter() - started
     records = _read_labels(args.out)
     table = summarise_records(records)

@@ -30,7 +30,8 @@ def _cell(row: Mapping[str, float] | None, rate: float) -> str:
     return "—" if not row else f"{row[f'r1@{rate}']:.3f} / {row[f'r2@{rate}']:.3f}"
 
 
-def method_rows(table: Mapping[str, Mapping[str, Mapping[str, float]]], methods: Sequence[str], rate: float) -> list[str]:
+def method_rows(table: Mapping[str, Mapping[str, Mapping[str, float]]], methods: Sequence[str],
+                rate: float) -> list[str]:
     """Markdown rows ``| method | subset R1 / R2 ... | macro |`` for the methods present."""
     subsets = [s for s in table if s != "macro"] + ["macro"]
     lines = ["| method | " + " | ".join(subsets) + " |", "|---|" + "---:|" * len(subsets)]
@@ -49,9 +50,9 @@ def main(argv: Sequence[str] | None = None) -> int:
              f"{heldout['meta']['sentences']:,} sentences)", ""]
     for rate in heldout["meta"]["rates"]:
         lines += [f"## Held-out datasets, rate {rate}: ROUGE-1 / ROUGE-2 recall", "",
-                  "Each column: heads trained without that `meta.dataset` (both Multi-News variants held out together); "
-                  "`macro` = mean of the subsets. `[chosen]`: MMR / lead-blend variant picked on the *other* held-out "
-                  "datasets.", "", *method_rows(table, MAIN_METHODS, rate), ""]  # fmt: skip
+                  "Each column: heads trained without that `meta.dataset` (both Multi-News variants held out "
+                  "together); `macro` = mean of the subsets. `[chosen]`: MMR / lead-blend variant picked on the "
+                  "*other* held-out datasets.", "", *method_rows(table, MAIN_METHODS, rate), ""]
     lines += ["## Permissive subsets only (QMSum, SQuALITY, ScisummNet) against all data, same held-out sets", ""]
     for rate in heldout["meta"]["rates"]:
         lines += [f"Rate {rate}:", "", *method_rows(table, [m for pair in PERMISSIVE_PAIRS for m in pair], rate), ""]

@@ -142,7 +142,8 @@ def build_training_set(documents: Sequence[Mapping[str, Any]], labels: Mapping[s
         oracle.append(chosen)
         gains.append(torch.tensor(record["gains_standalone"][:n], dtype=torch.float32))
         owner.append(torch.full((n,), k, dtype=torch.long))
-    return TrainingSet(torch.cat([d["embeddings"] for d in documents]).float(), torch.cat([d["hand"] for d in documents]),
+    return TrainingSet(torch.cat([d["embeddings"] for d in documents]).float(),
+                       torch.cat([d["hand"] for d in documents]),
                        torch.cat(oracle), torch.cat(gains), torch.cat(owner),
                        tuple(sorted({d["dataset"] for d in documents})))  # fmt: skip
 
@@ -196,7 +197,8 @@ def train_head(data: TrainingSet, kind: str, *, seed: int = 0, epochs: int | Non
             scores = head(data.embeddings[rows], data.hand[rows])
             if config.target == "oracle":
                 weights = 1.0 / sizes[data.document[rows]]
-                losses = torch.nn.functional.binary_cross_entropy_with_logits(scores, data.oracle[rows], reduction="none")
+                losses = torch.nn.functional.binary_cross_entropy_with_logits(scores, data.oracle[rows],
+                                                                              reduction="none")
                 loss = (losses * weights).sum() / len(batch)
             else:
                 loss = _listwise_loss(scores, data.gains[rows], local, len(batch))

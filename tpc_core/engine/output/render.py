@@ -27,7 +27,8 @@ __all__ = ["ShownResult", "render_html"]
 
 
 class ShownResult(Protocol):
-    """What the view reads of a result (:class:`tpc_core.engine.output.result.CompressionResult` is one); it writes nothing."""
+    """What the view reads of a result (:class:`tpc_core.engine.output.result.CompressionResult` is one); it writes
+    nothing."""
 
     documents: Sequence[str]
     sentences: Sequence[SentenceRecord]

@@ -28,8 +28,8 @@ from tpc_core.engine.scoring.coverage import section_ranks
 from tpc_core.engine.scoring.lead import PASSAGE_MARKER, LeadCorrection, head_tensors, lead_order
 from tpc_core.engine.values import Segmented
 
-__all__ = ["HAND_FEATURES", "PASSAGE_MARKER", "Salience", "SalienceHead", "SalienceModel", "hand_features", "model_scores",
-           "paragraph_ranks", "passage_lead_scores", "prompt_features", "salience_scores", "zscore"]
+__all__ = ["HAND_FEATURES", "PASSAGE_MARKER", "Salience", "SalienceHead", "SalienceModel", "hand_features",
+           "model_scores", "paragraph_ranks", "passage_lead_scores", "prompt_features", "salience_scores", "zscore"]
 
 _BLANK_LINE = re.compile(r"\n[ \t]*\n\s*")
 _CAP = 10  # positions past the 10th sentence look alike to a lead rule; the capped features say "far in"
