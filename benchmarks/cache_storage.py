@@ -1,4 +1,4 @@
-"""What each sentence-cache storage dtype costs: held-out evidence recall and bytes per sentence (issue 30).
+"""What each sentence-cache storage dtype costs: held-out evidence recall and bytes per sentence.
 
     python -m benchmarks.cache_storage [--split train] [--rate 0.2] [--limit N] [--out benchmarks/results/cache_storage]
 

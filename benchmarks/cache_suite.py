@@ -63,7 +63,7 @@ SETTINGS = ("aware", "agnostic")
 
 @dataclass(frozen=True)
 class CacheSuiteSettings:
-    """What the suite runs (the defaults are the issue's protocol; :meth:`quick` is for tests)."""
+    """What the suite runs (the defaults are the published protocol; :meth:`quick` is for tests)."""
 
     chunks: int = 20
     chunk_tokens: int = 500

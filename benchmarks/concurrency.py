@@ -1,4 +1,4 @@
-"""Prompt-aware latency while a prompt-agnostic call runs on the same engine (issue 12, item 10).
+"""Prompt-aware latency while a prompt-agnostic call runs on the same engine.
 
 Eight prompt-aware calls start together on one shared ``TPCCompressor``: first alone, then while one
 prompt-agnostic call (which generates a task description with the CTD) is under way. Before Engine v2 a lock

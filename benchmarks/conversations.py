@@ -1,4 +1,4 @@
-"""Conversations as input (issue 31): ``compress_messages`` against the ways a user shortens a chat today.
+"""Conversations as input: ``compress_messages`` against the ways a user shortens a chat today.
 
 ``python -m benchmarks.conversations --split dev --limit 60 --out benchmarks/results/conversations``
 
@@ -9,7 +9,7 @@ Each qa_dev row becomes one conversation (OpenAI-style dicts), in one of three s
   result per group of documents (``tool_call_id``), an assistant reply;
 * ``mixed``: the first documents pasted by the user, an assistant reply, the rest as one tool result;
 
-with a system message first and the row's question as the last user turn; and the single-message chats of issue 35
+with a system message first and the row's question as the last user turn; and single-message chats
 (``--shapes single``), where one user message holds the documents and the question:
 
 * ``single_after``: "Please read these documents." and the documents, then the question;
@@ -290,7 +290,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/conversations"))
     parser.add_argument("--shapes", default="history", choices=sorted(SHAPE_SETS),
                         help="history: documents in earlier turns; single: one user message holds the documents and "
-                             "the question (issue 35); all: both")
+                             "the question; all: both")
     parser.add_argument("--checkpoint", default="tpc-mini")
     args = parser.parse_args(argv)
     methods = [m for m in args.methods.split(",") if m]

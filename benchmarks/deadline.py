@@ -1,4 +1,4 @@
-"""What ``deadline_ms`` costs and how late a call past its deadline returns (issue 36).
+"""What ``deadline_ms`` costs and how late a call past its deadline returns.
 
 * **Overhead**: a warm query-time call (every chunk found in the sentence cache, the short calls a deadline is for)
   through ``TPCDocumentCompressor`` with no deadline, then with a deadline it never reaches (the call runs in a

@@ -18,7 +18,7 @@ Rows, one process: prompt-aware; prompt-agnostic on the same text inside LongBen
 (the question is written in the prompt, as users send it); prompt-agnostic on the bare text (no request written:
 the CTD generates one; left out with ``--compare``); and a warm cached call (the cache suite's retrieval set: 20
 chunks of qa_dev ``train`` contexts, ``--tokens`` in all, the first one's question, ``cache="memory"`` filled by
-the warm-ups, so every chunk is served from the cache; ``--threads 1`` or ``--clock cpu`` for the issue's one
+the warm-ups, so every chunk is served from the cache; ``--threads 1`` or ``--clock cpu`` for one
 thread). A "MiniLM forward floor" row is the median time of plain
 forward passes of the MiniLM backbone over the same prompt's tokens (:mod:`benchmarks.protocol.methods.forward_floor`),
 and a last line prints prompt-aware / floor against the speed floor's limit of 1.15×.
@@ -76,7 +76,7 @@ PARTS: dict[str, tuple[str, ...]] = {
                              "tpc_core.engine.output.result:to_result",
                              "tpc_core.engine.stages:compress_scored", "tpc_core.engine.stages:to_result"),
 }
-"""Where a module moved in issue 37's engine sub-packages, both names are listed: ``--compare`` measures a base
+"""Where a module moved into the engine's sub-packages, both names are listed: ``--compare`` measures a base
 revision from before the move with this file."""
 OTHER = "other (segment, batch loop)"
 MODES = ("prompt-aware", "prompt-agnostic, question in the prompt", "prompt-agnostic, bare document")

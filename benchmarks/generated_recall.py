@@ -1,4 +1,4 @@
-"""Prompt-agnostic compression of generated prompts (:mod:`synthesis`, issue 35): evidence recall and
+"""Prompt-agnostic compression of generated prompts (:mod:`synthesis`): evidence recall and
 request found per component, seen against held-out parts, beside prompt-aware on the same prompts.
 
 ``python -m benchmarks.generated_recall --split train-heldout --per-row 1 --limit 30 --out DIR``

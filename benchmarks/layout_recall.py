@@ -1,4 +1,4 @@
-"""Prompt-agnostic compression of the same QA rows written in many layouts (issue 31): evidence recall at one
+"""Prompt-agnostic compression of the same QA rows written in many layouts: evidence recall at one
 rate, per layout, familiar against seen-in-training against held-out.
 
 ``python -m benchmarks.layout_recall --split heldout-train --out runs/eval/layout_recall [--per-row 4]``

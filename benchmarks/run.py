@@ -11,7 +11,7 @@ Suites:
   index        index-time compression: each qa_dev dev context compressed on its own, no question, no
                template, at --index-rates (default 0.5,0.3; --rate R for one rate); evidence recall and
                answer retention of the questions asked later, per source (--limit N questions).
-  cache        query-time sentence cache (issue 30): cold / cold with a cache / warm call time on 20 retrieved
+  cache        query-time sentence cache: cold / cold with a cache / warm call time on 20 retrieved
                chunks of ~500 tokens from qa_dev train contexts (memory and directory storage, question given
                and not), LangChain's EmbeddingsFilter on the same chunks, bytes per sentence, time by number of
                chunks (plot), and a LangChain retriever and a LlamaIndex query engine asked the same 50

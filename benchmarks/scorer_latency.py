@@ -8,7 +8,7 @@ Each ``--scorer`` is a TPC model, optionally with ``@SCORER`` (``benchmarks.prot
 Prompts are real dev contexts concatenated to each length (``benchmarks.engine_overhead.build_prompt``, MiniLM tokens),
 with the first row's question. For every length and scorer, in one process: the median wall time of ``compress(text,
 question=..., rate=0.2)`` over ``--repeats`` runs after one warm-up, and the MiniLM forward floor over the same tokens
-(:mod:`benchmarks.protocol.methods.forward_floor`); the ratio column is compress / floor (issue 23's limit: 1.5x).
+(:mod:`benchmarks.protocol.methods.forward_floor`); the ratio column is compress / floor.
 Scorers share the CSE pass, so the difference between two rows of one length is what the scoring function itself costs.
 The 1-minute load average before and after is printed with the table: on shared cores the seconds are noise. Writes
 ``scorer_latency.{md,json}`` to ``--out``; asserts nothing.

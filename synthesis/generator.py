@@ -1,4 +1,4 @@
-"""Compose a prompt from random parts, one draw per axis (issue 35): the open-ended layout generator.
+"""Compose a prompt from random parts, one draw per axis: the open-ended layout generator.
 
 :data:`AXES` names every axis and its parts; a prompt is one draw from each, so the number of distinct layouts is
 the product of the axes' sizes (effectively unbounded), not a list. Whole *parts* are held out

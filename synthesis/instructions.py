@@ -1,5 +1,5 @@
 """Requests written as instructions, numbered items, true/false statements, two sentences or a multiple-choice stem
-with its options, in four everyday prompt shapes: data for the request head (issue 23).
+with its options, in four everyday prompt shapes: data for the request head.
 
 The CTD set's families mostly write the request as a labelled question. Real prompts also write it as an
 instruction with no question mark ("Highlight the parts ... Details: ..."), a numbered true/false item, a role-play

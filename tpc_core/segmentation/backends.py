@@ -23,7 +23,7 @@ SPLITTER_NAMES = ("nupunkt", "nltk", "regex", "line")
 
 @functools.cache
 def _nupunkt_finder() -> StartFinder:
-    import nupunkt  # 45 ms to import: only when the backend is used
+    import nupunkt  # slow to import: only when the backend is used
 
     tokenizer = nupunkt.load("default")  # cached and shared by nupunkt: never mutate it
     return lambda unit: (start for start, _ in tokenizer.span_tokenize(unit))

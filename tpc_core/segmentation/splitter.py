@@ -21,7 +21,7 @@ __all__ = ["DEFAULT_MAX_SENTENCE_CHARS", "LineAwareSplitter", "SPLIT_RULES_REVIS
 
 SPLIT_RULES_REVISION = 3
 """Bumped whenever the built-in splitters cut differently (2: chat-template markers are spans of their own and
-key/value lines are not joined, issue 35); a sentence cache's splitter identity holds it, so entries made under
+key/value lines are not joined); a sentence cache's splitter identity holds it, so entries made under
 older rules are misses, never reused."""
 
 DEFAULT_MAX_SENTENCE_CHARS = 2000

@@ -1,4 +1,4 @@
-"""Build request-finder records from the open-ended prompt generator (:mod:`synthesis`, issue 35).
+"""Build request-finder records from the open-ended prompt generator (:mod:`synthesis`).
 
 ``python -m training.curation.generated_set --out runs/curation/generated_set --fit N --check M --seed 13``
 

@@ -1,4 +1,4 @@
-"""Build the request head's layout records (:mod:`synthesis.layouts`) from train data (issue 31).
+"""Build the request head's layout records (:mod:`synthesis.layouts`) from train data.
 
 ``python -m training.curation.layout_set [--out runs/curation/layout_set] [--seed 13]``
 

@@ -77,7 +77,7 @@ DATASET_LICENCES: Mapping[str, str] = {
 """``meta.dataset`` -> the licence the data README states for it (both Multi-News variants: Multi-News terms)."""
 
 PERMISSIVE_DATASETS: frozenset[str] = frozenset({"qmsum", "squality", "scisummnet"})
-"""The subsets whose texts and summaries are MIT / CC BY (issue 24 asks whether they alone suffice)."""
+"""The subsets whose texts and summaries are MIT / CC BY licensed (the permissive-only heads train on them alone)."""
 
 
 def licence_of(dataset: str) -> str:

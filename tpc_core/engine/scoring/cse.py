@@ -349,7 +349,7 @@ class ContextSentenceEncoder:
             pooled.append(pool_spans(self.forward(batch), spans, self.config.pooling))
         stacked = torch.cat(pooled)
         # A long question is the token-weighted mean of its windows: one (questions, windows) weight matrix,
-        # made where the pooled vectors are (a host tensor here failed on CUDA and MPS: issue 29).
+        # made where the pooled vectors are (a host tensor here fails on CUDA and MPS).
         owner = [row for row, question in enumerate(windows) for _ in question]
         weights = torch.zeros((len(windows), len(flat)), dtype=torch.float32, device=stacked.device)
         weights[torch.tensor(owner, device=stacked.device), torch.arange(len(flat), device=stacked.device)] = \

@@ -36,8 +36,8 @@ def words(text: str) -> list[str]:
 def _bag(sentence: str) -> tuple[Counter[str], int]:
     """A sentence's word counts (a sentence with no word: one unknown token) and their sum. Memoised by text, so
     a document scored again (a warm cached call, another question over the same chunks) is not read again;
-    callers never change the counter they get. 4,096 sentences (about 7 MB of qa_dev text) hold the chunks of
-    several retrievals of 20 chunks."""
+    callers never change the counter they get. 4,096 sentences hold the chunks of several retrievals of 20
+    chunks."""
     bag = Counter(words(sentence) or ["\0"])
     return bag, sum(bag.values())
 
