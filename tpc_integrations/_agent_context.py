@@ -12,7 +12,7 @@ import inspect
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Optional
+from typing import Any, Literal, Optional, TypeGuard
 
 from pydantic import ConfigDict, model_validator
 
@@ -39,7 +39,7 @@ origin_tokens, sent_tokens, budget, trigger, tool_results, whole, compressed, re
 results had each fate), history_compressed, cache_hits, cache_misses; a fallback's data carries fallback and error."""
 
 
-def is_message_counter(spec: Any) -> bool:
+def is_message_counter(spec: Any) -> TypeGuard[Callable[[Sequence[Any]], int]]:
     """Whether ``spec`` counts a list of messages (LangChain's ``count_tokens_approximately``, a model's
     ``get_num_tokens_from_messages``): a callable whose first parameter is named ``messages``."""
     if not callable(spec) or isinstance(spec, str) or hasattr(spec, "encode"):
@@ -138,9 +138,13 @@ class TPCAgentContextSettings(TPCMessagesSettings):
         if (self.target_fraction or self.trigger_fraction) and not context_window:
             raise ValueError("target_fraction / trigger_fraction need the model's context window, which its profile "
                              "does not give: use target_tokens / trigger_tokens.")
-        budget = self.target_tokens if self.target_tokens is not None else int(self.target_fraction * context_window)
-        trigger = (self.trigger_tokens if self.trigger_tokens is not None else
-                   int(self.trigger_fraction * context_window) if self.trigger_fraction is not None else budget)
+        window = context_window or 0
+        budget = self.target_tokens
+        if budget is None:  # then target_fraction is set (the validator asks for one of the two)
+            budget = int((self.target_fraction or 0.0) * window)
+        trigger = self.trigger_tokens
+        if trigger is None:
+            trigger = budget if self.trigger_fraction is None else int(self.trigger_fraction * window)
         return budget, max(trigger, budget)
 
     def view_counter(self) -> Callable[[Sequence[Any]], int] | None:
@@ -295,5 +299,6 @@ class AgentContext:
         view, fallback, _ = guarded(self.settings, self.label, work, len(messages))
         if fallback is not None:
             return AgentView(list(messages), [], {**fallback.event_data(), "messages": len(messages)})
+        assert view is not None  # guarded returns the work's value whenever there is no fallback
         logger.debug("%s: %s", self.label, view.data)
         return view

@@ -78,6 +78,7 @@ def guarded_conversation(settings: TPCMessagesSettings, run: Callable[[], Conver
     """
     result, fallback, _ = guarded(settings, type(settings).__name__, lambda progress: run(), count)
     if fallback is None:
+        assert result is not None  # guarded returns the work's value whenever there is no fallback
         return result, conversation_event_data(result)
     try:
         messages = [copy.deepcopy(message) for message in unchanged()]

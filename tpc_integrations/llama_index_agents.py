@@ -25,7 +25,6 @@ try:
     from llama_index.core.base.llms.types import ChatMessage, ChatResponse
     from llama_index.core.bridge.pydantic import PrivateAttr
     from llama_index.core.tools import AsyncBaseTool
-    from llama_index.core.workflow import Context
 except ImportError as error:  # pragma: no cover - exercised only without the extra
     raise ImportError("TPCFunctionAgent needs llama-index-core: pip install 'tpc-langchain[llamaindex]'") from error
 
@@ -74,6 +73,6 @@ class TPCFunctionAgent(FunctionAgent):
                             ) -> ChatResponse:
         return await super()._get_response(await self._compressed(current_llm_input), tools)
 
-    async def _get_streaming_response(self, ctx: Context, current_llm_input: List[ChatMessage],
+    async def _get_streaming_response(self, ctx: Any, current_llm_input: List[ChatMessage],
                                       tools: Sequence[AsyncBaseTool]) -> ChatResponse:
         return await super()._get_streaming_response(ctx, await self._compressed(current_llm_input), tools)

@@ -28,17 +28,22 @@ try:
 except ImportError as error:  # pragma: no cover - exercised only without the extra
     raise ImportError("TPCChatMemory needs llama-index-core: pip install 'tpc-langchain[llamaindex]'") from error
 
-try:  # LlamaIndex's default memory since 0.12.4x; before it, the buffer (its own token limit applies first)
-    from llama_index.core.memory import Memory as DefaultMemory
-except ImportError:  # pragma: no cover - older llama-index-core
-    from llama_index.core.memory import ChatMemoryBuffer as DefaultMemory
-
 from pydantic import ConfigDict
 
 from tpc_core.conversation.compress import ConversationResult
 from tpc_integrations._messages import TPCMessagesSettings, compress_messages_call, guarded_conversation
 
 __all__ = ["TPCChatMemory", "TPCEvent"]
+
+DefaultMemory: type[BaseMemory]
+try:  # LlamaIndex's default memory since 0.12.4x; before it, the buffer (its own token limit applies first)
+    from llama_index.core.memory import Memory
+
+    DefaultMemory = Memory
+except ImportError:  # pragma: no cover - older llama-index-core
+    from llama_index.core.memory import ChatMemoryBuffer
+
+    DefaultMemory = ChatMemoryBuffer
 
 dispatcher = instrument.get_dispatcher(__name__)
 
@@ -121,12 +126,13 @@ class TPCChatMemory(TPCMessagesSettings, BaseMemory):
     def get(self, input: Optional[Union[str, ChatMessage]] = None, **kwargs: Any  # LlamaIndex's name
             ) -> List[ChatMessage]:
         """The history, compressed for its latest user turn (or ``input``)."""
-        return self._read(self.memory.get(input=input, **kwargs), input)
+        # BaseMemory annotates input as str; its memories (Memory, ChatMemoryBuffer) take a ChatMessage as well
+        return self._read(self.memory.get(input=input, **kwargs), input)  # type: ignore[arg-type]
 
     async def aget(self, input: Optional[Union[str, ChatMessage]] = None, **kwargs: Any
                    ) -> List[ChatMessage]:
         """:meth:`get`, the compression in a worker thread so the event loop keeps running."""
-        history = await self.memory.aget(input=input, **kwargs)
+        history = await self.memory.aget(input=input, **kwargs)  # type: ignore[arg-type]  # as in get
         return await asyncio.to_thread(self._read, history, input)
 
     def _read(self, history: List[ChatMessage], input: Optional[Union[str, ChatMessage]]

@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import struct
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -39,7 +40,7 @@ DEFAULT_DTYPE = "int8"
 _MAGIC = b"TPCS"
 _HEADER = struct.Struct("<4sBBBB16sIHII")
 _CHECKSUM_BYTES = 16
-_INT_WIDTHS = {2: np.dtype("<u2"), 4: np.dtype("<u4")}
+_INT_WIDTHS: dict[int, np.dtype[Any]] = {2: np.dtype("<u2"), 4: np.dtype("<u4")}
 
 
 class DamagedEntry(ValueError):

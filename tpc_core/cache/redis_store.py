@@ -193,9 +193,10 @@ class RedisCache(SentenceCache):
             ImportError: The redis package is missing (the message says how to install it).
             ValueError: Not a Redis URL, or a timeout that is not a positive number.
         """
-        url = reveal(url)
-        if not is_redis_url(url):
-            raise ValueError(f"A Redis cache URL starts with one of {REDIS_SCHEMES}, got {redacted_url(str(url))!r}.")
+        address: str = reveal(url)
+        if not is_redis_url(address):
+            raise ValueError(f"A Redis cache URL starts with one of {REDIS_SCHEMES}, "
+                             f"got {redacted_url(str(address))!r}.")
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
             raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}.")
         try:
@@ -204,9 +205,9 @@ class RedisCache(SentenceCache):
             from redis.retry import Retry
         except ImportError:
             raise ImportError("cache='redis://...' needs the redis package: pip install redis") from None
-        client = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout,
+        client = redis.Redis.from_url(address, socket_timeout=timeout, socket_connect_timeout=timeout,
                                       retry=Retry(NoBackoff(), 0), retry_on_timeout=False)
-        return cls(client, name=options.pop("name", None) or redacted_url(url), **options)
+        return cls(client, name=options.pop("name", None) or redacted_url(address), **options)
 
     # ------------------------------------------------------------------ keys
     def redis_key(self, key: str, fingerprint: bytes) -> str:

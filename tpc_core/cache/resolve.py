@@ -125,7 +125,7 @@ class CacheRegistry:
     """The caches one compressor has resolved, one object per value (thread-safe)."""
 
     def __init__(self) -> None:
-        self._caches: dict[Any, tuple[Any, SentenceCache]] = {}
+        self._caches: dict[Any, tuple[Any, SentenceCache | None]] = {}
         self._lock = threading.Lock()
 
     def resolve(self, spec: CacheSpec) -> SentenceCache | None:

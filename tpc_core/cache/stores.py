@@ -411,7 +411,7 @@ class DirectoryCache(SentenceCache):
         return removed
 
     def _entry_files(self) -> list[os.DirEntry[str]]:
-        files = []
+        files: list[os.DirEntry[str]] = []
         for folder in os.scandir(self.directory):
             if folder.is_dir() and len(folder.name) == 2:
                 files.extend(item for item in os.scandir(folder.path)

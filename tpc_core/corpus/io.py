@@ -146,18 +146,18 @@ def input_files(path: str | Path) -> tuple[tuple[Path, ...], str]:
         raise CorpusInputError(f"no such file or directory: {source}")
     if source.is_dir():
         files = sorted(p for p in source.iterdir() if p.is_file() and not p.name.startswith(("_", ".")))
-        formats = {_format_of(p) for p in files} - {None}
+        formats = {found for found in map(_format_of, files) if found is not None}
         if not formats:
             raise CorpusInputError(f"{source} holds no .jsonl, .jsonl.gz, .json or .parquet file")
         if len(formats) > 1:
             raise CorpusInputError(f"{source} mixes JSONL and Parquet files; give one format")
         chosen = formats.pop()
         return tuple(p for p in files if _format_of(p) == chosen), chosen
-    chosen = _format_of(source)
-    if chosen is None:
+    file_format = _format_of(source)
+    if file_format is None:
         raise CorpusInputError(f"unknown format of {source}: give a .jsonl, .jsonl.gz, .json or .parquet file "
                                f"(one JSON object per line, or Parquet)")
-    return (source,), chosen
+    return (source,), file_format
 
 
 def open_dataset(files: Iterable[Path], file_format: str) -> Any:
@@ -326,7 +326,7 @@ def recorded_settings(settings: CorpusSettings) -> dict[str, Any]:
     from tpc_core.cache.redis_store import is_redis_url, redacted_url
 
     recorded = settings.to_dict()
-    if is_redis_url(settings.warm_cache):
+    if settings.warm_cache is not None and is_redis_url(settings.warm_cache):
         recorded["warm_cache"] = redacted_url(settings.warm_cache)
     return recorded
 

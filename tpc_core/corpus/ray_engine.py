@@ -107,8 +107,8 @@ def cache_failure(error: BaseException) -> str | None:
     error Ray Data raises in the driver, or ``None`` when the error is another one."""
     from tpc_core.cache.redis_store import CacheUnavailable
 
-    seen = set()
-    pending = [error]
+    seen: set[int] = set()
+    pending: list[BaseException | None] = [error]
     while pending:
         current = pending.pop()
         if current is None or id(current) in seen:

@@ -139,6 +139,8 @@ def warm_table(compressor: TPCCompressor, table: pa.Table, settings: CorpusSetti
 
     from tpc_core.engine.tokens import resolve_token_counter
 
+    if settings.warm_cache is None:
+        raise ValueError("warm_table stores entries in settings.warm_cache: give a directory or a redis:// URL.")
     texts = table.column(settings.text_column).to_pylist()
     stored = compressor.warm_cache(texts, cache=warm_target(settings.warm_cache), batch_size=batch_size)
     counter = resolve_token_counter(settings.token_counter) if settings.token_counter else compressor.token_counter

@@ -160,7 +160,6 @@ class ReadBatch:
         """Store every computed non-blank document once, with the default counter's counts."""
         assert self.store is not None
         default = self.default_counter
-        own = default is None or self.counter is default
         items = []
         seen = set()
         for (position, d), matrix in computed.items():
@@ -172,7 +171,8 @@ class ReadBatch:
             seen.add(document)
             counts = prompt.counts[d]
             tokens = prompt.document_tokens[d]
-            if not own:  # a store holds the default counter's counts, whatever the caller counts with
+            if default is not None and self.counter is not default:
+                # a store holds the default counter's counts, whatever the caller counts with
                 counts = tuple(default.count_many([document[s:e] for s, e in spans]))
                 exact = default.count_from_sentences(document, spans, counts)
                 tokens = default(document) if exact is None else exact
@@ -196,23 +196,27 @@ def segment(documents: tuple[str, ...], splitter: SentenceSplitter, counter: Cou
     known = list(known) if known is not None else [None] * len(documents)
     spans = tuple(entry.spans if entry is not None else tuple(split_sentences(doc, splitter)) if doc.strip() else ()
                   for doc, entry in zip(documents, known))
-    given = [entry is not None and entry.counts is not None for entry in known]
+    given_counts = [entry.counts if entry is not None else None for entry in known]
+    given = [entry_counts is not None for entry_counts in given_counts]
     sentences = [doc[s:e] for doc, doc_spans, own in zip(documents, spans, given) if not own for s, e in doc_spans]
     # The default counter hands back the token ids its counts came from: the CSE reuses them (one tokenizer pass).
     encoded = getattr(counter, "encode_many", lambda _: None)(sentences) if sentences else None
     flat_counts = encoded.counts if encoded is not None else counter.count_many(sentences) if sentences else []
-    counts = []
+    counts: list[tuple[int, ...]] = []
     position = 0
-    for doc_spans, entry, own in zip(spans, known, given):
-        counts.append(entry.counts if own else tuple(flat_counts[position: position + len(doc_spans)]))
-        position += 0 if own else len(doc_spans)
-    document_tokens = _document_tokens(counter, documents, spans, counts,
-                                       [entry.tokens if own else None for entry, own in zip(known, given)])
+    for doc_spans, entry_counts in zip(spans, given_counts):
+        if entry_counts is not None:
+            counts.append(entry_counts)
+        else:
+            counts.append(tuple(flat_counts[position: position + len(doc_spans)]))
+            position += len(doc_spans)
+    known_tokens = [entry.tokens if entry is not None and entry.counts is not None else None for entry in known]
+    document_tokens = _document_tokens(counter, documents, spans, counts, known_tokens)
     origin = joined_count(counter, list(documents), document_tokens, options.document_separator)
     budget = resolve_budget(origin, target_tokens=options.target_tokens, rate=options.rate)
-    whole = encoded is not None and not any(given)
+    whole = encoded if encoded is not None and not any(given) else None
     return Segmented(documents, spans, tuple(counts), document_tokens, origin, budget,
-                     tuple(encoded.ids) if whole else None, encoded.tokenizer if whole else None,
+                     tuple(whole.ids) if whole is not None else None, whole.tokenizer if whole is not None else None,
                      _cut_sentences(documents, spans, splitter))
 
 

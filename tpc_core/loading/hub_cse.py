@@ -273,7 +273,7 @@ def _apply_lora(model: Any, adapter_config: dict[str, Any], state: dict[str, tor
     state = {key.replace("base_model.model.model.", "base_model.model.", 1): value for key, value in state.items()}
     peft_model = PeftModel(model, lora)
     try:
-        result = set_peft_model_state_dict(peft_model, state)
+        result: Any = set_peft_model_state_dict(peft_model, state)  # torch's load_state_dict keys, untyped in peft
     except RuntimeError as error:
         raise ValueError(f"Adapter {repo_id} does not fit the base model (another base or revision?): {error}") \
             from error
@@ -320,7 +320,7 @@ def load_hub_cse(config: CSEConfig, options: Any, device: torch.device,
                                 "(pickle weights of a base model are never loaded).")
     model = AutoModel.from_pretrained(str(base.path), use_safetensors=True, dtype=dtype, trust_remote_code=False)
     rows = None
-    lora_state = {}
+    lora_state: dict[str, torch.Tensor] = {}
     if "adapter" in parts:
         adapter = parts["adapter"]
         adapter_config = read_adapter_config(adapter.path, adapter.repo_id)

@@ -70,10 +70,12 @@ def cse_identity(config: TPCConfig, checkpoint_dir: Path, model: Any, dtype: Any
             pass
     own: dict[str, Any] = {}
     for name in (cse.adapter_dir, cse.weights_dir, cse.extra_embeddings):
-        path = checkpoint_dir / name if name else None
-        if path is not None and path.is_dir():
+        if not name:
+            continue
+        path = checkpoint_dir / name
+        if path.is_dir():
             own[name] = _directory_digests(path)
-        elif path is not None and path.is_file():
+        elif path.is_file():
             own[name] = file_digest(path)
     # The batch size changes only how windows share a forward pass, not what a sentence's embedding is.
     settings = {name: value for name, value in dataclasses.asdict(cse).items() if name != "batch_size"}

@@ -77,7 +77,8 @@ def _convert_smollm2(gguf_dir: Path, target: Path) -> None:
     tokenizer = AutoTokenizer.from_pretrained(str(gguf_dir), gguf_file=SMOLLM2_GGUF)
     model = AutoModelForCausalLM.from_pretrained(str(gguf_dir), gguf_file=SMOLLM2_GGUF)
     # The de-quantised model is a plain fp32 model; drop the GGUF quantizer so it saves as safetensors.
-    model.hf_quantizer = None
+    # torch types a module's attributes as Tensor | Module; hf_quantizer is transformers' plain attribute
+    model.hf_quantizer = None  # type: ignore[assignment]
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     target.parent.mkdir(parents=True, exist_ok=True)

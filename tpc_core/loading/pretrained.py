@@ -50,6 +50,13 @@ class PretrainedMixin:
     dtype: torch.dtype
     scorer: Any
 
+    if TYPE_CHECKING:  # what the class this mixes into provides (from_pretrained builds one with these arguments)
+        def __init__(self, config: TPCConfig, encoder: ContextSentenceEncoder, *, checkpoint_dir: Path,
+                     hub_options: HubOptions, device: torch.device, dtype: torch.dtype) -> None: ...
+
+        @property
+        def task_descriptor(self) -> Any: ...
+
     @classmethod
     def from_pretrained(cls, name_or_path: str | Path = DEFAULT_MODEL, *, revision: str | None = None,
                         token: str | bool | None = None, cache_dir: str | None = None,

@@ -30,18 +30,41 @@ class ShownResult(Protocol):
     """What the view reads of a result (:class:`tpc_core.engine.output.result.CompressionResult` is one); it writes
     nothing."""
 
-    documents: Sequence[str]
-    sentences: Sequence[SentenceRecord]
-    scored: bool
-    task_description: str | None
-    task_source: object
-    origin_tokens: int
-    compressed_tokens: int
-    budget: int
-    ratio: float
-    oversized_sentences: int
-    document_origin_tokens: Sequence[int]
-    document_compressed_tokens: Sequence[int]
+    @property
+    def documents(self) -> Sequence[str]: ...
+
+    @property
+    def sentences(self) -> Sequence[SentenceRecord]: ...
+
+    @property
+    def scored(self) -> bool: ...
+
+    @property
+    def task_description(self) -> str | None: ...
+
+    @property
+    def task_source(self) -> object: ...
+
+    @property
+    def origin_tokens(self) -> int: ...
+
+    @property
+    def compressed_tokens(self) -> int: ...
+
+    @property
+    def budget(self) -> int: ...
+
+    @property
+    def ratio(self) -> float: ...
+
+    @property
+    def oversized_sentences(self) -> int: ...
+
+    @property
+    def document_origin_tokens(self) -> Sequence[int]: ...
+
+    @property
+    def document_compressed_tokens(self) -> Sequence[int]: ...
 
 
 # A sentence and where it lies in the document shown (its own span, or where a rebuilt document put it).

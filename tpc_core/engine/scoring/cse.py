@@ -406,10 +406,10 @@ class ContextSentenceEncoder:
         # work between two passes finds its caches emptied by the model and costs about twice as much.
         pooled: list[torch.Tensor] = []
         waiting: list[tuple[torch.Tensor, PoolPlan]] = []
-        for number, (rows, padded, spans) in enumerate(prepared):
-            waiting.append((self.forward(rows, padded=padded), spans))
+        for number, (rows, padded, plan) in enumerate(prepared):
+            waiting.append((self.forward(rows, padded=padded), plan))
             if number == len(prepared) - 1 or sum(hidden.numel() * 4 for hidden, _ in waiting) >= POOL_GROUP_BYTES:
-                pooled += [pool_spans(hidden, spans, self.config.pooling) for hidden, spans in waiting]
+                pooled += [pool_spans(hidden, group_plan, self.config.pooling) for hidden, group_plan in waiting]
                 waiting = []
         vectors = F.normalize(torch.cat(pooled), dim=-1)
         ordered = torch.empty_like(vectors)

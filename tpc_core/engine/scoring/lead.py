@@ -349,20 +349,28 @@ class LeadCorrection:
                 raise ValueError(f"{path} was trained with other layout features; retrain it with "
                                  "python -m training.salience.lead.")
             tensors = {name: handle.get_tensor(name).float() for name in handle.keys()}
-        width = len(LAYOUT_FEATURES)
-        weight = tensors.get("weight")
-        bias = tensors.get("bias")
-        hidden = (tensors.get("hidden_weight"), tensors.get("hidden_bias"))
-        ok = weight is not None and bias is not None and weight.ndim == 1 and bias.numel() == 1 \
-            and tensors.get("mean", torch.empty(0)).shape == (width,) \
-            and tensors.get("std", torch.empty(0)).shape == (width,) and bool((tensors["std"] > 0).all())
-        if ok and hidden[0] is not None:
-            ok = hidden[1] is not None and hidden[0].shape == (weight.shape[0], width) \
-                and hidden[1].shape == (weight.shape[0],)
-        elif ok:
-            ok = weight.shape == (width,)
-        if not ok:
+        if not _shapes_fit(tensors, len(LAYOUT_FEATURES)):
             raise ValueError(f"{path}: inconsistent lead correction shapes "
                              f"({ {name: tuple(t.shape) for name, t in tensors.items()} }).")
-        return cls(tensors["weight"], float(tensors["bias"].item()), tensors["mean"], tensors["std"], *hidden,
+        return cls(tensors["weight"], float(tensors["bias"].item()), tensors["mean"], tensors["std"],
+                   tensors.get("hidden_weight"), tensors.get("hidden_bias"),
                    for_summaries=metadata.get("for_summaries") == "true")
+
+
+def _shapes_fit(tensors: dict[str, torch.Tensor], width: int) -> bool:
+    """Whether a saved lead correction's tensors are a linear or a one-hidden-layer head over ``width`` features,
+    with its feature means and positive spreads."""
+    weight = tensors.get("weight")
+    bias = tensors.get("bias")
+    if weight is None or bias is None or weight.ndim != 1 or bias.numel() != 1:
+        return False
+    if tensors.get("mean", torch.empty(0)).shape != (width,) or tensors.get("std", torch.empty(0)).shape != (width,):
+        return False
+    if not bool((tensors["std"] > 0).all()):
+        return False
+    hidden_weight = tensors.get("hidden_weight")
+    hidden_bias = tensors.get("hidden_bias")
+    if hidden_weight is None:
+        return weight.shape == (width,)
+    return (hidden_bias is not None and hidden_weight.shape == (weight.shape[0], width)
+            and hidden_bias.shape == (weight.shape[0],))
