@@ -123,6 +123,6 @@ class LanguageNotice:
                   f"No registered checkpoint was trained on text in {script} script; one can be trained on such text "
                   "with training/ (training/README.md).")
         return (f"The checkpoint {self.checkpoint!r} was trained on text in {', '.join(self.languages)} (ISO 639-1), "
-                f"and this prompt is mostly in {script} script: its sentences may be scored poorly (a question finds fewer of the "
-                f"sentences that answer it, and with no question the task is seldom read from the prompt). {advice} "
-                "(This notice is shown once per script.)")
+                f"and this prompt is mostly in {script} script: its sentences may be scored poorly (a question finds "
+                f"fewer of the sentences that answer it, and with no question the task is seldom read from the "
+                f"prompt). {advice} (This notice is shown once per script.)")
