@@ -47,6 +47,11 @@ class TPCMessagesSettings(TPCEngineSettings):
     list that keeps another part. "drop": only the latter (a message may come back with ``""``). "empty": every
     emptied text part stays as ``""`` (OpenAI accepts it; Anthropic rejects empty text blocks)."""
 
+    def __init__(self, compressor: Any = None, **data: Any) -> None:
+        # Declared so that type checkers see the compressor argument here too: for a pydantic subclass they
+        # synthesise a constructor from the fields alone (dataclass_transform), not the one the base class defines.
+        super().__init__(compressor, **data)
+
     @model_validator(mode="after")
     def _no_task_description(self) -> TPCMessagesSettings:
         if self.task_description is not None:
