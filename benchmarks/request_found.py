@@ -1,8 +1,8 @@
 """Is the written request found? The prompt-agnostic task description checked against the request a prompt writes.
 
 A prompt's written request counts as **found** when at least 80 % of its content words appear in the task
-description that prompt-agnostic compression uses (``tpc_core.engine.task.grounding.request_covered``). Reported per phrasing
-family and per prompt shape (:mod:`synthesis.instructions`), with where each description came from
+description that prompt-agnostic compression uses (``tpc_core.engine.task.grounding.request_covered``). Reported
+per phrasing family and per prompt shape (:mod:`synthesis.instructions`), with where each description came from
 (extracted, matched, generated, fallback) and, for prompts that write no request, the share kept empty of an
 extracted request.
 

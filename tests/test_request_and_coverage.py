@@ -226,7 +226,8 @@ def test_the_old_import_path_keeps_its_names_and_names_the_version_that_dropped_
     for name in request.__all__:
         if name in homes:
             assert getattr(request, name) is getattr(homes[name], name)
-    assert {"is_grounded", "match_sentences", "request_covered", "request_text", "layout_features"} <= set(request.__all__)
+    moved = {"is_grounded", "match_sentences", "request_covered", "request_text", "layout_features"}
+    assert moved <= set(request.__all__)
     with pytest.raises(ImportError, match="dropped in tpc-langchain 0.1.0.*training.request_mlp"):
         from tpc_core.engine.task.request import RequestHead  # noqa: F401
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):

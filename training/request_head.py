@@ -9,10 +9,10 @@ prompt is split with the checkpoint's splitter and encoded with the trained CSE 
 
 The structural head (:mod:`training.request_sequence`; ``model: sequence``, the kind a checkpoint ships) or the
 per-sentence one (:mod:`training.request_mlp`; ``model: mlp``, research only) over ``[embedding, layout
-features]`` is fitted on the ``train`` families (class weights balance the rare request sentences). The threshold is chosen on a slice of the train families held
-out by record id (``threshold_fraction``); the held-out template families (``split == "validation"``) are
-only measured. Output: ``request_head.safetensors`` and ``request_head_summary.json`` in ``output_dir``;
-``training.export`` copies the head into the checkpoint.
+features]`` is fitted on the ``train`` families (class weights balance the rare request sentences). The threshold
+is chosen on a slice of the train families held out by record id (``threshold_fraction``); the held-out template
+families (``split == "validation"``) are only measured. Output: ``request_head.safetensors`` and
+``request_head_summary.json`` in ``output_dir``; ``training.export`` copies the head into the checkpoint.
 """
 
 from __future__ import annotations
@@ -411,10 +411,14 @@ def train_request_head(config: RequestHeadConfig) -> Path:
     encoded_validation = _cached(cache / "validation", validation, compressor, config.view_sentences)
     encoded_check = _cached(cache / "instruction_check", instructions_check, compressor, config.view_sentences)
     encode_seconds = time.perf_counter() - started
-    head = fit_head(encoded_fit, config) if config.model == "mlp" else fit_sequence_head(encoded_fit, SequenceFitSettings(
-        width=config.sequence_width, layers=config.sequence_layers, window=config.sequence_window,
-        epochs=config.sequence_epochs, learning_rate=config.sequence_learning_rate, dropout=config.sequence_dropout,
-        seed=config.seed, checkpoint=str(Path(config.output_dir) / "sequence_fit.pt")))
+    if config.model == "mlp":
+        head = fit_head(encoded_fit, config)
+    else:
+        head = fit_sequence_head(encoded_fit, SequenceFitSettings(
+            width=config.sequence_width, layers=config.sequence_layers, window=config.sequence_window,
+            epochs=config.sequence_epochs, learning_rate=config.sequence_learning_rate,
+            dropout=config.sequence_dropout, seed=config.seed,
+            checkpoint=str(Path(config.output_dir) / "sequence_fit.pt")))
     threshold, neighbour, by_threshold = _choose_thresholds(encoded_pick, head, config.max_sentences)
     output = Path(config.output_dir)
     output.mkdir(parents=True, exist_ok=True)

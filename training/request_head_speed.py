@@ -56,7 +56,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     pool = [text[start:end] for start, end in split_sentences(text)]
     sentences = [pool[k % len(pool)] for k in range(args.sentences)]
     sequence, baseline = SequenceRequestHead.load(args.head), load_any_head(args.baseline)
-    embeddings = torch.nn.functional.normalize(torch.randn(len(sentences), sequence.input_width - len(FEATURE_NAMES)), dim=1)
+    width = sequence.input_width - len(FEATURE_NAMES)
+    embeddings = torch.nn.functional.normalize(torch.randn(len(sentences), width), dim=1)
     times: dict[str, list[float]] = {"per_sentence": [], "sequence": []}
     for _ in range(3):  # warm-up
         time_head(sequence, embeddings, sentences), time_head(baseline, embeddings, sentences)

