@@ -9,7 +9,7 @@ the MiniLM token counter (the benchmark protocol of :mod:`benchmarks.layout_reca
 method): ``agnostic`` (no question) and ``aware`` (the row's question given). Reported for every part of every
 axis, and for ``seen`` / ``held_out`` overall and per held-out part: evidence recall (the share of the row's
 supporting sentences that the prompt holds and the output keeps verbatim), **request found** (the agnostic task
-description keeps >= 80 % of the request's content words, :func:`tpc_core.engine.task.request.request_covered`),
+description keeps >= 80 % of the request's content words, :func:`tpc_core.engine.task.grounding.request_covered`),
 where the task came from, and budget overruns. ``--split train-heldout`` uses the ``qa_dev`` train rows the CSE
 and the request head never trained on (for choices); ``--split dev`` the dev rows (rarely).
 """
@@ -29,7 +29,7 @@ from benchmarks.protocol.metrics import evidence_recall
 from benchmarks.protocol.recall_runs import recall_parser, write_recall_run
 from synthesis import Generated, generate
 from tpc_core import TPCCompressor
-from tpc_core.engine.task.request import request_covered
+from tpc_core.engine.task.grounding import request_covered
 
 __all__ = ["REPORTED_AXES", "generated_prompts", "main", "run", "summarise", "unescaped"]
 

@@ -33,7 +33,7 @@ from benchmarks.protocol.recall_runs import recall_parser, write_recall_run
 from synthesis.layouts import HELD_OUT_LAYOUTS, LAYOUTS, render, written_question
 from synthesis.templates import fill_template
 from tpc_core import TPCCompressor
-from tpc_core.engine.task.request import request_covered
+from tpc_core.engine.task.grounding import request_covered
 
 __all__ = ["layout_prompts", "main", "summarise_layouts"]
 

@@ -1,9 +1,10 @@
 """Is the written request found? The prompt-agnostic task description checked against the request a prompt writes.
 
 A prompt's written request counts as **found** when at least 80 % of its content words appear in the task
-description that prompt-agnostic compression uses (``tpc_core.engine.task.request.request_covered``). Reported per
-phrasing family and per prompt shape (:mod:`synthesis.instructions`), with where each description came from (extracted,
-matched, generated, fallback) and, for prompts that write no request, the share kept empty of an extracted request.
+description that prompt-agnostic compression uses (``tpc_core.engine.task.grounding.request_covered``). Reported
+per phrasing family and per prompt shape (:mod:`synthesis.instructions`), with where each description came from
+(extracted, matched, generated, fallback) and, for prompts that write no request, the share kept empty of an
+extracted request.
 
 ``python -m benchmarks.request_found --split dev --out DIR`` fills the instruction families and shapes with the
 ``qa_dev`` **dev** rows (evaluation only: run it once, for the report). ``--records FILE --role check`` reads

@@ -45,7 +45,7 @@ from benchmarks.protocol.loaders import default_qa_dev_path, read_jsonl, recall_
 from benchmarks.protocol.metrics import evidence_recall
 from benchmarks.protocol.stock_templates import EVERYDAY_SHAPES, STOCK_TEMPLATES, fill
 from tpc_core import TPCCompressor
-from tpc_core.engine.task.request import content_words, request_covered
+from tpc_core.engine.task.grounding import content_words, request_covered
 
 __all__ = ["bare_prompts", "clean", "generated_prompts", "main", "real_prompts", "request_kind", "stock_prompts",
            "summarise"]

@@ -13,7 +13,9 @@ import shutil
 import pytest
 import torch
 
-from tpc_core.engine.task.request import FEATURE_NAMES, RequestHead, is_grounded
+from tpc_core.engine.task.grounding import is_grounded
+from tpc_core.engine.task.request import FEATURE_NAMES
+from tpc_core.engine.task.request_sequence import SentenceTagger, SequenceRequestHead
 
 PROMPT = ("Paris is the capital of France. Rome is the capital of Italy. The Tiber flows through Rome. "
           "Bread is made from flour. Which river flows through Rome?")
@@ -21,14 +23,33 @@ DOCUMENT = ("Passage 1:\nThe council met on Monday. It approved the new budget. 
             "Passage 2:\nA storm hit the coast. Roads were closed for a day. The council met on Monday.")
 
 
+def _question_mark_head(embedding_width: int) -> SequenceRequestHead:
+    """A sequence head set by hand to read one layout feature: a sentence ending in "?" gets a logit of about
+    +25, any other -10. Its attention and convolution are zero (each sentence alone), so its layers add nothing;
+    the projection carries the feature to one unit, which the final layer norm and output read."""
+    tagger = SentenceTagger(embedding_width + len(FEATURE_NAMES), width=4, layers=1, heads=1, dropout=0.0)
+    with torch.no_grad():
+        for parameter in tagger.parameters():
+            parameter.zero_()
+        tagger.project.weight[0, embedding_width + FEATURE_NAMES.index("question_mark")] = 1.0
+        tagger.norm.weight.fill_(1.0)
+        tagger.out.weight[0, 0] = 20.0
+        tagger.out.bias.fill_(-10.0)
+    return SequenceRequestHead(tagger, window=64)
+
+
+def test_the_hand_set_head_fires_on_questions_only():
+    sentences = ["Paris is the capital of France.", "Which river flows through Rome?", "Bread is made from flour."]
+    probabilities = _question_mark_head(32).probabilities(torch.randn(3, 32), sentences)
+    assert probabilities[1] > 0.99 and bool((probabilities[[0, 2]] < 1e-3).all())
+
+
 def _with_head(tiny_checkpoint, tmp_path, *, ctd: bool = True, **agnostic):
     from tpc_core import TPCCompressor
 
     directory = tmp_path / "ckpt"
     shutil.copytree(tiny_checkpoint, directory)
-    weight = torch.zeros(32 + len(FEATURE_NAMES))
-    weight[32 + FEATURE_NAMES.index("question_mark")] = 20.0
-    RequestHead(weight, -10.0).save(directory / "request_head.safetensors")
+    _question_mark_head(32).save(directory / "request_head.safetensors")
     config = json.loads((directory / "tpc_config.json").read_text())
     config["agnostic"] = {"request_head": "request_head.safetensors", **agnostic}
     if not ctd:

@@ -317,8 +317,8 @@ def test_the_cache_holds_what_the_scorer_embeds_keyed_by_its_identity(tpc_mini, 
 
 
 class _EmbedOnly:
-    """A research scorer with only ``embed`` and ``relevance`` (as training/scorer's): it has no per-document step
-    for a cache to wrap."""
+    """A scorer with only ``embed`` and ``relevance``: not a whole :class:`~tpc_core.engine.scoring.scorers.Scorer`
+    (it has no per-document step for a cache to wrap, and no identity)."""
 
     def __init__(self, inner):
         self.inner = inner
@@ -330,12 +330,9 @@ class _EmbedOnly:
         return self.inner.relevance(prompts, embeddings, descriptions)
 
 
-def test_a_scorer_without_a_per_document_step_runs_uncached(tpc_mini):
-    question = "Who declared the causes of the separation?"
-    expected = tpc_mini.compress(CHUNKS, question=question, rate=0.3)
+def test_a_scorer_without_a_per_document_step_is_not_run(tpc_mini):
+    """The engine runs whole scorers only (training/scorer's research scorers are whole: tests/training)."""
     compressor = copy.deepcopy(tpc_mini)
     compressor.scorer = _EmbedOnly(tpc_mini.scorer)  # assigning a scorer rebuilds the engine around it
-    result = compressor.compress(CHUNKS, question=question, rate=0.3, cache="memory")
-    assert facts(result) == facts(expected) and not result.cache_hits and not result.cache_misses
-    with pytest.raises(ValueError, match="a scorer with embed_documents and an identity"):
-        compressor.warm_cache(CHUNKS, cache="memory")
+    with pytest.raises(AttributeError, match="embed_documents"):
+        compressor.compress(CHUNKS, question="Who declared the causes of the separation?", rate=0.3)

@@ -80,7 +80,7 @@ CHAT_PROMPTS = {
 
 @pytest.mark.parametrize("name", sorted(CHAT_PROMPTS))
 def test_a_request_in_every_chat_template_is_described_in_its_own_words(name):
-    from tpc_core.engine.task.request import request_text
+    from tpc_core.engine.task.request.text import request_text
     from tpc_core.segmentation import is_turn_marker, split_sentences
 
     prompt = CHAT_PROMPTS[name]
@@ -105,7 +105,7 @@ def test_a_request_in_every_chat_template_is_described_in_its_own_words(name):
 ])
 def test_template_tokens_and_speaker_labels_never_reach_the_description(sentence):
     """Sentences as a custom splitter (or a cache made before markers were cut) can still hand them over."""
-    from tpc_core.engine.task.request import request_text
+    from tpc_core.engine.task.request.text import request_text
 
     assert request_text([sentence], [0]) == QUESTION
 
@@ -125,23 +125,24 @@ def test_template_tokens_and_speaker_labels_never_reach_the_description(sentence
     (["Extract the value of the key."], [0], "Extract the value of the key."),
 ])
 def test_wrappers_and_field_names_are_peeled_off(sentences, picked, expected):
-    from tpc_core.engine.task.request import request_text
+    from tpc_core.engine.task.request.text import request_text
 
     assert request_text(sentences, picked) == expected
 
 
 def test_markers_alone_fall_back_to_the_sentences_that_are_not_markers():
-    from tpc_core.engine.task.request import request_text
+    from tpc_core.engine.task.request.text import request_text
 
     assert request_text(["<|im_start|>user", "Question:", "<|im_end|>"], [0, 1, 2]) == "Question:"
 
 
-def test_request_module_doctests():
+@pytest.mark.parametrize("module", ["tpc_core.engine.task.request.text", "tpc_core.engine.task.grounding"])
+def test_request_text_and_grounding_doctests(module):
     import doctest
+    import importlib
 
-    from tpc_core.engine.task import request
-
-    assert doctest.testmod(request).failed == 0
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.attempted > 0 and result.failed == 0
 
 
 @pytest.mark.slow

@@ -138,10 +138,11 @@ def _head_file(kind, path):
     import torch
 
     from tpc_core.engine.scoring.salience import HAND_FEATURES, SalienceHead
-    from tpc_core.engine.task.request import FEATURE_NAMES, RequestHead
+    from tpc_core.engine.task.request import FEATURE_NAMES
+    from tpc_core.engine.task.request_sequence import SentenceTagger, SequenceRequestHead
 
     if kind == "request_head":
-        RequestHead(torch.randn(4 + len(FEATURE_NAMES)), 0.25).save(path)
+        SequenceRequestHead(SentenceTagger(4 + len(FEATURE_NAMES), width=8, layers=1, heads=2), window=8).save(path)
     else:
         features = len(HAND_FEATURES)
         SalienceHead(torch.randn(4 + features), 0.5, torch.zeros(features), torch.ones(features)).save(path)
@@ -151,10 +152,10 @@ def _head_file(kind, path):
 def test_both_heads_load_through_one_loader_that_keeps_them_inside_the_checkpoint(kind, tmp_path):
     from tpc_core.config import AgnosticConfig
     from tpc_core.engine.scoring.salience import SalienceHead
-    from tpc_core.engine.task.request import RequestHead
+    from tpc_core.engine.task.request_sequence import SequenceRequestHead
     from tpc_core.loading.heads import load_request_head, load_salience_head
 
-    load, head_type = {"request_head": (load_request_head, RequestHead),
+    load, head_type = {"request_head": (load_request_head, SequenceRequestHead),
                        "salience_head": (load_salience_head, SalienceHead)}[kind]
     checkpoint = tmp_path / "ckpt"
     checkpoint.mkdir()
@@ -169,3 +170,20 @@ def test_both_heads_load_through_one_loader_that_keeps_them_inside_the_checkpoin
             load(AgnosticConfig(**{kind: leaving}), checkpoint)
     with pytest.raises(FileNotFoundError, match=f"names agnostic.{kind} 'nope.safetensors' but .* is missing"):
         load(AgnosticConfig(**{kind: "nope.safetensors"}), checkpoint)
+
+
+def test_a_checkpoint_with_a_per_sentence_request_head_is_refused_with_the_version_that_dropped_it(tmp_path):
+    """The per-sentence head (weight and bias, no ``kind``) that earlier checkpoints shipped is no longer run."""
+    import shutil
+
+    import torch
+    from safetensors.torch import save_file
+
+    from tpc_core.engine.task.request import FEATURE_NAMES
+
+    target = tmp_path / "tpc-old"
+    shutil.copytree(REGISTRY["tpc-mini"].local_dir, target)
+    save_file({"weight": torch.zeros(384 + len(FEATURE_NAMES)), "bias": torch.zeros(1)},
+              str(target / "request_head.safetensors"), metadata={"features": ",".join(FEATURE_NAMES)})
+    with pytest.raises(ValueError, match="per-sentence request head.*dropped in tpc-langchain 0.1.0"):
+        TPCCompressor.from_pretrained(str(target))

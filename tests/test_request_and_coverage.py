@@ -1,4 +1,4 @@
-"""The extractive request head and coverage-aware selection: pure functions, no model."""
+"""The request's layout features and text rules, grounding, and coverage-aware selection: pure functions, no model."""
 
 from __future__ import annotations
 
@@ -7,15 +7,9 @@ import torch
 
 from tpc_core.engine.scoring.coverage import coverage_scores, section_ranks
 from tpc_core.engine.selection.mmr import mmr_within_budget
-from tpc_core.engine.task.request import (
-    FEATURE_NAMES,
-    POSITION_CAP,
-    RequestHead,
-    is_grounded,
-    layout_features,
-    pick_request,
-    request_text,
-)
+from tpc_core.engine.task.grounding import is_grounded
+from tpc_core.engine.task.request.features import FEATURE_NAMES, POSITION_CAP, layout_features
+from tpc_core.engine.task.request.text import pick_request, request_text
 
 
 def test_layout_features_mark_questions_options_and_ends():
@@ -85,30 +79,6 @@ def test_request_text_keeps_a_label_only_sentence_when_nothing_else_is_picked():
     assert request_text(["Question:"], [0]) == "Question:"
 
 
-def test_request_head_round_trip_and_width_check(tmp_path):
-    weight = torch.randn(4 + len(FEATURE_NAMES))
-    head = RequestHead(weight, 0.25)
-    head.save(tmp_path / "head.safetensors")
-    loaded = RequestHead.load(tmp_path / "head.safetensors")
-    assert torch.equal(loaded.weight, weight) and loaded.bias == 0.25
-    embeddings = torch.nn.functional.normalize(torch.randn(3, 4), dim=-1)
-    sentences = ["One.", "Two?", "Three."]
-    expected = torch.sigmoid(torch.cat([embeddings, layout_features(sentences)], dim=1) @ weight + 0.25)
-    assert torch.allclose(loaded.probabilities(embeddings, sentences), expected)
-    with pytest.raises(ValueError, match="expects 4-d embeddings"):
-        loaded.probabilities(torch.zeros(3, 5), sentences)
-    with pytest.raises(ValueError, match="3 sentences"):
-        loaded.probabilities(embeddings[:2], sentences)
-
-
-def test_request_head_load_refuses_other_files(tmp_path):
-    from safetensors.torch import save_file
-
-    save_file({"something": torch.zeros(2)}, str(tmp_path / "other.safetensors"))
-    with pytest.raises(ValueError, match="not a request head"):
-        RequestHead.load(tmp_path / "other.safetensors")
-
-
 def test_section_ranks_restart_at_passage_headers():
     document = "Intro line.\nPassage 1:\nA one. A two.\nPassage 2:\nB one. B two. B three."
     sentences = ["Intro line.", "Passage 1:", "A one.", "A two.", "Passage 2:", "B one.", "B two."]
@@ -148,18 +118,6 @@ def test_select_diverse_skips_a_near_duplicate_and_respects_the_budget():
         mmr_within_budget(scores, embeddings, [1, 2], 10, redundancy=0.0)
 
 
-def test_request_head_with_a_hidden_layer_round_trips(tmp_path):
-    width = 4 + len(FEATURE_NAMES)
-    head = RequestHead(torch.randn(3), -0.5, torch.randn(3, width), torch.randn(3))
-    head.save(tmp_path / "mlp.safetensors")
-    loaded = RequestHead.load(tmp_path / "mlp.safetensors")
-    embeddings = torch.nn.functional.normalize(torch.randn(2, 4), dim=-1)
-    inputs = torch.cat([embeddings, layout_features(["A?", "B."])], dim=1)
-    expected = torch.sigmoid(torch.relu(inputs @ head.hidden_weight.T + head.hidden_bias) @ head.weight - 0.5)
-    assert loaded.input_width == width
-    assert torch.allclose(loaded.probabilities(embeddings, ["A?", "B."]), expected)
-
-
 def test_a_generated_description_must_be_grounded_in_the_prompt():
     prompt = "The Tiber flows through Rome. Extract the founding year and the river of the city."
     assert is_grounded("The prompt asks: Extract the founding year and the river.", prompt)
@@ -169,7 +127,7 @@ def test_a_generated_description_must_be_grounded_in_the_prompt():
 
 
 def test_sentence_core_peels_markup_and_one_label():
-    from tpc_core.engine.task.request import sentence_core
+    from tpc_core.engine.task.request.text import sentence_core
 
     assert sentence_core('",\n  "question": "who played daisy duke"') == ("question", 'who played daisy duke"')
     assert sentence_core("<question>who wrote it</question>")[1] == "who wrote it</question>"
@@ -204,7 +162,7 @@ def test_a_question_mark_counts_before_closing_markup():
 
 
 def test_match_sentences_finds_the_sentences_a_description_restates():
-    from tpc_core.engine.task.request import match_sentences
+    from tpc_core.engine.task.grounding import match_sentences
 
     sentences = ["Document [1] (Title: The Bold and the Beautiful) Sheila Carter is a character.",
                  "I have a question: who plays sheila carter on the bold and the beautiful",
@@ -217,7 +175,7 @@ def test_match_sentences_finds_the_sentences_a_description_restates():
 
 
 def test_match_sentences_takes_the_neighbours_that_hold_the_rest_of_the_request():
-    from tpc_core.engine.task.request import match_sentences
+    from tpc_core.engine.task.grounding import match_sentences
 
     sentences = ["The paper studies retrieval.", "Which is the approach's contribution?",
                  "A. Manually constructed identifiers.", "B. Multi-task pre-training.", "It was published in 2023."]
@@ -229,7 +187,7 @@ def test_match_sentences_takes_the_neighbours_that_hold_the_rest_of_the_request(
 
 
 def test_complete_request_keeps_a_multiple_choice_stem_with_its_options():
-    from tpc_core.engine.task.request import complete_request
+    from tpc_core.engine.task.request.text import complete_request
 
     sentences = ["Some text.", "Question 1.", "Which of the following is a gem?", "Select all that apply.",
                  "A. ruby", "B. oak", "C. jade", "Answer:"]
@@ -246,7 +204,7 @@ def test_complete_request_keeps_a_multiple_choice_stem_with_its_options():
 
 
 def test_request_covered_counts_the_share_of_the_requests_content_words():
-    from tpc_core.engine.task.request import content_words, request_covered
+    from tpc_core.engine.task.grounding import content_words, request_covered
 
     request = "3. The ship sank near Malta in 1942, True or False?"
     assert content_words(request) == ["ship", "sank", "near", "malta", "1942", "true", "false"]
@@ -256,3 +214,21 @@ def test_request_covered_counts_the_share_of_the_requests_content_words():
     # 5 of 7 words (0.71) is under the default share of 0.8, over a share of 0.7
     assert not request_covered(request, "ship sank near malta 1942")
     assert request_covered(request, "ship sank near malta 1942", share=0.7)
+
+
+def test_the_old_import_path_keeps_its_names_and_names_the_version_that_dropped_the_per_sentence_head():
+    import tpc_core.engine.task.request as request
+    from tpc_core.engine.task import grounding
+    from tpc_core.engine.task.request import features, text
+
+    homes = {**{name: features for name in features.__all__}, **{name: text for name in text.__all__},
+             **{name: grounding for name in grounding.__all__}}
+    for name in request.__all__:
+        if name in homes:
+            assert getattr(request, name) is getattr(homes[name], name)
+    moved = {"is_grounded", "match_sentences", "request_covered", "request_text", "layout_features"}
+    assert moved <= set(request.__all__)
+    with pytest.raises(ImportError, match="dropped in tpc-langchain 0.1.0.*training.request_mlp"):
+        from tpc_core.engine.task.request import RequestHead  # noqa: F401
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        request.nothing  # noqa: B018

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tpc_core.engine.task.request import request_covered
+from tpc_core.engine.task.grounding import request_covered
 
 DOCUMENT = (Path(__file__).resolve().parents[1] / "examples" / "data" / "declaration_of_independence.txt").read_text(
     encoding="utf-8")

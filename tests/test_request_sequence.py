@@ -1,4 +1,4 @@
-"""The structural request finder (issue 35): windows, the file format, loading through the checkpoint, training."""
+"""The structural request finder: windows, the file format, loading through the checkpoint, training."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tpc_core.engine.task.request import FEATURE_NAMES, RequestHead
+from tpc_core.engine.task.request import FEATURE_NAMES
 from tpc_core.engine.task.request_sequence import SentenceTagger, SequenceRequestHead, is_sequence_head, windows
 
 WIDTH = 16 + len(FEATURE_NAMES)
@@ -70,13 +70,17 @@ def test_save_and_load_round_trip_and_refusals(tmp_path):
     assert loaded.window == 12 and is_sequence_head(path)
     assert torch.equal(loaded.probabilities(embeddings, sentences), head.probabilities(embeddings, sentences))
 
-    per_sentence = tmp_path / "mlp.safetensors"
-    RequestHead(torch.zeros(WIDTH), 0.0).save(per_sentence)
-    assert not is_sequence_head(per_sentence)
-    with pytest.raises(ValueError, match="is not a sequence request head"):
-        SequenceRequestHead.load(per_sentence)
-
     from safetensors.torch import load_file, save_file
+
+    per_sentence = tmp_path / "mlp.safetensors"  # the per-sentence head's file: weight and bias, no kind
+    save_file({"weight": torch.zeros(WIDTH), "bias": torch.zeros(1)}, str(per_sentence),
+              metadata={"features": ",".join(FEATURE_NAMES)})
+    assert not is_sequence_head(per_sentence)
+    with pytest.raises(ValueError, match="holds a per-sentence request head.*dropped in tpc-langchain 0.1.0"):
+        SequenceRequestHead.load(per_sentence)
+    save_file({"other": torch.zeros(2)}, str(tmp_path / "other.safetensors"))
+    with pytest.raises(ValueError, match="is not a sequence request head"):
+        SequenceRequestHead.load(tmp_path / "other.safetensors")
 
     tensors = load_file(str(path))
     shape = json.dumps({"input_width": WIDTH, "width": 32, "layers": 1, "heads": 2, "window": 12})

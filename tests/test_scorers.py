@@ -155,3 +155,26 @@ def test_the_scorer_in_use_is_saved_with_the_checkpoint(tmp_path, tpc_mini):
     cosine.save_pretrained(tmp_path / "ckpt")
     assert TPCConfig.load(tmp_path / "ckpt").scorer.name == "pooled_cosine"
     assert dataclasses.asdict(TPCConfig.load(tmp_path / "ckpt").scorer) == dataclasses.asdict(cosine.config.scorer)
+
+
+def test_the_research_hooks_moved_to_training_still_run_with_a_deprecation_warning(tiny):
+    """``encode_sentences`` and ``document_token_ids`` served only training/scorer; the old names warn and give the
+    same result as what replaces them."""
+    from tpc_core.engine.options import CompressionOptions
+    from tpc_core.engine.reading import segment
+    from tpc_core.engine.scoring import scorers
+    from tpc_core.engine.scoring.scorers import sentence_ids
+
+    text = "Alice was born in Paris. She moved to Berlin.\n\nBob ate 42 apples on Tuesday."
+    segmented = segment((text, "A second document."), tiny.splitter(), tiny.token_counter,
+                        CompressionOptions.build(rate=0.3))
+    assert "encode_sentences" not in scorers.__all__ and "document_token_ids" not in scorers.__all__
+    with pytest.warns(DeprecationWarning, match="PooledCosine\\(encoder\\).embed\\(prompts\\)"):
+        from tpc_core.engine.scoring.scorers import encode_sentences
+    assert torch.equal(encode_sentences(tiny.encoder, [segmented])[0],
+                       PooledCosine(tiny.encoder).embed([segmented])[0])
+    with pytest.warns(DeprecationWarning, match="sentence_ids"):
+        document_token_ids = scorers.document_token_ids
+    assert document_token_ids(tiny.encoder, [segmented]) == sentence_ids(tiny.encoder, segmented.per_document)
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        scorers.nothing  # noqa: B018

@@ -113,7 +113,7 @@ def test_batch_encoder_gives_the_backends_own_encodings():
 
     from transformers import AutoTokenizer
 
-    from tpc_core.engine.tokens import BatchEncoder
+    from tpc_core.engine.fast_encoder import BatchEncoder
     from tpc_core.loading.offline import minilm_dir
 
     tokenizer = AutoTokenizer.from_pretrained(str(minilm_dir()))
@@ -144,3 +144,12 @@ def test_batch_encoder_gives_the_backends_own_encodings():
     assert [encoder.plain_text(text) for text in tricky] == [True, True, False, False, False, False, True, False,
                                                              False, False, False, False, False, False, True, True,
                                                              True]
+
+
+def test_the_fast_encoder_names_stay_importable_from_tokens():
+    """``BatchEncoder``, ``WORD_TABLE_SIZE`` and ``tokenizer_fingerprint`` moved to ``engine.fast_encoder``; the
+    old import path names the same objects."""
+    from tpc_core.engine import fast_encoder, tokens
+
+    for name in fast_encoder.__all__:
+        assert name in tokens.__all__ and getattr(tokens, name) is getattr(fast_encoder, name)

@@ -9,7 +9,7 @@ import pytest
 
 from synthesis.layouts import LAYOUTS, render
 from tpc_core.engine.task.cues import addresses_reader, imperative_start
-from tpc_core.engine.task.request import FEATURE_NAMES, layout_features
+from tpc_core.engine.task.request.features import FEATURE_NAMES, layout_features
 from tpc_core.engine.task.turns import sentence_roles
 from tpc_core.segmentation import get_splitter
 

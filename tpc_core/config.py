@@ -206,7 +206,7 @@ class AgnosticConfig:
 
     Attributes:
         request_head: Checkpoint file (safetensors) of the extractive request head
-            (``tpc_core.engine.task.request``); ``None``: always generate with the CTD.
+            (``tpc_core.engine.task.request_sequence``); ``None``: always generate with the CTD.
         request_threshold: A prompt whose best sentence reaches this probability has a written request:
             those sentences are the task description and nothing is generated.
         max_request_sentences: At most this many sentences form an extracted request.
@@ -219,11 +219,13 @@ class AgnosticConfig:
         redundancy: The same prompts: MMR penalty on a candidate's highest cosine to a kept sentence.
         relevance_weight: The same prompts: weight of the cosine to the generated description.
         match_share: A generated description that restates sentences of the prompt (at least this share of
-            its content words in one sentence and its neighbours, ``tpc_core.engine.task.request.match_sentences``) is
-            replaced by those sentences as written, and the prompt is scored by relevance like an extracted request
-            (``"matched"``; a request for a summary keeps the coverage settings); ``0``: off.
+            its content words in one sentence and its neighbours,
+            ``tpc_core.engine.task.grounding.match_sentences``) is replaced by those sentences as written, and the
+            prompt is scored by relevance like an extracted request (``"matched"``; a request for a summary keeps
+            the coverage settings); ``0``: off.
         fallback_description: Used instead of a generated description that the prompt does not ground
-            (``tpc_core.engine.task.request.is_grounded``): the CTD must not invent a question the prompt never asks.
+            (``tpc_core.engine.task.grounding.is_grounded``): the CTD must not invent a question the prompt never
+            asks.
         salience_head: Checkpoint file (safetensors) of the salience model: a lead correction
             (``tpc_core.engine.scoring.lead.LeadCorrection``: lead-per-passage plus a learned correction) or an
             embedding head (``tpc_core.engine.scoring.salience.SalienceHead``); the file's metadata says which.

@@ -398,7 +398,7 @@ def _summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def _greedy_rewards(records: list[dict[str, Any]], model: Any, descriptor: Any, reference: ReferenceScorer,
                     compressor: Any, config: CTDRLConfig, answers: dict[str, tuple[list[int], Any]]) -> dict[str, Any]:
     """Reward of the policy's greedy description (what inference writes) on each held-out prompt."""
-    from tpc_core.engine.task.request import is_grounded  # lazy: loads torch
+    from tpc_core.engine.task.grounding import is_grounded
 
     model.eval()
     descriptor.model = model

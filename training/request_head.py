@@ -1,4 +1,4 @@
-"""Stage 4b: train the extractive request head on the CSE that ships (``tpc_core.engine.task.request``).
+"""Stage 4b: train the extractive request head on the CSE that ships (``tpc_core.engine.task.request_sequence``).
 
 ``python -m training.request_head --config training/configs/tpc-mini.yaml [--set key=value ...]``
 
@@ -7,11 +7,12 @@ request is written (``request_spans``; empty for a summary, a bare document, cod
 prompt is split with the checkpoint's splitter and encoded with the trained CSE through the public
 ``tpc_core`` API, exactly as compression does; a sentence is a positive when it overlaps a request span.
 
-A logistic regression over ``[embedding, layout features]`` is fitted on the ``train`` families (class
-weights balance the rare request sentences). The threshold is chosen on a slice of the train families held
-out by record id (``threshold_fraction``); the held-out template families (``split == "validation"``) are
-only measured. Output: ``request_head.safetensors`` and ``request_head_summary.json`` in ``output_dir``;
-``training.export`` copies the head into the checkpoint.
+The structural head (:mod:`training.request_sequence`; ``model: sequence``, the kind a checkpoint ships) or the
+per-sentence one (:mod:`training.request_mlp`; ``model: mlp``, research only) over ``[embedding, layout
+features]`` is fitted on the ``train`` families (class weights balance the rare request sentences). The threshold
+is chosen on a slice of the train families held out by record id (``threshold_fraction``); the held-out template
+families (``split == "validation"``) are only measured. Output: ``request_head.safetensors`` and
+``request_head_summary.json`` in ``output_dir``; ``training.export`` copies the head into the checkpoint.
 """
 
 from __future__ import annotations
@@ -60,11 +61,11 @@ class RequestHeadConfig:
         view_sentences: A prompt longer than this many sentences is seen as its first and last halves of it
             (the layout features count positions from either end, capped, so they mean the same there); the
             middle of a long prompt is context like the rest, and encoding it would only cost time.
-        hidden: Units of the head's ReLU hidden layer (0: a logistic regression).
-        l2: Weight decay.
-        iterations: Optimiser iterations (L-BFGS steps for a logistic regression, full-batch Adam steps for a
-            hidden layer).
-        seed: Initialisation seed of the hidden layer.
+        hidden: Units of the per-sentence head's ReLU hidden layer (0: a logistic regression).
+        l2: The per-sentence head's weight decay.
+        iterations: The per-sentence head's optimiser iterations (L-BFGS steps for a logistic regression,
+            full-batch Adam steps for a hidden layer).
+        seed: Initialisation seed (and the sequence model's shuffling seed).
         local_files_only: Never contact the Hub for base models.
         layout_records: Extra train prompts in the layout families (``training.curation.layouts``: requests
             under a heading, as a quoted value, alone in prose), filled with the questions of the CTD set's
@@ -86,9 +87,11 @@ class RequestHeadConfig:
             ships before retraining), or ``None``.
         baseline_threshold: The threshold the baseline head is measured at (its checkpoint's
             ``agnostic.request_threshold``).
-        model: ``"mlp"`` (the per-sentence head, :class:`tpc_core.engine.task.request.RequestHead`) or ``"sequence"``
-            (the structural finder over the prompt's sentences, :class:`tpc_core.engine.task.request_sequence.SequenceRequestHead`, fitted by
-            :mod:`training.request_sequence` with the ``sequence_*`` settings).
+        model: ``"sequence"`` (the structural finder over the prompt's sentences,
+            :class:`tpc_core.engine.task.request_sequence.SequenceRequestHead`, fitted by
+            :mod:`training.request_sequence` with the ``sequence_*`` settings: the kind a checkpoint can ship) or
+            ``"mlp"`` (the per-sentence head, :class:`training.request_mlp.RequestHead`: research only, the library
+            refuses to load it).
         sequence_width: The sequence model's width.
         sequence_layers: Its self-attention layers.
         sequence_window: Sentences it reads at once.
@@ -123,7 +126,7 @@ class RequestHeadConfig:
     layout_set_path: str | None = None
     baseline_head: str | None = None
     baseline_threshold: float = 0.7
-    model: str = "mlp"
+    model: str = "sequence"
     sequence_width: int = 64
     sequence_layers: int = 2
     sequence_window: int = 64
@@ -261,57 +264,12 @@ def _cached(stem: Path, records: Sequence[dict[str, Any]], compressor: Any, view
 
 
 def fit_head(prompts: Sequence[EncodedPrompt], config: RequestHeadConfig) -> Any:
-    """A request head fitted full-batch on the encoded prompts' sentence labels (``config`` sets its hidden width,
-    iterations, L2 weight and seed)."""
-    import torch  # lazy: loads torch
+    """A per-sentence request head (:class:`training.request_mlp.RequestHead`) fitted full-batch on the encoded
+    prompts' sentence labels (``config`` sets its hidden width, iterations, L2 weight and seed)."""
+    from training.request_mlp import fit_request_head  # lazy: loads torch
 
-    from tpc_core.engine.task.request import RequestHead, layout_features  # lazy: loads torch
-
-    inputs = torch.cat([torch.cat([p.embeddings.float(), layout_features(p.sentences)], dim=1) for p in prompts])
-    labels = torch.tensor([float(label) for p in prompts for label in p.labels])
-    positives = float(labels.sum())
-    if positives == 0 or positives == len(labels):
-        raise ValueError("The training prompts need both request and non-request sentences.")
-    # Request sentences are rare (about 1 in 40): weigh them up, by the square root of the imbalance only, so
-    # probabilities stay usable for a threshold.
-    positive_weight = torch.tensor(((len(labels) - positives) / positives) ** 0.5)
-    torch.manual_seed(config.seed)
-    width = inputs.shape[1]
-    if config.hidden:
-        hidden_weight = torch.nn.Parameter(torch.randn(config.hidden, width) * (2.0 / width) ** 0.5)
-        hidden_bias = torch.nn.Parameter(torch.zeros(config.hidden))
-        weight = torch.nn.Parameter(torch.randn(config.hidden) * (1.0 / config.hidden) ** 0.5)
-    else:
-        hidden_weight = hidden_bias = None
-        weight = torch.nn.Parameter(torch.zeros(width))
-    bias = torch.nn.Parameter(torch.zeros(1))
-    parameters = [p for p in (hidden_weight, hidden_bias, weight, bias) if p is not None]
-
-    def loss() -> Any:
-        head = RequestHead(weight, bias, hidden_weight, hidden_bias)
-        value = torch.nn.functional.binary_cross_entropy_with_logits(head.logits(inputs), labels,
-                                                                     pos_weight=positive_weight)
-        return value + config.l2 * sum(p.pow(2).sum() for p in parameters if p.ndim > 1 or p is weight)
-
-    if config.hidden:
-        optimiser = torch.optim.Adam(parameters, lr=1e-2)
-        for _ in range(config.iterations):
-            optimiser.zero_grad()
-            value = loss()
-            value.backward()
-            optimiser.step()
-    else:
-        lbfgs = torch.optim.LBFGS(parameters, max_iter=config.iterations, line_search_fn="strong_wolfe")
-
-        def closure() -> Any:
-            lbfgs.zero_grad()
-            value = loss()
-            value.backward()
-            return value
-
-        lbfgs.step(closure)
-    detach = (lambda t: None if t is None else t.detach())
-    return RequestHead(weight.detach(), float(bias.detach()), detach(hidden_weight), detach(hidden_bias))
+    return fit_request_head(prompts, hidden=config.hidden, iterations=config.iterations, l2=config.l2,
+                            seed=config.seed)
 
 
 def prompt_scores(prompts: Sequence[EncodedPrompt], head: Any, threshold: float, max_sentences: int,
@@ -323,7 +281,7 @@ def prompt_scores(prompts: Sequence[EncodedPrompt], head: Any, threshold: float,
     labelled sentences; ``no_request_kept_empty``: share of prompts with no written request where nothing
     was picked (they go to the CTD); ``score``: the mean of jaccard and no_request_kept_empty.
     """
-    from tpc_core.engine.task.request import pick_request  # lazy: loads torch
+    from tpc_core.engine.task.request.text import pick_request  # lazy: loads torch
 
     with_request, without, found, exact, jaccard, kept_empty = 0, 0, 0, 0, 0.0, 0
     for prompt in prompts:
@@ -385,7 +343,7 @@ def written_request_outcomes(prompts: Sequence[EncodedPrompt], records: Sequence
     """What the head alone makes of each encoded prompt (``benchmarks.request_found`` outcomes): the extracted
     request, or ``not_extracted`` (compression would then ask the CTD)."""
     from benchmarks.protocol.request_outcomes import Outcome  # lazy: loads torch
-    from tpc_core.engine.task.request import pick_request, request_text  # lazy: loads torch
+    from tpc_core.engine.task.request.text import pick_request, request_text  # lazy: loads torch
 
     by_id = {str(r["id"]): r for r in records}
     outcomes = []
@@ -453,10 +411,14 @@ def train_request_head(config: RequestHeadConfig) -> Path:
     encoded_validation = _cached(cache / "validation", validation, compressor, config.view_sentences)
     encoded_check = _cached(cache / "instruction_check", instructions_check, compressor, config.view_sentences)
     encode_seconds = time.perf_counter() - started
-    head = fit_head(encoded_fit, config) if config.model == "mlp" else fit_sequence_head(encoded_fit, SequenceFitSettings(
-        width=config.sequence_width, layers=config.sequence_layers, window=config.sequence_window,
-        epochs=config.sequence_epochs, learning_rate=config.sequence_learning_rate, dropout=config.sequence_dropout,
-        seed=config.seed, checkpoint=str(Path(config.output_dir) / "sequence_fit.pt")))
+    if config.model == "mlp":
+        head = fit_head(encoded_fit, config)
+    else:
+        head = fit_sequence_head(encoded_fit, SequenceFitSettings(
+            width=config.sequence_width, layers=config.sequence_layers, window=config.sequence_window,
+            epochs=config.sequence_epochs, learning_rate=config.sequence_learning_rate,
+            dropout=config.sequence_dropout, seed=config.seed,
+            checkpoint=str(Path(config.output_dir) / "sequence_fit.pt")))
     threshold, neighbour, by_threshold = _choose_thresholds(encoded_pick, head, config.max_sentences)
     output = Path(config.output_dir)
     output.mkdir(parents=True, exist_ok=True)
@@ -521,9 +483,9 @@ def _instruction_summary(config: RequestHeadConfig, fit: Sequence[dict[str, Any]
                                                     neighbour)),
         "check_by_set": _by_set(encoded_check, check, head, threshold, config.max_sentences, neighbour)}}
     if config.baseline_head is not None:
-        from tpc_core.engine.task.request import RequestHead  # lazy: loads torch
+        from training.request_mlp import load_any_head  # lazy: loads torch
 
-        baseline = RequestHead.load(config.baseline_head)
+        baseline = load_any_head(config.baseline_head)
         base_threshold = config.baseline_threshold
         summary["baseline"] = {
             "head": config.baseline_head, "threshold": base_threshold,

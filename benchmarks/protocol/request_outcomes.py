@@ -2,7 +2,7 @@
 
 What :mod:`benchmarks.request_found` reports, and what ``training.request_head`` checks its head with. A written
 request counts as **found** when at least 80 % of its content words appear in the task description
-(``tpc_core.engine.task.request.request_covered``).
+(``tpc_core.engine.task.grounding.request_covered``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tpc_core.engine.task.request import request_covered
+from tpc_core.engine.task.grounding import request_covered
 
 __all__ = ["Outcome", "summarise", "summary_markdown"]
 

@@ -102,7 +102,7 @@ def test_folds_and_cross_validation() -> None:
 
 
 def test_embed_with_tokens_matches_engine_and_scorers_run(tiny) -> None:
-    from tpc_core.engine.scoring.scorers import encode_sentences
+    from tpc_core.engine.scoring.scorers import PooledCosine
     from training.scorer.scorers import (
         COMPONENTS,
         CachedComponents,
@@ -118,7 +118,7 @@ def test_embed_with_tokens_matches_engine_and_scorers_run(tiny) -> None:
 
     segmented = segment((text,), tiny.splitter(), tiny.token_counter, CompressionOptions.build(rate=0.3))
     pooled, states = embed_with_tokens(tiny.encoder, [segmented])
-    assert torch.allclose(pooled[0], encode_sentences(tiny.encoder, [segmented])[0], atol=1e-6)
+    assert torch.allclose(pooled[0], PooledCosine(tiny.encoder).embed([segmented])[0], atol=1e-6)
     assert len(states[0]) == len(segmented.sentences)
     original = tiny.scorer
     try:
@@ -140,6 +140,35 @@ def test_embed_with_tokens_matches_engine_and_scorers_run(tiny) -> None:
         tiny.scorer = original
     with pytest.raises(ValueError):
         FusedScorer(tiny.encoder, {"cosine": 1.0})
+
+
+def test_research_scorers_are_whole_scorers_and_run_through_a_cache(tiny) -> None:
+    """Each has the per-document step and identity of PooledCosine (the engine has no branch for them)."""
+    from tpc_core.engine.options import CompressionOptions
+    from tpc_core.engine.reading import segment
+    from tpc_core.engine.scoring.scorers import PooledCosine
+    from training.scorer.scorers import CachedComponents, ComponentScorer, FusedScorer, LateInteraction
+
+    text = ("Alice was born in Paris in 1901. She moved to Berlin. " * 6) + "Bob ate 42 apples on Tuesday."
+    segmented = segment((text,), tiny.splitter(), tiny.token_counter, CompressionOptions.build(rate=0.3))
+    expected = PooledCosine(tiny.encoder).embed_documents(segmented.per_document)
+    for scorer in (LateInteraction(tiny.encoder), FusedScorer(tiny.encoder, {"cos": 1.0}),
+                   ComponentScorer(tiny.encoder)):
+        assert scorer.identity == PooledCosine.identity
+        assert all(torch.allclose(got, want) for got, want in
+                   zip(scorer.embed_documents(segmented.per_document), expected, strict=True))
+    with pytest.raises(TypeError, match="without cache="):
+        CachedComponents({}, {"cos": 1.0}).embed_documents(segmented.per_document)
+    original = tiny.scorer
+    try:
+        tiny.scorer = FusedScorer(tiny.encoder, {"cos": 1.0, "bm25": 0.3})
+        uncached = tiny.compress(text, question="How many apples did Bob eat?", rate=0.3)
+        first = tiny.compress(text, question="How many apples did Bob eat?", rate=0.3, cache="memory")
+        again = tiny.compress(text, question="How many apples did Bob eat?", rate=0.3, cache="memory")
+        assert (first.cache_misses, again.cache_hits) == (1, 1)
+        assert first.compressed_prompt == again.compressed_prompt == uncached.compressed_prompt
+    finally:
+        tiny.scorer = original
 
 
 def test_paired_bootstrap_interval() -> None:

@@ -13,7 +13,7 @@ import threading
 import warnings
 from pathlib import Path
 
-__all__ = ["caller_stacklevel", "library_paths", "register_library_path", "warn_at_caller"]
+__all__ = ["caller_stacklevel", "register_library_path", "warn_at_caller"]
 
 _CORE = str(Path(__file__).resolve().parent.parent)
 _paths: tuple[str, ...] = (_CORE,)
@@ -33,11 +33,6 @@ def register_library_path(path: str | Path) -> None:
     with _lock:
         if resolved not in _paths:
             _paths = (*_paths, resolved)
-
-
-def library_paths() -> tuple[str, ...]:
-    """The registered library paths (``tpc_core`` first)."""
-    return _paths
 
 
 def caller_stacklevel() -> int:

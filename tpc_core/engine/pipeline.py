@@ -68,12 +68,9 @@ class Engine:
     _splitters_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
-    def embed_documents(self) -> EmbedDocuments | None:
-        """The per-document step: the scorer's, or ``None`` for a scorer without one (or without an ``identity``):
-        such a scorer is never cached (a research scorer that only has ``embed``)."""
-        if getattr(self.scorer, "identity", None) is None:
-            return None
-        return getattr(self.scorer, "embed_documents", None)
+    def embed_documents(self) -> EmbedDocuments:
+        """The scorer's per-document step (``Scorer.embed_documents``): what a sentence cache wraps."""
+        return self.scorer.embed_documents
 
     def splitter(self, splitter: str | SentenceSplitter | None = None) -> SentenceSplitter:
         """The sentence splitter for ``splitter`` (a name, an object with ``spans(text)``, or ``None``: the
@@ -91,9 +88,9 @@ class Engine:
             return self._splitters[splitter]
 
     def store(self, cache: Any, splitter: SentenceSplitter) -> DocumentStore | None:
-        """The store ``cache`` stands for (``None`` when it is ``None``, no store resolver was given, or the scorer
-        has no per-document step to wrap; then the call runs uncached)."""
-        if cache is None or self.stores is None or self.embed_documents is None:
+        """The store ``cache`` stands for (``None`` when it is ``None`` or no store resolver was given; then the call
+        runs uncached)."""
+        if cache is None or self.stores is None:
             return None
         return self.stores(cache, splitter)
 

@@ -78,7 +78,7 @@ class Segmented:
             (``TokenCounter.encode_many``); the CSE reads them instead of tokenizing the sentences again when
             they come from its own tokenizer. ``None`` for other counters.
         ids_tokenizer: The fingerprint of the tokenizer that made ``sentence_ids``
-            (:func:`tpc_core.engine.tokens.tokenizer_fingerprint`).
+            (:func:`tpc_core.engine.fast_encoder.tokenizer_fingerprint`).
         cut: Each document's sentences longer than the splitter's ``max_sentence_chars``, which it cut at word
             boundaries into several spans: ``(first, last)`` indices of their pieces
             (:func:`tpc_core.segmentation.length.cut_sentences`).

@@ -1,9 +1,9 @@
 """The checkpoint's small trained heads, read from the files its config names: one loader for every head.
 
 ``tpc_config.json``'s ``agnostic`` section may name a request head (``request_head``: finds the prompt's own
-request: a per-sentence :class:`tpc_core.engine.task.request.RequestHead` or the structural
-:class:`tpc_core.engine.task.request_sequence.SequenceRequestHead`, told apart by the file's metadata) and a salience head (``salience_head``: scores sentences
-for coverage, :class:`tpc_core.engine.scoring.salience.SalienceHead`). Both are single safetensors files of a few
+request, the structural :class:`tpc_core.engine.task.request_sequence.SequenceRequestHead`; a per-sentence head
+file is refused with the version that dropped it) and a salience head (``salience_head``: scores sentences for
+coverage, :class:`tpc_core.engine.scoring.salience.SalienceHead`). Both are single safetensors files of a few
 hundred kB, loaded when the compressor is built so a bad path fails at load time; like every config path they
 stay inside the checkpoint (:func:`tpc_core.loading.paths.inside_checkpoint`: no absolute path, no ``..`` out
 of it, no link out of it). The engine only runs heads; it never reads a file.
@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from tpc_core.engine.scoring.lead import LeadCorrection
 from tpc_core.engine.scoring.salience import Salience, SalienceHead, SalienceModel
-from tpc_core.engine.task.request import RequestHead
-from tpc_core.engine.task.request_sequence import SequenceRequestHead, is_sequence_head
+from tpc_core.engine.task.request_sequence import SequenceRequestHead
 from tpc_core.loading.paths import inside_checkpoint
 
 if TYPE_CHECKING:
@@ -25,7 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = ["load_head", "load_lead_correction", "load_request_head", "load_salience", "load_salience_head"]
 
-Head = TypeVar("Head", RequestHead, SalienceHead, SequenceRequestHead, LeadCorrection)
+Head = TypeVar("Head", SalienceHead, SequenceRequestHead, LeadCorrection)
 
 
 def load_head(head_type: type[Head], reference: str | None, checkpoint_dir: Path, what: str) -> Head | None:
@@ -49,19 +48,14 @@ def load_head(head_type: type[Head], reference: str | None, checkpoint_dir: Path
     return head_type.load(path)
 
 
-class _AnyRequestHead:
-    """Reads either kind of request head: the file's metadata says which."""
+def load_request_head(config: AgnosticConfig, checkpoint_dir: Path) -> SequenceRequestHead | None:
+    """The checkpoint's request head, or ``None`` when it has none (see :func:`load_head`).
 
-    @staticmethod
-    def load(path: Path) -> RequestHead | SequenceRequestHead:
-        return SequenceRequestHead.load(path) if is_sequence_head(path) else RequestHead.load(path)
-
-
-def load_request_head(config: AgnosticConfig, checkpoint_dir: Path) -> RequestHead | SequenceRequestHead | None:
-    """The checkpoint's extractive request head, per-sentence or structural, or ``None`` when it has none (see
-    :func:`load_head`)."""
-    return load_head(_AnyRequestHead, config.request_head, checkpoint_dir,  # type: ignore[type-var]
-                     "agnostic.request_head")
+    Raises:
+        ValueError: Besides :func:`load_head`'s reasons, the file holds a per-sentence request head, whose
+            inference was dropped (:data:`tpc_core.engine.task.request.DROPPED_PER_SENTENCE_HEAD`).
+    """
+    return load_head(SequenceRequestHead, config.request_head, checkpoint_dir, "agnostic.request_head")
 
 
 class _AnySalience:

@@ -41,10 +41,10 @@ from torch import nn
 from transformers import AutoModel, AutoTokenizer
 
 from benchmarks.protocol.data import HELDOUT_IDS, data_file
-from tpc_core.engine.scoring.scorers import encode_sentences
 from tpc_core.segmentation import get_splitter
 from training.scorer.fusion import fuse
 from training.scorer.lexical import bm25_scores
+from training.scorer.scorers import PooledEmbeddings
 
 __all__ = ["CrossConfig", "CrossModel", "CrossScorer", "Window", "build_windows", "label_sentences",
            "load_checkpoint", "main", "save_checkpoint", "train"]
@@ -451,10 +451,10 @@ def train(config: CrossConfig, model: CrossModel | None = None, tokenizer: Any =
 
 # --------------------------------------------------------------------------------------------- scorer
 
-class CrossScorer:
-    """``tpc_core.engine.scoring.scorers.Scorer``-like: ``embed`` is the compressor's pooled CSE embeddings (the request head
-    and coverage read them); ``relevance`` scores each sentence with the question-conditioned model, one pass
-    per window with the description.
+class CrossScorer(PooledEmbeddings):
+    """A :class:`tpc_core.engine.scoring.scorers.Scorer`: ``embed`` is the compressor's pooled CSE embeddings (the
+    request head and coverage read them, :class:`~training.scorer.scorers.PooledEmbeddings`); ``relevance`` scores
+    each sentence with the question-conditioned model, one pass per window with the description.
 
     Args:
         encoder: The checkpoint's CSE (for ``embed``).
@@ -465,7 +465,8 @@ class CrossScorer:
 
     def __init__(self, encoder: Any, model: CrossModel, tokenizer: Any, *, max_length: int = 256,
                  max_question: int = 64, bm25_weight: float = 0.0) -> None:
-        self.encoder, self.model, self.tokenizer = encoder, model.eval(), tokenizer
+        super().__init__(encoder)
+        self.model, self.tokenizer = model.eval(), tokenizer
         self.max_length, self.max_question, self.bm25_weight = max_length, max_question, bm25_weight
 
     @classmethod
@@ -476,9 +477,6 @@ class CrossScorer:
         load_checkpoint(path, model)
         kwargs.setdefault("max_length", state["config"]["max_length"])
         return cls(encoder, model, tokenizer, **kwargs)
-
-    def embed(self, prompts: Sequence[Any]) -> list[torch.Tensor]:
-        return encode_sentences(self.encoder, prompts)
 
     def relevance(self, prompts: Sequence[Any], embeddings: Sequence[torch.Tensor],
                   descriptions: Sequence[str]) -> list[torch.Tensor]:

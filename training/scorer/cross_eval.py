@@ -62,6 +62,10 @@ class _Recording:
 
     def __init__(self, scorer: Any, cache: dict[str, torch.Tensor], bm25_weight: float = 0.0) -> None:
         self.scorer, self.cache, self.bm25_weight = scorer, cache, bm25_weight
+        self.identity = scorer.identity
+
+    def embed_documents(self, documents: Sequence[Any]) -> list[torch.Tensor]:
+        return self.scorer.embed_documents(documents)
 
     def embed(self, prompts: Sequence[Any]) -> list[torch.Tensor]:
         return self.scorer.embed(prompts)

@@ -1,9 +1,12 @@
-"""Experimental scorers behind :class:`tpc_core.engine.scoring.scorers.Scorer` (``embed`` / ``relevance``).
+"""Experimental scorers behind :class:`tpc_core.engine.scoring.scorers.Scorer`.
 
-``embed`` always returns the pooled CSE sentence embeddings, exactly what :class:`tpc_core.engine.scoring.scorers.PooledCosine`
-returns (the request head and coverage read them); scorers that need token states keep them from that same
-pass, keyed by the prompt, until ``relevance`` asks. Every scorer here can be swapped into a loaded compressor
-(``compressor.scorer = FusedScorer(compressor.encoder, ...)``) and run through the public ``compress`` API.
+``embed`` always returns the pooled CSE sentence embeddings, exactly what
+:class:`tpc_core.engine.scoring.scorers.PooledCosine` returns (the request head and coverage read them); scorers
+that need token states keep them from that same pass, keyed by the prompt, until ``relevance`` asks. Their
+per-document step (``embed_documents``, what a sentence cache wraps) and ``identity`` are
+:class:`PooledEmbeddings`': the pooled embeddings alone, so a prompt read through a cache comes without token
+states. Every scorer here can be swapped into a loaded compressor (``compressor.scorer =
+FusedScorer(compressor.encoder, ...)``) and run through the public ``compress`` API.
 
 Components (each a ``(n_sentences,)`` score vector of one prompt):
 
@@ -21,15 +24,15 @@ from typing import Any
 import torch
 
 from tpc_core.engine.scoring.cse import ContextSentenceEncoder
-from tpc_core.engine.scoring.scorers import document_token_ids, encode_sentences
-from tpc_core.engine.values import Segmented
+from tpc_core.engine.scoring.scorers import PooledCosine, sentence_ids
+from tpc_core.engine.values import DocumentSentences, Segmented
 from training.scorer.derived import DERIVED, derived_component
 from training.scorer.fusion import fuse
 from training.scorer.late import content_token_mask, encode_contexts_with_tokens, maxsim, question_token_states
 from training.scorer.lexical import bm25_scores, rare_match_scores
 
-__all__ = ["COMPONENTS", "CachedComponents", "ComponentScorer", "FusedScorer", "LateInteraction",
-           "component_scores", "embed_with_tokens", "prompt_key", "record_key"]
+__all__ = ["COMPONENTS", "CachedComponents", "ComponentScorer", "FusedScorer", "LateInteraction", "PooledEmbeddings",
+           "component_scores", "document_token_ids", "embed_with_tokens", "prompt_key", "record_key"]
 
 COMPONENTS: tuple[str, ...] = ("cos", "maxsim", "maxsim_content", "bm25", "rare")
 _LATE = {"maxsim", "maxsim_content"}
@@ -46,10 +49,16 @@ def record_key(prompt: Segmented, description: str) -> str:
     return prompt_key(prompt) + ":" + hashlib.sha256(description.encode("utf-8")).hexdigest()[:16]
 
 
+def document_token_ids(encoder: ContextSentenceEncoder, prompts: Sequence[Segmented]) -> list[list[list[int]]]:
+    """Every document's sentences as token ids (the contexts the CSE reads), prompt by prompt:
+    :func:`tpc_core.engine.scoring.scorers.sentence_ids` over each prompt's documents."""
+    return sentence_ids(encoder, [document for prompt in prompts for document in prompt.per_document])
+
+
 def embed_with_tokens(encoder: ContextSentenceEncoder, prompts: Sequence[Segmented]
                       ) -> tuple[list[torch.Tensor], list[list[torch.Tensor]]]:
-    """Pooled sentence embeddings (as :func:`tpc_core.engine.scoring.scorers.encode_sentences`) and every sentence's token
-    states, flat per prompt in sentence order, from one context pass."""
+    """Pooled sentence embeddings (as :meth:`tpc_core.engine.scoring.scorers.PooledCosine.embed`) and every
+    sentence's token states, flat per prompt in sentence order, from one context pass."""
     encoded = encode_contexts_with_tokens(encoder, document_token_ids(encoder, prompts))
     pooled, states, position = [], [], 0
     for prompt in prompts:
@@ -69,7 +78,8 @@ def component_scores(encoder: ContextSentenceEncoder, prompt: Segmented, pooled:
         out["cos"] = pooled @ encoder.encode_questions([description])[0] if len(pooled) else torch.zeros(0)
     if _LATE & set(wanted):
         if states is None:
-            raise ValueError("late-interaction components need the token states from embed")
+            raise ValueError("late-interaction components need the token states from embed (a prompt read through a "
+                             "sentence cache comes without them: run without cache=)")
         q_states, q_ids = question_token_states(encoder, [description])[0]
         if "maxsim" in wanted:
             out["maxsim"] = maxsim(q_states, states)
@@ -82,19 +92,43 @@ def component_scores(encoder: ContextSentenceEncoder, prompt: Segmented, pooled:
     return out
 
 
-class _KeepsStates:
+class PooledEmbeddings:
+    """The embedding side of a research scorer: the CSE's pooled sentence embeddings, as
+    :class:`~tpc_core.engine.scoring.scorers.PooledCosine` computes them (the request head and coverage read them).
+
+    Args:
+        encoder: The checkpoint's CSE.
+    """
+
+    identity = PooledCosine.identity
+    """What :meth:`embed_documents` computes: ``PooledCosine``'s embeddings, so a sentence cache may share them."""
+
+    def __init__(self, encoder: ContextSentenceEncoder) -> None:
+        self.encoder = encoder
+        self.pooled = PooledCosine(encoder)
+
+    def embed_documents(self, documents: Sequence[DocumentSentences]) -> list[torch.Tensor]:
+        """Each document's pooled sentence embeddings (the per-document step a sentence cache wraps)."""
+        return self.pooled.embed_documents(documents)
+
+    def embed(self, prompts: Sequence[Segmented]) -> list[torch.Tensor]:
+        """Each prompt's pooled sentence embeddings, flat (n_sentences, d)."""
+        return self.pooled.embed(prompts)
+
+
+class _KeepsStates(PooledEmbeddings):
     """Shared ``embed``: pooled embeddings returned, token states kept per prompt for ``relevance``."""
 
     needs_states = True
 
     def __init__(self, encoder: ContextSentenceEncoder) -> None:
-        self.encoder = encoder
+        super().__init__(encoder)
         self._states: dict[int, tuple[Segmented, list[torch.Tensor]]] = {}
 
     def embed(self, prompts: Sequence[Segmented]) -> list[torch.Tensor]:
         """Pooled sentence embeddings (the same as ``PooledCosine.embed``); token states kept for ``relevance``."""
         if not self.needs_states:
-            return encode_sentences(self.encoder, prompts)
+            return super().embed(prompts)
         pooled, states = embed_with_tokens(self.encoder, prompts)
         self._states = {id(prompt): (prompt, s) for prompt, s in zip(prompts, states)}
         return pooled
@@ -176,10 +210,21 @@ class ComponentScorer(_KeepsStates):
 class CachedComponents:
     """Replays recorded components (:class:`ComponentScorer`) fused with given weights: no model call."""
 
+    identity = PooledCosine.identity
+    """What it embeds: the recorded pooled embeddings (it reads no document itself)."""
+
     def __init__(self, records: Mapping[str, Mapping[str, Any]], weights: Mapping[str, float],
                  method: str = "z") -> None:
         self.records, self.weights, self.method = records, dict(weights), method
         self._pooled = {key.split(":")[0]: record["pooled"] for key, record in records.items()}
+
+    def embed_documents(self, documents: Sequence[DocumentSentences]) -> list[torch.Tensor]:
+        """Never: a replay reads no document.
+
+        Raises:
+            TypeError: Always (run it without ``cache=``).
+        """
+        raise TypeError("CachedComponents replays recorded prompts and reads no document: run it without cache=.")
 
     def embed(self, prompts: Sequence[Segmented]) -> list[torch.Tensor]:
         """The recorded pooled embeddings."""

@@ -22,9 +22,9 @@ import torch.nn.functional as F
 
 from tpc_core.config import CSEConfig
 from tpc_core.diagnostics.caller import warn_at_caller
+from tpc_core.engine.fast_encoder import BatchEncoder, tokenizer_fingerprint
 from tpc_core.engine.scoring.pooling import PoolPlan, plan_pooling, pool_question, pool_sentence, pool_spans
 from tpc_core.engine.scoring.slim import SlimBert, slim_encoder
-from tpc_core.engine.tokens import BatchEncoder, tokenizer_fingerprint
 
 __all__ = ["POOL_GROUP_BYTES", "ContextSentenceEncoder", "PoolPlan", "Slot", "Window", "bidirectional_mask",
            "pad_batch", "plan_batches", "plan_pooling", "plan_windows", "pool_question", "pool_sentence", "pool_spans",

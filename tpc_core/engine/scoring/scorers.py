@@ -9,13 +9,14 @@ in :data:`SCORERS`, the one table from name to class (:func:`build_scorer` reads
 interaction, a question-conditioned pass) is one more class behind the same methods and one more entry there.
 
 :func:`score_prompts` scores each prompt against the :class:`~tpc_core.engine.values.Task` found for it
-(:mod:`tpc_core.engine.task.finder` decides what that task is and how to select for it); a task selected by coverage mixes in
-centrality and section leads (:mod:`tpc_core.engine.scoring.coverage`) and hands the embeddings on for redundancy-aware
-selection.
+(:mod:`tpc_core.engine.task.finder` decides what that task is and how to select for it); a task selected by
+coverage mixes in centrality and section leads (:mod:`tpc_core.engine.scoring.coverage`) and hands the embeddings
+on for redundancy-aware selection.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -29,8 +30,8 @@ from tpc_core.engine.scoring.lexical import bm25_scores
 from tpc_core.engine.scoring.salience import Salience, SalienceModel
 from tpc_core.engine.values import DocumentSentences, Scored, Segmented, Selection, Task
 
-__all__ = ["SCORERS", "CosineBM25", "PooledCosine", "Scorer", "build_scorer", "document_token_ids",
-           "encode_sentences", "fuse_lexical", "score_prompts", "scorer_class", "sentence_ids"]
+__all__ = ["SCORERS", "CosineBM25", "PooledCosine", "Scorer", "build_scorer", "fuse_lexical", "score_prompts",
+           "scorer_class", "sentence_ids"]
 
 
 def sentence_ids(encoder: ContextSentenceEncoder, documents: Sequence[DocumentSentences]) -> list[list[list[int]]]:
@@ -46,16 +47,6 @@ def sentence_ids(encoder: ContextSentenceEncoder, documents: Sequence[DocumentSe
                                    for sentence in document.sentences]))
     return [list(document.token_ids) if own and document.token_ids is not None
             else [next(fresh) for _ in document.sentences] for document, own in zip(documents, reuse)]
-
-
-def document_token_ids(encoder: ContextSentenceEncoder, prompts: Sequence[Segmented]) -> list[list[list[int]]]:
-    """:func:`sentence_ids` of every document of ``prompts``, prompt by prompt."""
-    return sentence_ids(encoder, [document for prompt in prompts for document in prompt.per_document])
-
-
-def encode_sentences(encoder: ContextSentenceEncoder, prompts: Sequence[Segmented]) -> list[torch.Tensor]:
-    """Each prompt's sentence embeddings, flat (n_sentences, d) in sentence order, each read inside its document."""
-    return embed_prompts(lambda documents: encoder.encode_contexts(sentence_ids(encoder, documents)), prompts)
 
 
 class Scorer(Protocol):
@@ -111,7 +102,8 @@ class PooledCosine:
         return self.encoder.encode_contexts(sentence_ids(self.encoder, documents))
 
     def embed(self, prompts: Sequence[Segmented]) -> list[torch.Tensor]:
-        """See :func:`encode_sentences`."""
+        """Each prompt's sentence embeddings, flat (n_sentences, d) in sentence order, each read inside its
+        document."""
         return embed_prompts(self.embed_documents, prompts)
 
     def relevance(self, prompts: Sequence[Segmented], embeddings: Sequence[torch.Tensor],
@@ -149,9 +141,9 @@ def fuse_lexical(cosine: torch.Tensor, lexical: torch.Tensor, weight: float) -> 
 class CosineBM25(PooledCosine):
     """The pooled cosine fused with BM25 of each sentence against the description (:func:`fuse_lexical`).
 
-    BM25's collection is the prompt's own sentences (:func:`tpc_core.engine.scoring.lexical.bm25_scores`): a name, number or
-    rare word of the question that few sentences contain lifts those sentences. Embeddings are the pooled
-    cosine's, so the request head and coverage see the same vectors.
+    BM25's collection is the prompt's own sentences (:func:`tpc_core.engine.scoring.lexical.bm25_scores`): a name,
+    number or rare word of the question that few sentences contain lifts those sentences. Embeddings are the
+    pooled cosine's, so the request head and coverage see the same vectors.
 
     Args:
         encoder: The checkpoint's CSE.
@@ -240,3 +232,28 @@ def score_prompts(scorer: Scorer, prompts: Sequence[Segmented], embeddings: Sequ
             selection_embeddings = flat if coverage.redundancy else None
         scored.append(Scored(prompt, tuple(relevance.tolist()), task, selection_embeddings))
     return scored
+
+
+def _encode_sentences(encoder: ContextSentenceEncoder, prompts: Sequence[Segmented]) -> list[torch.Tensor]:
+    return PooledCosine(encoder).embed(prompts)
+
+
+def _document_token_ids(encoder: ContextSentenceEncoder, prompts: Sequence[Segmented]) -> list[list[list[int]]]:
+    return sentence_ids(encoder, [document for prompt in prompts for document in prompt.per_document])
+
+
+# Names this module no longer exports (they served only training/scorer), still callable for a while:
+# name -> (what runs, what to use instead).
+_DEPRECATED = {
+    "encode_sentences": (_encode_sentences, "PooledCosine(encoder).embed(prompts)"),
+    "document_token_ids": (_document_token_ids, "sentence_ids(encoder, [d for p in prompts for d in p.per_document])"),
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _DEPRECATED:
+        function, instead = _DEPRECATED[name]
+        warnings.warn(f"tpc_core.engine.scoring.scorers.{name} is deprecated and will be removed: use {instead} "
+                      "(the same result).", DeprecationWarning, stacklevel=2)
+        return function
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -2,7 +2,8 @@
 "please", "I need") and a sentence that opens with a verb telling the reader what to do ("Verify ...",
 "Explain ...", "Label ...").
 
-Pure functions over one sentence's text; layout features of the request finder (:mod:`tpc_core.engine.task.request`).
+Pure functions over one sentence's text; layout features of the request finder
+(:mod:`tpc_core.engine.task.request.features`).
 """
 
 from __future__ import annotations

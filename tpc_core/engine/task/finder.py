@@ -1,9 +1,9 @@
 """Finding the task a prompt is compressed for, when it comes with no question.
 
 A :class:`~tpc_core.engine.values.Task` is a value (with the other stage values). The caller's question makes one
-directly (:meth:`Task.from_question`); for a prompt with no question, :class:`TaskFinder` finds one (the prompt's written request, the CTD's description matched
-back to the prompt or checked against it, or the checkpoint's fallback). Scoring then only computes scores for
-the task it is given (:mod:`tpc_core.engine.scoring.scorers`).
+directly (:meth:`Task.from_question`); for a prompt with no question, :class:`TaskFinder` finds one (the prompt's
+written request, the CTD's description matched back to the prompt or checked against it, or the checkpoint's
+fallback). Scoring then only computes scores for the task it is given (:mod:`tpc_core.engine.scoring.scorers`).
 """
 
 from __future__ import annotations
@@ -12,23 +12,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tpc_core.engine.task.grounding import contradicts
+from tpc_core.engine.task.grounding import contradicts, is_grounded, match_sentences
 from tpc_core.engine.task.placement import PlaceKind, place_request, reads_as_request, without_request_label
-from tpc_core.engine.task.request import (
-    asks_for_summary,
-    complete_request,
-    is_grounded,
-    match_sentences,
-    pick_request,
-    request_text,
-)
+from tpc_core.engine.task.request.text import asks_for_summary, complete_request, pick_request, request_text
 from tpc_core.engine.values import Segmented, Selection, Task, TaskSource
 
 if TYPE_CHECKING:
     import torch
 
     from tpc_core.config import AgnosticConfig
-    from tpc_core.engine.task.request import RequestHead
     from tpc_core.engine.task.request_sequence import SequenceRequestHead
 
 __all__ = ["Describe", "FoundRequest", "ReadPrompts", "Selection", "Task", "TaskFinder", "TaskSource"]
@@ -40,7 +32,7 @@ class FoundRequest:
 
     Attributes:
         spans: The character spans of the sentences that state it, ascending, in the prompt's own offsets.
-        text: The request's own words (:func:`~tpc_core.engine.task.request.request_text`: no wrapper, label or
+        text: The request's own words (:func:`~tpc_core.engine.task.request.text.request_text`: no wrapper, label or
             template token).
     """
 
@@ -88,13 +80,13 @@ class TaskFinder:
 
     Args:
         settings: The checkpoint's ``agnostic`` settings.
-        head: Its request head (per-sentence or structural: both give ``probabilities``), or ``None`` (then every question-less prompt is described by the CTD).
+        head: Its request head (its ``probabilities`` rank a prompt's sentences), or ``None`` (then every
+            question-less prompt is described by the CTD).
         describe: Its CTD's ``describe`` (loaded on first call), or ``None`` when the checkpoint has no CTD.
         name: The checkpoint's name, for error messages.
     """
 
-    def __init__(self, settings: AgnosticConfig, head: RequestHead | SequenceRequestHead | None,
-                 describe: Describe | None, *,
+    def __init__(self, settings: AgnosticConfig, head: SequenceRequestHead | None, describe: Describe | None, *,
                  name: str = "tpc") -> None:
         self.settings = settings
         self.head = head

@@ -1,19 +1,20 @@
-"""The structural request finder: a small transformer over a prompt's sentences (issue 35).
+"""The structural request finder: a small transformer over a prompt's sentences.
 
-The per-sentence head (:class:`tpc_core.engine.task.request.RequestHead`) judges each sentence alone, from its
-embedding and a few layout features, so it learns the surfaces of the layouts it saw. This model reads the
-prompt as a sequence: every sentence's ``[CSE embedding, layout features]`` is projected, mixed with its
-neighbours (a width-3 convolution: "the line after ``Question:``"), then two self-attention layers let each
-sentence see the whole prompt ("a question that opens the last user turn" against "a question quoted inside
-the material"; "the customer's request" against a trailing "Internal notes: check the docs first"). It tags
-the sentences that state the request, and keeps :class:`RequestHead`'s interface (``probabilities``), so the
-task finder runs either.
+A head that judges each sentence alone, from its embedding and a few layout features, learns the surfaces of the
+layouts it saw. This model reads the prompt as a sequence: every sentence's ``[CSE embedding, layout features]``
+is projected, mixed with its neighbours (a width-3 convolution: "the line after ``Question:``"), then two
+self-attention layers let each sentence see the whole prompt ("a question that opens the last user turn" against
+"a question quoted inside the material"; "the customer's request" against a trailing "Internal notes: check the
+docs first"). It tags the sentences that state the request (``probabilities``), which the task finder reads.
 
 Its input is what compression computes anyway: the CSE's context embeddings of the sentences and
-:func:`tpc_core.engine.task.request.layout_features` (which read positions from either end, capped, and each
-sentence's speaker over the whole prompt). A long prompt is read in overlapping windows of ``window`` sentences
-(each sentence scored by the window where it sits most centrally), so the cost grows linearly with the prompt,
-and the model sees sequences as long as those it trained on.
+:func:`tpc_core.engine.task.request.features.layout_features` (which read positions from either end, capped, and
+each sentence's speaker over the whole prompt). A long prompt is read in overlapping windows of ``window``
+sentences (each sentence scored by the window where it sits most centrally), so the cost grows linearly with the
+prompt, and the model sees sequences as long as those it trained on.
+
+A head file without this kind (the per-sentence head that earlier checkpoints shipped) is refused when loaded,
+with the version that dropped it (:data:`tpc_core.engine.task.request.DROPPED_PER_SENTENCE_HEAD`).
 """
 
 from __future__ import annotations
@@ -25,12 +26,13 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from tpc_core.engine.task.request import FEATURE_NAMES, layout_features
+from tpc_core.engine.task.request import DROPPED_PER_SENTENCE_HEAD
+from tpc_core.engine.task.request.features import FEATURE_NAMES, layout_features
 
 __all__ = ["KIND", "SequenceRequestHead", "SentenceTagger", "is_sequence_head", "windows"]
 
 KIND = "sequence"
-"""The ``kind`` a sequence head's safetensors metadata carries (a per-sentence head carries none)."""
+"""The ``kind`` a sequence head's safetensors metadata carries."""
 
 
 class SentenceTagger(nn.Module):
@@ -90,7 +92,7 @@ def windows(count: int, window: int) -> list[tuple[int, int, int, int]]:
 
 
 class SequenceRequestHead:
-    """A trained :class:`SentenceTagger` with the interface of :class:`~tpc_core.engine.task.request.RequestHead`.
+    """A trained :class:`SentenceTagger`: the probability that each sentence of a prompt states its request.
 
     Args:
         model: The tagger (put in eval mode here).
@@ -159,13 +161,15 @@ class SequenceRequestHead:
         """Read a head written by :meth:`save`.
 
         Raises:
-            ValueError: The file is not a sequence head, was made with other layout features, or its tensors do
-                not fit the shape it declares.
+            ValueError: The file is not a sequence head (a per-sentence head: :data:`DROPPED_PER_SENTENCE_HEAD`),
+                was made with other layout features, or its tensors do not fit the shape it declares.
         """
         from safetensors import safe_open
 
         with safe_open(str(path), framework="pt") as handle:
             metadata = handle.metadata() or {}
+            if metadata.get("kind") != KIND and {"weight", "bias"} <= set(handle.keys()):
+                raise ValueError(f"{path} holds a per-sentence request head. {DROPPED_PER_SENTENCE_HEAD}")
             if metadata.get("kind") != KIND:
                 raise ValueError(f"{path} is not a sequence request head (metadata kind {metadata.get('kind')!r}).")
             if metadata.get("features") != ",".join(FEATURE_NAMES):

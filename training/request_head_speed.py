@@ -1,13 +1,14 @@
 """What the structural request finder adds to a prompt-agnostic call: milliseconds per 200 sentences.
 
 Usage:
-    python -m benchmarks.request_head_speed --head runs/seq/sequence/request_head.safetensors [--sentences 200]
-        [--repeats 50] [--threads 1]
+    python -m training.request_head_speed --head runs/seq/sequence/request_head.safetensors
+        --baseline runs/mlp/request_head.safetensors [--sentences 200] [--repeats 50] [--threads 1]
 
 Both heads read the same sentences (real prose, ``examples/data``) and the same embeddings (their values do not
-change the time): the per-sentence head of the shipped checkpoint and the head file given. Each is timed whole
-(``probabilities``: layout features and the model); the difference of the medians is what the sequence head adds.
-Timed alternately in one process, with the load average printed. Asserts nothing.
+change the time): a per-sentence head (``--baseline``, :mod:`training.request_mlp`; the library no longer runs
+one) and the sequence head file given. Each is timed whole (``probabilities``: layout features and the model);
+the difference of the medians is what the sequence head adds. Timed alternately in one process, with the load
+average printed. Asserts nothing.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from tpc_core import REGISTRY
 from tpc_core.segmentation import split_sentences
 
 __all__ = ["main", "time_head"]
@@ -39,12 +39,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point."""
     import torch  # lazy: loads torch
 
-    from tpc_core.engine.task.request import FEATURE_NAMES, RequestHead  # lazy: loads torch
+    from tpc_core.engine.task.request import FEATURE_NAMES  # lazy: loads torch
     from tpc_core.engine.task.request_sequence import SequenceRequestHead  # lazy: loads torch
+    from training.request_mlp import load_any_head  # lazy: loads torch
 
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.request_head_speed", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m training.request_head_speed", description=__doc__)
     parser.add_argument("--head", required=True, help="a sequence request head file")
-    parser.add_argument("--baseline", default=str(REGISTRY["tpc-mini"].local_dir / "request_head.safetensors"))
+    parser.add_argument("--baseline", required=True, help="a per-sentence request head file (training.request_mlp)")
     parser.add_argument("--sentences", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=50)
     parser.add_argument("--threads", type=int, default=1)
@@ -55,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     pool = [text[start:end] for start, end in split_sentences(text)]
     sentences = [pool[k % len(pool)] for k in range(args.sentences)]
     sequence = SequenceRequestHead.load(args.head)
-    baseline = RequestHead.load(args.baseline)
+    baseline = load_any_head(args.baseline)
     width = sequence.input_width - len(FEATURE_NAMES)
     embeddings = torch.nn.functional.normalize(torch.randn(len(sentences), width), dim=1)
     times: dict[str, list[float]] = {"per_sentence": [], "sequence": []}
