@@ -17,7 +17,7 @@ The rules, each a test below:
 * no private name of another module used: neither ``module._name`` nor ``obj._name`` on an object that the
   using module did not define (``self`` / ``cls`` inside a class of the module are its own).
 
-The layer order inside the packages is tests/test_architecture_layers.py's. Size is ruff's complexity rules' concern
+The layer order inside the packages is tests/architecture/test_architecture_layers.py's. Size is ruff's complexity rules' concern
 (C901, PLR0912, PLR0915), not a cap on lines.
 """
 
@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "tpc_core"
 # Code outside tpc_core that must use only its public names (tests may reach inside; they test it).
 CLIENTS = ("tpc_integrations", "synthesis", "benchmarks", "training", "examples", "experiments")
@@ -464,3 +464,21 @@ def test_data_and_dated_paths_come_from_one_place(folder):
     assert not found, "hard-coded data or dated paths (use benchmarks.protocol.data):\n" + "\n".join(found)
     assert not [path for path in (ROOT / folder).rglob("*.py") if "results" in path.relative_to(ROOT).parts], \
         f"scripts under {folder}/**/results/ (move them to experiments/)"
+
+
+# Files at the top of tests/: fixtures and helpers shared by several folders; every test sits in a folder that mirrors
+# the code it tests (tests/core/<package>/ for tpc_core, tests/integrations/, tests/benchmarks/, ...).
+TOP_LEVEL_TEST_HELPERS = {"conftest.py", "checkpoint_helpers.py", "conversation_helpers.py", "golden_cases.py"}
+
+
+def test_tests_mirror_the_packages():
+    tests = ROOT / "tests"
+    top = sorted(path.name for path in tests.glob("*.py"))
+    assert set(top) <= TOP_LEVEL_TEST_HELPERS, (
+        f"files at the top of tests/ that are not shared helpers: {sorted(set(top) - TOP_LEVEL_TEST_HELPERS)} "
+        "(move a test beside the tests of the package it covers)")
+    folders = {path.name for path in tests.iterdir() if path.is_dir() and not path.name.startswith((".", "__"))}
+    assert folders <= {"architecture", "core", "data", *CODE_FOLDERS[1:]} | {"integrations"}, folders
+    core = {path.name for path in (tests / "core").iterdir() if path.is_dir() and not path.name.startswith("__")}
+    packages = {path.parent.name for path in (ROOT / PACKAGE).glob("*/__init__.py")}
+    assert core <= packages, f"tests/core/ folders that mirror no tpc_core package: {sorted(core - packages)}"

@@ -1,4 +1,4 @@
-"""The layer order of the tree, read from the source (see tests/test_architecture.py for the walk).
+"""The layer order of the tree, read from the source (see tests/architecture/test_architecture.py for the walk).
 
 Every import counts, type-only ones under ``if TYPE_CHECKING:`` included. Three packages declare their layers,
 lowest first; a module may import its own layer and any layer below it, never one above, and never a sibling of
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_architecture import CODE_GRAPH, GRAPH, PACKAGE_MODULES, ROOT
+from tests.architecture.test_architecture import CODE_GRAPH, GRAPH, PACKAGE_MODULES, ROOT
 
 Layers = tuple[tuple[str, ...], ...]
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-DEMO_TEXT = Path(__file__).resolve().parents[1] / "examples" / "data" / "declaration_of_independence.txt"
+DEMO_TEXT = Path(__file__).resolve().parents[2] / "examples" / "data" / "declaration_of_independence.txt"
 
 # Chosen before training (see the module docstring): the opening words of each key sentence.
 KEY_STATEMENTS = (

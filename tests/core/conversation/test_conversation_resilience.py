@@ -10,7 +10,7 @@ import warnings
 import pytest
 
 from tests.conversation_helpers import is_selection
-from tests.test_conversations import PARAGRAPHS, QUESTION, SYSTEM
+from tests.core.conversation.test_conversations import PARAGRAPHS, QUESTION, SYSTEM
 from tpc_core.conversation.compress import plan_conversation
 from tpc_core.conversation.messages import read_messages, rebuild_message
 from tpc_core.diagnostics.notices import TPCRuntimeWarning
@@ -96,7 +96,7 @@ def test_anthropic_tool_results_are_compressed_and_counted_for_the_question_aske
 @pytest.mark.slow
 def test_best_effort_when_the_protected_messages_exceed_the_budget(tpc_mini):
     # what must be kept whole over the budget: a long system message (a long latest user turn is compressed
-    # around its request, or prompt-agnostically, since issue 35: tests/test_single_message_chats.py)
+    # around its request, or prompt-agnostically, since issue 35: tests/core/conversation/test_single_message_chats.py)
     conversation = [{"role": "system", "content": SYSTEM + " Background: " + DOCUMENT},
                     {"role": "user", "content": DOCUMENT}, {"role": "assistant", "content": "Noted."},
                     {"role": "user", "content": "What is this about?"}]

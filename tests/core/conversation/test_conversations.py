@@ -20,7 +20,7 @@ from tpc_core.conversation.compress import (
 )
 from tpc_core.conversation.messages import read_messages, rebuild_message
 
-TEXT = (Path(__file__).resolve().parents[1] / "examples" / "data" / "declaration_of_independence.txt").read_text(
+TEXT = (Path(__file__).resolve().parents[3] / "examples" / "data" / "declaration_of_independence.txt").read_text(
     encoding="utf-8")
 PARAGRAPHS = [p for p in TEXT.split("\n\n") if p.strip()]
 QUESTION = "What do the colonies declare about their allegiance to the British Crown?"

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from tests.conversation_helpers import is_selection
 from tpc_core.conversation.compress import MATERIAL_TOKENS
 
-TEXT = (Path(__file__).resolve().parents[1] / "examples" / "data" / "declaration_of_independence.txt").read_text(
+TEXT = (Path(__file__).resolve().parents[3] / "examples" / "data" / "declaration_of_independence.txt").read_text(
     encoding="utf-8")
 PARAGRAPHS = [p for p in TEXT.split("\n\n") if p.strip()]
 QUESTION = "What do the colonies declare about their allegiance to the British Crown?"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 BUNDLED_TEXT = ROOT / "examples" / "data" / "declaration_of_independence.txt"
 BUNDLED_QUESTION = ROOT / "examples" / "data" / "declaration_of_independence.json"
 #: A fixed task description: rows are compressed as if it were their question, so no CTD generation runs and

@@ -95,7 +95,7 @@ def test_a_misspelt_counter_name_makes_no_hub_request_in_a_process_with_sockets(
               "try:\n    resolve_token_counter('cl100k_bse')\n"
               "except ValueError as error:\n    print('ERROR', error)\n"
               "print('SECONDS', time.perf_counter() - started)\n")
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[3]
     env = {**os.environ, "HF_ENDPOINT": f"http://127.0.0.1:{port}", "HF_HOME": str(tmp_path / "hf"),
            "PYTHONPATH": str(root) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     env.pop("HF_HUB_OFFLINE", None)

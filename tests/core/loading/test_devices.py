@@ -1,6 +1,6 @@
 """Tensors stay on the model's device until one copy to the host (issue 29), checked without a GPU.
 
-The shipped tpc-mini runs for real on the CPU; :mod:`tests.fake_device` only keeps the books of where each tensor
+The shipped tpc-mini runs for real on the CPU; :mod:`tests.core.loading.fake_device` only keeps the books of where each tensor
 lives, as if the model sat on an accelerator. Every path that runs the model is covered: prompt-aware,
 prompt-agnostic through the request head and through the salience head, a batch mixing them, and the CTD's
 generation. Each must give exactly what the CPU gives, mix no host tensor into the device's, and copy to the
@@ -12,7 +12,14 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tests.fake_device import FAKE_DEVICE, DeviceMixError, DeviceTensor, FakeDevice, ModelOnFakeDevice, on_device
+from tests.core.loading.fake_device import (
+    FAKE_DEVICE,
+    DeviceMixError,
+    DeviceTensor,
+    FakeDevice,
+    ModelOnFakeDevice,
+    on_device,
+)
 from tests.golden_cases import EXAMPLE, TEXT
 
 

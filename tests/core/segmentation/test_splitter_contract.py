@@ -95,7 +95,7 @@ def custom_spans(draw):
 def test_any_custom_splitter_either_is_refused_or_yields_verbatim_sentences(spans):
     """The pure first stage: whatever a custom splitter returns, segment() either raises ValueError or hands on
     sorted, non-overlapping, tight spans that cover every non-blank character (so the later stages' guarantees
-    hold: see tests/test_properties.py)."""
+    hold: see tests/core/test_properties.py)."""
     try:
         segmented = segment((TEXT,), FixedSpans(spans), lambda_counter(), CompressionOptions(rate=0.5))
     except ValueError:

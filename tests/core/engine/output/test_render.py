@@ -20,7 +20,7 @@ from tpc_core.engine.output.render import render_html
 from tpc_core.engine.output.result import CompressionResult, SentenceRecord
 from tpc_core.engine.values import TaskSource
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[4]
 VOID = {"meta", "br", "img", "link", "input", "hr"}
 
 

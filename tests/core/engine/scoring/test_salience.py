@@ -1,7 +1,7 @@
 """The salience head in the engine: features, prior, file format, the path policy, and selection with it.
 
 Wiring tests use a tiny random checkpoint (its head is random too: they check plumbing, never quality); the
-shipped tpc-mini head is checked on real text in ``tests/test_readme_demo.py`` and at the end of this file.
+shipped tpc-mini head is checked on real text in ``tests/core/test_readme_demo.py`` and at the end of this file.
 """
 
 from __future__ import annotations
@@ -178,8 +178,7 @@ def test_a_checkpoint_with_a_head_scores_coverage_tasks_with_it(headed_checkpoin
 
 
 def test_a_checkpoint_without_a_head_keeps_the_hand_set_rule(tiny_checkpoint, tmp_path) -> None:
-    from checkpoint_helpers import edited_checkpoint
-
+    from tests.checkpoint_helpers import edited_checkpoint
     from tpc_core import TPCCompressor
     from tpc_core.engine.options import CompressionOptions
     from tpc_core.engine.reading import segment
@@ -202,8 +201,7 @@ def test_a_checkpoint_without_a_head_keeps_the_hand_set_rule(tiny_checkpoint, tm
 
 
 def test_a_config_naming_a_head_outside_the_checkpoint_fails_at_load(tiny_checkpoint, tmp_path) -> None:
-    from checkpoint_helpers import edited_checkpoint
-
+    from tests.checkpoint_helpers import edited_checkpoint
     from tpc_core import TPCCompressor
 
     root = edited_checkpoint(tiny_checkpoint, tmp_path, "agnostic", salience_head="../salience_head.safetensors")

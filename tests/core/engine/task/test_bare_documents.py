@@ -18,7 +18,7 @@ from tpc_core.engine.values import Selection, Task, TaskSource
 
 pytestmark = pytest.mark.slow
 
-from tests.corpus.corpus_helpers import BUNDLED_QUESTION, corpus_rows  # noqa: E402
+from tests.core.corpus.corpus_helpers import BUNDLED_QUESTION, corpus_rows  # noqa: E402
 
 #: A paragraph of the bundled text in which tpc-mini's request head finds no request (a bare document).
 BARE = corpus_rows()[2]["text"]

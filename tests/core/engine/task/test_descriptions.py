@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "data"
+EXAMPLES = Path(__file__).resolve().parents[4] / "examples" / "data"
 DECLARATION = (EXAMPLES / "declaration_of_independence.txt").read_text(encoding="utf-8")
 STOPWORDS = {"the", "a", "an", "of", "in", "is", "was", "what", "which", "who", "to", "did", "does", "for", "on",
              "and", "by", "how", "with", "that", "from", "at", "as", "be", "are", "were"}

@@ -14,7 +14,7 @@ import pytest
 
 from tpc_core.engine.task.request import request_covered
 
-DOCUMENT = (Path(__file__).resolve().parents[1] / "examples" / "data" / "declaration_of_independence.txt").read_text(
+DOCUMENT = (Path(__file__).resolve().parents[4] / "examples" / "data" / "declaration_of_independence.txt").read_text(
     encoding="utf-8")
 
 REQUESTS = (
