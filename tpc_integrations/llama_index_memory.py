@@ -35,7 +35,7 @@ except ImportError:  # pragma: no cover - older llama-index-core
 
 from pydantic import ConfigDict
 
-from tpc_core.conversation.compress import ConversationResult
+from tpc_core.conversation import ConversationResult
 from tpc_integrations._messages import TPCMessagesSettings, compress_messages_call, guarded_conversation
 
 __all__ = ["TPCChatMemory", "TPCEvent"]

@@ -3,13 +3,13 @@
 Read from the source with ``ast`` (nothing is imported), so every module is covered, whatever it is named,
 including ones added later. Every import counts: one inside a function (a lazy import is still a dependency) and
 one under ``if TYPE_CHECKING:`` (a type-only import is still a dependency of the code's meaning: a circle of them is
-a circle a reader must follow). ``from tpc_core import Name`` is resolved through the
-package's lazy ``_EXPORTS`` table to the module that defines ``Name``.
+a circle a reader must follow). ``from tpc_core import Name`` is resolved through the package's lazy ``_EXPORTS``
+table to the module that defines ``Name``, and so is ``from tpc_core.engine import Name``.
 
 The rules, each a test below:
 
-* no import cycle in the whole tree, nor among the modules of any of the five code folders (``tpc_core``, ``tpc_integrations``,
-  ``synthesis``, ``benchmarks``, ``training``), and the folders import one way only, as
+* no import cycle in the whole tree, nor among the modules of any of the five code folders (``tpc_core``,
+  ``tpc_integrations``, ``synthesis``, ``benchmarks``, ``training``), and the folders import one way only, as
   :data:`ALLOWED_FOLDER_IMPORTS` lists: ``training`` -> ``benchmarks`` -> ``synthesis`` -> ``tpc_core``, and
   ``training`` -> ``synthesis``; ``benchmarks`` that measure the adapters import ``tpc_integrations``' public
   names (no ``_`` module or name); the core knows none of the others;
@@ -58,9 +58,9 @@ def _modules(top: str) -> dict[str, Path]:
 PACKAGE_MODULES = _modules(PACKAGE)
 
 
-def _lazy_exports() -> dict[str, str]:
-    """``tpc_core``'s ``_EXPORTS`` (public name -> defining module), read from ``__init__.py``."""
-    tree = ast.parse((ROOT / PACKAGE / "__init__.py").read_text(encoding="utf-8"))
+def _lazy_exports(path: Path) -> dict[str, str]:
+    """A package's ``_EXPORTS`` (public name -> defining module), read from its ``__init__.py``; ``{}`` without one."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
     for node in tree.body:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) \
             else []
@@ -69,7 +69,11 @@ def _lazy_exports() -> dict[str, str]:
     return {}
 
 
-EXPORTS = _lazy_exports()
+EXPORTS = _lazy_exports(ROOT / PACKAGE / "__init__.py")
+# Every package with a lazy table (tpc_core, tpc_core.engine, ...): ``from package import Name`` is an import of the
+# module that defines ``Name``.
+LAZY_EXPORTS = {module: table for module, path in PACKAGE_MODULES.items()
+                if path.name == "__init__.py" and (table := _lazy_exports(path))}
 
 
 def _is_private(name: str) -> bool:
@@ -133,8 +137,8 @@ class _Imports:
                         self._edge(submodule, node.lineno)
                         aliases[alias.asname or alias.name] = submodule
                         continue
-                    if source == PACKAGE and alias.name in EXPORTS:  # from tpc_core import TPCCompressor
-                        self._edge(EXPORTS[alias.name], node.lineno)
+                    if alias.name in LAZY_EXPORTS.get(source, {}):  # from tpc_core import TPCCompressor
+                        self._edge(LAZY_EXPORTS[source][alias.name], node.lineno)
                         continue
                     self._edge(source_module, node.lineno)
                     if _is_private(alias.name) and source_module != module:
@@ -279,7 +283,7 @@ def _code_imports(module: str, path: Path) -> dict[str, int]:
         elif isinstance(node, ast.ImportFrom):
             source = _absolute(module, node, is_package)
             targets = [f"{source}.{alias.name}" if f"{source}.{alias.name}" in ALL_MODULES
-                       else EXPORTS.get(alias.name, source) if source == PACKAGE else source for alias in node.names]
+                       else LAZY_EXPORTS.get(source, {}).get(alias.name, source) for alias in node.names]
         elif isinstance(node, ast.Call) and _is_import_module(node):
             targets = [node.args[0].value]
         for dotted in targets:
@@ -437,7 +441,7 @@ def test_the_tree_shows_the_three_concerns():
     for package in ("engine", "loading", "corpus", "segmentation", "cache"):
         assert (ROOT / PACKAGE / package / "__init__.py").is_file(), package
     assert not [path.name for path in (ROOT / PACKAGE).glob("*.py")
-                if path.stem not in ("__init__", "__main__", "version", "compressor", "cli", "config")]
+                if path.stem not in ("__init__", "__main__", "version", "compressor", "cli", "config", "lazy")]
 
 
 def _path_literals(path: Path) -> list[tuple[int, str]]:

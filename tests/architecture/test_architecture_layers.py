@@ -6,7 +6,8 @@ its own layer (except in the bottom layer of ``tpc_core``: ``config`` and ``vers
 
 * ``tpc_core`` (:data:`LAYERS`): ``__main__`` → ``cli`` → the package's lazy ``__init__`` → ``corpus`` →
   ``compressor`` → ``conversation`` → ``loading`` / ``cache`` (which know nothing of each other) → ``engine`` →
-  ``segmentation`` → ``diagnostics``; ``config`` and ``version`` sit below them all;
+  ``segmentation`` → ``diagnostics``; ``config``, ``version`` and ``lazy`` (the packages' lazy public names) sit below
+  them all;
 * inside ``tpc_core.engine`` (:data:`ENGINE_LAYERS`): its ``__init__`` → ``pipeline`` → ``output`` → ``task`` →
   ``scoring`` → ``reading`` → ``selection`` → ``options`` → ``values`` → ``tokens`` → ``named_tokenizers``;
 * ``tpc_integrations`` (:data:`INTEGRATION_LAYERS`): its ``__init__`` → the adapters → the message and memory
@@ -32,7 +33,7 @@ Layers = tuple[tuple[str, ...], ...]
 
 # Lowest first. A module may import its own layer and any layer below it.
 LAYERS: Layers = (
-    ("tpc_core.version", "tpc_core.config"),
+    ("tpc_core.version", "tpc_core.config", "tpc_core.lazy"),
     ("tpc_core.diagnostics",),
     ("tpc_core.segmentation",),
     ("tpc_core.engine",),
