@@ -85,9 +85,11 @@ def cited_results(files: tuple[str, ...], texts: dict[str, str]) -> set[str]:
 
 
 def citing_texts(files: tuple[str, ...]) -> dict[str, str]:
+    """The text of every tracked doc, config and module outside results folders (this test's examples aside)."""
     texts = {}
+    itself = Path(__file__).resolve().relative_to(ROOT).as_posix()
     for path in files:
-        if in_results(path) or PurePosixPath(path).suffix not in CITING_SUFFIXES or not (ROOT / path).is_file():
+        if path == itself or in_results(path) or PurePosixPath(path).suffix not in CITING_SUFFIXES or not (ROOT / path).is_file():
             continue
         try:
             texts[path] = (ROOT / path).read_text(encoding="utf-8")
