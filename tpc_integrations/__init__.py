@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tpc_core.diagnostics.caller import register_library_path
+from tpc_core.diagnostics import register_library_path
 
 # Warnings raised by tpc_core point past these adapters too, at the user's own line.
 register_library_path(Path(__file__).resolve().parent)

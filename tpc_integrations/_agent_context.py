@@ -16,12 +16,14 @@ from typing import Any, Literal, Optional, TypeGuard
 
 from pydantic import ConfigDict, model_validator
 
-from tpc_core.conversation.compress import task_turn
-from tpc_core.conversation.messages import Message, read_messages, rebuild_message
-from tpc_core.conversation.tool_results import (
+from tpc_core.conversation import (
+    Message,
     ToolResult,
     ToolResultLedger,
     compress_tool_text,
+    read_messages,
+    rebuild_message,
+    task_turn,
     tool_question,
 )
 from tpc_integrations._common import ENGINE_KEYWORDS

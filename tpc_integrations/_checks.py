@@ -15,12 +15,9 @@ from typing import Any
 import torch
 
 from tpc_core import TPCCompressor
-from tpc_core.cache.resolve import check_cache_spec
-from tpc_core.cache.secret import SecretURL, is_secret, redacted_url, reveal
-from tpc_core.engine.tokens import TokenCounter, resolve_token_counter
-from tpc_core.loading.checkpoint import HubOptions, read_checkpoint_config
-from tpc_core.loading.devices import resolve_device, resolve_dtype
-from tpc_core.loading.registry import REGISTRY
+from tpc_core.cache import SecretURL, check_cache_spec, is_secret, redacted_url, reveal
+from tpc_core.engine import TokenCounter, resolve_token_counter
+from tpc_core.loading import REGISTRY, HubOptions, read_checkpoint_config, resolve_device, resolve_dtype
 from tpc_core.segmentation import SPLITTER_NAMES
 
 __all__ = ["TPCSettingsError", "check_cache", "check_device", "check_dtype", "check_model", "check_model_kwargs",

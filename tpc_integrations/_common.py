@@ -19,11 +19,10 @@ from typing import Any, Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_serializer, model_validator
 
 from tpc_core import DEFAULT_MODEL, TPCCompressor
-from tpc_core.cache.secret import SecretURL
-from tpc_core.engine.options import CompressKeywords
-from tpc_core.engine.selection.budget import validate_budget_args, validate_filter_args
-from tpc_core.engine.tokens import TokenCounter, resolve_token_counter
-from tpc_core.loading.devices import resolve_device, resolve_dtype
+from tpc_core.cache import SecretURL
+from tpc_core.engine import CompressKeywords, TokenCounter, resolve_token_counter
+from tpc_core.engine.selection import validate_budget_args, validate_filter_args
+from tpc_core.loading import resolve_device, resolve_dtype
 from tpc_integrations._checks import (
     TPCSettingsError,
     check_cache,

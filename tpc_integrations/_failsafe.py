@@ -26,7 +26,7 @@ from typing import Any, Generic, Literal, Optional, TypeVar
 
 from pydantic import BaseModel, model_validator
 
-from tpc_core.diagnostics.notices import runtime_warning
+from tpc_core.diagnostics import runtime_warning
 
 __all__ = ["Fallback", "FailSafeSettings", "Progress", "guarded"]
 

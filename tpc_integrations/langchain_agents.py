@@ -36,7 +36,7 @@ try:
 except ImportError as error:  # pragma: no cover - exercised only without the extra
     raise ImportError("TPCContextMiddleware needs langchain>=1.0: pip install 'tpc-langchain[agents]'") from error
 
-from tpc_core.diagnostics.caller import register_library_path
+from tpc_core.diagnostics import register_library_path
 from tpc_integrations._agent_context import AGENT_EVENT, AgentContext, AgentView, TPCAgentContextSettings
 
 __all__ = ["AGENT_EVENT", "TPCContextHook", "TPCContextMiddleware"]

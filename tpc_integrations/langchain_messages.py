@@ -34,8 +34,8 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
 
 from pydantic import ConfigDict
 
-from tpc_core.conversation.compress import ConversationResult
-from tpc_core.diagnostics.caller import register_library_path
+from tpc_core.conversation import ConversationResult
+from tpc_core.diagnostics import register_library_path
 from tpc_integrations._messages import TPCMessagesSettings, compress_messages_call, guarded_conversation
 
 __all__ = ["MESSAGES_EVENT", "TPCMessagesCompressor", "compress_messages"]

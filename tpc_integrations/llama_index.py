@@ -46,7 +46,7 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
 
 from pydantic import ConfigDict
 
-from tpc_core.diagnostics.caller import register_library_path
+from tpc_core.diagnostics import register_library_path
 from tpc_integrations._common import TPCSettings, compress_call, copy_metadata, ensure_text, ensure_type, fresh_metadata
 from tpc_integrations._failsafe import guarded
 from tpc_integrations._ingest import IngestOutcome, TPCIngestSettings, compress_each

@@ -30,7 +30,7 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
 
 from pydantic import ConfigDict
 
-from tpc_core.conversation.compress import ConversationResult
+from tpc_core.conversation import ConversationResult
 from tpc_integrations._messages import TPCMessagesSettings, compress_messages_call, guarded_conversation
 
 __all__ = ["TPCChatMemory", "TPCEvent"]

@@ -23,7 +23,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.tools import tool
 
 from tests.conversation_helpers import counted, is_selection
-from tests.test_conversations import PARAGRAPHS, QUESTION, SYSTEM
+from tests.core.conversation.test_conversations import PARAGRAPHS, QUESTION, SYSTEM
 from tpc_integrations.langchain_agents import AGENT_EVENT, TPCContextMiddleware
 
 ARCHIVE = "\n\n".join(PARAGRAPHS[:3])

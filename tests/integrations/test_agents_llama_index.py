@@ -16,7 +16,7 @@ from llama_index.core.memory import Memory
 from llama_index.core.tools import FunctionTool
 
 from tests.conversation_helpers import counted, is_selection, texts_of
-from tests.test_conversations import PARAGRAPHS, QUESTION
+from tests.core.conversation.test_conversations import PARAGRAPHS, QUESTION
 from tpc_integrations.llama_index_agents import TPCFunctionAgent
 
 ARCHIVE = "\n\n".join(PARAGRAPHS[:3])

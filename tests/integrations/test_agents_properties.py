@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage, convert_to_openai_messages
 
 from tests.conversation_helpers import is_selection, texts_of
-from tests.test_conversations import PARAGRAPHS
+from tests.core.conversation.test_conversations import PARAGRAPHS
 from tpc_integrations.langchain_agents import TPCContextHook
 
 SENTENCES = [s.strip() + "." for p in PARAGRAPHS for s in p.split(". ") if len(s.strip()) > 20]

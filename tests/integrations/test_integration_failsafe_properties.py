@@ -18,7 +18,7 @@ from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.memory import ChatMemoryBuffer
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
-from tests.test_conversations import PARAGRAPHS, QUESTION, SYSTEM
+from tests.core.conversation.test_conversations import PARAGRAPHS, QUESTION, SYSTEM
 from tpc_core.cache import SentenceCache
 from tpc_integrations import _common
 from tpc_integrations._checks import COUNTER_PROBE

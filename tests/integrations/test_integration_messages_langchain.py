@@ -15,7 +15,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 
 from tests.conversation_helpers import counted, is_selection, texts_of
-from tests.test_conversations import PARAGRAPHS, QUESTION, SYSTEM
+from tests.core.conversation.test_conversations import PARAGRAPHS, QUESTION, SYSTEM
 from tpc_integrations.langchain import MESSAGES_EVENT, TPCMessagesCompressor, compress_messages
 
 BUDGET = 400

@@ -15,7 +15,7 @@ from llama_index.core.llms.mock import MockLLMWithChatMemoryOfLastCall
 from llama_index.core.memory import ChatMemoryBuffer
 
 from tests.conversation_helpers import counted, is_selection, texts_of
-from tests.test_conversations import PARAGRAPHS, QUESTION, SYSTEM
+from tests.core.conversation.test_conversations import PARAGRAPHS, QUESTION, SYSTEM
 from tpc_integrations.llama_index import TPCChatMemory
 
 BUDGET = 400

@@ -20,7 +20,7 @@ from llama_index.core.chat_engine import SimpleChatEngine
 from llama_index.core.llms.mock import MockLLMWithChatMemoryOfLastCall
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
-from tests.test_conversations import PARAGRAPHS, QUESTION, SYSTEM
+from tests.core.conversation.test_conversations import PARAGRAPHS, QUESTION, SYSTEM
 from tpc_core.cache import MemoryCache, SentenceCache
 from tpc_core.diagnostics.notices import TPCRuntimeWarning
 from tpc_integrations._checks import TPCSettingsError

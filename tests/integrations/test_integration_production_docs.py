@@ -12,7 +12,7 @@ pytest.importorskip("langchain_core")
 
 from langchain_core.documents import Document
 
-from tests.test_conversations import PARAGRAPHS, QUESTION
+from tests.core.conversation.test_conversations import PARAGRAPHS, QUESTION
 from tpc_core.cache import MemoryCache
 from tpc_integrations.langchain import TPCDocumentCompressor
 

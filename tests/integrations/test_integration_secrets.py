@@ -2,7 +2,7 @@
 ``cache=``, in its ``repr`` and ``str``, ``model_dump`` (Python and JSON), LangChain's ``dumpd`` (what tracing
 serialises), LlamaIndex's ``to_dict`` / ``to_json`` (what an ingestion pipeline persists), the errors of a bad
 setting beside it, and, on calls whose Redis is down, in the events, warnings and logs; while copies keep the
-password, so the adapter still connects with it (the real server: tests/test_cache_redis.py)."""
+password, so the adapter still connects with it (the real server: tests/core/cache/test_cache_redis.py)."""
 
 from __future__ import annotations
 

@@ -1,3 +1,34 @@
 """A conversation compressed under one budget (:func:`~.compress.compress_conversation`): chat messages read by their
 shape (:mod:`.messages`), the latest user turn that carries material (:mod:`.user_turn`). Above the engine: it runs
 one engine call over the messages it compresses."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tpc_core.lazy import lazy_exports
+
+# Each public name and the module that defines it, imported on first use (tpc_core.lazy).
+_EXPORTS = {
+    "ConversationResult": "tpc_core.conversation.compress",
+    "compress_conversation": "tpc_core.conversation.compress",
+    "task_turn": "tpc_core.conversation.compress",
+    "Message": "tpc_core.conversation.messages",
+    "read_message": "tpc_core.conversation.messages",
+    "read_messages": "tpc_core.conversation.messages",
+    "rebuild_message": "tpc_core.conversation.messages",
+    "ToolResult": "tpc_core.conversation.tool_results",
+    "ToolResultLedger": "tpc_core.conversation.tool_results",
+    "compress_tool_text": "tpc_core.conversation.tool_results",
+    "tool_question": "tpc_core.conversation.tool_results",
+}
+
+__all__ = ["ConversationResult", "Message", "ToolResult", "ToolResultLedger", "compress_conversation",
+           "compress_tool_text", "read_message", "read_messages", "rebuild_message", "task_turn", "tool_question"]
+
+if TYPE_CHECKING:
+    from tpc_core.conversation.compress import ConversationResult, compress_conversation, task_turn
+    from tpc_core.conversation.messages import Message, read_message, read_messages, rebuild_message
+    from tpc_core.conversation.tool_results import ToolResult, ToolResultLedger, compress_tool_text, tool_question
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

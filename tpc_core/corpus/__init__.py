@@ -10,7 +10,8 @@ Modules, in the order a run goes through them:
 
 from __future__ import annotations
 
-from tpc_core.corpus.io import CorpusInputError, CorpusSettings
-from tpc_core.corpus.local import CorpusReport, compress_corpus
+from tpc_core.corpus.io import CorpusInputError, CorpusSettings, plan_corpus, write_manifest
+from tpc_core.corpus.local import CorpusReport, add_corpus_parser, compress_corpus, run_corpus_command, run_local
 
-__all__ = ["CorpusInputError", "CorpusReport", "CorpusSettings", "compress_corpus"]
+__all__ = ["CorpusInputError", "CorpusReport", "CorpusSettings", "add_corpus_parser", "compress_corpus", "plan_corpus",
+           "run_corpus_command", "run_local", "write_manifest"]

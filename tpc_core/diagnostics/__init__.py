@@ -1,2 +1,11 @@
 """Warnings at the user's line (:mod:`.caller`) and runtime notices of what a call did less well than asked
 (:mod:`.notices`): the lowest package, used by every other."""
+
+from __future__ import annotations
+
+from tpc_core.diagnostics.caller import register_library_path, warn_at_caller
+from tpc_core.diagnostics.language import LanguageNotice, language_scripts
+from tpc_core.diagnostics.notices import TPCRuntimeWarning, runtime_warning
+
+__all__ = ["LanguageNotice", "TPCRuntimeWarning", "language_scripts", "register_library_path", "runtime_warning",
+           "warn_at_caller"]

@@ -13,3 +13,43 @@ docs/ARCHITECTURE.md ("The route of one prompt"); its parts:
 * :mod:`.output` (the result, its sentence records, the HTML view);
 * :mod:`.pipeline` (the batch loop that runs them).
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tpc_core.lazy import lazy_exports
+
+# Each public name and the module that defines it, imported on first use (tpc_core.lazy).
+_EXPORTS = {
+    "CompressKeywords": "tpc_core.engine.options",
+    "CompressionOptions": "tpc_core.engine.options",
+    "Unpack": "tpc_core.engine.options",
+    "as_documents": "tpc_core.engine.options",
+    "as_questions": "tpc_core.engine.options",
+    "Engine": "tpc_core.engine.pipeline",
+    "Stored": "tpc_core.engine.reading",
+    "segment": "tpc_core.engine.reading",
+    "TokenCounter": "tpc_core.engine.tokens",
+    "TokenCounterSpec": "tpc_core.engine.tokens",
+    "resolve_token_counter": "tpc_core.engine.tokens",
+    "CountTokens": "tpc_core.engine.values",
+    "Joined": "tpc_core.engine.values",
+    "Segmented": "tpc_core.engine.values",
+    "Selection": "tpc_core.engine.values",
+    "Task": "tpc_core.engine.values",
+    "TaskSource": "tpc_core.engine.values",
+}
+
+__all__ = ["CompressKeywords", "CompressionOptions", "CountTokens", "Engine", "Joined", "Segmented", "Selection",
+           "Stored", "Task", "TaskSource", "TokenCounter", "TokenCounterSpec", "Unpack", "as_documents", "as_questions",
+           "resolve_token_counter", "segment"]
+
+if TYPE_CHECKING:
+    from tpc_core.engine.options import CompressionOptions, CompressKeywords, Unpack, as_documents, as_questions
+    from tpc_core.engine.pipeline import Engine
+    from tpc_core.engine.reading import Stored, segment
+    from tpc_core.engine.tokens import TokenCounter, TokenCounterSpec, resolve_token_counter
+    from tpc_core.engine.values import CountTokens, Joined, Segmented, Selection, Task, TaskSource
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -1,5 +1,6 @@
-"""The stage values, in one module: ``Segmented → Scored → Selected → Assembled``, and the :class:`Task` a prompt
-is compressed for.
+"""The stage values, in one module: ``Segmented → Scored → Selected → Assembled``, the :class:`Task` a prompt
+is compressed for, and :class:`Joined` (compressed documents and their counts, what ``Assembled`` holds; with the
+:class:`CountTokens` protocol and :func:`joined_count` it is made with, re-exported by ``selection.budget``).
 
 Every stage is a frozen dataclass holding the one before it, so a value can be inspected (or tested) at any point
 and nothing is changed after it is made. This module is below every module that reads the values (reading, task,
@@ -13,15 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from tpc_core.segmentation import Span
 
-if TYPE_CHECKING:
-    from tpc_core.engine.selection.budget import Joined
-
-__all__ = ["Assembled", "DocumentSentences", "KnownDocument", "Scored", "Segmented", "Selected", "Selection", "Span",
-           "Task", "TaskSource", "ValueEnum"]
+__all__ = ["Assembled", "CountTokens", "DocumentSentences", "Joined", "KnownDocument", "Scored", "Segmented", "Selected",
+           "Selection", "Span", "Task", "TaskSource", "ValueEnum", "joined_count"]
 
 
 class ValueEnum(str, Enum):
@@ -216,6 +214,68 @@ class Selected:
     forced: tuple[bool, ...]
     oversized: int
     pinned: frozenset[int] = frozenset()
+
+
+class CountTokens(Protocol):
+    """What selection needs of a token counter (``tpc_core.engine.tokens.TokenCounter`` is one)."""
+
+    def __call__(self, text: str) -> int: ...
+
+    def count_many(self, texts: Sequence[str]) -> list[int]: ...
+
+
+def joined_count(counter: CountTokens, texts: Sequence[str], counts: Sequence[int], separator: str) -> int:
+    """Tokens of ``separator.join(texts)``: the count of the one text, else the count of the join (from the
+    texts' counts where the counter can tell it exactly, ``TokenCounter.count_from_sentences``)."""
+    if len(texts) <= 1:
+        return sum(counts)
+    joined, spans, position = separator.join(texts), [], 0
+    for text in texts:
+        spans.append((position, position + len(text)))
+        position += len(text) + len(separator)
+    known = getattr(counter, "count_from_sentences", lambda *_: None)(joined, spans, counts)
+    return counter(joined) if known is None else known
+
+
+@dataclass(frozen=True)
+class Joined:
+    """Compressed documents and their counts under the caller's counter.
+
+    Attributes:
+        kept: Kept sentence indices of each document, ascending.
+        texts: Each document's compressed text ("" when it kept nothing).
+        tokens: Each compressed text's count (0 for "").
+        total: Count of the compressed prompt: the non-empty texts joined by the separator.
+    """
+
+    kept: tuple[tuple[int, ...], ...]
+    texts: tuple[str, ...]
+    tokens: tuple[int, ...]
+    total: int
+
+    def prompt(self, separator: str) -> str:
+        """The compressed prompt: the non-empty documents joined by ``separator``."""
+        return separator.join(text for text in self.texts if text)
+
+    @classmethod
+    def count(cls, kept: Sequence[Sequence[int]], texts: Sequence[str], counter: CountTokens, separator: str,
+              tokens: Sequence[int] | None = None) -> Joined:
+        """Count compressed documents, separators included.
+
+        Args:
+            kept: Kept sentence indices of each document.
+            texts: Each document's compressed text ("" when it kept nothing).
+            counter: The caller's counter.
+            separator: Joins the non-empty texts.
+            tokens: Each text's count where it is already known (a document kept whole); ``None``: counted here.
+        """
+        nonempty = [text for text in texts if text]
+        if tokens is None:
+            counted = iter(counter.count_many(nonempty))
+            tokens = [next(counted) if text else 0 for text in texts]
+        own = tuple(count if text else 0 for count, text in zip(tokens, texts))
+        total = joined_count(counter, nonempty, [n for n, text in zip(own, texts) if text], separator)
+        return cls(tuple(tuple(k) for k in kept), tuple(texts), own, total)
 
 
 @dataclass(frozen=True)

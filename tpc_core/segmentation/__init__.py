@@ -91,15 +91,24 @@ from __future__ import annotations
 
 from tpc_core.segmentation.backends import SPLITTER_NAMES
 from tpc_core.segmentation.contract import SentenceSplitter, Span
+from tpc_core.segmentation.length import cut_sentences
 from tpc_core.segmentation.markers import is_turn_marker, marker_spans
-from tpc_core.segmentation.splitter import DEFAULT_MAX_SENTENCE_CHARS, LineAwareSplitter, get_splitter, split_sentences
+from tpc_core.segmentation.splitter import (
+    DEFAULT_MAX_SENTENCE_CHARS,
+    SPLIT_RULES_REVISION,
+    LineAwareSplitter,
+    get_splitter,
+    split_sentences,
+)
 
 __all__ = [
     "DEFAULT_MAX_SENTENCE_CHARS",
     "SPLITTER_NAMES",
+    "SPLIT_RULES_REVISION",
     "LineAwareSplitter",
     "SentenceSplitter",
     "Span",
+    "cut_sentences",
     "get_splitter",
     "is_turn_marker",
     "marker_spans",

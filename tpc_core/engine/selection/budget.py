@@ -23,9 +23,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from typing import Protocol
 
+from tpc_core.engine.values import CountTokens, Joined, joined_count
 from tpc_core.segmentation import is_turn_marker
 
 __all__ = ["BUDGET_SCOPES", "DEFAULT_RATE", "CountTokens", "Joined", "allocate", "document_budgets", "filter_kept",
@@ -167,14 +166,6 @@ def top_k_within_budget(
     return sorted(kept)
 
 
-class CountTokens(Protocol):
-    """What selection needs of a token counter (``tpc_core.engine.tokens.TokenCounter`` is one)."""
-
-    def __call__(self, text: str) -> int: ...
-
-    def count_many(self, texts: Sequence[str]) -> list[int]: ...
-
-
 def document_budgets(budget: int, document_tokens: Sequence[int], origin_tokens: int, scope: str) -> list[int]:
     """The budget of each selection group: ``[budget]`` for ``"global"``, else one share per document.
 
@@ -232,19 +223,6 @@ def _gap(document: str, spans: Sequence[tuple[int, int]], index: int, following:
     return gap if gap.strip() == "" else " "
 
 
-def joined_count(counter: CountTokens, texts: Sequence[str], counts: Sequence[int], separator: str) -> int:
-    """Tokens of ``separator.join(texts)``: the count of the one text, else the count of the join (from the
-    texts' counts where the counter can tell it exactly, ``TokenCounter.count_from_sentences``)."""
-    if len(texts) <= 1:
-        return sum(counts)
-    joined, spans, position = separator.join(texts), [], 0
-    for text in texts:
-        spans.append((position, position + len(text)))
-        position += len(text) + len(separator)
-    known = getattr(counter, "count_from_sentences", lambda *_: None)(joined, spans, counts)
-    return counter(joined) if known is None else known
-
-
 def _kept_spans(document: str, spans: Sequence[tuple[int, int]], kept: Sequence[int]) -> list[tuple[int, int]]:
     """Where each kept sentence sits in :func:`join_kept`'s text."""
     placed, position = [], 0
@@ -255,47 +233,6 @@ def _kept_spans(document: str, spans: Sequence[tuple[int, int]], kept: Sequence[
         if order + 1 < len(kept):
             position += len(_gap(document, spans, index, kept[order + 1]))
     return placed
-
-
-@dataclass(frozen=True)
-class Joined:
-    """Compressed documents and their counts under the caller's counter.
-
-    Attributes:
-        kept: Kept sentence indices of each document, ascending.
-        texts: Each document's compressed text ("" when it kept nothing).
-        tokens: Each compressed text's count (0 for "").
-        total: Count of the compressed prompt: the non-empty texts joined by the separator.
-    """
-
-    kept: tuple[tuple[int, ...], ...]
-    texts: tuple[str, ...]
-    tokens: tuple[int, ...]
-    total: int
-
-    def prompt(self, separator: str) -> str:
-        """The compressed prompt: the non-empty documents joined by ``separator``."""
-        return separator.join(text for text in self.texts if text)
-
-    @classmethod
-    def count(cls, kept: Sequence[Sequence[int]], texts: Sequence[str], counter: CountTokens, separator: str,
-              tokens: Sequence[int] | None = None) -> Joined:
-        """Count compressed documents, separators included.
-
-        Args:
-            kept: Kept sentence indices of each document.
-            texts: Each document's compressed text ("" when it kept nothing).
-            counter: The caller's counter.
-            separator: Joins the non-empty texts.
-            tokens: Each text's count where it is already known (a document kept whole); ``None``: counted here.
-        """
-        nonempty = [text for text in texts if text]
-        if tokens is None:
-            counted = iter(counter.count_many(nonempty))
-            tokens = [next(counted) if text else 0 for text in texts]
-        own = tuple(count if text else 0 for count, text in zip(tokens, texts))
-        total = joined_count(counter, nonempty, [n for n, text in zip(own, texts) if text], separator)
-        return cls(tuple(tuple(k) for k in kept), tuple(texts), own, total)
 
 
 def join_documents(documents: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]],

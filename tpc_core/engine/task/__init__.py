@@ -3,3 +3,50 @@ prompt writes its request (:mod:`.placement`), the request head (:mod:`.request_
 (:mod:`.request`, :mod:`.turns`, :mod:`.cues`), the request's own words (:mod:`.request`), the CTD (:mod:`.ctd`), the
 causal LM that writes a description when the prompt writes none, and whether that description is grounded in the
 prompt (:mod:`.grounding`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tpc_core.lazy import lazy_exports
+
+# Each public name and the module that defines it, imported on first use (tpc_core.lazy).
+_EXPORTS = {
+    "DEFAULT_HEAD_FRACTION": "tpc_core.engine.task.ctd",
+    "REPETITION_PENALTY": "tpc_core.engine.task.ctd",
+    "TaskDescriptor": "tpc_core.engine.task.ctd",
+    "bound_prompt": "tpc_core.engine.task.ctd",
+    "finish_description": "tpc_core.engine.task.ctd",
+    "FoundRequest": "tpc_core.engine.task.finder",
+    "TaskFinder": "tpc_core.engine.task.finder",
+    "FEATURE_NAMES": "tpc_core.engine.task.request",
+    "content_words": "tpc_core.engine.task.grounding",
+    "is_grounded": "tpc_core.engine.task.grounding",
+    "layout_features": "tpc_core.engine.task.request",
+    "pick_request": "tpc_core.engine.task.request",
+    "request_covered": "tpc_core.engine.task.grounding",
+    "request_text": "tpc_core.engine.task.request",
+    "SentenceTagger": "tpc_core.engine.task.request_sequence",
+    "SequenceRequestHead": "tpc_core.engine.task.request_sequence",
+    "is_sequence_head": "tpc_core.engine.task.request_sequence",
+}
+
+__all__ = ["DEFAULT_HEAD_FRACTION", "FEATURE_NAMES", "FoundRequest", "REPETITION_PENALTY",
+           "SentenceTagger", "SequenceRequestHead", "TaskDescriptor", "TaskFinder", "bound_prompt", "content_words",
+           "finish_description", "is_grounded", "is_sequence_head", "layout_features", "pick_request",
+           "request_covered", "request_text"]
+
+if TYPE_CHECKING:
+    from tpc_core.engine.task.ctd import (
+        DEFAULT_HEAD_FRACTION,
+        REPETITION_PENALTY,
+        TaskDescriptor,
+        bound_prompt,
+        finish_description,
+    )
+    from tpc_core.engine.task.finder import FoundRequest, TaskFinder
+    from tpc_core.engine.task.grounding import content_words, is_grounded, request_covered
+    from tpc_core.engine.task.request import FEATURE_NAMES, layout_features, pick_request, request_text
+    from tpc_core.engine.task.request_sequence import SentenceTagger, SequenceRequestHead, is_sequence_head
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
