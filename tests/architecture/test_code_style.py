@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CODE_FOLDERS = ("tpc_core", "tpc_integrations", "training", "benchmarks", "synthesis")
 
 # Files being rewritten by the other parts of the same change (the options model, the budget loop, the request
