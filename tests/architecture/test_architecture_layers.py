@@ -9,7 +9,7 @@ its own layer (except in the bottom layer of ``tpc_core``: ``config`` and ``vers
   ``segmentation`` → ``diagnostics``; ``config``, ``version`` and ``lazy`` (the packages' lazy public names) sit below
   them all;
 * inside ``tpc_core.engine`` (:data:`ENGINE_LAYERS`): its ``__init__`` → ``pipeline`` → ``output`` → ``task`` →
-  ``scoring`` → ``reading`` → ``selection`` → ``options`` → ``values`` → ``tokens`` → ``named_tokenizers``;
+  ``scoring`` → ``reading`` → ``selection`` → ``options`` → ``values`` → ``tokens`` → ``named_tokenizers`` → ``fast_encoder``;
 * ``tpc_integrations`` (:data:`INTEGRATION_LAYERS`): its ``__init__`` → the adapters → the message and memory
   adapters and the agents' context → ``_messages`` / ``_ingest`` → ``_common`` → ``_checks``, ``_peer_names``,
   ``_failsafe``, ``_outcomes``.
@@ -48,6 +48,7 @@ LAYERS: Layers = (
 # Inside the engine: the values every stage reads at the bottom, then the stages in the order they depend on each
 # other (the scorers read a prompt through ``reading``; ``reading`` resolves the budget), the batch loop on top.
 ENGINE_LAYERS: Layers = (
+    ("tpc_core.engine.fast_encoder",),
     ("tpc_core.engine.named_tokenizers",),
     ("tpc_core.engine.tokens",),
     ("tpc_core.engine.values", "tpc_core.engine.options"),
