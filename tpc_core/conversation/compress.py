@@ -234,7 +234,7 @@ def _plan_requests(read: Sequence[Message], counts: Sequence[Sequence[int]], cou
 def _floor_groups(read: Sequence[Message], where: Sequence[tuple[int, int]]) -> list[list[int]]:
     """Per message with text among the parts to compress, the positions of its parts in ``where``."""
     return [[k for k, (m, _) in enumerate(where) if m == message.index] for message in read
-            if any(read[m].parts[p].strip() for m, p in where if m == message.index)]
+            if any((read[m].parts[p] or "").strip() for m, p in where if m == message.index)]
 
 
 def _request_options(options: dict[str, Any], pins: dict[tuple[int, int], list[str]]) -> dict[str, Any]:

@@ -15,11 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsRichComparison
 
 __all__ = ["CountPart", "CountTotal", "Fitted", "drop_to_fit", "droppable", "fill_floors", "summed"]
 
-SentenceId = TypeVar("SentenceId")
+SentenceId = TypeVar("SentenceId", bound="SupportsRichComparison")
 
 CountPart = Callable[[int, Sequence[Any]], int]
 """``count(part, kept)``: the caller's count of part ``part`` keeping the sentences ``kept`` (0 for none)."""

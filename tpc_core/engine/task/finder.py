@@ -54,7 +54,7 @@ Describe = Callable[[list[str]], list[str]]
 ReadPrompts = Callable[[list[str]], "tuple[list[Segmented], list[torch.Tensor]]"]
 """Segments whole prompts and embeds their sentences (what :meth:`TaskFinder.descriptions` needs for the head)."""
 
-ReadLazily = Callable[[list[str]], "tuple[list[Segmented], list[torch.Tensor | Callable[[], torch.Tensor]]]"]
+ReadLazily = Callable[[list[str]], "tuple[list[Segmented], Sequence[torch.Tensor | Callable[[], torch.Tensor]]]"]
 """Segments whole prompts, each with its embeddings or what computes them (what :meth:`TaskFinder.find_request`
 takes: a prompt whose structure places one request is never embedded)."""
 
