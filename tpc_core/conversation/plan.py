@@ -79,7 +79,8 @@ def fixed_parts(messages: Sequence[Message], task_index: int | None,
                 open_parts: Collection[tuple[int, int]] = ()) -> tuple[tuple[bool, ...], ...]:
     """Per message, per part, what is kept as it is: every part of a system or developer message; the latest user
     turn's own parts (the tool results it carries are compressed like any tool message's), but the ``open_parts``
-    (``(message, part)``: a long turn compressed around its request, :func:`compress_conversation`)."""
+    (``(message, part)``: a long turn compressed around its request,
+    :func:`tpc_core.conversation.compress.compress_conversation`)."""
     return tuple(tuple(message.role in PROTECTED_ROLES or (message.index == task_index and not message.is_tool_part(p)
                                                            and (message.index, p) not in open_parts)
                        for p in range(len(message.parts))) for message in messages)
