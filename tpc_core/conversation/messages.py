@@ -279,7 +279,8 @@ def rebuild_message(original: Any, message: Message, texts: Sequence[str | None]
         raise ValueError(f"Message {message.index} has {len(message.parts)} parts, got {len(texts)} texts.")
     if message.kind is MessageKind.DICT:
         rebuilt = message.shape is not ContentShape.NONE  # its content is rebuilt below (non-text parts copied there)
-        copied = {key: value if key == "content" and rebuilt else copy.deepcopy(value) for key, value in original.items()}
+        copied = {key: value if key == "content" and rebuilt else copy.deepcopy(value)
+                  for key, value in original.items()}
         if message.shape is not ContentShape.NONE:
             copied["content"] = _new_content(original["content"], iter(texts), drop_empty)
         return copied

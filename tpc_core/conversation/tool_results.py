@@ -30,6 +30,7 @@ from tpc_core.conversation.records import WHOLE_RECORD, read_records
 from tpc_core.engine.options import CompressionOptions
 from tpc_core.engine.output.result import CompressionResult
 from tpc_core.engine.pipeline import Engine
+from tpc_core.engine.selection.fitting import drop_to_fit
 
 __all__ = ["LedgerEntry", "ToolResult", "ToolResultLedger", "compress_tool_text", "fair_share", "tool_question"]
 
@@ -111,11 +112,10 @@ def compress_tool_text(engine: Engine, text: str, question: str | None, target_t
         results.append(result)
     scores = {sentence.doc_index: sentence.score or 0.0 for sentence in result.sentences}
     kept = [k for k, document in enumerate(result.compressed_documents) if document]
-    fitted = records.text(kept)
-    while kept and counter(fitted) > target_tokens:  # the frame's joins can count more than the engine's
-        kept.remove(min(kept, key=lambda k: (scores.get(k, 0.0), -k)))
-        fitted = records.text(kept)
-    return fitted  # with no record kept, the frame: it fits (room > 0)
+    # the frame's joins can count more than the engine's: the one budget loop, the structure its one part
+    fitted = drop_to_fit([kept], target_tokens, lambda _, records_kept: counter(records.text(records_kept)),
+                         weakest=lambda k: (scores.get(k, 0.0), -k))
+    return records.text(fitted.kept[0])  # with no record kept, the frame: it fits (room > 0)
 
 
 def _digest(text: str) -> str:

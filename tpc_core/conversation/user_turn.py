@@ -24,7 +24,8 @@ __all__ = ["MATERIAL_TOKENS", "around_request", "caller_patterns", "material_par
 
 MATERIAL_TOKENS = 64
 """A latest user turn whose text part holds at least this many tokens besides its request sentences carries
-material (a pasted document): it is compressed around its request (:func:`tpc_core.conversation.compress.compress_conversation`)."""
+material (a pasted document): it is compressed around its request
+(:func:`tpc_core.conversation.compress.compress_conversation`)."""
 
 
 def around_request(engine: Engine, read: Sequence[Message], task_index: int | None,
@@ -35,8 +36,8 @@ def around_request(engine: Engine, read: Sequence[Message], task_index: int | No
     A part qualifies when the checkpoint's request head finds request sentences in it and the rest of it counts
     at least :data:`MATERIAL_TOKENS`: the single-message "document + question" chat. Those sentences are then the
     task and are kept verbatim; the rest of the part is compressed for them with the other messages. A part where
-    no request is found stays whole (it is the question; see :func:`material_parts`), as do all parts with a caller's own ``splitter`` (the
-    request is found with the checkpoint's).
+    no request is found stays whole (it is the question; see :func:`material_parts`), as do all parts with a
+    caller's own ``splitter`` (the request is found with the checkpoint's).
     """
     if task_index is None or options.get("splitter") is not None:
         return {}

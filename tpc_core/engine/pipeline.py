@@ -9,6 +9,7 @@ written once, in docs/ARCHITECTURE.md ("The route of one prompt").
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import threading
 from collections.abc import Callable, Sequence
@@ -164,9 +165,21 @@ class Engine:
 
     def read_whole(self, prompts: list[str]) -> tuple[list[Segmented], list[torch.Tensor]]:
         """Whole prompts segmented with the default splitter and counter, and their sentence embeddings."""
-        options = CompressionOptions()
-        segmented = [segment((prompt,), self.splitter(), self.default_counter, options) for prompt in prompts]
+        segmented = self.segment_whole(prompts)
         return segmented, self.scorer.embed(segmented)
+
+    def segment_whole(self, prompts: list[str]) -> list[Segmented]:
+        """Whole prompts segmented with the default splitter and counter (not embedded)."""
+        options = CompressionOptions()
+        return [segment((prompt,), self.splitter(), self.default_counter, options) for prompt in prompts]
+
+    def read_whole_lazily(self, prompts: list[str]) -> tuple[list[Segmented], list[Callable[[], torch.Tensor]]]:
+        """Whole prompts segmented, each with what embeds it (called only by a reader that needs the embeddings)."""
+        segmented = self.segment_whole(prompts)
+        return segmented, [functools.partial(self._embed_one, prompt) for prompt in segmented]
+
+    def _embed_one(self, prompt: Segmented) -> torch.Tensor:
+        return self.scorer.embed([prompt])[0]
 
     def describe(self, prompts: list[str]) -> list[str]:
         """The task description of each whole prompt (:meth:`TaskFinder.descriptions`).
@@ -183,8 +196,11 @@ class Engine:
                                              separator=CompressionOptions().document_separator)
 
     def find_request(self, prompt: str) -> FoundRequest | None:
-        """The request ``prompt`` writes, as the request head alone finds it (:meth:`TaskFinder.find_request`)."""
-        return self.task_finder.find_request(prompt, self.read_whole)
+        """The request ``prompt`` writes, as the request head alone finds it (:meth:`TaskFinder.find_request`).
+
+        The prompt is embedded only where the head has a choice to make (structure placing one request needs none):
+        a conversation's latest user turn is then read once, by the engine call that compresses it."""
+        return self.task_finder.find_request(prompt, self.read_whole_lazily)
 
     def warm(self, texts: Sequence[str], store: DocumentStore, splitter: SentenceSplitter, batch_size: int) -> int:
         """Store every text ``store`` lacks (its spans, counts and embeddings), without compressing; returns the

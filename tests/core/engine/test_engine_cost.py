@@ -212,3 +212,52 @@ def test_an_assembly_counted_from_its_sentences_is_counted_exactly(tpc_mini, doc
     assert from_sentences == read_again
     assert from_sentences.total == counter(from_sentences.prompt(separator))
     assert joined_count(counter, texts, counter.count_many(texts), separator) == counter(separator.join(texts))
+
+
+# ---------------------------------------------------------------- a chat's latest user turn is read once
+def spy_on_reads(monkeypatch, compressor):
+    """What the CSE reads, call by call: ("contexts", sentences read) and ("question", texts), and the forward passes
+    of each (a hook on the module every pass calls)."""
+    calls: list[list] = []
+    encoder = compressor.encoder
+    encode_contexts, encode_questions = encoder.encode_contexts, encoder.encode_questions
+
+    def contexts(ids):
+        calls.append(["contexts", sum(len(context) for context in ids), 0])
+        return encode_contexts(ids)
+
+    def questions(texts):
+        calls.append(["question", list(texts), 0])
+        return encode_questions(texts)
+
+    def forward(*_):
+        calls[-1][2] += 1
+
+    monkeypatch.setattr(encoder, "encode_contexts", contexts)
+    monkeypatch.setattr(encoder, "encode_questions", questions)
+    hook = encoder.forward_module.register_forward_hook(forward)
+    return calls, hook
+
+
+@pytest.mark.slow
+def test_a_single_message_chats_user_turn_is_read_once(tpc_mini, monkeypatch):
+    paragraphs = [p for p in EXAMPLE.read_text(encoding="utf-8").split("\n\n") if p.strip()][:5]
+    request = "What do the colonies declare about their allegiance to the British Crown?"
+    user = "\n\n".join([*paragraphs, request])
+    chat = [{"role": "system", "content": "You are a historian."}, {"role": "user", "content": user}]
+    expected = tpc_mini.compress_messages(chat, target_tokens=250, return_result=True)
+    calls, hook = spy_on_reads(monkeypatch, tpc_mini)
+    try:
+        result = tpc_mini.compress_messages(chat, target_tokens=250, return_result=True)
+        # What compressing the turn's paragraphs for its request costs the encoder, as a plain prompt.
+        passes = len(calls)
+        tpc_mini.compress([*paragraphs, request], question=request, target_tokens=200)
+    finally:
+        hook.remove()
+    assert result.messages == expected.messages and request in result.messages[1]["content"]
+    read = len(result.result.sentences)  # every sentence of the turn, as the engine's documents hold them
+    assert read == len(tpc_mini.engine.segment_whole([user])[0].sentences)
+    # One context read of the turn's sentences (the request head's structure needed no embeddings), then the task.
+    assert [call[:2] for call in calls[:passes]] == [["contexts", read], ["question", [request]]]
+    assert [call[2] for call in calls[:passes]] == [call[2] for call in calls[passes:]]  # the same forward passes
+    assert all(count > 0 for _, _, count in calls)

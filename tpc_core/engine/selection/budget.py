@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 
+from tpc_core.engine.selection.fitting import drop_to_fit
 from tpc_core.engine.values import CountTokens, Joined, joined_count
 from tpc_core.segmentation import is_turn_marker
 
@@ -248,7 +249,8 @@ def join_documents(documents: Sequence[str], spans: Sequence[Sequence[tuple[int,
     if counts is None or from_sentences is None:
         return Joined.count(kept, texts, counter, separator)
     tokens = [from_sentences(text, _kept_spans(doc, doc_spans, doc_kept), [doc_counts[i] for i in doc_kept])
-              if text else 0 for text, doc, doc_spans, doc_kept, doc_counts in zip(texts, documents, spans, kept, counts)]
+              if text else 0
+              for text, doc, doc_spans, doc_kept, doc_counts in zip(texts, documents, spans, kept, counts)]
     missing = [text for text, count in zip(texts, tokens) if count is None]
     fresh = iter(counter.count_many(missing) if missing else [])
     return Joined.count(kept, texts, counter, separator, [next(fresh) if n is None else n for n in tokens])
@@ -257,7 +259,8 @@ def join_documents(documents: Sequence[str], spans: Sequence[Sequence[tuple[int,
 def fit_to_budget(documents: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]], chosen: Iterable[int],
                   priority: Sequence[tuple[bool, float]], budget: int, counter: CountTokens, separator: str,
                   counts: Sequence[Sequence[int]] | None = None, protected: frozenset[int] = frozenset()) -> Joined:
-    """Assemble the chosen sentences and drop the weakest until the real count of the whole prompt fits.
+    """Assemble the chosen sentences and drop the weakest until the real count of the whole prompt fits (the one
+    budget loop, :func:`tpc_core.engine.selection.fitting.drop_to_fit`, over the documents joined by ``separator``).
 
     Args:
         documents: The input documents.
@@ -276,14 +279,55 @@ def fit_to_budget(documents: Sequence[str], spans: Sequence[Sequence[tuple[int, 
         The assembly, whose ``total`` is at most ``budget``, or only the protected sentences when they alone
         exceed it (or nothing is kept).
     """
-    flat = [(d, i) for d, doc_spans in enumerate(spans) for i in range(len(doc_spans))]
-    remaining = set(chosen)
-    while True:
-        kept: list[list[int]] = [[] for _ in documents]
-        for k in sorted(remaining):
-            kept[flat[k][0]].append(flat[k][1])
-        joined = join_documents(documents, spans, kept, counter, separator, counts)
-        droppable = remaining - protected
-        if joined.total <= budget or not droppable:
-            return joined
-        remaining.discard(min(droppable, key=lambda k: (priority[k][0], priority[k][1], -k)))
+    prompt = _JoinedDocuments(documents, spans, counter, separator, counts)
+    kept: list[list[int]] = [[] for _ in documents]
+    for k in sorted(set(chosen)):
+        kept[prompt.flat[k][0]].append(k)
+    fitted = drop_to_fit(kept, budget, prompt.count, total=prompt.total,
+                         weakest=lambda k: (priority[k][0], priority[k][1], -k),
+                         pinned=[protected.intersection(part) for part in kept])
+    return Joined(tuple(tuple(prompt.flat[k][1] for k in part) for part in fitted.kept),
+                  tuple(prompt.text(d, part) for d, part in enumerate(fitted.kept)), fitted.counts, fitted.total)
+
+
+class _JoinedDocuments:
+    """A prompt's documents as :func:`fit_to_budget`'s parts: each document's text and count from its kept flat
+    sentences, and the count of the non-empty texts joined by the separator."""
+
+    def __init__(self, documents: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]], counter: CountTokens,
+                 separator: str, counts: Sequence[Sequence[int]] | None) -> None:
+        self.documents = documents
+        self.spans = spans
+        self.counter = counter
+        self.separator = separator
+        self.sentence_counts = counts
+        self.flat = [(d, i) for d, doc_spans in enumerate(spans) for i in range(len(doc_spans))]
+        self._texts: dict[tuple[int, tuple[int, ...]], str] = {}
+
+    def text(self, document: int, kept: Sequence[int]) -> str:
+        """Document ``document`` keeping the flat sentences ``kept`` (:func:`join_kept`)."""
+        key = (document, tuple(kept))
+        if key not in self._texts:
+            self._texts[key] = join_kept(self.documents[document], self.spans[document],
+                                         [self.flat[k][1] for k in kept])
+        return self._texts[key]
+
+    def count(self, document: int, kept: Sequence[int]) -> int:
+        """That text's count: from its sentences' counts where the counter can tell it exactly, else read."""
+        text = self.text(document, kept)
+        if not text:
+            return 0
+        from_sentences = getattr(self.counter, "count_from_sentences", None)
+        if self.sentence_counts is not None and from_sentences is not None:
+            indices = [self.flat[k][1] for k in kept]
+            known = from_sentences(text, _kept_spans(self.documents[document], self.spans[document], indices),
+                                   [self.sentence_counts[document][i] for i in indices])
+            if known is not None:
+                return known
+        return self.counter.count_many([text])[0]
+
+    def total(self, counts: Sequence[int], kept: Sequence[Sequence[int]]) -> int:
+        """The count of the non-empty texts joined by the separator (:func:`joined_count`)."""
+        texts = [self.text(d, part) for d, part in enumerate(kept)]
+        return joined_count(self.counter, [text for text in texts if text],
+                            [n for n, text in zip(counts, texts) if text], self.separator)

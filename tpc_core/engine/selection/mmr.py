@@ -15,7 +15,8 @@ def mmr_within_budget(scores: Sequence[float], embeddings: torch.Tensor, token_c
 
     Forced sentences are taken first while they fit. Then, repeatedly, the sentence that still fits with
     the highest ``score - redundancy * max cosine to a kept sentence`` is taken, until none fits. With
-    ``redundancy == 0`` this is the greedy knapsack by score of :func:`tpc_core.engine.selection.budget.top_k_within_budget`.
+    ``redundancy == 0`` this is the greedy knapsack by score of
+    :func:`tpc_core.engine.selection.budget.top_k_within_budget`.
 
     Returns:
         Indices of the kept sentences, ascending (original order).

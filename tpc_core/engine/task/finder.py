@@ -46,6 +46,10 @@ Describe = Callable[[list[str]], list[str]]
 ReadPrompts = Callable[[list[str]], "tuple[list[Segmented], list[torch.Tensor]]"]
 """Segments whole prompts and embeds their sentences (what :meth:`TaskFinder.descriptions` needs for the head)."""
 
+ReadLazily = Callable[[list[str]], "tuple[list[Segmented], Sequence[torch.Tensor | Callable[[], torch.Tensor]]]"]
+"""Segments whole prompts, each with its embeddings or what computes them (what :meth:`TaskFinder.find_request`
+takes: a prompt whose structure places one request is never embedded)."""
+
 
 # How far each kind of place is trusted to state the request (lower: more): a label or the user's own turn says so.
 _TRUST = {PlaceKind.LABEL: 0, PlaceKind.CHAT_TURN: 0, PlaceKind.LAST_BLOCK: 1, PlaceKind.FIRST_BLOCK: 2,
@@ -152,13 +156,14 @@ class TaskFinder:
                 tasks[k] = self._judge(description, text, prompts[k].sentences)
         return [task for task in tasks if task is not None]
 
-    def find_request(self, prompt: str, read: ReadPrompts) -> FoundRequest | None:
+    def find_request(self, prompt: str, read: ReadPrompts | ReadLazily) -> FoundRequest | None:
         """The request ``prompt`` writes, as compression places it (its structure, then the head), without the
         CTD; ``None`` when none is placed, or the prompt is blank.
 
         Args:
             prompt: One whole prompt (one document).
-            read: Segments and embeds prompts (the compressor's default splitter and counter).
+            read: Segments and embeds prompts (the compressor's default splitter and counter); it may give, for the
+                embeddings, what computes them: called only where the head ranks.
         """
         if not prompt.strip():
             return None
@@ -170,7 +175,7 @@ class TaskFinder:
         spans = prompts[0].spans[0]
         return FoundRequest(tuple(spans[i] for i in primary), request_text(prompts[0].sentences, primary))
 
-    def locate(self, prompt: Segmented, embeddings: torch.Tensor | None,
+    def locate(self, prompt: Segmented, embeddings: torch.Tensor | Callable[[], torch.Tensor] | None,
                ) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
         """``(primary, kept)``: the sentences that state the prompt's request (the task description) and every
         sentence compression keeps for it, as flat indices; ``None`` when the prompt asks nothing that can be
@@ -199,8 +204,9 @@ class TaskFinder:
         needs_head = len(place.candidates) > 1 or any(
             kind is PlaceKind.CHAT_TURN and len(candidate) > limit for candidate, kind in zip(place.candidates,
                                                                                              place.kinds))
-        probabilities = (self.head.probabilities(embeddings, sentences)  # the head ranks only where there is a choice
+        probabilities = (self.head.probabilities(embeddings() if callable(embeddings) else embeddings, sentences)
                          if needs_head and self.head is not None and embeddings is not None else None)
+        # the head ranks only where there is a choice: only then are lazy embeddings computed
         placed = tuple(self._within(tuple(offset + k for k in candidate), kind, probabilities)
                        for candidate, kind in zip(place.candidates, place.kinds))
         # the candidates of the most trusted kind placed: the head chooses among those only
