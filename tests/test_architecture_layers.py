@@ -2,7 +2,8 @@
 
 * the packages are layered, imports pointing down only: ``__main__`` → ``cli`` → the package's lazy ``__init__`` →
   ``corpus`` → ``compressor`` → ``conversation`` →
-  ``loading`` / ``cache`` (which know nothing of each other) → ``engine`` → ``segmentation`` → ``diagnostics``;
+  ``loading`` / ``cache`` (which know nothing of each other) → ``engine`` → ``options`` → ``segmentation`` →
+  ``diagnostics``;
   ``config`` and ``version`` sit below them all;
 * the compressor is a facade (≤ 250 lines), and no folder of the engine holds more than 10 modules;
 * the cache has no copy of the scorer's code: it never imports the scoring or task packages, never tokenizes and
@@ -23,6 +24,7 @@ LAYERS = (
     ("tpc_core.version", "tpc_core.config"),
     ("tpc_core.diagnostics",),
     ("tpc_core.segmentation",),
+    ("tpc_core.options",),  # the compress options, declared once: the engine reads them, the segmentation types them
     ("tpc_core.engine",),
     ("tpc_core.loading", "tpc_core.cache"),
     ("tpc_core.conversation",),
