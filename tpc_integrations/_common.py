@@ -129,11 +129,12 @@ def adapter_options(model_name: str, reach: str, *, defaults: dict[str, Any] | N
                     notes: dict[str, str] | None = None, names: tuple[str, ...] | None = None) -> type[BaseModel]:
     """The engine options an adapter kind exposes, as fields to inherit: those whose ``Reach`` is ``reach`` (or
     ``names``), with the option's type, check, default and documentation, its peer names as validation aliases and
-    noted in its documentation, and what ``notes`` adds for this kind of adapter."""
+    noted in its documentation, and what ``notes`` adds for this kind of adapter. ``cache`` is shown in the repr:
+    an adapter holds a URL with a password as a ``SecretURL`` (:func:`hidden_cache`), shown without it."""
     names = options_for(reach) if names is None else names
     merged = {name: " ".join(filter(None, [(notes or {}).get(name), _peer_note(name)])) for name in names}
     aliases = {name: alias_choices(name).choices[1:] for name in names if alias_choices(name) is not None}
-    return option_fields(model_name, names, defaults=defaults, notes=merged, aliases=aliases)
+    return option_fields(model_name, names, defaults=defaults, notes=merged, aliases=aliases, shown=("cache",))
 
 
 EveryAdapterOptions = adapter_options("EveryAdapterOptions", "every", notes={

@@ -203,8 +203,8 @@ def options_for(adapters: str) -> tuple[str, ...]:
 
 
 def option_fields(model_name: str, names: Sequence[str], *, defaults: Mapping[str, Any] | None = None,
-                  notes: Mapping[str, str] | None = None,
-                  aliases: Mapping[str, Iterable[str]] | None = None) -> type[BaseModel]:
+                  notes: Mapping[str, str] | None = None, aliases: Mapping[str, Iterable[str]] | None = None,
+                  shown: Iterable[str] = ()) -> type[BaseModel]:
     """A pydantic model whose fields are the options ``names``, each with the option's type, check, default and
     documentation, for settings classes to inherit.
 
@@ -214,6 +214,8 @@ def option_fields(model_name: str, names: Sequence[str], *, defaults: Mapping[st
         defaults: Another default for some of them (e.g. index time does not describe bare documents).
         notes: A sentence added to some fields' documentation (what differs for this kind of adapter).
         aliases: Other accepted names for some fields (peer names), as pydantic validation aliases.
+        shown: Fields the model's repr shows although the option's does not (``cache``, where the model hides a
+            URL's password itself).
     """
     defaults, notes, aliases = dict(defaults or {}), dict(notes or {}), dict(aliases or {})
     fields: dict[str, Any] = {}
@@ -223,6 +225,6 @@ def option_fields(model_name: str, names: Sequence[str], *, defaults: Mapping[st
         description = " ".join(filter(None, [field.description, notes.get(name)]))
         choices = tuple(aliases.get(name, ()))
         fields[name] = (annotation, Field(
-            defaults.get(name, field.default), description=description, repr=field.repr,
+            defaults.get(name, field.default), description=description, repr=field.repr or name in set(shown),
             validation_alias=AliasChoices(name, *choices) if choices else None))
     return create_model(model_name, __config__=ConfigDict(arbitrary_types_allowed=True), **fields)
