@@ -87,7 +87,7 @@ class CompressOptions(BaseModel):
 
     target_tokens: Annotated[Optional[int], BeforeValidator(check_target_tokens),
                              Reach(keyword=False, exclusive="budget")] = None
-    """Budget in tokens (exclusive with ``rate``)."""
+    """Token budget: the most tokens the compressed prompt may count (exclusive with ``rate``)."""
     rate: Annotated[Optional[float], BeforeValidator(check_rate), Reach(keyword=False, exclusive="budget")] = None
     """Fraction of tokens to keep, in (0, 1]; 0.2 when neither budget is given."""
     budget_scope: Annotated[Literal["global", "per_document"], BeforeValidator(check_budget_scope),
