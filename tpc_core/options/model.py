@@ -157,7 +157,7 @@ class CompressOptions(BaseModel):
             raise TypeError(f"Unknown compression option(s) {', '.join(map(repr, unknown))}; the accepted keywords "
                             f"are target_tokens, rate and {', '.join(keywords)}.")
         try:
-            return cls(target_tokens=target_tokens, rate=rate, **options)
+            return cls.model_validate({"target_tokens": target_tokens, "rate": rate, **options})
         except ValidationError as error:
             raise _first_cause(error) from None
 
