@@ -23,6 +23,7 @@ _EXPORTS = {
     "Task": "tpc_core.engine.values",
     "TaskSource": "tpc_core.engine.values",
     "Selection": "tpc_core.engine.values",
+    "CompressOptions": "tpc_core.options",
 }
 
 __all__ = [*_EXPORTS, "__version__"]
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from tpc_core.engine.output.sentence import SentenceRecord
     from tpc_core.engine.values import Selection, Task, TaskSource
     from tpc_core.loading.registry import DEFAULT_MODEL, REGISTRY
+    from tpc_core.options import CompressOptions
 
 
 def __getattr__(name: str) -> Any:

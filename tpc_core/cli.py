@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tpc_core.loading.registry import DEFAULT_MODEL, REGISTRY
+from tpc_core.options import CompressOptions
+from tpc_core.options.surfaces import add_option_flags, flag_options
 
 __all__ = ["main", "build_parser"]
 
@@ -26,9 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
                                        "returns an empty result.")
     compress.add_argument("--question", "-q", default=None,
                           help="The question (prompt-aware). Without it the CTD writes a task description.")
-    budget = compress.add_mutually_exclusive_group()
-    budget.add_argument("--target-tokens", type=int, default=None, help="Budget in tokens.")
-    budget.add_argument("--rate", type=float, default=None, help="Fraction of tokens to keep, in (0, 1]; default 0.2.")
+    add_option_flags(compress)  # one flag per option of CompressOptions that the command line reaches
     compress.add_argument("--model", "-m", default=DEFAULT_MODEL,
                           help=f"Checkpoint: {', '.join(REGISTRY)}, a local directory or a Hub repo id.")
     compress.add_argument("--token-counter", default=None,
@@ -123,11 +123,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _quiet_loading()
         return run_corpus_command(args)
     try:  # everything that needs no model is checked before the (slow) model load
-        text = None
+        text, options = None, {}
         if args.command == "compress":
-            from tpc_core.engine.selection.budget import validate_budget_args
-
-            validate_budget_args(args.target_tokens, args.rate)
+            options = flag_options(args)
+            CompressOptions.build(**options)
             text = _read_input(args.file)
             _check_html_path(args.html)
     except (ValueError, TypeError) as error:
@@ -142,8 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "info":
             print(json.dumps(compressor.info(), indent=2))
             return 0
-        result = compressor.compress(text, question=args.question, target_tokens=args.target_tokens, rate=args.rate,
-                                     token_counter=args.token_counter)
+        result = compressor.compress(text, question=args.question, token_counter=args.token_counter, **options)
     except (ValueError, TypeError, OSError, ImportError) as error:
         print(f"tpc: error: {error}", file=sys.stderr)
         return 2

@@ -4,9 +4,9 @@ It loads a checkpoint (``loading``), builds one :class:`~tpc_core.engine.pipelin
 every call's arguments and hands the work on: the batch loop, the cache behind the scorer and every stage live in
 the engine. The route of one prompt is written once, in docs/ARCHITECTURE.md ("The route of one prompt").
 
-A new keyword option of ``compress`` / ``compress_batch`` touches ``engine/options.py`` only: its type and
-documentation in ``CompressKeywords``, its default and check in ``CompressionOptions``; then the stage that uses
-it reads it from the options. Neither method's signature or docstring lists the options.
+A new keyword option of ``compress`` / ``compress_batch`` is one field of :class:`tpc_core.options.CompressOptions`
+(type, default, documentation, check); the typed ``**options`` (``CompressKeywords``) are generated from it, and the
+stage that uses it reads it from the options. Neither method's signature or docstring lists the options.
 """
 
 from __future__ import annotations
@@ -138,7 +138,7 @@ class TPCCompressor(PretrainedMixin, CacheMethods):
             token_counter: How budgets are counted: ``None`` (the CSE tokenizer), a tokenizer, a name/path or
                 a ``Callable[[str], int]``.
             **options: The keyword options, each typed and documented in
-                :class:`~tpc_core.engine.options.CompressKeywords` (``show_progress`` excepted: one prompt shows
+                :class:`~tpc_core.options.CompressKeywords` (``show_progress`` excepted: one prompt shows
                 no progress bar).
 
         Returns:
@@ -163,7 +163,7 @@ class TPCCompressor(PretrainedMixin, CacheMethods):
             rate: Kept fraction for each prompt; default 0.2.
             token_counter: See :meth:`compress`.
             **options: The keyword options (``budget_scope``, ``top_n``, ``batch_size``, ...), each typed, documented
-                and given its default in :class:`~tpc_core.engine.options.CompressKeywords`.
+                and given its default in :class:`~tpc_core.options.CompressKeywords`.
 
         Warns:
             UserWarning: At the caller's line, when sentences larger than the whole budget were skipped

@@ -18,7 +18,7 @@ from tpc_core import TPCCompressor
 from tpc_core.cache import SecretURL, check_cache_spec, is_secret, redacted_url, reveal
 from tpc_core.engine import TokenCounter, resolve_token_counter
 from tpc_core.loading import REGISTRY, HubOptions, read_checkpoint_config, resolve_device, resolve_dtype
-from tpc_core.segmentation import SPLITTER_NAMES
+from tpc_core.options import check_splitter
 
 __all__ = ["TPCSettingsError", "check_cache", "check_device", "check_dtype", "check_model", "check_model_kwargs",
            "check_splitter", "check_token_counter", "hidden_cache", "settings_error"]
@@ -142,20 +142,6 @@ def check_model(name_or_path: str, revision: str | None, model_kwargs: dict[str,
     except (OSError, ValueError) as error:
         raise ValueError(f"model_name_or_path={name_or_path!r} cannot be loaded: {error}"
                          f"{_close(os.fspath(name_or_path), list(REGISTRY))}") from error
-
-
-def check_splitter(splitter: Any) -> None:
-    """A splitter name of :mod:`tpc_core.segmentation`, or an object with a ``spans(text)`` method."""
-    if splitter is None:
-        return
-    if isinstance(splitter, str):
-        if splitter not in SPLITTER_NAMES:
-            raise ValueError(f"splitter={splitter!r} is not a sentence splitter; use one of {SPLITTER_NAMES}"
-                             f"{_close(splitter, SPLITTER_NAMES)}, or an object with spans(text).")
-        return
-    if not callable(getattr(splitter, "spans", None)):
-        raise TypeError(f"splitter must be a name {SPLITTER_NAMES} or an object with a spans(text) method returning "
-                        f"(start, end) offsets, got {type(splitter).__name__}.")
 
 
 def check_cache(cache: Any) -> None:

@@ -3,9 +3,10 @@
 The adapters hold no compression logic. Each one turns its framework's objects into a list of texts,
 calls :func:`compress_call` (one :meth:`tpc_core.TPCCompressor.compress` call over all of them, so a
 ``"global"`` budget spans the whole retrieved set; the engine also applies the post-budget filters ``min_score``
-/ ``top_n``) and turns each :class:`DocumentOutcome` back into a new framework object. A settings field named
-like one of the engine's options (:class:`tpc_core.engine.options.CompressKeywords`, the budget) reaches the
-engine under that name (:meth:`TPCEngineSettings.engine_options`). This module imports pydantic but neither
+/ ``top_n``) and turns each :class:`DocumentOutcome` back into a new framework object. The settings fields that are
+engine options are :class:`tpc_core.options.CompressOptions`'s own fields (type, check, default, documentation),
+inherited through :func:`adapter_options`, and reach the engine under their names
+(:meth:`TPCEngineSettings.engine_options`). This module imports pydantic but neither
 framework.
 """
 
@@ -14,15 +15,15 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from typing import Any, Literal, Optional
+from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_serializer, model_validator
 
 from tpc_core import DEFAULT_MODEL, TPCCompressor
 from tpc_core.cache import SecretURL
-from tpc_core.engine import CompressKeywords, TokenCounter, resolve_token_counter
-from tpc_core.engine.selection import validate_budget_args, validate_filter_args
+from tpc_core.engine import TokenCounter, resolve_token_counter
 from tpc_core.loading import resolve_device, resolve_dtype
+from tpc_core.options import CompressOptions, option_fields, options_for, validate_budget_args
 from tpc_integrations._checks import (
     TPCSettingsError,
     check_cache,
@@ -30,7 +31,6 @@ from tpc_integrations._checks import (
     check_dtype,
     check_model,
     check_model_kwargs,
-    check_splitter,
     check_token_counter,
     hidden_cache,
     settings_error,
@@ -46,7 +46,7 @@ from tpc_integrations._outcomes import (
     ensure_type,
     fresh_metadata,
 )
-from tpc_integrations._peer_names import translate_peer_names
+from tpc_integrations._peer_names import PEER_ALIASES, alias_choices, peer_aliases, translate_peer_names
 
 __all__ = [
     "ENGINE_KEYWORDS",
@@ -67,9 +67,9 @@ __all__ = [
 
 logger = logging.getLogger("tpc_integrations")
 
-ENGINE_KEYWORDS = ("target_tokens", "rate", *sorted(CompressKeywords.__optional_keys__))
+ENGINE_KEYWORDS = tuple(CompressOptions.model_fields)
 """The keywords of ``TPCCompressor.compress`` / ``compress_batch`` that an adapter field passes by its own name
-(``token_counter`` is passed resolved)."""
+(``token_counter`` is passed resolved): the fields of :class:`tpc_core.options.CompressOptions`."""
 
 # ---------------------------------------------------------------------------------------------- model cache
 _CacheKey = tuple[str, Optional[str], str, str, tuple[tuple[str, str], ...]]
@@ -120,7 +120,40 @@ def clear_model_cache() -> None:
 
 
 # ---------------------------------------------------------------------------------------------- settings
-class TPCEngineSettings(FailSafeSettings):
+def _peer_note(name: str) -> str | None:
+    peers = [PEER_ALIASES[peer] for peer in peer_aliases(name)]
+    return " ".join(f"Peer name: ``{alias.name}`` ({alias.note})." for alias in peers) or None
+
+
+def adapter_options(model_name: str, reach: str, *, defaults: dict[str, Any] | None = None,
+                    notes: dict[str, str] | None = None, names: tuple[str, ...] | None = None) -> type[BaseModel]:
+    """The engine options an adapter kind exposes, as fields to inherit: those whose ``Reach`` is ``reach`` (or
+    ``names``), with the option's type, check, default and documentation, its peer names as validation aliases and
+    noted in its documentation, and what ``notes`` adds for this kind of adapter. ``cache`` is shown in the repr:
+    an adapter holds a URL with a password as a ``SecretURL`` (:func:`hidden_cache`), shown without it."""
+    names = options_for(reach) if names is None else names
+    merged = {name: " ".join(filter(None, [(notes or {}).get(name), _peer_note(name)])) for name in names}
+    aliases = {name: alias_choices(name).choices[1:] for name in names if alias_choices(name) is not None}
+    return option_fields(model_name, names, defaults=defaults, notes=merged, aliases=aliases, shown=("cache",))
+
+
+EveryAdapterOptions = adapter_options("EveryAdapterOptions", "every", notes={
+    "cache": "An adapter keeps a URL that holds a password (or a pydantic ``SecretStr``) as a "
+             "``tpc_core.cache.SecretURL``: its repr, dumps and serialised forms show it without the password, so a "
+             "dump cannot restore it (pass ``SecretURL.from_env()``, which reads ``TPC_CACHE_URL``). Checked at "
+             "construction: another kind is a TypeError, a directory that cannot be written a PermissionError naming "
+             "it."})
+"""The engine options of every adapter (``Reach(adapters="every")``)."""
+
+QueryTimeOptions = adapter_options("QueryTimeOptions", "query", notes={
+    "top_n": "As a reranker does: documents come back in input order unless ``sort_by_score``.",
+    "min_score": "A document left empty is dropped, so an off-topic sentence is not kept just to fill the budget "
+                 "(see ``tpc_relevance_score`` for typical scores)."})
+"""The engine options of the query-time adapters (``Reach(adapters="query")``): one budget across the retrieved
+documents and the reranker-style filters applied after it."""
+
+
+class TPCEngineSettings(FailSafeSettings, EveryAdapterOptions):
     """What every adapter exposes as pydantic fields: the model, the budget, how text is split and counted,
     and the task to compress for when there is no query. Mixed into each adapter's framework base class.
 
@@ -135,13 +168,13 @@ class TPCEngineSettings(FailSafeSettings):
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", protected_namespaces=(),
                               use_attribute_docstrings=True)
 
-    model_name_or_path: str = DEFAULT_MODEL
+    model_name_or_path: str = Field(DEFAULT_MODEL, validation_alias=alias_choices("model_name_or_path"))
     """TPC checkpoint: "tpc-mini" (offline default), "cpc-llama-1b"/"cpc-mistral-7b" (the authors' published CPC
     encoders, from the Hub), a local directory or a Hub repo id. Ignored when a ready ``compressor`` is passed.
     Peer names: ``model_name``, ``model``."""
     revision: Optional[str] = None
     """Hub revision (tag, branch or commit) of the checkpoint; registered names are pinned already."""
-    device: Optional[str] = None
+    device: Optional[str] = Field(None, validation_alias=alias_choices("device"))
     """Device: "cpu", "cuda", "cuda:1", "mps", or None for the best available one (no GPU is assumed); checked
     at construction. Peer name: ``device_map`` (a device string; "auto" is None)."""
     dtype: Optional[str] = None
@@ -151,34 +184,13 @@ class TPCEngineSettings(FailSafeSettings):
     load_ctd, ctd (the CTD checkpoint paired with a ``cpc-*`` encoder)."""
     load_on_init: bool = False
     """Load the model when the adapter is built (default: on first use), so a pipeline pays the load up front."""
-    target_tokens: Optional[int] = None
-    """Token budget (exclusive with ``rate``). Peer name: ``target_token`` (-1 means None)."""
-    rate: Optional[float] = None
-    """Fraction of tokens to keep, in (0, 1]; the engine's default 0.2 when neither budget is given."""
     token_counter: Any = None
     """How budgets are counted: None (the CSE tokenizer), "cl100k_base", a tokenizer, a name/path or a
     ``Callable[[str], int]``; count with your LLM's tokenizer to budget its prompt exactly."""
-    force_keep_patterns: tuple[str, ...] = ()
-    """Regexes; sentences matching any are taken first (still within budget)."""
-    keep_first_sentence: bool = False
-    """Take each document's first sentence first (still within budget), e.g. titles."""
-    splitter: Any = None
-    """Sentence splitter: "nupunkt" (the checkpoint's default), "regex", "line", "nltk", or an object with a
-    ``spans(text)`` method returning (start, end) offsets."""
     task_description: Optional[str] = None
     """A fixed description of the task (e.g. "Answer questions about the company's products"), used instead of
     the one TPC's task descriptor reads from the documents whenever there is no query: prompt-agnostic
     compression without its cost. A query, when given, always wins."""
-    cache: Any = None
-    """Sentence cache: what the engine reads of each document before any question (its sentences, their counts and
-    embeddings) is stored once and reused, so a chunk retrieved again costs almost nothing. None (off), "memory"
-    (an LRU in this process, shared by every adapter on the same model), a directory path (shared by processes),
-    a ``tpc_core.cache.SentenceCache``, a LangChain byte store (``InMemoryByteStore``, ``LocalFileStore``, ...), a
-    LlamaIndex key-value store (``SimpleKVStore``, ...) or a Redis server (a ``redis://`` URL, a client, a framework's
-    Redis store). A URL that holds a password (or a pydantic ``SecretStr``) is kept as a ``tpc_core.cache.SecretURL``:
-    the repr, dumps and serialised forms of the adapter show it without the password, so a dump cannot restore it
-    (pass ``SecretURL.from_env()``, which reads ``TPC_CACHE_URL``). Checked at construction: another kind is a
-    TypeError, a directory that cannot be written a PermissionError naming it."""
 
     _compressor: Optional[TPCCompressor] = PrivateAttr(default=None)
     _counter: Optional[tuple[Any, TokenCounter]] = PrivateAttr(default=None)
@@ -243,7 +255,6 @@ class TPCEngineSettings(FailSafeSettings):
         check_device(self.device)
         check_dtype(self.dtype, self.device)
         check_model_kwargs(self.model_kwargs)
-        check_splitter(self.splitter)
         check_cache(self.cache)
         if self.task_description is not None and not self.task_description.strip():
             raise ValueError("task_description is blank: pass a description of the task, or None to let TPC read "
@@ -296,7 +307,7 @@ class TPCEngineSettings(FailSafeSettings):
         return None
 
 
-class TPCSettings(TPCEngineSettings):
+class TPCSettings(TPCEngineSettings, QueryTimeOptions):
     """:class:`TPCEngineSettings` plus what query-time adapters (compressors, postprocessors) add: one budget
     across the retrieved documents and reranker-style knobs applied after it.
 
@@ -304,23 +315,5 @@ class TPCSettings(TPCEngineSettings):
     so the budget stays a hard ceiling.
     """
 
-    budget_scope: Literal["global", "per_document"] = "global"
-    """Budget scope: "global" is one budget across the call's documents (the best sentences win wherever
-    they are); "per_document" gives each document the budget's share proportional to its size."""
-    top_n: Optional[int] = None
-    """Keep at most this many documents (those with the highest TPC score), as a reranker does; None: all that
-    keep a sentence. Peer name: ``k``. When the budget covers everything nothing is scored and the first
-    ``top_n`` (the retriever's order) are kept."""
-    min_score: Optional[float] = None
-    """Relevance floor: kept sentences scoring below it are removed (a document left empty is dropped), so an
-    off-topic sentence is not kept just to fill the budget. Scores are cosines of TPC's sentence embeddings
-    (see ``tpc_relevance_score``); not applied when nothing was scored."""
     sort_by_score: bool = False
     """Return documents by TPC score, best first (reranker order); default: the input (retrieval) order."""
-
-    @model_validator(mode="after")
-    def _check_knobs(self) -> TPCSettings:
-        validate_filter_args(self.min_score, self.top_n)
-        return self
-
-

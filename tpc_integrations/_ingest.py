@@ -18,11 +18,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 from pydantic import model_validator
 
-from tpc_integrations._common import TPCEngineSettings
+from tpc_integrations._common import TPCEngineSettings, adapter_options
 from tpc_integrations._failsafe import Progress
 from tpc_integrations._outcomes import (
     COMPRESSED_TOKENS_KEY,
@@ -41,8 +41,16 @@ WARMED = "cached"  # the status of a document whose entry mode="warm" stored: it
 COMPRESSION_ONLY = ("target_tokens", "rate", "task_description", "force_keep_patterns", "keep_first_sentence",
                     "describe_bare")
 
+IndexTimeOptions = adapter_options("IndexTimeOptions", "index", defaults={"describe_bare": False}, notes={
+    "describe_bare": "Off by default at index time: stored documents ask nothing, and on held-out training contexts "
+                     "the CTD's descriptions did not change what was kept (``benchmarks.ctd_bare_value``) while costing "
+                     "seconds per document; such documents are selected by salience and coverage under the fallback "
+                     "task."})
+"""The engine options of the index-time transformers (``Reach(adapters="index")``): batching, the progress bar,
+whether bare documents are described."""
 
-class TPCIngestSettings(TPCEngineSettings):
+
+class TPCIngestSettings(TPCEngineSettings, IndexTimeOptions):
     """:class:`TPCEngineSettings` for index-time transformers: each document gets its own budget.
 
     ``target_tokens`` caps each document; ``rate`` keeps that fraction of each document (default 0.2). With
@@ -55,20 +63,8 @@ class TPCIngestSettings(TPCEngineSettings):
     ``cache``, model and splitter compresses it for each question, prompt-aware, at almost no cost. The budget and
     the task belong to the query-time compressor then: setting them here is refused."""
 
-    batch_size: int = 16
-    """Documents compressed together per model call (bounds memory)."""
-    show_progress: Optional[bool] = None
-    """Progress bar over batches: None shows it on a terminal for more than one batch."""
-    describe_bare: bool = False
-    """Whether the CTD writes a task description for a document in which no request is found. Off by default at
-    index time: stored documents ask nothing, and on held-out training contexts the CTD's descriptions did not
-    change what was kept (``benchmarks.ctd_bare_value``) while costing seconds per document; such documents are
-    selected by salience and coverage under the fallback task."""
-
     @model_validator(mode="after")
-    def _check_batch_size(self) -> TPCIngestSettings:
-        if isinstance(self.batch_size, bool) or self.batch_size < 1:
-            raise ValueError(f"batch_size must be a positive int, got {self.batch_size!r}.")
+    def _check_warm_mode(self) -> TPCIngestSettings:
         if self.mode == "warm":
             if self.splitter is not None and not isinstance(self.splitter, str) and not isinstance(
                     getattr(self.splitter, "cache_identity", None), str):

@@ -14,13 +14,18 @@ from typing import Any, Literal
 from pydantic import ConfigDict, model_validator
 
 from tpc_core.conversation import ConversationResult
-from tpc_integrations._common import TPCEngineSettings
+from tpc_integrations._common import TPCEngineSettings, adapter_options
 from tpc_integrations._failsafe import guarded
 
 __all__ = ["TPCMessagesSettings", "compress_messages_call", "conversation_event_data", "guarded_conversation"]
 
+ConversationOptions = adapter_options("ConversationOptions", "query", names=("budget_scope",), notes={
+    "budget_scope": "For a conversation the engine's documents are the compressed parts' paragraphs; under "
+                    "\"per_document\" a share too small for any of its sentences goes unused (\"global\" keeps more)."})
+"""The query-time option a conversation adapter has: ``budget_scope`` (its filters have no meaning for messages)."""
 
-class TPCMessagesSettings(TPCEngineSettings):
+
+class TPCMessagesSettings(TPCEngineSettings, ConversationOptions):
     """:class:`tpc_integrations._common.TPCEngineSettings` for conversations: the budget is the whole
     conversation's (every text part of every message, counted with ``token_counter``; the chat template's own
     tokens are not counted), the latest user turn is the task and is kept whole with the system messages.
@@ -32,11 +37,6 @@ class TPCMessagesSettings(TPCEngineSettings):
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", protected_namespaces=(),
                               use_attribute_docstrings=True)
 
-    budget_scope: Literal["global", "per_document"] = "global"
-    """"global": one budget across every compressed text part (the best sentences win wherever they are);
-    "per_document": the engine's split, over the documents it is given, which for a conversation are the
-    parts' paragraphs (each gets a share proportional to its size, and a share too small for any of its
-    sentences goes unused: "global" keeps more)."""
     strict: bool = False
     """False (default): when the messages kept whole (system, developer, the latest user turn) exceed the budget,
     the chat goes on: they are returned whole, every other message as short as it goes, with a runtime warning and

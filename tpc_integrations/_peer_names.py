@@ -1,7 +1,8 @@
 """Field names of the compressors and rerankers users migrate from, and what each means here.
 
-A peer name that means what one of our fields means is accepted and renamed (``target_token`` →
-``target_tokens``). A peer name whose meaning differs is refused with a message that names our closest field
+A peer name that means what one of our fields means is accepted: it is one of the field's pydantic validation
+aliases (:func:`alias_choices`; ``target_token`` → ``target_tokens``), its value converted first where the peer's
+convention differs (LLMLingua's ``target_token=-1``). A peer name whose meaning differs is refused with a message that names our closest field
 and says how it differs, instead of pydantic's bare ``extra_forbidden``. Any other unknown name gets a
 "did you mean" from our own field names. The README's migration table is this module's content.
 """
@@ -14,7 +15,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["PEER_ALIASES", "PEER_HINTS", "PeerAlias", "translate_peer_names"]
+from pydantic import AliasChoices
+
+__all__ = ["PEER_ALIASES", "PEER_HINTS", "PeerAlias", "alias_choices", "peer_aliases", "translate_peer_names"]
 
 LLMLINGUA = "LLMLingua (LangChain LLMLinguaCompressor, LlamaIndex LongLLMLinguaPostprocessor)"
 OPTIMIZER = "LlamaIndex SentenceEmbeddingOptimizer"
@@ -133,14 +136,26 @@ PEER_HINTS: dict[str, tuple[str, str | None, str]] = {
 }
 
 
+def peer_aliases(ours: str) -> tuple[str, ...]:
+    """The peer names accepted for our field ``ours`` (its pydantic validation aliases)."""
+    return tuple(alias.name for alias in PEER_ALIASES.values() if alias.ours == ours)
+
+
+def alias_choices(ours: str) -> AliasChoices | None:
+    """``ours`` and its peer names as a pydantic ``validation_alias`` (``None`` when it has none)."""
+    peers = peer_aliases(ours)
+    return AliasChoices(ours, *peers) if peers else None
+
+
 def translate_peer_names(owner: str, data: Mapping[str, Any], fields: Iterable[str],
                          extra_names: Iterable[str] = ()) -> dict[str, Any]:
-    """``data`` with accepted peer names renamed to ours; refuses the others with one clear message.
+    """``data`` with the values given under accepted peer names converted to ours (their names stay: the fields'
+    validation aliases, :func:`alias_choices`, rename them); refuses the other names with one clear message.
 
     Args:
         owner: The class name, for messages.
         data: The keyword arguments as given.
-        fields: Our field names (what ``data`` may hold after renaming).
+        fields: Our field names.
         extra_names: Other accepted keyword names (e.g. ``compressor``), never reported as unknown.
 
     Raises:
@@ -149,18 +164,18 @@ def translate_peer_names(owner: str, data: Mapping[str, Any], fields: Iterable[s
         TypeError: For an alias value with no equivalent (e.g. ``model=`` given an object).
     """
     known = set(fields) | set(extra_names)
-    translated: dict[str, Any] = {}
+    converted: dict[str, Any] = {}
     problems: list[str] = []
     for name, value in data.items():
         if name in known:
-            translated[name] = value
+            converted[name] = value
             continue
         alias = PEER_ALIASES.get(name)
         if alias is not None and alias.ours in known:
             if alias.ours in data:
                 problems.append(f"`{name}` ({alias.source}'s name) and `{alias.ours}` set the same field: pass one.")
                 continue
-            translated[alias.ours] = alias.convert(value)
+            converted[name] = alias.convert(value)
         elif name in PEER_HINTS:
             source, ours, why = PEER_HINTS[name]
             suggestion = (f"did you mean `{ours}`? " if ours is not None and ours in known
@@ -174,4 +189,4 @@ def translate_peer_names(owner: str, data: Mapping[str, Any], fields: Iterable[s
     if problems:
         raise ValueError(f"{owner}: " + " ".join(problems) + " See the README section 'Migrating from LLMLingua / "
                          "EmbeddingsFilter / SentenceEmbeddingOptimizer / rerankers'.")
-    return translated
+    return converted

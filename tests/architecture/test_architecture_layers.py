@@ -6,10 +6,11 @@ its own layer (except in the bottom layer of ``tpc_core``: ``config`` and ``vers
 
 * ``tpc_core`` (:data:`LAYERS`): ``__main__`` → ``cli`` → the package's lazy ``__init__`` → ``corpus`` →
   ``compressor`` → ``conversation`` → ``loading`` / ``cache`` (which know nothing of each other) → ``engine`` →
-  ``segmentation`` → ``diagnostics``; ``config``, ``version`` and ``lazy`` (the packages' lazy public names) sit below
+  ``options`` (the compress options, declared once) → ``segmentation`` → ``diagnostics``; ``config``, ``version`` and ``lazy`` (the packages' lazy public names) sit below
   them all;
 * inside ``tpc_core.engine`` (:data:`ENGINE_LAYERS`): its ``__init__`` → ``pipeline`` → ``output`` → ``task`` →
-  ``scoring`` → ``reading`` → ``selection`` → ``options`` → ``values`` → ``tokens`` → ``named_tokenizers`` → ``fast_encoder``;
+  ``scoring`` → ``reading`` → ``selection`` → ``options`` → ``values`` → ``tokens`` → ``named_tokenizers`` →
+  ``fast_encoder``;
 * ``tpc_integrations`` (:data:`INTEGRATION_LAYERS`): its ``__init__`` → the adapters → the message and memory
   adapters and the agents' context → ``_messages`` / ``_ingest`` → ``_common`` → ``_checks``, ``_peer_names``,
   ``_failsafe``, ``_outcomes``.
@@ -36,6 +37,7 @@ LAYERS: Layers = (
     ("tpc_core.version", "tpc_core.config", "tpc_core.lazy"),
     ("tpc_core.diagnostics",),
     ("tpc_core.segmentation",),
+    ("tpc_core.options",),  # the compress options, declared once: the engine reads them, the segmentation types them
     ("tpc_core.engine",),
     ("tpc_core.loading", "tpc_core.cache"),
     ("tpc_core.conversation",),

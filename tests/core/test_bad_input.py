@@ -101,15 +101,13 @@ def test_bad_input_is_refused_with_a_message_naming_it(tiny, tiny_checkpoint, tm
 
 
 def test_each_keyword_option_is_declared_once_with_its_default_in_the_options():
-    """``CompressKeywords`` (type, doc) and ``CompressionOptions`` (default, check) name the same options."""
-    import dataclasses
-
+    """``CompressKeywords`` (generated) names the fields of ``CompressOptions`` (default, check), the budget aside."""
     from tpc_core.engine.options import CompressionOptions, CompressKeywords
 
-    fields = {field.name: field.default for field in dataclasses.fields(CompressionOptions)}
+    fields = {name: field.default for name, field in CompressionOptions.model_fields.items()}
     assert set(CompressKeywords.__annotations__) == set(fields) - {"target_tokens", "rate"}
     assert {name: fields[name] for name in CompressKeywords.__annotations__} == {
-        "budget_scope": "global", "force_keep_patterns": (), "keep_first_sentence": False,
+        "budget_scope": "global", "force_keep_patterns": (), "keep_first_sentence": False, "keep_request": True,
         "document_separator": "\n\n", "splitter": None, "min_score": None, "top_n": None, "batch_size": 16,
         "show_progress": None, "describe_bare": True, "cache": None}
 

@@ -31,6 +31,7 @@ from tpc_core.engine.selection.assembly import compress_scored
 from tpc_core.engine.task.finder import FoundRequest, TaskFinder
 from tpc_core.engine.tokens import TokenCounter
 from tpc_core.engine.values import Scored, Segmented
+from tpc_core.options.checks import check_splitter
 from tpc_core.segmentation import SentenceSplitter, get_splitter
 
 __all__ = ["Engine", "StoreFor"]
@@ -78,10 +79,7 @@ class Engine:
         checkpoint's own); named splitters are built once and shared."""
         if splitter is None:
             splitter = self.default_splitter
-        if not isinstance(splitter, str):
-            if not callable(getattr(splitter, "spans", None)):
-                raise TypeError(f"splitter must be a name or an object with a spans(text) method, got "
-                                f"{type(splitter).__name__}.")
+        if not isinstance(check_splitter(splitter), str):  # the options' own check (a name, or spans(text))
             return splitter
         with self._splitters_lock:
             if splitter not in self._splitters:

@@ -54,8 +54,8 @@ def apply_budget(scored: Scored, options: CompressionOptions, redundancy: float 
     embeddings are given); then the filters (``min_score``, ``top_n``) only remove
     (:func:`tpc_core.engine.selection.budget.filter_kept`).
 
-    The sentences that write the user's request (``scored.task.request``) are kept first and always, even where
-    they alone exceed the budget (the request wins; the result says by how much it is over), and with them every
+    With ``options.keep_request`` (the default), the sentences that write the user's request (``scored.task.request``)
+    are kept first and always, even where they alone exceed the budget (the request wins; the result says by how much it is over), and with them every
     chat-template marker of a flattened chat, so that the request stays in its turn. Forced are the
     sentences the caller's options name and every chat-template marker
     (:func:`tpc_core.segmentation.is_turn_marker`: the built-in splitters make each marker a span of its own), so a
@@ -71,7 +71,7 @@ def apply_budget(scored: Scored, options: CompressionOptions, redundancy: float 
         pattern.search(text) for pattern in options.force_keep_patterns)
         for (_, i), text in zip(prompt.flat, prompt.sentences))
 
-    pinned = frozenset(scored.task.request) if scored.task is not None else frozenset()
+    pinned = frozenset(scored.task.request) if scored.task is not None and options.keep_request else frozenset()
     if pinned:  # a kept request keeps its chat's markers too: the compressed chat still parses into its roles
         pinned |= {k for k, text in enumerate(prompt.sentences) if is_turn_marker(text)}
 

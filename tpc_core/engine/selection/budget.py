@@ -26,13 +26,12 @@ from collections.abc import Callable, Iterable, Sequence
 
 from tpc_core.engine.selection.fitting import drop_to_fit
 from tpc_core.engine.values import CountTokens, Joined, joined_count
+from tpc_core.options.checks import BUDGET_SCOPES, validate_budget_args, validate_filter_args
 from tpc_core.segmentation import is_turn_marker
 
 __all__ = ["BUDGET_SCOPES", "DEFAULT_RATE", "CountTokens", "Joined", "allocate", "document_budgets", "filter_kept",
            "fit_to_budget", "join_documents", "join_kept", "joined_count", "resolve_budget", "top_k_within_budget",
            "validate_budget_args", "validate_filter_args"]
-
-BUDGET_SCOPES = ("global", "per_document")
 
 DEFAULT_RATE = 0.2
 
@@ -64,31 +63,6 @@ def resolve_budget(
         return int(target_tokens)
     chosen_rate = default_rate if rate is None else float(rate)
     return int(math.floor(chosen_rate * origin_tokens))
-
-
-def validate_budget_args(target_tokens: int | None, rate: float | None) -> None:
-    """Raise a clear error for an impossible budget request (shared by every entry point)."""
-    if target_tokens is not None and rate is not None:
-        raise ValueError("Give either target_tokens or rate, not both.")
-    if target_tokens is not None:
-        if isinstance(target_tokens, bool) or not isinstance(target_tokens, int):
-            raise TypeError(f"target_tokens must be an int, got {type(target_tokens).__name__}.")
-        if target_tokens <= 0:
-            raise ValueError(f"target_tokens must be a positive number of tokens, got {target_tokens}.")
-    if rate is not None:
-        if isinstance(rate, bool) or not isinstance(rate, (int, float)):
-            raise TypeError(f"rate must be a float in (0, 1], got {type(rate).__name__}.")
-        if not (0.0 < float(rate) <= 1.0) or math.isnan(float(rate)):
-            raise ValueError(f"rate must be in (0, 1] (the fraction of tokens to keep), got {rate}.")
-
-
-def validate_filter_args(min_score: float | None, top_n: int | None) -> None:
-    """Raise a ``TypeError``/``ValueError`` naming the problem with ``min_score`` or ``top_n``."""
-    if min_score is not None and (isinstance(min_score, bool) or not isinstance(min_score, (int, float))
-                                  or math.isnan(min_score)):
-        raise TypeError(f"min_score must be a number (a cosine score, usually in [-1, 1]) or None, got {min_score!r}.")
-    if top_n is not None and (isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 1):
-        raise ValueError(f"top_n must be a positive int (documents kept) or None, got {top_n!r}.")
 
 
 def filter_kept(chosen: frozenset[int], documents: Sequence[int], scores: Sequence[float] | None, *,

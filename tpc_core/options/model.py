@@ -1,0 +1,181 @@
+""":class:`CompressOptions`: every keyword option of ``compress`` / ``compress_batch``, declared once.
+
+Each field is one option: its type, its default, its documentation (the docstring under it) and its check
+(:mod:`tpc_core.options.checks`, run as the field's validator), plus a :class:`Reach` saying where else it appears.
+The rest is derived from this class: the typed keywords (:class:`tpc_core.options.CompressKeywords`, generated),
+the adapters' settings fields, the ``tpc compress`` flags and the README's option table
+(:mod:`tpc_core.options.surfaces`). Adding an option is adding a field here; the stage that uses it reads it from
+the options.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, Optional, Union
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    PlainValidator,
+    ValidationError,
+    model_validator,
+)
+
+from tpc_core.options.checks import (
+    check_batch_size,
+    check_budget_scope,
+    check_flag,
+    check_min_score,
+    check_optional_flag,
+    check_rate,
+    check_separator,
+    check_splitter,
+    check_target_tokens,
+    check_top_n,
+    compile_patterns,
+    validate_budget_args,
+)
+from tpc_core.options.keywords import CompressKeywords, Unpack
+from tpc_core.segmentation import SentenceSplitter
+
+__all__ = ["CompressOptions", "Reach"]
+
+
+@dataclass(frozen=True)
+class Reach:
+    """Where an option appears besides ``compress(**options)`` (read by :mod:`tpc_core.options.surfaces`).
+
+    Attributes:
+        adapters: Which adapters have it as a settings field: "every" adapter, the "query"-time ones (document
+            compressors, node postprocessors), the "index"-time ones (transformers), or "none".
+        cli: Whether ``tpc compress`` has a flag for it.
+        keyword: Whether it is a key of ``CompressKeywords`` (``target_tokens`` and ``rate`` are parameters of
+            ``compress`` itself).
+        accepts: The type a caller may pass where the field converts it (``force_keep_patterns``: strings are
+            compiled); ``None``: the field's own type.
+        exclusive: Options of one name here are mutually exclusive flags on the command line.
+    """
+
+    adapters: Literal["every", "query", "index", "none"] = "every"
+    cli: bool = True
+    keyword: bool = True
+    accepts: Any = None
+    exclusive: Optional[str] = None
+
+
+def _pattern_strings(patterns: tuple[re.Pattern[str], ...]) -> tuple[str, ...]:
+    return tuple(pattern.pattern for pattern in patterns)
+
+
+PatternsInput = Union[str, re.Pattern[str], Iterable[Union[str, re.Pattern[str]]]]
+
+
+class CompressOptions(BaseModel):
+    """The validated options of one ``compress`` / ``compress_batch`` call: the budget and every keyword option.
+
+    Built from keywords by :meth:`build` (which also refuses unknown ones); frozen. A wrong kind of value is a
+    ``TypeError``, an impossible one a ``ValueError`` (from :meth:`build`: the check's own; from the constructor:
+    pydantic's ``ValidationError``, also a ``ValueError``), each naming the option.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True, use_attribute_docstrings=True)
+
+    target_tokens: Annotated[Optional[int], BeforeValidator(check_target_tokens),
+                             Reach(keyword=False, exclusive="budget")] = None
+    """Token budget: the most tokens the compressed prompt may count (exclusive with ``rate``)."""
+    rate: Annotated[Optional[float], BeforeValidator(check_rate), Reach(keyword=False, exclusive="budget")] = None
+    """Fraction of tokens to keep, in (0, 1]; 0.2 when neither budget is given."""
+    budget_scope: Annotated[Literal["global", "per_document"], BeforeValidator(check_budget_scope),
+                            Reach(adapters="query")] = "global"
+    """"global": one budget across a prompt's documents (the best sentences win wherever they are);
+    "per_document": each document gets the budget's share proportional to its size."""
+    force_keep_patterns: Annotated[tuple[re.Pattern[str], ...], BeforeValidator(compile_patterns),
+                                   PlainSerializer(_pattern_strings, return_type=tuple[str, ...]),
+                                   Reach(accepts=PatternsInput)] = ()
+    """Regexes (strings or compiled); sentences matching any are taken first (still within budget). A single string
+    is one pattern."""
+    keep_first_sentence: Annotated[bool, BeforeValidator(check_flag("keep_first_sentence")), Reach()] = False
+    """Take each document's first sentence first (still within budget), e.g. titles."""
+    keep_request: Annotated[bool, BeforeValidator(check_flag("keep_request")), Reach()] = True
+    """Keep the user's written request verbatim: the sentences in which a prompt states its request (found in
+    prompt-agnostic mode) are kept whatever the budget, with their chat's turn markers. False lets them compete for
+    the budget like any sentence."""
+    document_separator: Annotated[str, BeforeValidator(check_separator), Reach(adapters="none", cli=False)] = "\n\n"
+    """Joins the compressed documents of a list input in ``compressed_prompt``; its tokens count against the
+    budget."""
+    splitter: Annotated[Union[str, SentenceSplitter, None], PlainValidator(check_splitter), Reach()] = None
+    """Sentence splitter: "nupunkt" (the checkpoint's default), "regex", "line", "nltk" (needs punkt data), or an
+    object with a ``spans(text)`` method returning (start, end) offsets; its spans are checked against the
+    segmentation contract (sorted, non-overlapping, no surrounding whitespace, every non-blank character covered)
+    and a ``ValueError`` names the first bad one."""
+    min_score: Annotated[Optional[float], BeforeValidator(check_min_score), Reach(adapters="query")] = None
+    """After the budget, kept sentences scoring below this are removed (not applied when nothing was scored: the
+    budget covered the prompt). Scores are cosines of TPC's sentence embeddings."""
+    top_n: Annotated[Optional[int], BeforeValidator(check_top_n), Reach(adapters="query", cli=False)] = None
+    """After the budget, at most this many documents keep text: those whose best sentence scores highest (when
+    nothing was scored, the first ``top_n``)."""
+    batch_size: Annotated[int, BeforeValidator(check_batch_size), Reach(adapters="index", cli=False)] = 16
+    """Prompts (documents, at index time) compressed together per model call (bounds memory)."""
+    show_progress: Annotated[Optional[bool], BeforeValidator(check_optional_flag("show_progress")),
+                             Reach(adapters="index", cli=False)] = None
+    """Show a progress bar over batches; None: only for more than one batch on a terminal (``compress`` never shows
+    one)."""
+    describe_bare: Annotated[bool, BeforeValidator(check_flag("describe_bare")), Reach(adapters="index")] = True
+    """With no question, whether the CTD describes a prompt in which the request head finds no written request.
+    False gives such a prompt the checkpoint's fallback task without a generation: much faster on bare documents;
+    the same result wherever the head finds the request or the CTD's description would fall back."""
+    cache: Annotated[Any, Field(repr=False), Reach()] = None
+    """Sentence cache: what each document is before any question (its sentences, their counts and embeddings) is
+    stored once and read back on every later call. None (off), "memory" (an LRU in this process), a directory path
+    (shared by processes), a ``tpc_core.cache.SentenceCache``, a LangChain byte store or LlamaIndex key-value store,
+    or a ``redis://`` URL (a ``tpc_core.cache.SecretURL`` when it holds a password). Checked by the cache package
+    (see :mod:`tpc_core.cache`)."""
+
+    @model_validator(mode="after")
+    def _one_budget(self) -> CompressOptions:
+        validate_budget_args(self.target_tokens, self.rate)
+        return self
+
+    @classmethod
+    def build(cls, *, target_tokens: int | None = None, rate: float | None = None,
+              **options: Unpack[CompressKeywords]) -> CompressOptions:
+        """Options from the caller's keyword arguments; the defaults fill the rest.
+
+        Raises:
+            TypeError: A keyword that is not an option (the message names it and the accepted ones), or a
+                wrongly typed value.
+            ValueError: An impossible value (the check's own message, naming the option).
+        """
+        keywords = cls.keyword_names()
+        unknown = sorted(set(options) - set(keywords))
+        if unknown:
+            raise TypeError(f"Unknown compression option(s) {', '.join(map(repr, unknown))}; the accepted keywords "
+                            f"are target_tokens, rate and {', '.join(keywords)}.")
+        try:
+            return cls.model_validate({"target_tokens": target_tokens, "rate": rate, **options})
+        except ValidationError as error:
+            raise _first_cause(error) from None
+
+    @classmethod
+    def keyword_names(cls) -> tuple[str, ...]:
+        """The keys of ``CompressKeywords``: every option but the budget, in declaration order."""
+        return tuple(name for name, field in cls.model_fields.items() if reach(field.metadata).keyword)
+
+
+def reach(metadata: Iterable[Any]) -> Reach:
+    """The :class:`Reach` among a field's metadata (the default one when it has none)."""
+    return next((item for item in metadata if isinstance(item, Reach)), Reach())
+
+
+def _first_cause(error: ValidationError) -> Exception:
+    """The exception a check raised inside pydantic (its message names the option), else pydantic's own error."""
+    for detail in error.errors():
+        cause = (detail.get("ctx") or {}).get("error")
+        if isinstance(cause, Exception):
+            return cause
+    return error
