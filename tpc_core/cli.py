@@ -123,7 +123,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _quiet_loading()
         return run_corpus_command(args)
     try:  # everything that needs no model is checked before the (slow) model load
-        text, options = None, {}
+        text = None
+        options = {}
         if args.command == "compress":
             options = flag_options(args)
             CompressOptions.build(**options)

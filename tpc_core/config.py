@@ -262,7 +262,8 @@ class AgnosticConfig:
             raise ValueError("agnostic.max_request_sentences must be >= 1.")
         neighbour = self.request_neighbour_threshold
         if neighbour is not None and not 0.0 < neighbour <= self.request_threshold:
-            raise ValueError(f"agnostic.request_neighbour_threshold must be in (0, request_threshold], got {neighbour}.")
+            raise ValueError("agnostic.request_neighbour_threshold must be in (0, request_threshold], "
+                             f"got {neighbour}.")
         for key in ("relevance_weight", "centrality_weight", "position_weight", "redundancy", "salience_lead_weight"):
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
@@ -303,8 +304,8 @@ class ScorerConfig:
     def __post_init__(self) -> None:
         check_field_types(self, "scorer")
         if not self.name.strip():
-            raise ValueError(f"scorer.name must be a non-empty scorer name (tpc_core.engine.scoring.scorers.SCORERS), got "
-                             f"{self.name!r}.")
+            raise ValueError("scorer.name must be a non-empty scorer name (tpc_core.engine.scoring.scorers.SCORERS), "
+                             f"got {self.name!r}.")
         if not math.isfinite(self.lexical_weight) or self.lexical_weight < 0:
             raise ValueError(f"scorer.lexical_weight must be a finite number >= 0, got {self.lexical_weight!r}.")
 

@@ -132,7 +132,8 @@ def check_model(name_or_path: str, revision: str | None, model_kwargs: dict[str,
     assembled in the cache, no Hub file is cached).
 
     Registered names and local directories are checked offline; a Hub repo id's ``tpc_config.json`` is read from
-    the Hugging Face cache, else fetched into a temporary directory (see ``tpc_core.loading.checkpoint.read_checkpoint_config``).
+    the Hugging Face cache, else fetched into a temporary directory (see
+    ``tpc_core.loading.checkpoint.read_checkpoint_config``).
     """
     options = HubOptions(revision=revision, token=model_kwargs.get("token"), cache_dir=model_kwargs.get("cache_dir"),
                          local_files_only=bool(model_kwargs.get("local_files_only", False)),

@@ -42,10 +42,10 @@ COMPRESSION_ONLY = ("target_tokens", "rate", "task_description", "force_keep_pat
                     "describe_bare")
 
 IndexTimeOptions = adapter_options("IndexTimeOptions", "index", defaults={"describe_bare": False}, notes={
-    "describe_bare": "Off by default at index time: stored documents ask nothing, and on held-out training contexts "
-                     "the CTD's descriptions did not change what was kept (``benchmarks.ctd_bare_value``) while costing "
-                     "seconds per document; such documents are selected by salience and coverage under the fallback "
-                     "task."})
+    "describe_bare": "Off by default at index time: stored documents ask nothing, and on held-out training "
+                     "contexts the CTD's descriptions did not change what was kept (``benchmarks.ctd_bare_value``) "
+                     "while costing seconds per document; such documents are selected by salience and coverage under "
+                     "the fallback task."})
 """The engine options of the index-time transformers (``Reach(adapters="index")``): batching, the progress bar,
 whether bare documents are described."""
 

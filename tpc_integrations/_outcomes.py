@@ -43,8 +43,8 @@ class DocumentOutcome:
         task_description: The question sentences were scored against: the user's query, the fixed
             ``task_description``, or in prompt-agnostic mode the one TPC read from the documents; ``None`` when
             nothing was scored.
-        task_source: Where it came from, a :class:`tpc_core.engine.values.TaskSource` value as a string ("question" for a
-            query or the fixed description); ``None`` when nothing was scored.
+        task_source: Where it came from, a :class:`tpc_core.engine.values.TaskSource` value as a string ("question"
+            for a query or the fixed description); ``None`` when nothing was scored.
     """
 
     text: str

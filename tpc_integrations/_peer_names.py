@@ -2,9 +2,9 @@
 
 A peer name that means what one of our fields means is accepted: it is one of the field's pydantic validation
 aliases (:func:`alias_choices`; ``target_token`` → ``target_tokens``), its value converted first where the peer's
-convention differs (LLMLingua's ``target_token=-1``). A peer name whose meaning differs is refused with a message that names our closest field
-and says how it differs, instead of pydantic's bare ``extra_forbidden``. Any other unknown name gets a
-"did you mean" from our own field names. The README's migration table is this module's content.
+convention differs (LLMLingua's ``target_token=-1``). A peer name whose meaning differs is refused with a message
+that names our closest field and says how it differs, instead of pydantic's bare ``extra_forbidden``. Any other
+unknown name gets a "did you mean" from our own field names. The README's migration table is this module's content.
 """
 
 from __future__ import annotations

@@ -37,7 +37,8 @@ from tpc_core.cache.secret import SecretURL, is_secret, redacted_url, reveal
 from tpc_core.cache.stores import DEFAULT_MAX_BYTES, CacheInfo, DirectoryCache, MemoryCache, SentenceCache
 
 __all__ = ["DEFAULT_DTYPE", "DEFAULT_MAX_BYTES", "STORAGE_DTYPES", "ByteStoreCache", "CacheInfo", "CacheMethods",
-           "CacheRegistry", "CacheUnavailable", "DamagedEntry", "DirectoryCache", "Entry", "KeyValueCache", "MemoryCache",
+           "CacheRegistry", "CacheUnavailable", "DamagedEntry", "DirectoryCache", "Entry", "KeyValueCache",
+           "MemoryCache",
            "RedisCache", "SecretURL", "SentenceCache", "check_cache_spec", "decode_entry", "encode_entry", "entry_key",
            "fingerprint", "is_redis_url", "is_secret", "redacted_url", "resolve_cache", "reveal", "shared_redis_cache",
            "splitter_identity"]

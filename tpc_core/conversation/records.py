@@ -150,11 +150,15 @@ def _table_records(text: str) -> Records | None:
 def _code_records(text: str) -> Records | None:
     fenced = _FENCE.match(text.strip("\n"))
     if fenced:
-        body, opening, closing = fenced["body"], fenced["open"], fenced["close"]
+        body = fenced["body"]
+        opening = fenced["open"]
+        closing = fenced["close"]
     else:
         lines = [line for line in text.split("\n") if line.strip()]
         if len(lines) < 3 or sum(bool(_CODE_LINE.search(line)) for line in lines) < 0.5 * len(lines):
             return None
-        body, opening, closing = text, "", ""
+        body = text
+        opening = ""
+        closing = ""
     blocks = [block for block in _BLOCK_GAP.split(body) if block.strip()]
     return Records("code", opening, tuple(blocks), "\n\n", closing)

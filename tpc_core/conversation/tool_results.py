@@ -63,7 +63,8 @@ def fair_share(sizes: Sequence[int], room: int) -> int:
         return 0
     if sum(sizes) <= room:
         return max(sizes)
-    low, high = 0, max(sizes)
+    low = 0
+    high = max(sizes)
     while low < high:
         middle = (low + high + 1) // 2
         if sum(min(size, middle) for size in sizes) <= room:

@@ -41,7 +41,8 @@ def around_request(engine: Engine, read: Sequence[Message], task_index: int | No
     """
     if task_index is None or options.get("splitter") is not None:
         return {}
-    message, found_parts = read[task_index], {}
+    message = read[task_index]
+    found_parts = {}
     for p, part in enumerate(message.parts):
         if part is None or message.is_tool_part(p) or counts[task_index][p] < MATERIAL_TOKENS:
             continue

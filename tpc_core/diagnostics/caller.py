@@ -37,10 +37,12 @@ def register_library_path(path: str | Path) -> None:
 
 def caller_stacklevel() -> int:
     """``stacklevel`` (for a ``warnings.warn`` call made by this function's caller) of the first user frame."""
-    frame, level = sys._getframe(1), 1
+    frame = sys._getframe(1)
+    level = 1
     prefixes = _paths
     while frame is not None and frame.f_code.co_filename.startswith(prefixes):
-        frame, level = frame.f_back, level + 1
+        frame = frame.f_back
+        level = level + 1
     return level
 
 

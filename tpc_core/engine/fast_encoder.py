@@ -73,7 +73,8 @@ class BatchEncoder:
                 table[word] = encoding.ids
         rest = [index for index, words in enumerate(split) if words is None]
         others = iter(self.encode([texts[index] for index in rest], offsets=False) if rest else ())
-        ids_of, chain = table.__getitem__, itertools.chain.from_iterable
+        ids_of = table.__getitem__
+        chain = itertools.chain.from_iterable
         return [next(others).ids if words is None else list(chain(map(ids_of, words))) for words in split]
 
     def word_split(self, text: str) -> list[str] | None:
@@ -106,7 +107,8 @@ class BatchEncoder:
             return False
         if text.isascii():
             return True
-        kept, normalize = self.kept, self.backend.normalizer.normalize_str
+        kept = self.kept
+        normalize = self.backend.normalizer.normalize_str
         for char in set(text):  # ASCII, or no combining mark, lower case, and kept by the normalizer
             if char not in kept:
                 kept[char] = char.isascii() or (not unicodedata.combining(char)

@@ -112,10 +112,12 @@ class Engine:
             self.language.check(documents)
         split = self.splitter(options.splitter)
         store = self.store(options.cache, split)
-        chunks, show = range(0, len(documents), options.batch_size), options.show_progress
+        chunks = range(0, len(documents), options.batch_size)
+        show = options.show_progress
         progress = tqdm(chunks, desc="tpc compress", unit="batch",
                         disable=(not show) if show is not None else (len(chunks) <= 1 or None))
-        separator, results = options.document_separator, []
+        separator = options.document_separator
+        results = []
         for first in progress:
             batch = slice(first, first + options.batch_size)
             read = read_prompts(documents[batch], split, counter, options, self.scorer.embed, store,
@@ -215,7 +217,9 @@ class Engine:
         unique = list(dict.fromkeys(as_documents(text, position)[0] for position, text in enumerate(texts)))
         unique = [text for text in unique if text.strip()]
         missing = [text for text, held in zip(unique, store.get_many(unique)) if held is None]
-        written, options, counter = 0, CompressionOptions(), self.default_counter
+        written = 0
+        options = CompressionOptions()
+        counter = self.default_counter
         for first in range(0, len(missing), batch_size):
             chunk = missing[first: first + batch_size]
             batch = ReadBatch([segment((text,), splitter, counter, options) for text in chunk], self.scorer.embed,

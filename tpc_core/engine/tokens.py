@@ -145,12 +145,14 @@ class _BackendCount:
         # Regions of touching sentences: (first span, last span, start, end); text around them that is not plain
         # whitespace joins the first or last region.
         start = spans[0][0] if _WHITESPACE.issuperset(text[: spans[0][0]]) else 0
-        regions, first = [], 0
+        regions = []
+        first = 0
         for index in range(1, len(spans)):
             gap = text[spans[index - 1][1]: spans[index][0]]
             if gap and _WHITESPACE.issuperset(gap):
                 regions.append((first, index - 1, start, spans[index - 1][1]))
-                first, start = index, spans[index][0]
+                first = index
+                start = spans[index][0]
         end = spans[-1][1] if _WHITESPACE.issuperset(text[spans[-1][1]:]) else len(text)
         regions.append((first, len(spans) - 1, start, end))
         own = [last == first and (start, end) == tuple(spans[first]) for first, last, start, end in regions]

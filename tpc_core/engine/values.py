@@ -18,8 +18,8 @@ from typing import Any, Protocol
 
 from tpc_core.segmentation import Span
 
-__all__ = ["Assembled", "CountTokens", "DocumentSentences", "Joined", "KnownDocument", "Scored", "Segmented", "Selected",
-           "Selection", "Span", "Task", "TaskSource", "ValueEnum", "joined_count"]
+__all__ = ["Assembled", "CountTokens", "DocumentSentences", "Joined", "KnownDocument", "Scored", "Segmented",
+           "Selected", "Selection", "Span", "Task", "TaskSource", "ValueEnum", "joined_count"]
 
 
 class ValueEnum(str, Enum):
@@ -106,7 +106,9 @@ class Segmented:
     def per_document(self) -> tuple[DocumentSentences, ...]:
         """Each document's sentences (and their token ids, where known): what the scorer embeds, document by
         document."""
-        views, position, sentences = [], 0, self.sentences
+        views = []
+        position = 0
+        sentences = self.sentences
         for spans in self.spans:
             end = position + len(spans)
             ids = tuple(self.sentence_ids[position:end]) if self.sentence_ids is not None else None
@@ -229,7 +231,9 @@ def joined_count(counter: CountTokens, texts: Sequence[str], counts: Sequence[in
     texts' counts where the counter can tell it exactly, ``TokenCounter.count_from_sentences``)."""
     if len(texts) <= 1:
         return sum(counts)
-    joined, spans, position = separator.join(texts), [], 0
+    joined = separator.join(texts)
+    spans = []
+    position = 0
     for text in texts:
         spans.append((position, position + len(text)))
         position += len(text) + len(separator)

@@ -1,7 +1,8 @@
-"""``CompressKeywords``: the keyword options of ``compress`` / ``compress_batch``, typed for ``**options``.
+"""``CompressKeywords``: the keyword options of ``compress`` / ``compress_batch``, typed for
+``**options``.
 
 GENERATED from :class:`tpc_core.options.CompressOptions` by ``python -m tpc_core.options --write``: do not edit (the
-option's declaration is its field there; tests/test_options.py fails when this file drifts from it).
+option's declaration is its field there; tests/core/options/test_options.py fails when this file drifts from it).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@
 * :func:`option_fields`: a pydantic model holding chosen options as fields, for the adapters' settings to inherit.
 
 The two generated texts are rewritten by ``python -m tpc_core.options --write`` and compared by ``--check`` (and by
-tests/test_options.py).
+tests/core/options/test_options.py).
 """
 
 from __future__ import annotations
@@ -62,7 +62,8 @@ def type_source(annotation: Any) -> str:
         return "None"
     if annotation is Any:
         return "Any"
-    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
     if origin in (Union, types.UnionType):
         return " | ".join(type_source(arg) for arg in args)
     if origin is Literal:
@@ -78,10 +79,11 @@ def _literal(value: Any) -> str:
     return f'"{value}"' if isinstance(value, str) else repr(value)
 
 
-_KEYWORDS_DOC = '''"""``CompressKeywords``: the keyword options of ``compress`` / ``compress_batch``, typed for ``**options``.
+_KEYWORDS_DOC = '''"""``CompressKeywords``: the keyword options of ``compress`` / ``compress_batch``, typed for
+``**options``.
 
 GENERATED from :class:`tpc_core.options.CompressOptions` by ``python -m tpc_core.options --write``: do not edit (the
-option's declaration is its field there; tests/test_options.py fails when this file drifts from it).
+option's declaration is its field there; tests/core/options/test_options.py fails when this file drifts from it).
 """
 
 from __future__ import annotations
@@ -151,7 +153,8 @@ def readme_with_table(readme: str) -> str:
     Raises:
         ValueError: The markers are missing.
     """
-    start, end = readme.find(TABLE_BEGIN), readme.find(TABLE_END)
+    start = readme.find(TABLE_BEGIN)
+    end = readme.find(TABLE_END)
     if start < 0 or end < start:
         raise ValueError(f"README has no option table between {TABLE_BEGIN!r} and {TABLE_END!r}.")
     return f"{readme[:start]}{TABLE_BEGIN}\n{markdown_table()}\n{readme[end:]}"
@@ -217,7 +220,9 @@ def option_fields(model_name: str, names: Sequence[str], *, defaults: Mapping[st
         shown: Fields the model's repr shows although the option's does not (``cache``, where the model hides a
             URL's password itself).
     """
-    defaults, notes, aliases = dict(defaults or {}), dict(notes or {}), dict(aliases or {})
+    defaults = dict(defaults or {})
+    notes = dict(notes or {})
+    aliases = dict(aliases or {})
     fields: dict[str, Any] = {}
     for name in names:
         field = CompressOptions.model_fields[name]

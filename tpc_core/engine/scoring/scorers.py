@@ -132,7 +132,8 @@ def fuse_lexical(cosine: torch.Tensor, lexical: torch.Tensor, weight: float) -> 
     if cosine.numel() < 2:
         return cosine
     lexical = lexical.to(cosine.dtype)
-    spread, lexical_spread = cosine.std(unbiased=False), lexical.std(unbiased=False)
+    spread = cosine.std(unbiased=False)
+    lexical_spread = lexical.std(unbiased=False)
     if spread <= 1e-12 or lexical_spread <= 1e-12:
         return cosine
     return cosine + weight * spread * (lexical - lexical.mean()) / lexical_spread

@@ -55,14 +55,15 @@ def apply_budget(scored: Scored, options: CompressionOptions, redundancy: float 
     (:func:`tpc_core.engine.selection.budget.filter_kept`).
 
     With ``options.keep_request`` (the default), the sentences that write the user's request (``scored.task.request``)
-    are kept first and always, even where they alone exceed the budget (the request wins; the result says by how much it is over), and with them every
-    chat-template marker of a flattened chat, so that the request stays in its turn. Forced are the
-    sentences the caller's options name and every chat-template marker
+    are kept first and always, even where they alone exceed the budget (the request wins; the result says by how
+    much it is over), and with them every chat-template marker of a flattened chat, so that the request stays in
+    its turn. Forced are the sentences the caller's options name and every chat-template marker
     (:func:`tpc_core.segmentation.is_turn_marker`: the built-in splitters make each marker a span of its own), so a
     flattened chat keeps every turn's markers, at their token cost, whatever else is dropped. Forced sentences are
     taken in order while they fit: a budget smaller than the markers keeps the first that fit.
     """
-    prompt, scores = scored.segmented, scored.scores
+    prompt = scored.segmented
+    scores = scored.scores
     if scores is None:
         raise ValueError("apply_budget takes a scored prompt; compress_scored keeps an unscored one whole.")
     documents = [d for d, _ in prompt.flat]
@@ -78,7 +79,8 @@ def apply_budget(scored: Scored, options: CompressionOptions, redundancy: float 
     def pick(members: list[int], budget: int) -> list[int]:
         free = [k for k in members if k not in pinned]
         room = max(0, budget - sum(counts[k] for k in members if k in pinned))
-        member_scores, member_counts = [scores[k] for k in free], [counts[k] for k in free]
+        member_scores = [scores[k] for k in free]
+        member_counts = [counts[k] for k in free]
         member_forced = [forced[k] for k in free]
         if scored.embeddings is None:
             picked = top_k_within_budget(member_scores, member_counts, room, force_keep=member_forced)
@@ -100,7 +102,8 @@ def assemble(selected: Selected, counter: CountTokens, separator: str) -> Assemb
     """Join the chosen sentences of a scored prompt verbatim and recount; drop the weakest until the whole prompt
     fits (the one budget loop: :func:`tpc_core.engine.selection.budget.fit_to_budget`)."""
     scored = selected.scored
-    prompt, priority = scored.segmented, list(zip(selected.forced, scored.scores))
+    prompt = scored.segmented
+    priority = list(zip(selected.forced, scored.scores))
     joined = fit_to_budget(prompt.documents, prompt.spans, selected.chosen, priority, prompt.budget, counter,
                            separator, prompt.counts, protected=selected.pinned)
     return Assembled(selected, joined)

@@ -200,7 +200,8 @@ def _gap(document: str, spans: Sequence[tuple[int, int]], index: int, following:
 
 def _kept_spans(document: str, spans: Sequence[tuple[int, int]], kept: Sequence[int]) -> list[tuple[int, int]]:
     """Where each kept sentence sits in :func:`join_kept`'s text."""
-    placed, position = [], 0
+    placed = []
+    position = 0
     for order, index in enumerate(kept):
         start, end = spans[index]
         placed.append((position, position + end - start))

@@ -191,7 +191,8 @@ class TaskFinder:
         sentences = prompt.sentences
         if not sentences:
             return None
-        found, offset = None, 0
+        found = None
+        offset = 0
         for document, spans in zip(prompt.documents, prompt.spans):
             place = place_request(document, spans)
             if place is not None:

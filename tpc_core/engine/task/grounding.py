@@ -67,7 +67,8 @@ def contradicts(description: str, prompt: str) -> bool:
     if _negated(described) and not _negated(_words(prompt)):
         return True
     for match in _WORD.finditer(description):
-        word, before = match.group(), description[:match.start()].rstrip()
+        word = match.group()
+        before = description[:match.start()].rstrip()
         if word.lower() in _FRAMING or word.lower() in written:
             continue
         opens_sentence = not before or before[-1] in ".?!:;\"'("
@@ -131,14 +132,17 @@ def match_sentences(description: str, sentences: Sequence[str], *, share: float,
     best = max(range(len(sentences)), key=lambda i: (len(present[i]), -i))
     if len(present[best]) < min_words:
         return []
-    low, high, covered = best, best, set(present[best])
+    low = best
+    high = best
+    covered = set(present[best])
     while high - low + 1 < max_sentences:
         gains = [(len(present[i] - covered), i) for i in (low - 1, high + 1) if 0 <= i < len(sentences)]
         gain, index = max(gains, default=(0, -1))
         if gain < min_words:
             break
         covered |= present[index]
-        low, high = min(low, index), max(high, index)
+        low = min(low, index)
+        high = max(high, index)
     return list(range(low, high + 1)) if len(covered) >= share * len(words) else []
 
 

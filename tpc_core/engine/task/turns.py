@@ -198,7 +198,9 @@ def chat_turns(text: str) -> list[ChatTurn]:
         if role is not None:
             just_opened = bool(turns) and open_turn and turns[-1][0] == "user" and not text[turns[-1][1]:start].strip()
             if marker == "<<SYS>>" and just_opened:  # Llama 2 writes the system prompt inside the first [INST]
-                turns[-1][0], turns[-1][1], turns[-1][2] = "system", end, end
+                turns[-1][0] = "system"
+                turns[-1][1] = end
+                turns[-1][2] = end
             else:
                 turns.append([role, end, end])
             open_turn = True

@@ -73,7 +73,8 @@ def layout_features(sentences: Sequence[str]) -> torch.Tensor:
     rows = []
     for index, sentence in enumerate(sentences):
         core_label, rest = cores[index]
-        stripped, early = sentence.strip(), " ".join(words[index][:8])
+        stripped = sentence.strip()
+        early = " ".join(words[index][:8])
         rows.append([
             min(index, POSITION_CAP) / POSITION_CAP,
             min(count - 1 - index, POSITION_CAP) / POSITION_CAP,

@@ -56,7 +56,8 @@ def sentence_core(sentence: str) -> tuple[str, str]:
     label = ""
     match = _KEY.match(rest)
     if match and len(match.group(1).split()) <= 5:
-        label, rest = match.group(1), LEAD_MARKUP.sub("", rest[match.end():])
+        label = match.group(1)
+        rest = LEAD_MARKUP.sub("", rest[match.end():])
     return f"{label} {tags}".strip(), rest
 
 
