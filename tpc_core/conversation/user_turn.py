@@ -1,4 +1,4 @@
-"""The latest user turn when it carries material (issue 35): which of its text parts are compressed, and around what.
+"""The latest user turn when it carries material: which of its text parts are compressed, and around what.
 
 The single-message "document + question" chat is the commonest chat prompt. :func:`around_request` finds, with the
 checkpoint's request head, the request sentences of each long text part of the latest user turn: they become the
