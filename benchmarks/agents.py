@@ -43,7 +43,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.conversations import casual, split_documents
+from benchmarks.conversations import casual, chosen_methods, split_documents
 from benchmarks.protocol.budget import minilm_token_counter
 from benchmarks.protocol.loaders import Sample, recall_samples, round_robin
 from benchmarks.protocol.metrics import evidence_recall
@@ -328,10 +328,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/agents"))
     parser.add_argument("--checkpoint", default="tpc-mini")
     args = parser.parse_args(argv)
-    methods = [m for m in args.methods.split(",") if m]
-    unknown = sorted(set(methods) - set(METHODS))
-    if unknown:
-        parser.error(f"unknown methods {unknown}; choose from {METHODS}")
+    methods = chosen_methods(parser, args.methods, METHODS)
     run(args.split, args.limit, args.budget, methods, args.out, args.seed, args.checkpoint, args.data)
 
 

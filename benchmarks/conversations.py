@@ -52,7 +52,7 @@ from benchmarks.protocol.loaders import Sample, load_qa_dev, round_robin
 from benchmarks.protocol.metrics import evidence_recall
 from tpc_core.conversation.messages import read_message
 
-__all__ = ["SHAPES", "build_conversation", "main", "run"]
+__all__ = ["SHAPES", "build_conversation", "chosen_methods", "main", "run"]
 
 SHAPES = ("pasted", "tools", "mixed")
 SINGLE_SHAPES = ("single_after", "single_before", "single_casual")
@@ -278,6 +278,15 @@ def run(split: str, limit: int, rate: float, methods: Sequence[str], out: Path, 
     return payload
 
 
+def chosen_methods(parser: argparse.ArgumentParser, text: str, known: Sequence[str]) -> list[str]:
+    """The comma-separated ``--methods`` as a list; an unknown name ends the run with the parser's usage error."""
+    methods = [name for name in text.split(",") if name]
+    unknown = sorted(set(methods) - set(known))
+    if unknown:
+        parser.error(f"unknown methods {unknown}; choose from {list(known)}")
+    return methods
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--split", default="train", choices=("train", "dev"))
@@ -293,10 +302,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                              "the question; all: both")
     parser.add_argument("--checkpoint", default="tpc-mini")
     args = parser.parse_args(argv)
-    methods = [m for m in args.methods.split(",") if m]
-    unknown = sorted(set(methods) - set(METHODS))
-    if unknown:
-        parser.error(f"unknown methods {unknown}; choose from {METHODS}")
+    methods = chosen_methods(parser, args.methods, METHODS)
     run(args.split, args.limit, args.rate, methods, args.out, args.describe_bare, args.data, SHAPE_SETS[args.shapes],
         args.checkpoint)
 
