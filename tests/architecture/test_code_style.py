@@ -32,14 +32,6 @@ PENDING = frozenset({
     "tpc_core/engine/task/turns.py",
     "tpc_core/engine/tokens.py",
     "tpc_core/engine/values.py",
-    "training/request_head.py",
-    "training/scorer/compare.py",
-    "training/scorer/cross.py",
-    "training/scorer/cross_eval.py",
-    "training/scorer/derived.py",
-    "training/scorer/late.py",
-    "training/scorer/projection.py",
-    "training/scorer/scorers.py",
 })
 
 

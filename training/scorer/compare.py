@@ -183,7 +183,8 @@ def cached_records(cache: Path, label: str, method: Any, samples: Sequence[Any],
 def latency_prompt(compressor: Any, samples: Sequence[Any], tokens: int, counter: Any) -> tuple[str, str]:
     """The latency prompt: the longest contexts joined until ``tokens`` counted tokens, cut to ``tokens`` encoder
     tokens; and the first sample's question."""
-    parts, total = [], 0
+    parts = []
+    total = 0
     for sample in sorted(samples, key=lambda s: -len(s.context)):
         if total >= tokens:
             break
@@ -201,7 +202,8 @@ def time_scorers(compressor: Any, scorers: Mapping[str, Any], text: str, questio
     for name, scorer in scorers.items():
         compressor.scorer = scorer
         compressor.compress(text, question=question, rate=0.2, token_counter=counter)  # warm-up
-        whole, relevance = [], []
+        whole = []
+        relevance = []
         for _ in range(repeats):
             prompt_holder: dict[str, Any] = {}
             original = scorer.relevance

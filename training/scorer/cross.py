@@ -82,12 +82,14 @@ def build_windows(question_ids: Sequence[int], sentence_ids: Sequence[Sequence[i
     if room < 1:
         raise ValueError("max_length leaves no room for context tokens")
     windows: list[Window] = []
-    ids, ranges = list(head), []
+    ids = list(head)
+    ranges = []
     for index, sentence in enumerate(sentence_ids):
         tokens = list(sentence)[:room]
         if ranges and len(ids) + len(tokens) + 1 > max_length:
             windows.append(Window(ids + [sep_id], ranges))
-            ids, ranges = list(head), []
+            ids = list(head)
+            ranges = []
         start = len(ids)
         ids.extend(tokens)
         ranges.append((index, start, len(ids)) if tokens else (index, start - 1, start))
@@ -329,7 +331,8 @@ def validate(model: CrossModel, tokenizer: Any, items: Sequence[tuple[str, list[
     when the top-scored sentences are kept up to 20% of the context's tokens."""
     was = model.training
     model.eval()
-    mrr, rec = [], []
+    mrr = []
+    rec = []
     for question, sentences, labels in items:
         if not any(labels):
             continue
@@ -339,7 +342,9 @@ def validate(model: CrossModel, tokenizer: Any, items: Sequence[tuple[str, list[
         rank = next(r for r, i in enumerate(order) if labels[i]) + 1
         mrr.append(1.0 / rank)
         lengths = [max(1, len(s.split())) for s in sentences]
-        budget, used, kept = 0.2 * sum(lengths), 0, set()
+        budget = 0.2 * sum(lengths)
+        used = 0
+        kept = set()
         for i in order:
             if used + lengths[i] > budget:
                 continue
@@ -466,8 +471,11 @@ class CrossScorer(PooledEmbeddings):
     def __init__(self, encoder: Any, model: CrossModel, tokenizer: Any, *, max_length: int = 256,
                  max_question: int = 64, bm25_weight: float = 0.0) -> None:
         super().__init__(encoder)
-        self.model, self.tokenizer = model.eval(), tokenizer
-        self.max_length, self.max_question, self.bm25_weight = max_length, max_question, bm25_weight
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.max_length = max_length
+        self.max_question = max_question
+        self.bm25_weight = bm25_weight
 
     @classmethod
     def from_checkpoint(cls, encoder: Any, path: str | Path, **kwargs: Any) -> "CrossScorer":

@@ -61,7 +61,9 @@ class _Recording:
     them instead of a second model pass."""
 
     def __init__(self, scorer: Any, cache: dict[str, torch.Tensor], bm25_weight: float = 0.0) -> None:
-        self.scorer, self.cache, self.bm25_weight = scorer, cache, bm25_weight
+        self.scorer = scorer
+        self.cache = cache
+        self.bm25_weight = bm25_weight
         self.identity = scorer.identity
 
     def embed_documents(self, documents: Sequence[Any]) -> list[torch.Tensor]:

@@ -38,7 +38,8 @@ def _sections(prompt: Segmented) -> list[tuple[int, int]]:
     (rank -1) or at a rank-0 sentence that no header precedes."""
     out = []
     for d, (document, spans) in enumerate(zip(prompt.documents, prompt.spans)):
-        section, previous = -1, None
+        section = -1
+        previous = None
         for rank in section_ranks(document, spans):
             if rank == -1 or (rank == 0 and previous != -1):
                 section += 1

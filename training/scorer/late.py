@@ -49,11 +49,13 @@ def question_token_states(encoder: ContextSentenceEncoder, questions: Sequence[s
     """Per question: its content-token states ``(n_q, d)`` (frame tokens and markers dropped; all windows of a
     long question concatenated) and the token ids they belong to."""
     out = []
-    prefix, suffix = len(encoder.prefix), len(encoder.suffix)
+    prefix = len(encoder.prefix)
+    suffix = len(encoder.suffix)
     marker = 0 if encoder.question_marker is None else 1
     for windows in encoder.question_windows(questions):
         hidden = encoder.forward(windows)
-        states, ids = [], []
+        states = []
+        ids = []
         for row, window in enumerate(windows):
             end = len(window) - suffix - marker
             states.append(hidden[row, prefix:end].cpu())
@@ -94,8 +96,10 @@ def maxsim(question: torch.Tensor, sentences: Sequence[torch.Tensor],
     tokens = torch.cat(list(sentences)).float()
     q = question.float()
     if projection is not None:
-        tokens, q = projection(tokens), projection(q)
-    tokens, q = F.normalize(tokens, dim=-1), F.normalize(q, dim=-1)
+        tokens = projection(tokens)
+        q = projection(q)
+    tokens = F.normalize(tokens, dim=-1)
+    q = F.normalize(q, dim=-1)
     sim = q @ tokens.T  # (n_q, n_tokens): the one extra matmul
     owner = torch.repeat_interleave(torch.arange(len(sentences)), lengths)
     best = torch.full((q.shape[0], len(sentences)), float("-inf"))
