@@ -9,7 +9,8 @@ its own layer (except in the bottom layer of ``tpc_core``: ``config`` and ``vers
   ``segmentation`` → ``diagnostics``; ``config``, ``version`` and ``lazy`` (the packages' lazy public names) sit below
   them all;
 * inside ``tpc_core.engine`` (:data:`ENGINE_LAYERS`): its ``__init__`` → ``pipeline`` → ``output`` → ``task`` →
-  ``scoring`` → ``reading`` → ``selection`` → ``options`` → ``values`` → ``tokens`` → ``named_tokenizers`` → ``fast_encoder``;
+  ``scoring`` → ``reading`` → ``selection`` → ``options`` → ``values`` → ``tokens`` → ``named_tokenizers`` →
+  ``fast_encoder``;
 * ``tpc_integrations`` (:data:`INTEGRATION_LAYERS`): its ``__init__`` → the adapters → the message and memory
   adapters and the agents' context → ``_messages`` / ``_ingest`` → ``_common`` → ``_checks``, ``_peer_names``,
   ``_failsafe``, ``_outcomes``.
