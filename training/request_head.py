@@ -208,27 +208,15 @@ def _encode_one(record: dict[str, Any], spans: list[tuple[int, int]], compressor
                          label_sentences(spans, record.get("request_spans") or []))
 
 
-def _cached(stem: Path, records: Sequence[dict[str, Any]], compressor: Any, view: int) -> list[EncodedPrompt]:
-    """The records encoded by the CSE, cached in ``stem.<key>.safetensors`` (embeddings) and ``.json`` (the rest).
+def _read_caches(stem: Path, meta: Path) -> dict[str, EncodedPrompt]:
+    """Every cached prompt of ``stem``, by record id.
 
-    The key is the record ids, the CSE checkpoint and the view. A cached prompt is reused only when the
-    checkpoint's splitter still gives the same sentences (the splitter may have changed since); the others
-    are encoded again and the cache rewritten. Re-running the stage with other head settings (hidden units,
-    l2) then skips the encoding.
+    Every cache of this stem is read (``meta``'s last): a record set that grew reuses the prompts encoded for
+    the old one; the caller reuses a prompt only where its sentences are still the same.
     """
-    if not records:
-        return []
-    import torch  # lazy: loads torch
-    from safetensors.torch import load_file, save_file  # lazy: loads torch
+    from safetensors.torch import load_file  # lazy: loads torch
 
-    splitter = get_splitter(compressor.config.splitter)
-    key = hashlib.sha256(json.dumps([[str(r["id"]) for r in records], str(compressor.checkpoint_dir), view])
-                         .encode("utf-8")).hexdigest()[:16]
-    tensors = stem.with_suffix(f".{key}.safetensors")
-    meta = stem.with_suffix(f".{key}.json")
     cached: dict[str, EncodedPrompt] = {}
-    # Every cache of this stem is read (this key's last): a record set that grew reuses the prompts encoded for
-    # the old one; a prompt is reused only where its sentences are still the same (checked below).
     for other in sorted(stem.parent.glob(f"{stem.name}.*.json"), key=lambda path: path == meta):
         if not other.with_suffix(".safetensors").is_file():
             continue
@@ -239,14 +227,38 @@ def _cached(stem: Path, records: Sequence[dict[str, Any]], compressor: Any, view
             cached[row["record_id"]] = EncodedPrompt(row["record_id"], row["family"], row["kind"], row["sentences"],
                                                      matrix[start: start + count], row["labels"])
             start += count
-    def save(prompts: list[EncodedPrompt]) -> None:
-        stem.parent.mkdir(parents=True, exist_ok=True)
-        save_file({"embeddings": torch.cat([p.embeddings for p in prompts]).contiguous()}, str(tensors))
-        meta.write_text(json.dumps([{"record_id": p.record_id, "family": p.family, "kind": p.kind,
-                                     "sentences": p.sentences, "labels": p.labels} for p in prompts]),
-                        encoding="utf-8")
+    return cached
 
-    encoded = []
+
+def _save_cache(tensors: Path, meta: Path, prompts: list[EncodedPrompt]) -> None:
+    """Write ``prompts``: their embeddings, stacked, to ``tensors``, the rest to ``meta``."""
+    import torch  # lazy: loads torch
+    from safetensors.torch import save_file  # lazy: loads torch
+
+    tensors.parent.mkdir(parents=True, exist_ok=True)
+    save_file({"embeddings": torch.cat([p.embeddings for p in prompts]).contiguous()}, str(tensors))
+    meta.write_text(json.dumps([{"record_id": p.record_id, "family": p.family, "kind": p.kind,
+                                 "sentences": p.sentences, "labels": p.labels} for p in prompts]),
+                    encoding="utf-8")
+
+
+def _cached(stem: Path, records: Sequence[dict[str, Any]], compressor: Any, view: int) -> list[EncodedPrompt]:
+    """The records encoded by the CSE, cached in ``stem.<key>.safetensors`` (embeddings) and ``.json`` (the rest).
+
+    The key is the record ids, the CSE checkpoint and the view. A cached prompt is reused only when the
+    checkpoint's splitter still gives the same sentences (the splitter may have changed since); the others
+    are encoded again and the cache rewritten. Re-running the stage with other head settings (hidden units,
+    l2) then skips the encoding.
+    """
+    if not records:
+        return []
+    splitter = get_splitter(compressor.config.splitter)
+    key = hashlib.sha256(json.dumps([[str(r["id"]) for r in records], str(compressor.checkpoint_dir), view])
+                         .encode("utf-8")).hexdigest()[:16]
+    tensors = stem.with_suffix(f".{key}.safetensors")
+    meta = stem.with_suffix(f".{key}.json")
+    cached = _read_caches(stem, meta)
+    encoded: list[EncodedPrompt] = []
     fresh = 0
     for record in records:
         spans = _view(record, splitter, view)
@@ -258,12 +270,12 @@ def _cached(stem: Path, records: Sequence[dict[str, Any]], compressor: Any, view
             fresh += 1
             if fresh % 100 == 0:  # a partial cache: an interrupted run resumes from here
                 logger.info("%s: encoded %d prompts", stem.name, fresh)
-                save([*encoded, hit])
+                _save_cache(tensors, meta, [*encoded, hit])
         encoded.append(hit)
     if fresh or not tensors.is_file():
         logger.info("%s: %d of %d prompts encoded, %d from the cache", stem.name, fresh, len(encoded),
                     len(encoded) - fresh)
-        save(encoded)
+        _save_cache(tensors, meta, encoded)
     return encoded
 
 
