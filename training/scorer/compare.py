@@ -61,7 +61,8 @@ class Config:
     method: str = "z"
 
 
-def _grid(prefix: str, base: Mapping[str, float], vary: str, values: Sequence[float], method: str = "z") -> list[Config]:
+def _grid(prefix: str, base: Mapping[str, float], vary: str, values: Sequence[float],
+          method: str = "z") -> list[Config]:
     return [Config(f"{prefix} w={v:g}", tuple({**base, vary: v}.items()) if v else tuple(base.items()), method)
             for v in values]
 
@@ -282,7 +283,8 @@ def run(ids_path: str, out_dir: Path, cache: Path, *, k: int = 5, rate: float = 
     for config in SINGLES:
         rows.append({"kind": "single", **summarise(config.name, per_sample[config.name], sources)})
     folds = folds_by_source(samples, k)
-    recall = {name: {i: r["evidence_recall"] or 0.0 for i, r in records.items()} for name, records in per_sample.items()}
+    recall = {name: {i: r["evidence_recall"] or 0.0 for i, r in records.items()}
+              for name, records in per_sample.items()}
     families: dict[str, Any] = {}
     for family, members in FAMILIES.items():
         names = [c.name for c in members]
@@ -298,7 +300,8 @@ def run(ids_path: str, out_dir: Path, cache: Path, *, k: int = 5, rate: float = 
         rows.append({"kind": "fusion, chosen on all", **summarise(best_all, per_sample[best_all], sources)})
         rows.append({"kind": f"fusion, {k}-fold CV", **summarise(f"{family} [CV]", cv_records, sources)})
     report: dict[str, Any] = {"split": "train", "ids": ids_path, "samples": len(samples),
-                              "sources": {s: sum(v == s for v in sources.values()) for s in sorted(set(sources.values()))},
+                              "sources": {s: sum(v == s for v in sources.values())
+                                          for s in sorted(set(sources.values()))},
                               "rate": rate, "token_counter": counter.name, "folds": k, "rows": rows,
                               "families": families,
                               "per_sample_recall": {n: {i: recall[n][i] for i in sources} for n in recall}}

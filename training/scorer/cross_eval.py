@@ -177,7 +177,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m training.scorer.cross_eval")
     parser.add_argument("--checkpoint", required=True)
     parser.add_argument("--ids", default=str(HELDOUT_IDS))
-    parser.add_argument("--reference", default="runs/scorer/compare.json", help="training.scorer.compare's compare.json")
+    parser.add_argument("--reference", default="runs/scorer/compare.json",
+                        help="training.scorer.compare's compare.json")
     parser.add_argument("--out-dir", default="runs/scorer")
     parser.add_argument("--cache", default="runs/scorer/cross_eval")
     parser.add_argument("--bm25-weight", type=float, default=0.3)

@@ -1,8 +1,8 @@
 """Components derived from recorded ones, with no model call: passage context and answer type.
 
 * ``section_max``: each sentence gets the best cosine z-score of its section (a ``Document [k]`` / ``Passage k``
-  block or markdown section, :func:`tpc_core.engine.scoring.coverage.section_ranks`; else its document), so a sentence of the
-  passage that answers is lifted even when it does not repeat the question's words;
+  block or markdown section, :func:`tpc_core.engine.scoring.coverage.section_ranks`; else its document), so a
+  sentence of the passage that answers is lifted even when it does not repeat the question's words;
 * ``neighbour``: the better cosine z-score of the sentence before and after it in the same document;
 * ``numeric``: 1 for a sentence with a digit when the question asks for a number or a date
   (``when``, ``how many``, ``what year`` ...), else 0.

@@ -1,8 +1,9 @@
 """Late interaction (ColBERT-style MaxSim) over the CSE's contextual token states.
 
 The context pass is the one :meth:`tpc_core.engine.scoring.cse.ContextSentenceEncoder.encode_contexts` runs (the same
-windows from ``context_windows``, the same owner window per sentence, the same forward); :func:`encode_contexts_with_tokens` returns each sentence's
-pooled vector (identical to ``encode_contexts``) **and** its own tokens' last hidden states from that window.
+windows from ``context_windows``, the same owner window per sentence, the same forward);
+:func:`encode_contexts_with_tokens` returns each sentence's pooled vector (identical to ``encode_contexts``) **and**
+its own tokens' last hidden states from that window.
 The question is encoded alone (:func:`question_token_states`), so the context pass stays question-free.
 
 MaxSim of a sentence: mean over the question's tokens of the best cosine with any of the sentence's tokens.
