@@ -208,6 +208,40 @@ def _encode_one(record: dict[str, Any], spans: list[tuple[int, int]], compressor
                          label_sentences(spans, record.get("request_spans") or []))
 
 
+def _read_caches(stem: Path, meta: Path) -> dict[str, EncodedPrompt]:
+    """Every cached prompt of ``stem``, by record id.
+
+    Every cache of this stem is read (``meta``'s last): a record set that grew reuses the prompts encoded for
+    the old one; the caller reuses a prompt only where its sentences are still the same.
+    """
+    from safetensors.torch import load_file  # lazy: loads torch
+
+    cached: dict[str, EncodedPrompt] = {}
+    for other in sorted(stem.parent.glob(f"{stem.name}.*.json"), key=lambda path: path == meta):
+        if not other.with_suffix(".safetensors").is_file():
+            continue
+        matrix = load_file(str(other.with_suffix(".safetensors")))["embeddings"]
+        start = 0
+        for row in json.loads(other.read_text(encoding="utf-8")):
+            count = len(row["sentences"])
+            cached[row["record_id"]] = EncodedPrompt(row["record_id"], row["family"], row["kind"], row["sentences"],
+                                                     matrix[start: start + count], row["labels"])
+            start += count
+    return cached
+
+
+def _save_cache(tensors: Path, meta: Path, prompts: list[EncodedPrompt]) -> None:
+    """Write ``prompts``: their embeddings, stacked, to ``tensors``, the rest to ``meta``."""
+    import torch  # lazy: loads torch
+    from safetensors.torch import save_file  # lazy: loads torch
+
+    tensors.parent.mkdir(parents=True, exist_ok=True)
+    save_file({"embeddings": torch.cat([p.embeddings for p in prompts]).contiguous()}, str(tensors))
+    meta.write_text(json.dumps([{"record_id": p.record_id, "family": p.family, "kind": p.kind,
+                                 "sentences": p.sentences, "labels": p.labels} for p in prompts]),
+                    encoding="utf-8")
+
+
 def _cached(stem: Path, records: Sequence[dict[str, Any]], compressor: Any, view: int) -> list[EncodedPrompt]:
     """The records encoded by the CSE, cached in ``stem.<key>.safetensors`` (embeddings) and ``.json`` (the rest).
 
@@ -218,48 +252,30 @@ def _cached(stem: Path, records: Sequence[dict[str, Any]], compressor: Any, view
     """
     if not records:
         return []
-    import torch  # lazy: loads torch
-    from safetensors.torch import load_file, save_file  # lazy: loads torch
-
     splitter = get_splitter(compressor.config.splitter)
     key = hashlib.sha256(json.dumps([[str(r["id"]) for r in records], str(compressor.checkpoint_dir), view])
                          .encode("utf-8")).hexdigest()[:16]
-    tensors, meta = stem.with_suffix(f".{key}.safetensors"), stem.with_suffix(f".{key}.json")
-    cached: dict[str, EncodedPrompt] = {}
-    # Every cache of this stem is read (this key's last): a record set that grew reuses the prompts encoded for
-    # the old one; a prompt is reused only where its sentences are still the same (checked below).
-    for other in sorted(stem.parent.glob(f"{stem.name}.*.json"), key=lambda path: path == meta):
-        if not other.with_suffix(".safetensors").is_file():
-            continue
-        matrix, start = load_file(str(other.with_suffix(".safetensors")))["embeddings"], 0
-        for row in json.loads(other.read_text(encoding="utf-8")):
-            count = len(row["sentences"])
-            cached[row["record_id"]] = EncodedPrompt(row["record_id"], row["family"], row["kind"], row["sentences"],
-                                                     matrix[start: start + count], row["labels"])
-            start += count
-    def save(prompts: list[EncodedPrompt]) -> None:
-        stem.parent.mkdir(parents=True, exist_ok=True)
-        save_file({"embeddings": torch.cat([p.embeddings for p in prompts]).contiguous()}, str(tensors))
-        meta.write_text(json.dumps([{"record_id": p.record_id, "family": p.family, "kind": p.kind,
-                                     "sentences": p.sentences, "labels": p.labels} for p in prompts]),
-                        encoding="utf-8")
-
-    encoded, fresh = [], 0
+    tensors = stem.with_suffix(f".{key}.safetensors")
+    meta = stem.with_suffix(f".{key}.json")
+    cached = _read_caches(stem, meta)
+    encoded: list[EncodedPrompt] = []
+    fresh = 0
     for record in records:
         spans = _view(record, splitter, view)
         if not spans:
             continue
         hit = cached.get(str(record["id"]))
         if hit is None or hit.sentences != [record["prompt"][s:e] for s, e in spans]:  # the splitter changed
-            hit, fresh = _encode_one(record, spans, compressor), fresh + 1
+            hit = _encode_one(record, spans, compressor)
+            fresh += 1
             if fresh % 100 == 0:  # a partial cache: an interrupted run resumes from here
                 logger.info("%s: encoded %d prompts", stem.name, fresh)
-                save([*encoded, hit])
+                _save_cache(tensors, meta, [*encoded, hit])
         encoded.append(hit)
     if fresh or not tensors.is_file():
         logger.info("%s: %d of %d prompts encoded, %d from the cache", stem.name, fresh, len(encoded),
                     len(encoded) - fresh)
-        save(encoded)
+        _save_cache(tensors, meta, encoded)
     return encoded
 
 
@@ -283,7 +299,12 @@ def prompt_scores(prompts: Sequence[EncodedPrompt], head: Any, threshold: float,
     """
     from tpc_core.engine.task.request.text import pick_request  # lazy: loads torch
 
-    with_request, without, found, exact, jaccard, kept_empty = 0, 0, 0, 0, 0.0, 0
+    with_request = 0
+    without = 0
+    found = 0
+    exact = 0
+    jaccard = 0.0
+    kept_empty = 0
     for prompt in prompts:
         picked = set(pick_request(head.probabilities(prompt.embeddings, prompt.sentences), threshold, max_sentences,
                                   neighbour_threshold))
@@ -361,7 +382,8 @@ class _Remembered:
     """A head whose probabilities are computed once per prompt (the threshold search asks many times)."""
 
     def __init__(self, head: Any) -> None:
-        self.head, self.seen = head, {}
+        self.head = head
+        self.seen = {}
 
     def probabilities(self, embeddings: Any, sentences: Sequence[str]) -> Any:
         key = id(embeddings)
@@ -401,7 +423,8 @@ def train_request_head(config: RequestHeadConfig) -> Path:
     layouts = _layout_records(config, records)
     instructions_fit, instructions_check = _instruction_records(config)
     cache = Path(config.encoded_dir or Path(config.output_dir) / "encoded")
-    encoded_fit, encoded_pick = [], []
+    encoded_fit = []
+    encoded_pick = []
     for name, rows in (("", train), ("layout_", layouts), ("instruction_", instructions_fit)):
         held = [held_for_threshold(str(r["id"]), config.threshold_fraction) for r in rows]
         encoded_fit += _cached(cache / f"{name}fit", [r for r, h in zip(rows, held) if not h], compressor,

@@ -97,7 +97,8 @@ class RequestHead:
             features = (handle.metadata() or {}).get("features")
             if features is not None and features != ",".join(FEATURE_NAMES):
                 raise ValueError(f"{path} was trained with other layout features ({features}); retrain it.")
-            weight, bias = handle.get_tensor("weight"), handle.get_tensor("bias")
+            weight = handle.get_tensor("weight")
+            bias = handle.get_tensor("bias")
             hidden = (handle.get_tensor("hidden_weight"), handle.get_tensor("hidden_bias")) \
                 if {"hidden_weight", "hidden_bias"} <= names else (None, None)
         if weight.ndim != 1 or bias.numel() != 1:

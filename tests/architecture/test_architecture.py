@@ -17,8 +17,8 @@ The rules, each a test below:
 * no private name of another module used: neither ``module._name`` nor ``obj._name`` on an object that the
   using module did not define (``self`` / ``cls`` inside a class of the module are its own).
 
-The layer order inside the packages is tests/architecture/test_architecture_layers.py's. Size is ruff's complexity rules' concern
-(C901, PLR0912, PLR0915), not a cap on lines.
+The layer order inside the packages is tests/architecture/test_architecture_layers.py's. Size is ruff's complexity
+rules' concern (C901, PLR0912, PLR0915), not a cap on lines.
 """
 
 from __future__ import annotations
@@ -110,53 +110,64 @@ class _Imports:
         self.module = module
         self.edges: dict[str, int] = {}  # imported tpc_core module -> its first import's line
         self.private: list[str] = []  # "line N: what", in line order
-        found: list[tuple[int, str]] = []
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        aliases: dict[str, str] = {}  # local name -> the tpc_core module (or package) it is bound to
-        is_package = path.name == "__init__.py"
-        nodes = list(ast.walk(tree))
+        self._found: list[tuple[int, str]] = []
+        self._aliases: dict[str, str] = {}  # local name -> the tpc_core module (or package) it is bound to
+        self._is_package = path.name == "__init__.py"
+        nodes = list(ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))))
         for node in nodes:
             if isinstance(node, ast.Import):
-                for alias in node.names:
-                    target = _package_module(alias.name)
-                    if target is None:
-                        continue
-                    self._edge(target, node.lineno)
-                    if alias.asname:
-                        aliases[alias.asname] = target
-                    else:
-                        aliases[alias.name.split(".")[0]] = alias.name.split(".")[0]
+                self._import(node)
             elif isinstance(node, ast.ImportFrom):
-                source = _absolute(module, node, is_package)
-                source_module = _package_module(source)
-                if source_module is None:
-                    continue
-                for alias in node.names:
-                    submodule = f"{source}.{alias.name}"
-                    if submodule in PACKAGE_MODULES:  # from tpc_core.corpus import io as corpus_io
-                        self._edge(submodule, node.lineno)
-                        aliases[alias.asname or alias.name] = submodule
-                        continue
-                    if alias.name in LAZY_EXPORTS.get(source, {}):  # from tpc_core import TPCCompressor
-                        self._edge(LAZY_EXPORTS[source][alias.name], node.lineno)
-                        continue
-                    self._edge(source_module, node.lineno)
-                    if _is_private(alias.name) and source_module != module:
-                        found.append((node.lineno, f"from {source} import {alias.name}"))
+                self._import_from(node)
             elif isinstance(node, ast.Call) and _is_import_module(node):
                 target = _package_module(node.args[0].value)
                 if target is not None:
                     self._edge(target, node.lineno)
-        for node in nodes:  # tpc_core.x._name / m._name through a name bound to another tpc_core module
+        for node in nodes:
             if isinstance(node, ast.Attribute) and _is_private(node.attr):
-                dotted = _dotted(node.value)
-                if dotted is None or dotted.split(".")[0] not in aliases:
-                    continue
-                head, *rest = dotted.split(".")
-                target = _package_module(".".join([aliases[head], *rest]))
-                if target is not None and target != module and ".".join([aliases[head], *rest]) == target:
-                    found.append((node.lineno, f"{dotted}.{node.attr}"))
-        self.private = [f"line {line}: {use}" for line, use in sorted(found)]
+                self._private_attribute(node)
+        self.private = [f"line {line}: {use}" for line, use in sorted(self._found)]
+
+    def _import(self, node: ast.Import) -> None:
+        """``import tpc_core.x`` / ``import tpc_core.x as y``: an edge, and the name it binds."""
+        for alias in node.names:
+            target = _package_module(alias.name)
+            if target is None:
+                continue
+            self._edge(target, node.lineno)
+            if alias.asname:
+                self._aliases[alias.asname] = target
+            else:
+                self._aliases[alias.name.split(".")[0]] = alias.name.split(".")[0]
+
+    def _import_from(self, node: ast.ImportFrom) -> None:
+        """``from tpc_core.x import y``: a sub-module, a lazily exported name, or a name of the module itself."""
+        source = _absolute(self.module, node, self._is_package)
+        source_module = _package_module(source)
+        if source_module is None:
+            return
+        for alias in node.names:
+            submodule = f"{source}.{alias.name}"
+            if submodule in PACKAGE_MODULES:  # from tpc_core.corpus import io as corpus_io
+                self._edge(submodule, node.lineno)
+                self._aliases[alias.asname or alias.name] = submodule
+            elif alias.name in LAZY_EXPORTS.get(source, {}):  # from tpc_core import TPCCompressor
+                self._edge(LAZY_EXPORTS[source][alias.name], node.lineno)
+            else:
+                self._edge(source_module, node.lineno)
+                if _is_private(alias.name) and source_module != self.module:
+                    self._found.append((node.lineno, f"from {source} import {alias.name}"))
+
+    def _private_attribute(self, node: ast.Attribute) -> None:
+        """``tpc_core.x._name`` / ``m._name`` through a name bound to another tpc_core module."""
+        dotted = _dotted(node.value)
+        if dotted is None or dotted.split(".")[0] not in self._aliases:
+            return
+        head, *rest = dotted.split(".")
+        named = ".".join([self._aliases[head], *rest])
+        target = _package_module(named)
+        if target is not None and target != self.module and named == target:
+            self._found.append((node.lineno, f"{dotted}.{node.attr}"))
 
     def _edge(self, target: str, line: int) -> None:
         if target != self.module:
@@ -178,6 +189,17 @@ def _dotted(node: ast.expr) -> str | None:
     return None
 
 
+def _pop_component(stack: list[str], on_stack: set[str], root: str) -> list[str]:
+    """Pop Tarjan's stack down to ``root``: the members of ``root``'s strongly connected component."""
+    component = []
+    while True:
+        member = stack.pop()
+        on_stack.discard(member)
+        component.append(member)
+        if member == root:
+            return component
+
+
 def _cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
     """One cycle per strongly connected component with more than one module (Tarjan's algorithm)."""
     index: dict[str, int] = {}
@@ -197,13 +219,7 @@ def _cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
             elif target in on_stack:
                 low[node] = min(low[node], index[target])
         if low[node] == index[node]:
-            component = []
-            while True:
-                member = stack.pop()
-                on_stack.discard(member)
-                component.append(member)
-                if member == node:
-                    break
+            component = _pop_component(stack, on_stack, node)
             if len(component) > 1:
                 components.append(sorted(component))
 
@@ -225,7 +241,8 @@ GRAPH = {module: _Imports(module, path).edges for module, path in PACKAGE_MODULE
 def test_the_walk_sees_the_package_and_its_lazy_imports():
     """Guards the test itself: it must find the modules and the function-level imports it is about."""
     assert {"tpc_core.compressor", "tpc_core.loading.checkpoint", "tpc_core.corpus.local"} <= set(GRAPH)
-    assert "tpc_core.compressor" in GRAPH["tpc_core.loading.checkpoint"] or "tpc_core.loading.checkpoint" in GRAPH["tpc_core.compressor"]
+    assert ("tpc_core.compressor" in GRAPH["tpc_core.loading.checkpoint"]
+            or "tpc_core.loading.checkpoint" in GRAPH["tpc_core.compressor"])
     assert "tpc_core.corpus.ray_engine" in GRAPH["tpc_core.corpus.local"]  # imported inside a function only
 
 
@@ -250,7 +267,8 @@ def test_no_module_uses_a_private_name_of_a_tpc_core_module(top):
 
 
 def test_private_name_detection(tmp_path):
-    source = ("import tpc_core.loading.checkpoint\nimport tpc_core.loading.offline as offline\nfrom tpc_core import segmentation\n"
+    source = ("import tpc_core.loading.checkpoint\nimport tpc_core.loading.offline as offline\n"
+              "from tpc_core import segmentation\n"
               "from tpc_core.loading.checkpoint import _detect_architecture, resolve_base\n"
               "def f():\n    tpc_core.loading.checkpoint._from_pretrained\n    offline._package_dir\n"
               "    segmentation._split\n    offline.__name__\n    segmentation.public._private_attr\n")
@@ -347,7 +365,8 @@ def test_benchmarks_use_only_public_names_of_the_adapters():
     found = []
     for module, path in _modules("benchmarks").items():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("tpc_integrations"):
+            if (isinstance(node, ast.ImportFrom) and node.level == 0
+                    and (node.module or "").startswith("tpc_integrations")):
                 names = [*(node.module or "").split("."), *(alias.name for alias in node.names)]
             elif isinstance(node, ast.Import):
                 names = [part for alias in node.names if alias.name.startswith("tpc_integrations")
@@ -358,15 +377,20 @@ def test_benchmarks_use_only_public_names_of_the_adapters():
     assert not found, "private tpc_integrations names imported by benchmarks:\n" + "\n".join(found)
 
 
+def _top(dotted: str) -> str:
+    """The top-level package of a dotted module name."""
+    return dotted.split(".")[0]
+
+
 def _imports_experiments(path: Path) -> list[int]:
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     lines = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import) and any(alias.name.split(".")[0] == "experiments" for alias in node.names):
             lines.append(node.lineno)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "experiments":
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and _top(node.module or "") == "experiments":
             lines.append(node.lineno)
-        elif isinstance(node, ast.Call) and _is_import_module(node) and node.args[0].value.split(".")[0] == "experiments":
+        elif isinstance(node, ast.Call) and _is_import_module(node) and _top(node.args[0].value) == "experiments":
             lines.append(node.lineno)
     return lines
 
@@ -432,8 +456,10 @@ def test_foreign_private_detection(tmp_path):
               "def g(compressor):\n    return compressor._splitter(None), sys._getframe(1)\n")
     path = tmp_path / "client.py"
     path.write_text(source, encoding="utf-8")
-    assert foreign_private_uses(path) == ["line 5: other._theirs", "line 5: self._inherited (inherited from another module)",
-                                          "line 6: from benchmarks.protocol.evaluate import _tpc_method", "line 8: compressor._splitter"]
+    assert foreign_private_uses(path) == ["line 5: other._theirs",
+                                          "line 5: self._inherited (inherited from another module)",
+                                          "line 6: from benchmarks.protocol.evaluate import _tpc_method",
+                                          "line 8: compressor._splitter"]
 
 
 def test_the_tree_shows_the_three_concerns():

@@ -89,7 +89,9 @@ def citing_texts(files: tuple[str, ...]) -> dict[str, str]:
     texts = {}
     itself = Path(__file__).resolve().relative_to(ROOT).as_posix()
     for path in files:
-        if path == itself or in_results(path) or PurePosixPath(path).suffix not in CITING_SUFFIXES or not (ROOT / path).is_file():
+        if path == itself or in_results(path) or PurePosixPath(path).suffix not in CITING_SUFFIXES:
+            continue
+        if not (ROOT / path).is_file():
             continue
         try:
             texts[path] = (ROOT / path).read_text(encoding="utf-8")

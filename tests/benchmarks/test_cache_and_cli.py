@@ -52,7 +52,8 @@ def test_interrupted_run_resumes_from_cache(tmp_path: Path) -> None:
     counter, samples = minilm_token_counter(), _samples(3)
     cache = JsonCache(tmp_path / "cache.sqlite")
     with pytest.raises(KeyboardInterrupt):
-        evaluate(samples, {"m": _FirstSentence(counter, die_after=2)}, counter, rate=0.5, settings=("aware",), cache=cache)
+        evaluate(samples, {"m": _FirstSentence(counter, die_after=2)}, counter, rate=0.5, settings=("aware",),
+                 cache=cache)
     cache.close()
     cache = JsonCache(tmp_path / "cache.sqlite")  # a new process would reopen the same file
     method = _FirstSentence(counter)
@@ -65,7 +66,8 @@ def test_interrupted_run_resumes_from_cache(tmp_path: Path) -> None:
     assert records_again == records
     # A different budget is a different experiment: not served from the cache.
     with pytest.raises(KeyboardInterrupt):
-        evaluate(samples, {"m": _FirstSentence(counter, die_after=0)}, counter, rate=0.3, settings=("aware",), cache=cache)
+        evaluate(samples, {"m": _FirstSentence(counter, die_after=0)}, counter, rate=0.3, settings=("aware",),
+                 cache=cache)
 
 
 class _CountingReader:
@@ -96,7 +98,8 @@ def _run_cli(*args: str, timeout: float = 170) -> subprocess.CompletedProcess[st
 
 
 def test_missing_data_exits_nonzero_with_a_message(tmp_path: Path) -> None:
-    done = _run_cli("--suite", "longbench", "--tasks", "qasper", "--data-dir", str(tmp_path), "--out", str(tmp_path / "o"))
+    done = _run_cli("--suite", "longbench", "--tasks", "qasper", "--data-dir", str(tmp_path),
+                    "--out", str(tmp_path / "o"))
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     assert "--data-dir" in done.stderr and "qasper.jsonl" in done.stderr
@@ -128,7 +131,8 @@ def test_hf_reader_wiring_with_a_tiny_random_llama(tiny_checkpoint: Path, tmp_pa
     for chat in (True, False):
         assert isinstance(reader.generate(long_prompt, max_new_tokens=4, chat=chat), str)
     cached = CachedReader(reader, JsonCache(tmp_path / "a.sqlite"))
-    assert cached.answer("Hi there.", max_new_tokens=3, chat=True) == cached.answer("Hi there.", max_new_tokens=3, chat=True)
+    first = cached.answer("Hi there.", max_new_tokens=3, chat=True)
+    assert cached.answer("Hi there.", max_new_tokens=3, chat=True) == first
     with pytest.raises(ReaderUnavailable, match="reader-base-url"):
         resolve_reader("openai")
     with pytest.raises(ReaderUnavailable, match="no such local model directory"):

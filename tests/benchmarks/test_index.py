@@ -45,7 +45,8 @@ def _sample(sample_id: str, context: str, question: str, supporting: tuple[str, 
 
 SAMPLES = [
     _sample("q1", CONTEXT_A, "What did Alpha eat?", ("Alpha ate bread.",), ("bread",)),
-    _sample("q2", CONTEXT_A, "What did Beta sell?", ("Beta sold the old house.", "Alpha rose early today."), ("house",)),
+    _sample("q2", CONTEXT_A, "What did Beta sell?", ("Beta sold the old house.", "Alpha rose early today."),
+            ("house",)),
     _sample("q3", CONTEXT_B, "Who won the race?", ("Gamma won the race.",), ("Gamma",), source="other"),
 ]
 
@@ -71,7 +72,8 @@ def test_index_contexts_one_bare_sample_per_distinct_context() -> None:
     assert context_of["q1"] == context_of["q2"] == contexts[0].id != context_of["q3"] == contexts[1].id
     assert contexts[0].id.startswith("ctx-") and len(contexts[0].id) == 16
     bare = contexts[0]
-    assert bare.template == BARE_TEMPLATE and bare.question == "" and bare.answers == () and not bare.supporting_sentences
+    assert bare.template == BARE_TEMPLATE and bare.question == "" and bare.answers == ()
+    assert not bare.supporting_sentences
     assert contexts[1].source == "other"
 
 
@@ -79,7 +81,8 @@ def test_each_context_is_compressed_once_bare_with_no_question() -> None:
     spy = _Spy()
     records, skipped = evaluate_index(SAMPLES, {"spy": spy}, _WordCounter(), rate=0.5)  # type: ignore[arg-type]
     calls = [call for call in spy.calls if call[3]]  # the warm-up call has no sample id
-    assert [(text, question, budget) for text, question, budget, _ in calls] == [(CONTEXT_A, None, 7), (CONTEXT_B, None, 3)]
+    assert [(text, question, budget) for text, question, budget, _ in calls] == [(CONTEXT_A, None, 7),
+                                                                                  (CONTEXT_B, None, 3)]
     assert not skipped and [r["sample_id"] for r in records] == ["q1", "q2", "q3"]
     assert all(r["setting"] == "index" and r["rate"] == 0.5 for r in records)
     assert "prompt" not in records[0] and records[0]["context_id"] == records[1]["context_id"]

@@ -11,7 +11,8 @@ from benchmarks.timing import build_length_prompts
 def _record(method: str, dataset: str, score: float | None, setting: str = "aware", **extra) -> dict:
     return {"method": method, "setting": setting, "sample_id": f"{dataset}-{score}", "dataset": dataset,
             "source": dataset, "origin_tokens": 1000, "budget": 200, "compressed_tokens": 190, "seconds": 0.5,
-            "over_budget": False, "evidence_recall": None, "answer_retention": None, "score": score, **extra}  # fmt: skip
+            "over_budget": False, "evidence_recall": None, "answer_retention": None, "score": score,
+            **extra}  # fmt: skip
 
 
 def test_longbench_table_averages_tasks_within_categories() -> None:
@@ -43,7 +44,8 @@ def test_aggregate_and_dev_table_count_overruns_and_ratio() -> None:
 def test_speed_prompts_have_the_requested_lengths() -> None:
     counter = minilm_token_counter()
     samples = [Sample(id=str(i), dataset="qa_dev", source="x", context="word " * 300 + f"end {i}.", question="q?",
-                      answers=(), template="{context}", metric="qa_f1", max_new_tokens=1) for i in range(10)]  # fmt: skip
+                      answers=(), template="{context}", metric="qa_f1", max_new_tokens=1)
+               for i in range(10)]  # fmt: skip
     prompts = build_length_prompts(samples, [100, 1000], counter)
     assert counter(prompts[100]["text"]) == 100
     assert abs(counter(prompts[1000]["text"]) - 1000) <= 1  # cut at a word boundary

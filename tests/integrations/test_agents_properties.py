@@ -52,11 +52,13 @@ def trajectories(draw) -> list:
         messages.append(HumanMessage(draw(st.sampled_from(SENTENCES)), id=f"h{turn}"))
         for step in range(draw(st.integers(1, 2))):
             ids = [f"c{turn}_{step}_{k}" for k in range(draw(st.integers(1, 2)))]
-            calls = [{"name": draw(st.sampled_from(["search", "read"])), "args": {"q": draw(st.sampled_from(SENTENCES))},
-                      "id": call_id} for call_id in ids]
-            messages.append(AIMessage(draw(st.sampled_from(["", "Let me look."])), tool_calls=calls, id=f"a{turn}_{step}"))
+            calls = [{"name": draw(st.sampled_from(["search", "read"])),
+                      "args": {"q": draw(st.sampled_from(SENTENCES))}, "id": call_id} for call_id in ids]
+            messages.append(AIMessage(draw(st.sampled_from(["", "Let me look."])), tool_calls=calls,
+                                      id=f"a{turn}_{step}"))
             order = draw(st.permutations(ids))
-            messages += [ToolMessage(draw(tool_content()), tool_call_id=call_id, id=f"t_{call_id}") for call_id in order]
+            messages += [ToolMessage(draw(tool_content()), tool_call_id=call_id, id=f"t_{call_id}")
+                         for call_id in order]
         if turn + 1 < turns:
             messages.append(AIMessage("Here is what I found.", id=f"r{turn}"))
     return messages
@@ -166,5 +168,6 @@ def test_provider_dicts_keep_their_shape_ids_and_order(compressor, messages, bud
         assert set(after) == set(before) and after["role"] == before["role"]
         assert {k: v for k, v in after.items() if k != "content"} == {k: v for k, v in before.items() if k != "content"}
         assert _without_text(after["content"]) == _without_text(before["content"])  # blocks, ids, tool_use kept
-        if before["role"] in ("system", "assistant") or (before["role"] == "user" and isinstance(before["content"], str)):
+        plain_user_text = before["role"] == "user" and isinstance(before["content"], str)
+        if before["role"] in ("system", "assistant") or plain_user_text:
             assert after["content"] == before["content"]

@@ -107,7 +107,8 @@ def test_langchain_compressor_with_a_cache_gives_the_same_documents_and_says_whe
 
     n = len(documents)
     assert [{key: event[key] for key in CACHE_KEYS} for event in handler.events] == [
-        {"from_cache": False, "cache_hits": 0, "cache_misses": n}, {"from_cache": True, "cache_hits": n, "cache_misses": 0}]
+        {"from_cache": False, "cache_hits": 0, "cache_misses": n},
+        {"from_cache": True, "cache_hits": n, "cache_misses": 0}]
     # the first call read every document with the model: exactly the uncached result
     assert [(d.id, d.page_content, d.metadata) for d in first] == [(d.id, d.page_content, d.metadata) for d in plain]
     # the second read them back from the (int8) entries: the same sentences kept, scores within rounding
@@ -133,7 +134,8 @@ def test_llama_index_postprocessor_with_a_cache_reports_hits_in_the_rerank_end_e
     n = len(sample.documents)
     assert [{key: tag[key] for key in CACHE_KEYS} for tag in tags] == [
         {"from_cache": False, "cache_hits": 0, "cache_misses": 0},  # no cache: nothing looked up
-        {"from_cache": False, "cache_hits": 0, "cache_misses": n}, {"from_cache": True, "cache_hits": n, "cache_misses": 0}]
+        {"from_cache": False, "cache_hits": 0, "cache_misses": n},
+        {"from_cache": True, "cache_hits": n, "cache_misses": 0}]
     assert all(tag["mode"] == "query" and tag["budget"] == BUDGET for tag in tags)
     text = lambda nodes: [(n.node.node_id, n.node.get_content()) for n in nodes]
     assert text(first) == text(second) == text(reference)
@@ -141,7 +143,8 @@ def test_llama_index_postprocessor_with_a_cache_reports_hits_in_the_rerank_end_e
 
 def test_adapters_refuse_a_cache_of_another_kind_naming_the_accepted_ones():
     for adapter_class in (TPCDocumentCompressor, TPCNodePostprocessor, TPCDocumentTransformer, TPCTransform):
-        with pytest.raises(TypeError, match="cache must be None, 'memory'.*directory path.*byte store.*key-value store"):
+        with pytest.raises(TypeError,
+                           match="cache must be None, 'memory'.*directory path.*byte store.*key-value store"):
             adapter_class(cache=42)
         with pytest.raises(TypeError, match="got dict"):
             adapter_class(cache={"memory": True})
@@ -222,7 +225,8 @@ def test_llama_index_warm_ingestion_pipeline_then_a_query_engine_served_from_the
 
 def test_warm_mode_needs_a_cache_and_refuses_what_only_compression_uses():
     for adapter_class in (TPCDocumentTransformer, TPCTransform):
-        with pytest.raises(ValidationError, match="mode='warm' stores each document's sentence-cache entry: pass cache="):
+        with pytest.raises(ValidationError,
+                           match="mode='warm' stores each document's sentence-cache entry: pass cache="):
             adapter_class(mode="warm")
         with pytest.raises(ValidationError, match="rate, task_description would do nothing here: set them on the "
                                                   "query-time compressor"):

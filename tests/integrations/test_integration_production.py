@@ -109,7 +109,8 @@ def test_query_time_results_carry_only_the_metadata_of_their_own_call(compressor
     chunks = [Document(page_content=p, id=str(k)) for k, p in enumerate(PARAGRAPHS[2:6])]
     warmed = TPCDocumentTransformer(compressor=compressor, mode="warm", cache=cache).transform_documents(chunks)
     assert warmed[0].metadata["tpc_compression"] == "cached"
-    out = TPCDocumentCompressor(compressor=compressor, cache=cache, target_tokens=60).compress_documents(warmed, QUESTION)
+    reader = TPCDocumentCompressor(compressor=compressor, cache=cache, target_tokens=60)
+    out = reader.compress_documents(warmed, QUESTION)
     for document in out:
         assert "tpc_compression" not in document.metadata
         assert document.metadata["tpc_task_source"] == "question"

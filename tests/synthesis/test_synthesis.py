@@ -24,7 +24,8 @@ _PARAGRAPHS = [
     "Bridges\nThe Old Bridge opened in 1932 after six years of work. It is 300 metres long and carries two lanes.",
     "Tunnels\nThe harbour tunnel opened in 1950. Engineers from three countries built it under the river bed.",
     "Roads\nThe coast road is older than both. It was paved in 1911 and widened in 1964 for heavier lorries.",
-    "Ferries\nBefore the bridge, a ferry crossed every hour. The last ferry ran on 3 May 1932, a week after the opening.",
+    "Ferries\nBefore the bridge, a ferry crossed every hour. "
+    "The last ferry ran on 3 May 1932, a week after the opening.",
     "Tolls\nA toll of one penny was charged until 1951. The toll house still stands at the northern end of the bridge.",
 ]
 _NQ_CONTEXT = "\n\n".join(f"Document [{k}] (Title: Topic {k}) Passage number {k} says the value is {k * 7}. "

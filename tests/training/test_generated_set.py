@@ -80,7 +80,10 @@ def test_fit_is_seen_only_and_check_rows_are_disjoint_from_every_fit_set(paths):
                 "task_description", "components", "request"} <= set(record)
         assert " ".join(record["prompt"][a:b] for a, b in record["request_spans"]) == record["request"]
         assert record["task_description"] == record["request"]
-        assert record["kind"] == "instruction" if record["request_spans"] else record["family"].startswith("no_request_")
+        if record["request_spans"]:
+            assert record["kind"] == "instruction"
+        else:
+            assert record["family"].startswith("no_request_")
 
 
 def test_the_cli_writes_records_and_stats_and_is_deterministic(paths, tmp_path):

@@ -157,7 +157,8 @@ def test_nested_choice_never_looks_at_the_held_out_dataset() -> None:
     from training.salience.evaluate import nested_choice
 
     def row(method: str, dataset: str, r1: float) -> dict:
-        return {"id": dataset, "subset": dataset, "held_out": dataset, "method": method, "rate": 0.2, "r1": r1, "r2": 0.0}
+        return {"id": dataset, "subset": dataset, "held_out": dataset, "method": method, "rate": 0.2, "r1": r1,
+                "r2": 0.0}
 
     # "h +lead1.0" wins on b and c, loses on a: a's choice must still be the blend (chosen on b and c).
     results = [row("h", "a", 0.9), row("h +lead1.0", "a", 0.1), row("h", "b", 0.1), row("h +lead1.0", "b", 0.5),

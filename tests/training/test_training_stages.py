@@ -362,7 +362,8 @@ def test_every_stage_runs_and_the_export_loads_and_compresses(tiny_checkpoint, d
     assert set(rl_summary["validation"]) == {"before", "fallback", "after"}
     validation = json.loads((runs / "rl" / "validation_rewards.json").read_text())
     for phase in ("before", "fallback", "after"):
-        assert rl_summary["validation"][phase]["prompts"] == 1 and rl_summary["validation"][phase]["mean_reward"] <= 1e-6
+        summary = rl_summary["validation"][phase]
+        assert summary["prompts"] == 1 and summary["mean_reward"] <= 1e-6
         assert [row["id"] for row in validation[phase]["rows"]][0] in {"r0", "r6"}  # a held-out-family prompt
 
     exported = runs / "tpc-tiny"

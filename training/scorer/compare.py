@@ -61,7 +61,8 @@ class Config:
     method: str = "z"
 
 
-def _grid(prefix: str, base: Mapping[str, float], vary: str, values: Sequence[float], method: str = "z") -> list[Config]:
+def _grid(prefix: str, base: Mapping[str, float], vary: str, values: Sequence[float],
+          method: str = "z") -> list[Config]:
     return [Config(f"{prefix} w={v:g}", tuple({**base, vary: v}.items()) if v else tuple(base.items()), method)
             for v in values]
 
@@ -183,7 +184,8 @@ def cached_records(cache: Path, label: str, method: Any, samples: Sequence[Any],
 def latency_prompt(compressor: Any, samples: Sequence[Any], tokens: int, counter: Any) -> tuple[str, str]:
     """The latency prompt: the longest contexts joined until ``tokens`` counted tokens, cut to ``tokens`` encoder
     tokens; and the first sample's question."""
-    parts, total = [], 0
+    parts = []
+    total = 0
     for sample in sorted(samples, key=lambda s: -len(s.context)):
         if total >= tokens:
             break
@@ -201,7 +203,8 @@ def time_scorers(compressor: Any, scorers: Mapping[str, Any], text: str, questio
     for name, scorer in scorers.items():
         compressor.scorer = scorer
         compressor.compress(text, question=question, rate=0.2, token_counter=counter)  # warm-up
-        whole, relevance = [], []
+        whole = []
+        relevance = []
         for _ in range(repeats):
             prompt_holder: dict[str, Any] = {}
             original = scorer.relevance
@@ -280,7 +283,8 @@ def run(ids_path: str, out_dir: Path, cache: Path, *, k: int = 5, rate: float = 
     for config in SINGLES:
         rows.append({"kind": "single", **summarise(config.name, per_sample[config.name], sources)})
     folds = folds_by_source(samples, k)
-    recall = {name: {i: r["evidence_recall"] or 0.0 for i, r in records.items()} for name, records in per_sample.items()}
+    recall = {name: {i: r["evidence_recall"] or 0.0 for i, r in records.items()}
+              for name, records in per_sample.items()}
     families: dict[str, Any] = {}
     for family, members in FAMILIES.items():
         names = [c.name for c in members]
@@ -296,7 +300,8 @@ def run(ids_path: str, out_dir: Path, cache: Path, *, k: int = 5, rate: float = 
         rows.append({"kind": "fusion, chosen on all", **summarise(best_all, per_sample[best_all], sources)})
         rows.append({"kind": f"fusion, {k}-fold CV", **summarise(f"{family} [CV]", cv_records, sources)})
     report: dict[str, Any] = {"split": "train", "ids": ids_path, "samples": len(samples),
-                              "sources": {s: sum(v == s for v in sources.values()) for s in sorted(set(sources.values()))},
+                              "sources": {s: sum(v == s for v in sources.values())
+                                          for s in sorted(set(sources.values()))},
                               "rate": rate, "token_counter": counter.name, "folds": k, "rows": rows,
                               "families": families,
                               "per_sample_recall": {n: {i: recall[n][i] for i in sources} for n in recall}}

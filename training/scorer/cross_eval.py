@@ -61,7 +61,9 @@ class _Recording:
     them instead of a second model pass."""
 
     def __init__(self, scorer: Any, cache: dict[str, torch.Tensor], bm25_weight: float = 0.0) -> None:
-        self.scorer, self.cache, self.bm25_weight = scorer, cache, bm25_weight
+        self.scorer = scorer
+        self.cache = cache
+        self.bm25_weight = bm25_weight
         self.identity = scorer.identity
 
     def embed_documents(self, documents: Sequence[Any]) -> list[torch.Tensor]:
@@ -175,7 +177,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m training.scorer.cross_eval")
     parser.add_argument("--checkpoint", required=True)
     parser.add_argument("--ids", default=str(HELDOUT_IDS))
-    parser.add_argument("--reference", default="runs/scorer/compare.json", help="training.scorer.compare's compare.json")
+    parser.add_argument("--reference", default="runs/scorer/compare.json",
+                        help="training.scorer.compare's compare.json")
     parser.add_argument("--out-dir", default="runs/scorer")
     parser.add_argument("--cache", default="runs/scorer/cross_eval")
     parser.add_argument("--bm25-weight", type=float, default=0.3)

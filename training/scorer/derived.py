@@ -1,8 +1,8 @@
 """Components derived from recorded ones, with no model call: passage context and answer type.
 
 * ``section_max``: each sentence gets the best cosine z-score of its section (a ``Document [k]`` / ``Passage k``
-  block or markdown section, :func:`tpc_core.engine.scoring.coverage.section_ranks`; else its document), so a sentence of the
-  passage that answers is lifted even when it does not repeat the question's words;
+  block or markdown section, :func:`tpc_core.engine.scoring.coverage.section_ranks`; else its document), so a
+  sentence of the passage that answers is lifted even when it does not repeat the question's words;
 * ``neighbour``: the better cosine z-score of the sentence before and after it in the same document;
 * ``numeric``: 1 for a sentence with a digit when the question asks for a number or a date
   (``when``, ``how many``, ``what year`` ...), else 0.
@@ -38,7 +38,8 @@ def _sections(prompt: Segmented) -> list[tuple[int, int]]:
     (rank -1) or at a rank-0 sentence that no header precedes."""
     out = []
     for d, (document, spans) in enumerate(zip(prompt.documents, prompt.spans)):
-        section, previous = -1, None
+        section = -1
+        previous = None
         for rank in section_ranks(document, spans):
             if rank == -1 or (rank == 0 and previous != -1):
                 section += 1

@@ -1,8 +1,9 @@
 """Late interaction (ColBERT-style MaxSim) over the CSE's contextual token states.
 
 The context pass is the one :meth:`tpc_core.engine.scoring.cse.ContextSentenceEncoder.encode_contexts` runs (the same
-windows from ``context_windows``, the same owner window per sentence, the same forward); :func:`encode_contexts_with_tokens` returns each sentence's
-pooled vector (identical to ``encode_contexts``) **and** its own tokens' last hidden states from that window.
+windows from ``context_windows``, the same owner window per sentence, the same forward);
+:func:`encode_contexts_with_tokens` returns each sentence's pooled vector (identical to ``encode_contexts``) **and**
+its own tokens' last hidden states from that window.
 The question is encoded alone (:func:`question_token_states`), so the context pass stays question-free.
 
 MaxSim of a sentence: mean over the question's tokens of the best cosine with any of the sentence's tokens.
@@ -49,11 +50,13 @@ def question_token_states(encoder: ContextSentenceEncoder, questions: Sequence[s
     """Per question: its content-token states ``(n_q, d)`` (frame tokens and markers dropped; all windows of a
     long question concatenated) and the token ids they belong to."""
     out = []
-    prefix, suffix = len(encoder.prefix), len(encoder.suffix)
+    prefix = len(encoder.prefix)
+    suffix = len(encoder.suffix)
     marker = 0 if encoder.question_marker is None else 1
     for windows in encoder.question_windows(questions):
         hidden = encoder.forward(windows)
-        states, ids = [], []
+        states = []
+        ids = []
         for row, window in enumerate(windows):
             end = len(window) - suffix - marker
             states.append(hidden[row, prefix:end].cpu())
@@ -94,8 +97,10 @@ def maxsim(question: torch.Tensor, sentences: Sequence[torch.Tensor],
     tokens = torch.cat(list(sentences)).float()
     q = question.float()
     if projection is not None:
-        tokens, q = projection(tokens), projection(q)
-    tokens, q = F.normalize(tokens, dim=-1), F.normalize(q, dim=-1)
+        tokens = projection(tokens)
+        q = projection(q)
+    tokens = F.normalize(tokens, dim=-1)
+    q = F.normalize(q, dim=-1)
     sim = q @ tokens.T  # (n_q, n_tokens): the one extra matmul
     owner = torch.repeat_interleave(torch.arange(len(sentences)), lengths)
     best = torch.full((q.shape[0], len(sentences)), float("-inf"))

@@ -1,8 +1,8 @@
 """Lexical scores of a prompt's sentences against a question: BM25 and rare-term exact match.
 
 Both use only the prompt's own sentences as the collection (IDF from the prompt), so they need no corpus and
-no training. BM25 is the engine's own (:func:`tpc_core.engine.scoring.lexical.bm25_scores`, equal to rank-bm25 on the same
-``\\w+`` lower-cased tokens, so to the ``bm25`` benchmark method).
+no training. BM25 is the engine's own (:func:`tpc_core.engine.scoring.lexical.bm25_scores`, equal to rank-bm25 on
+the same ``\\w+`` lower-cased tokens, so to the ``bm25`` benchmark method).
 """
 
 from __future__ import annotations

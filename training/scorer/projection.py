@@ -79,7 +79,8 @@ def _compressor() -> Any:
 def encode(questions: int, out: Path, chunk: int = 25, seed: int = 7) -> None:
     """Cache question / candidate-sentence token states (float16) for the first ``questions`` NQ rows."""
     compressor = _compressor()
-    encoder, counter = compressor.encoder, resolve_token_counter(minilm_token_counter())
+    encoder = compressor.encoder
+    counter = resolve_token_counter(minilm_token_counter())
     rows = []
     with gzip.open(NQ, "rt", encoding="utf-8") as handle:
         for line in handle:
@@ -118,7 +119,8 @@ def _load(directory: Path) -> list[dict[str, Any]]:
 
 
 def _rank_metrics(projection: torch.nn.Module | None, items: Sequence[dict[str, Any]]) -> dict[str, float]:
-    top1, mrr = [], []
+    top1 = []
+    mrr = []
     with torch.no_grad():
         for item in items:
             scores = maxsim(item["question"].float(), [s.float() for s in item["sentences"]], projection)
@@ -134,18 +136,21 @@ def train(states: Path, out: Path, *, steps: int = 300, batch: int = 8, lr: floa
     """Train the projection; the last ``validation`` share of the encoded questions is held out (rank metrics)."""
     items = _load(states)
     cut = int(len(items) * (1 - validation))
-    fit, held = items[:cut], items[cut:]
+    fit = items[:cut]
+    held = items[cut:]
     torch.manual_seed(seed)
     projection = identity_projection(fit[0]["question"].shape[-1])
     optimiser = torch.optim.Adam(projection.parameters(), lr=lr)
     out.mkdir(parents=True, exist_ok=True)
-    start, log = 0, []
+    start = 0
+    log = []
     checkpoints = sorted(out.glob("step_*.pt"))
     if checkpoints:
         state = torch.load(checkpoints[-1])
         projection.load_state_dict(state["projection"])
         optimiser.load_state_dict(state["optimiser"])
-        start, log = state["step"], state["log"]
+        start = state["step"]
+        log = state["log"]
     before = _rank_metrics(None, held)
     rng = random.Random(seed + start)
     for step in range(start + 1, steps + 1):
@@ -174,7 +179,8 @@ def train(states: Path, out: Path, *, steps: int = 300, batch: int = 8, lr: floa
 def record(ids_path: str, projection_path: Path, cache: Path) -> None:
     """Add ``maxsim_proj`` to every recorded prompt of the compare cache (one CSE pass over the samples)."""
     compressor = _compressor()
-    encoder, counter = compressor.encoder, minilm_token_counter()
+    encoder = compressor.encoder
+    counter = minilm_token_counter()
     projection = identity_projection(encoder.model.config.hidden_size)
     projection.load_state_dict(torch.load(projection_path))
     records = torch.load(cache / "components.pt")

@@ -60,7 +60,9 @@ def embed_with_tokens(encoder: ContextSentenceEncoder, prompts: Sequence[Segment
     """Pooled sentence embeddings (as :meth:`tpc_core.engine.scoring.scorers.PooledCosine.embed`) and every
     sentence's token states, flat per prompt in sentence order, from one context pass."""
     encoded = encode_contexts_with_tokens(encoder, document_token_ids(encoder, prompts))
-    pooled, states, position = [], [], 0
+    pooled = []
+    states = []
+    position = 0
     for prompt in prompts:
         documents = encoded[position: position + len(prompt.documents)]
         pooled.append(torch.cat([m for m, _ in documents]) if documents else torch.zeros(0))
@@ -172,7 +174,8 @@ class FusedScorer(_KeepsStates):
         unknown = set(weights) - set(COMPONENTS)
         if unknown or not weights:
             raise ValueError(f"weights must name components of {COMPONENTS}, got {sorted(weights)}")
-        self.weights, self.method = dict(weights), method
+        self.weights = dict(weights)
+        self.method = method
         self.needs_states = bool(_LATE & set(weights))
 
     def relevance(self, prompts: Sequence[Segmented], embeddings: Sequence[torch.Tensor],
@@ -215,7 +218,9 @@ class CachedComponents:
 
     def __init__(self, records: Mapping[str, Mapping[str, Any]], weights: Mapping[str, float],
                  method: str = "z") -> None:
-        self.records, self.weights, self.method = records, dict(weights), method
+        self.records = records
+        self.weights = dict(weights)
+        self.method = method
         self._pooled = {key.split(":")[0]: record["pooled"] for key, record in records.items()}
 
     def embed_documents(self, documents: Sequence[DocumentSentences]) -> list[torch.Tensor]:

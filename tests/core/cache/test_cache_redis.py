@@ -235,7 +235,8 @@ def test_strict_caches_raise_instead_of_going_on(server, client):
     client.config_set("maxmemory-policy", "noeviction")
     client.config_set("maxmemory", 1)
     try:
-        with pytest.raises(CacheUnavailable, match="could not write to .*OutOfMemoryError: command not allowed when used memory"):
+        with pytest.raises(CacheUnavailable,
+                           match="could not write to .*OutOfMemoryError: command not allowed when used memory"):
             cache.put_many([("tpc-a", make_entry())])
     finally:
         client.config_set("maxmemory", 0)

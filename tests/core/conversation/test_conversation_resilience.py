@@ -101,7 +101,8 @@ def test_best_effort_when_the_protected_messages_exceed_the_budget(tpc_mini):
                     {"role": "user", "content": DOCUMENT}, {"role": "assistant", "content": "Noted."},
                     {"role": "user", "content": "What is this about?"}]
     with pytest.raises(ValueError, match="smaller than the messages kept whole"):
-        tpc_mini.compress_messages(conversation, target_tokens=100, return_result=True)  # the engine's default stays strict
+        # the engine's default stays strict
+        tpc_mini.compress_messages(conversation, target_tokens=100, return_result=True)
     with pytest.warns(TPCRuntimeWarning, match="over its budget of 100") as caught:
         result = tpc_mini.compress_messages(conversation, target_tokens=100, strict=False, return_result=True)
     assert caught[0].filename == __file__  # at the caller's line
@@ -121,7 +122,8 @@ def test_emptied_sentence_keeps_one_sentence_of_every_message_that_had_text(tpc_
     assert "" in [empty.messages[1]["content"], empty.messages[0]["content"]]  # the default "empty" empties some
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # within the budget: no warning
-        kept = tpc_mini.compress_messages(conversation, target_tokens=budget + 60, emptied="sentence", return_result=True)
+        kept = tpc_mini.compress_messages(conversation, target_tokens=budget + 60, emptied="sentence",
+                                          return_result=True)
     for after in kept.messages[:3]:
         texts = [after["content"]] if isinstance(after["content"], str) else [p["text"] for p in after["content"]]
         assert all(texts) and any(t.strip() for t in texts)  # at least one sentence, no empty text part

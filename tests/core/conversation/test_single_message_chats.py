@@ -45,9 +45,9 @@ def test_a_pasted_document_is_compressed_around_the_request(tpc_mini, user):
 def test_a_turn_without_material_or_with_a_custom_splitter_stays_whole(tpc_mini):
     short = "Here is a note: the meeting moved to Tuesday. " + QUESTION
     assert tpc_mini.token_counter(short) < MATERIAL_TOKENS
-    result = tpc_mini.compress_messages([*_chat("\n\n".join(PARAGRAPHS[:4])), {"role": "assistant",
-                                                                                     "content": "Noted."},
-                                              {"role": "user", "content": short}], target_tokens=120, return_result=True)
+    chat = [*_chat("\n\n".join(PARAGRAPHS[:4])), {"role": "assistant", "content": "Noted."},
+            {"role": "user", "content": short}]
+    result = tpc_mini.compress_messages(chat, target_tokens=120, return_result=True)
     assert result.messages[-1]["content"] == short and result.task == short
 
     from tpc_core.segmentation import get_splitter
@@ -73,7 +73,8 @@ def test_the_request_is_never_dropped_and_a_budget_below_it_says_so(tpc_mini):
 
 def test_the_callers_own_force_keep_patterns_still_apply(tpc_mini):
     user = "\n\n".join(PARAGRAPHS[:5]) + "\n\n" + QUESTION
-    result = tpc_mini.compress_messages(_chat(user), target_tokens=200, force_keep_patterns=r"^When in", return_result=True)
+    result = tpc_mini.compress_messages(_chat(user), target_tokens=200, force_keep_patterns=r"^When in",
+                                        return_result=True)
     compressed = result.messages[1]["content"]
     assert QUESTION in compressed and "When in the Course of human events" in compressed
 

@@ -120,8 +120,9 @@ def test_batch_encoder_gives_the_backends_own_encodings():
     tokenizer.add_tokens(["<end_of_sent>"])
     encoder = BatchEncoder(tokenizer.backend_tokenizer)
     assert encoder.plain is not None and encoder.lowercase
-    tricky = ["Hello, World! 3.14 e-mail@x.com", "It’s a “quote” – and — dashes…", "Café NAÏVE résumé", "東京は大きい。",
-              "ΣΊΣΥΦΟΣ", "a\u00a0b", "tab\there\r\nline", "nul\x00byte", "del\x7fete", "[CLS] hi", "a [sep] b",
+    tricky = ["Hello, World! 3.14 e-mail@x.com", "It’s a “quote” – and — dashes…", "Café NAÏVE résumé",
+              "東京は大きい。", "ΣΊΣΥΦΟΣ", "a\u00a0b", "tab\there\r\nline", "nul\x00byte", "del\x7fete", "[CLS] hi",
+              "a [sep] b",
               "x <END_of_sent> y", "[UNK] [mask]", "e\u0301tude", "W" * 150 + " end", "", "   "]
     rng = random.Random(0)
     noise = ["".join(rng.choice("aZ .,!?[]<>|_-'\"\t\n\x01\x7f09éßΣ’“東\u0301") for _ in range(rng.randint(0, 30)))

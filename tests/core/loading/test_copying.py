@@ -42,7 +42,8 @@ def test_copy_with_a_loaded_task_descriptor_and_a_held_lock(tiny_checkpoint):
     with compressor._ctd.lock:  # copying while the CTD is in use must not copy the held lock
         copied = pickle.loads(pickle.dumps(compressor))
     assert copied.task_descriptor_loaded
-    assert copied.task_finder.describe.__self__ is copied._ctd  # the copy's finder asks the copy's CTD, not the original's
+    # the copy's finder asks the copy's CTD, not the original's
+    assert copied.task_finder.describe.__self__ is copied._ctd
     assert copied._ctd.lock.acquire(blocking=False)  # a fresh, unheld lock
     copied._ctd.lock.release()
     _same_result(before, copied.compress(TEXT, target_tokens=20))

@@ -1,7 +1,7 @@
 """Tensors stay on the model's device until one copy to the host (issue 29), checked without a GPU.
 
-The shipped tpc-mini runs for real on the CPU; :mod:`tests.core.loading.fake_device` only keeps the books of where each tensor
-lives, as if the model sat on an accelerator. Every path that runs the model is covered: prompt-aware,
+The shipped tpc-mini runs for real on the CPU; :mod:`tests.core.loading.fake_device` only keeps the books of where
+each tensor lives, as if the model sat on an accelerator. Every path that runs the model is covered: prompt-aware,
 prompt-agnostic through the request head and through the salience head, a batch mixing them, and the CTD's
 generation. Each must give exactly what the CPU gives, mix no host tensor into the device's, and copy to the
 host once per encoder call.
@@ -160,7 +160,8 @@ def test_an_unknown_device_names_the_accepted_ones(device):
     from tpc_core.loading.devices import resolve_device
 
     with pytest.raises(ValueError, match=rf"device={device!r} is not a device (name|TPC runs on); use one of auto, "
-                                         r"cpu, cuda, cuda:N, mps \(auto: the best available\); this machine has .*cpu"):
+                                         r"cpu, cuda, cuda:N, mps \(auto: the best available\); "
+                                         r"this machine has .*cpu"):
         resolve_device(device)
     with pytest.raises(TypeError, match="device must be"):
         resolve_device(0)

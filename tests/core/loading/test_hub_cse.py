@@ -1,8 +1,8 @@
 """CPC encoders from Hub parts (``cpc-llama-1b``): offline from a populated HF cache, through the real resolution.
 
-The cache (``tests/core/loading/hub_cache.py``) holds a tiny *random* Llama under the real repo ids: a real model of the real
-architecture with shrunk shapes, so these tests check the wiring (resolution, adapter, tokenizer, embedding rows,
-pooling, pinning, errors), not the published weights' quality.
+The cache (``tests/core/loading/hub_cache.py``) holds a tiny *random* Llama under the real repo ids: a real model of
+the real architecture with shrunk shapes, so these tests check the wiring (resolution, adapter, tokenizer,
+embedding rows, pooling, pinning, errors), not the published weights' quality.
 """
 
 from __future__ import annotations

@@ -60,8 +60,8 @@ def test_bad_spans_are_refused_even_when_the_budget_covers_the_text(tiny):
 
 def test_a_good_custom_splitter_is_used_as_given(tiny):
     spans = [(0, 26), (27, 63), (64, 96)]
-    result = tiny.compress(TEXT, question="Who designed the bridge?", target_tokens=14, token_counter=lambda t: len(t.split()),
-                           splitter=FixedSpans(spans))
+    result = tiny.compress(TEXT, question="Who designed the bridge?", target_tokens=14,
+                           token_counter=lambda t: len(t.split()), splitter=FixedSpans(spans))
     assert [(s.start, s.end) for s in result.sentences] == spans
     assert result.compressed_prompt in {TEXT[s:e] for s, e in spans} | {
         TEXT[a[0]:b[1]] for a, b in zip(spans, spans[1:])}

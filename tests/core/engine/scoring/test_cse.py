@@ -51,8 +51,9 @@ def test_decoder_base_is_really_bidirectional(tmp_path):
     with torch.no_grad():
         causal_a = model(input_ids=first, attention_mask=attention).last_hidden_state[0, 0]
         causal_b = model(input_ids=second, attention_mask=attention).last_hidden_state[0, 0]
-        bi_a = model(input_ids=first, attention_mask=bidirectional_mask(attention, model.dtype)).last_hidden_state[0, 0]
-        bi_b = model(input_ids=second, attention_mask=bidirectional_mask(attention, model.dtype)).last_hidden_state[0, 0]
+        bidirectional = bidirectional_mask(attention, model.dtype)
+        bi_a = model(input_ids=first, attention_mask=bidirectional).last_hidden_state[0, 0]
+        bi_b = model(input_ids=second, attention_mask=bidirectional).last_hidden_state[0, 0]
     assert torch.allclose(causal_a, causal_b)
     assert not torch.allclose(bi_a, bi_b)
 

@@ -31,7 +31,8 @@ def _random_head(width: int, hidden: int = 0, seed: int = 0) -> SalienceHead:
         return SalienceHead(torch.randn(hidden, generator=generator), 0.1, torch.zeros(len(HAND_FEATURES)),
                             torch.ones(len(HAND_FEATURES)), torch.randn(hidden, inputs, generator=generator),
                             torch.randn(hidden, generator=generator))
-    return SalienceHead(torch.randn(inputs, generator=generator), -0.2, torch.rand(len(HAND_FEATURES), generator=generator),
+    return SalienceHead(torch.randn(inputs, generator=generator), -0.2,
+                        torch.rand(len(HAND_FEATURES), generator=generator),
                         torch.rand(len(HAND_FEATURES), generator=generator) + 0.5)
 
 

@@ -168,7 +168,8 @@ def test_a_description_that_restates_a_sentence_is_replaced_by_it(tiny_checkpoin
     # The head fires on "?" only and this prompt has none, so the CTD is asked; its text is fixed here so the
     # wiring is tested, not the random tiny CTD.
     compressor = _with_head(tiny_checkpoint, tmp_path, match_share=share)
-    monkeypatch.setattr(compressor.task_finder, "describe", lambda prompts: ["The prompt asks: Which river flows?"] * len(prompts))
+    monkeypatch.setattr(compressor.task_finder, "describe",
+                        lambda prompts: ["The prompt asks: Which river flows?"] * len(prompts))
     result = compressor.compress(NO_MARK, target_tokens=20, token_counter=lambda t: len(t.split()))
     assert (result.task_source, result.task_description) == (source, description)
     _assert_verbatim_in_order(result, NO_MARK)

@@ -65,7 +65,8 @@ def test_summarisation_prompts_and_bare_documents_ask_for_a_summary(tpc_mini):
 # The description is the request's own words: no template tokens, no wrapper, no field name, no speaker label.
 QUESTION = "Were Scott Derrickson and Ed Wood of the same nationality?"
 CHAT_PROMPTS = {
-    "chatml": f"<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nEd Wood was American.\n{QUESTION}<|im_end|>\n"
+    "chatml": "<|im_start|>system\nBe brief.<|im_end|>\n"
+              f"<|im_start|>user\nEd Wood was American.\n{QUESTION}<|im_end|>\n"
               "<|im_start|>assistant\n",
     "llama3": "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nEd Wood was American. "
               f"{QUESTION}<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n",

@@ -179,7 +179,8 @@ def test_match_sentences_takes_the_neighbours_that_hold_the_rest_of_the_request(
 
     sentences = ["The paper studies retrieval.", "Which is the approach's contribution?",
                  "A. Manually constructed identifiers.", "B. Multi-task pre-training.", "It was published in 2023."]
-    options = "The prompt asks: Which is the approach's contribution? A. Manually constructed identifiers. B. Multi-task"
+    options = ("The prompt asks: Which is the approach's contribution? A. Manually constructed identifiers. "
+               "B. Multi-task")
     assert match_sentences(options, sentences, share=0.8) == [1, 2, 3]
     # two sentences hold 5 of its 7 content words: under the share, no match
     assert match_sentences(options, sentences, share=0.8, max_sentences=2) == []

@@ -51,8 +51,9 @@ def test_a_bare_document_in_a_chat_gets_no_extracted_request(tpc_mini):
 
 def test_a_question_after_a_one_sentence_text_is_extracted(tpc_mini):
     first = DOCUMENT.split("\n\n")[0].strip()
-    found = tpc_mini.find_request(f"{first}\n\nQuestion: What does a decent respect to the opinions of mankind require?")
-    assert found is not None and found.text == "What does a decent respect to the opinions of mankind require?"
+    question = "What does a decent respect to the opinions of mankind require?"
+    found = tpc_mini.find_request(f"{first}\n\nQuestion: {question}")
+    assert found is not None and found.text == question
 
 
 def test_a_repetitive_bare_report_gets_no_extracted_request(tpc_mini):
