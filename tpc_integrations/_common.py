@@ -107,8 +107,8 @@ def load_shared_compressor(model_name_or_path: str | os.PathLike[str] = DEFAULT_
         if key not in _models:
             logger.info("Loading TPC compressor %s (revision=%s, device=%s, dtype=%s)", key[0], revision, key[2],
                         key[3])
-            _models[key] = TPCCompressor.from_pretrained(model_name_or_path, revision=revision, device=device,
-                                                         dtype=dtype, **model_kwargs)
+            _models[key] = TPCCompressor.from_pretrained(os.fspath(model_name_or_path), revision=revision,
+                                                         device=device, dtype=dtype, **model_kwargs)
         return _models[key]
 
 
@@ -133,7 +133,7 @@ def adapter_options(model_name: str, reach: str, *, defaults: dict[str, Any] | N
     an adapter holds a URL with a password as a ``SecretURL`` (:func:`hidden_cache`), shown without it."""
     names = options_for(reach) if names is None else names
     merged = {name: " ".join(filter(None, [(notes or {}).get(name), _peer_note(name)])) for name in names}
-    aliases = {name: alias_choices(name).choices[1:] for name in names if alias_choices(name) is not None}
+    aliases = {name: peer_aliases(name) for name in names if peer_aliases(name)}
     return option_fields(model_name, names, defaults=defaults, notes=merged, aliases=aliases, shown=("cache",))
 
 
