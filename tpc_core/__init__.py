@@ -28,14 +28,19 @@ _EXPORTS = {
 
 __all__ = [*_EXPORTS, "__version__"]
 
-if TYPE_CHECKING:
-    from tpc_core.compressor import TPCCompressor
-    from tpc_core.config import CSEConfig, CTDConfig, TPCConfig
-    from tpc_core.engine.output.result import CompressionResult
-    from tpc_core.engine.output.sentence import SentenceRecord
-    from tpc_core.engine.values import Selection, Task, TaskSource
-    from tpc_core.loading.registry import DEFAULT_MODEL, REGISTRY
-    from tpc_core.options import CompressOptions
+if TYPE_CHECKING:  # "X as X": an explicit re-export, so strict type checkers see the public names
+    from tpc_core.compressor import TPCCompressor as TPCCompressor
+    from tpc_core.config import CSEConfig as CSEConfig
+    from tpc_core.config import CTDConfig as CTDConfig
+    from tpc_core.config import TPCConfig as TPCConfig
+    from tpc_core.engine.output.result import CompressionResult as CompressionResult
+    from tpc_core.engine.output.sentence import SentenceRecord as SentenceRecord
+    from tpc_core.engine.values import Selection as Selection
+    from tpc_core.engine.values import Task as Task
+    from tpc_core.engine.values import TaskSource as TaskSource
+    from tpc_core.loading.registry import DEFAULT_MODEL as DEFAULT_MODEL
+    from tpc_core.loading.registry import REGISTRY as REGISTRY
+    from tpc_core.options import CompressOptions as CompressOptions
 
 
 def __getattr__(name: str) -> Any:

@@ -142,6 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "info":
             print(json.dumps(compressor.info(), indent=2))
             return 0
+        assert text is not None  # the commands left ("compress") read their input before the model loaded
         result = compressor.compress(text, question=args.question, token_counter=args.token_counter, **options)
     except (ValueError, TypeError, OSError, ImportError) as error:
         print(f"tpc: error: {error}", file=sys.stderr)

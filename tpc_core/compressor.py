@@ -147,8 +147,12 @@ class TPCCompressor(PretrainedMixin, CacheMethods):
         """
         if question is not None and not isinstance(question, str):
             raise TypeError(f"question must be a str or None, got {type(question).__name__}.")
+        if "show_progress" in options:
+            raise TypeError("compress takes one prompt and shows no progress bar: show_progress is an option of "
+                            "compress_batch.")
+        options["show_progress"] = False
         return self.compress_batch([context], question=[question], target_tokens=target_tokens, rate=rate,
-                                   token_counter=token_counter, show_progress=False, **options)[0]
+                                   token_counter=token_counter, **options)[0]
 
     def compress_batch(self, contexts: Sequence[Context], question: str | Sequence[str | None] | None = None,
                        target_tokens: int | None = None, rate: float | None = None,
@@ -211,8 +215,10 @@ class TPCCompressor(PretrainedMixin, CacheMethods):
                                        token_counter=token_counter, strict=strict, emptied=emptied, **options)
         return result if return_result else result.messages
 
+    # A str is itself a Sequence[str], so the two overloads overlap; the str one is listed first and wins, as in
+    # typeshed's own str-or-sequence signatures (a str held in a Sequence[str] variable still gets a str back).
     @overload
-    def describe_task(self, prompts: str) -> str: ...
+    def describe_task(self, prompts: str) -> str: ...  # type: ignore[overload-overlap]
 
     @overload
     def describe_task(self, prompts: Sequence[str]) -> list[str]: ...

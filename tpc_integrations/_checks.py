@@ -119,8 +119,9 @@ def check_model_kwargs(model_kwargs: dict[str, Any]) -> None:
             continue
         close = difflib.get_close_matches(key, [*accepted, *own_fields], n=1, cutoff=0.6)
         target = close[0] if close else None
-        if key in own_fields or target in own_fields:
-            hint = f"set the adapter's `{own_fields[key if key in own_fields else target]}` field instead"
+        field = own_fields.get(key) or (own_fields.get(target) if target is not None else None)
+        if field is not None:
+            hint = f"set the adapter's `{field}` field instead"
         else:
             hint = f"accepted: {', '.join(accepted)}" + (f" (did you mean {target!r}?)" if target else "")
         raise ValueError(f"model_kwargs[{key!r}] is not a TPCCompressor.from_pretrained option: {hint}.")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_serializer, model_validator
 
@@ -23,7 +23,7 @@ from tpc_core import DEFAULT_MODEL, TPCCompressor
 from tpc_core.cache import SecretURL
 from tpc_core.engine import TokenCounter, resolve_token_counter
 from tpc_core.loading import resolve_device, resolve_dtype
-from tpc_core.options import CompressOptions, option_fields, options_for, validate_budget_args
+from tpc_core.options import ADAPTER_GROUPS, CompressOptions, option_fields, validate_budget_args
 from tpc_integrations._checks import (
     TPCSettingsError,
     check_cache,
@@ -107,8 +107,8 @@ def load_shared_compressor(model_name_or_path: str | os.PathLike[str] = DEFAULT_
         if key not in _models:
             logger.info("Loading TPC compressor %s (revision=%s, device=%s, dtype=%s)", key[0], revision, key[2],
                         key[3])
-            _models[key] = TPCCompressor.from_pretrained(model_name_or_path, revision=revision, device=device,
-                                                         dtype=dtype, **model_kwargs)
+            _models[key] = TPCCompressor.from_pretrained(os.fspath(model_name_or_path), revision=revision,
+                                                         device=device, dtype=dtype, **model_kwargs)
         return _models[key]
 
 
@@ -125,32 +125,42 @@ def _peer_note(name: str) -> str | None:
     return " ".join(f"Peer name: ``{alias.name}`` ({alias.note})." for alias in peers) or None
 
 
-def adapter_options(model_name: str, reach: str, *, defaults: dict[str, Any] | None = None,
-                    notes: dict[str, str] | None = None, names: tuple[str, ...] | None = None) -> type[BaseModel]:
-    """The engine options an adapter kind exposes, as fields to inherit: those whose ``Reach`` is ``reach`` (or
-    ``names``), with the option's type, check, default and documentation, its peer names as validation aliases and
-    noted in its documentation, and what ``notes`` adds for this kind of adapter. ``cache`` is shown in the repr:
-    an adapter holds a URL with a password as a ``SecretURL`` (:func:`hidden_cache`), shown without it."""
-    names = options_for(reach) if names is None else names
+def adapter_options(model_name: str, *, notes: dict[str, str] | None = None) -> type[BaseModel]:
+    """The engine options of the adapter kind ``model_name`` names in :data:`tpc_core.options.ADAPTER_GROUPS`, as
+    fields to inherit: each with the option's type, check, default (the group's, where it differs) and documentation,
+    its peer names as validation aliases and noted in its documentation, and what ``notes`` adds for this kind of
+    adapter. ``cache`` is shown in the repr: an adapter holds a URL with a password as a ``SecretURL``
+    (:func:`hidden_cache`), shown without it.
+
+    Type checkers cannot read a class made here: each module that makes one imports, under ``TYPE_CHECKING``, its
+    static declaration generated from the same group (:mod:`tpc_core.options.adapter_fields`) in its place.
+    """
+    group = ADAPTER_GROUPS[model_name]
+    names = group.names()
     merged = {name: " ".join(filter(None, [(notes or {}).get(name), _peer_note(name)])) for name in names}
-    aliases = {name: alias_choices(name).choices[1:] for name in names if alias_choices(name) is not None}
-    return option_fields(model_name, names, defaults=defaults, notes=merged, aliases=aliases, shown=("cache",))
+    aliases = {name: peer_aliases(name) for name in names if peer_aliases(name)}
+    return option_fields(model_name, names, defaults=dict(group.defaults), notes=merged, aliases=aliases,
+                         shown=("cache",))
 
 
-EveryAdapterOptions = adapter_options("EveryAdapterOptions", "every", notes={
-    "cache": "An adapter keeps a URL that holds a password (or a pydantic ``SecretStr``) as a "
-             "``tpc_core.cache.SecretURL``: its repr, dumps and serialised forms show it without the password, so a "
-             "dump cannot restore it (pass ``SecretURL.from_env()``, which reads ``TPC_CACHE_URL``). Checked at "
-             "construction: another kind is a TypeError, a directory that cannot be written a PermissionError naming "
-             "it."})
-"""The engine options of every adapter (``Reach(adapters="every")``)."""
+if TYPE_CHECKING:  # the generated static declarations of the classes made below (see adapter_options)
+    from tpc_core.options import EveryAdapterFields as EveryAdapterOptions
+    from tpc_core.options import QueryTimeFields as QueryTimeOptions
+else:
+    EveryAdapterOptions = adapter_options("EveryAdapterOptions", notes={
+        "cache": "An adapter keeps a URL that holds a password (or a pydantic ``SecretStr``) as a "
+                 "``tpc_core.cache.SecretURL``: its repr, dumps and serialised forms show it without the password, so "
+                 "a dump cannot restore it (pass ``SecretURL.from_env()``, which reads ``TPC_CACHE_URL``). Checked at "
+                 "construction: another kind is a TypeError, a directory that cannot be written a PermissionError "
+                 "naming it."})
+    """The engine options of every adapter (``Reach(adapters="every")``)."""
 
-QueryTimeOptions = adapter_options("QueryTimeOptions", "query", notes={
-    "top_n": "As a reranker does: documents come back in input order unless ``sort_by_score``.",
-    "min_score": "A document left empty is dropped, so an off-topic sentence is not kept just to fill the budget "
-                 "(see ``tpc_relevance_score`` for typical scores)."})
-"""The engine options of the query-time adapters (``Reach(adapters="query")``): one budget across the retrieved
-documents and the reranker-style filters applied after it."""
+    QueryTimeOptions = adapter_options("QueryTimeOptions", notes={
+        "top_n": "As a reranker does: documents come back in input order unless ``sort_by_score``.",
+        "min_score": "A document left empty is dropped, so an off-topic sentence is not kept just to fill the budget "
+                     "(see ``tpc_relevance_score`` for typical scores)."})
+    """The engine options of the query-time adapters (``Reach(adapters="query")``): one budget across the retrieved
+    documents and the reranker-style filters applied after it."""
 
 
 class TPCEngineSettings(FailSafeSettings, EveryAdapterOptions):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import model_validator
 
@@ -41,13 +41,16 @@ WARMED = "cached"  # the status of a document whose entry mode="warm" stored: it
 COMPRESSION_ONLY = ("target_tokens", "rate", "task_description", "force_keep_patterns", "keep_first_sentence",
                     "describe_bare")
 
-IndexTimeOptions = adapter_options("IndexTimeOptions", "index", defaults={"describe_bare": False}, notes={
-    "describe_bare": "Off by default at index time: stored documents ask nothing, and on held-out training "
-                     "contexts the CTD's descriptions did not change what was kept (``benchmarks.ctd_bare_value``) "
-                     "while costing seconds per document; such documents are selected by salience and coverage under "
-                     "the fallback task."})
-"""The engine options of the index-time transformers (``Reach(adapters="index")``): batching, the progress bar,
-whether bare documents are described."""
+if TYPE_CHECKING:  # the generated static declaration of the class made below (see adapter_options)
+    from tpc_core.options import IndexTimeFields as IndexTimeOptions
+else:
+    IndexTimeOptions = adapter_options("IndexTimeOptions", notes={
+        "describe_bare": "Off by default at index time: stored documents ask nothing, and on "
+                         "held-out training contexts the CTD's descriptions did not change what was kept "
+                         "(``benchmarks.ctd_bare_value``) while costing seconds per document; such documents are "
+                         "selected by salience and coverage under the fallback task."})
+    """The engine options of the index-time transformers (``Reach(adapters="index")``): batching, the progress bar,
+    whether bare documents are described."""
 
 
 class TPCIngestSettings(TPCEngineSettings, IndexTimeOptions):

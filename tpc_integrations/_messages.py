@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ConfigDict, model_validator
 
@@ -19,10 +19,14 @@ from tpc_integrations._failsafe import guarded
 
 __all__ = ["TPCMessagesSettings", "compress_messages_call", "conversation_event_data", "guarded_conversation"]
 
-ConversationOptions = adapter_options("ConversationOptions", "query", names=("budget_scope",), notes={
-    "budget_scope": "For a conversation the engine's documents are the compressed parts' paragraphs; under "
-                    "\"per_document\" a share too small for any of its sentences goes unused (\"global\" keeps more)."})
-"""The query-time option a conversation adapter has: ``budget_scope`` (its filters have no meaning for messages)."""
+if TYPE_CHECKING:  # the generated static declaration of the class made below (see adapter_options)
+    from tpc_core.options import ConversationFields as ConversationOptions
+else:
+    ConversationOptions = adapter_options("ConversationOptions", notes={
+        "budget_scope": "For a conversation the engine's documents are the compressed parts' paragraphs; under "
+                        "\"per_document\" a share too small for any of its sentences goes unused (\"global\" keeps "
+                        "more)."})
+    """The query-time option a conversation adapter has: ``budget_scope`` (its filters have no meaning for messages)."""
 
 
 class TPCMessagesSettings(TPCEngineSettings, ConversationOptions):

@@ -119,18 +119,18 @@ class TPCDocumentCompressor(TPCSettings, BaseDocumentCompressor):
         Raises:
             TypeError: An item that is not a ``Document``, or a document whose ``page_content`` is not a str.
         """
-        documents, call, fallback = self._compress(documents, query)
-        _dispatch(COMPRESSION_EVENT, _event(documents, call, fallback), callbacks)
-        return self._outputs(documents, call)
+        given, call, fallback = self._compress(documents, query)
+        _dispatch(COMPRESSION_EVENT, _event(given, call, fallback), callbacks)
+        return self._outputs(given, call)
 
     async def acompress_documents(self, documents: Sequence[Document], query: str,
                                   callbacks: Callbacks | None = None) -> Sequence[Document]:
         """:meth:`compress_documents` with the model work in a worker thread, so the event loop keeps running;
         concurrent calls on one shared engine give the same results as sequential ones. The custom
         event is dispatched on the event loop (async handlers, ``astream_events``)."""
-        documents, call, fallback = await run_in_executor(None, self._compress, documents, query)
-        await _adispatch(COMPRESSION_EVENT, _event(documents, call, fallback), callbacks)
-        return self._outputs(documents, call)
+        given, call, fallback = await run_in_executor(None, self._compress, documents, query)
+        await _adispatch(COMPRESSION_EVENT, _event(given, call, fallback), callbacks)
+        return self._outputs(given, call)
 
     def _compress(self, documents: Sequence[Document], query: str
                   ) -> tuple[list[Document], CallOutcome | None, Fallback | None]:
@@ -196,9 +196,12 @@ class TPCDocumentTransformer(TPCIngestSettings, BaseDocumentTransformer):
         outcomes, fallback, progress = guarded(self, type(self).__name__,
                                                lambda progress: compress_each(self, _texts(documents), progress),
                                                len(documents))
-        done: list[IngestOutcome] = outcomes if fallback is None else (
-            list(progress.done) if fallback.reason == "deadline" else [])
-        if fallback is not None:
+        done: list[IngestOutcome]
+        if fallback is None:
+            assert outcomes is not None  # guarded returns the work's value whenever there is no fallback
+            done = outcomes
+        else:
+            done = list(progress.done) if fallback.reason == "deadline" else []
             _dispatch(INGESTION_EVENT, fallback.event_data(), None)
         return [_with_outcome(doc, outcome.text, outcome.metadata()) for doc, outcome in zip(documents, done)] + [
             _unchanged(doc) for doc in documents[len(done):]]

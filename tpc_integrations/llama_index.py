@@ -116,6 +116,7 @@ class TPCNodePostprocessor(TPCSettings, BaseNodePostprocessor):
         outcome, fallback, _ = guarded(self, type(self).__name__,
                                        lambda progress: self._compress_nodes(nodes, query_bundle), len(nodes))
         if fallback is None:
+            assert outcome is not None  # guarded returns the work's value whenever there is no fallback
             results, tags = outcome
         else:  # the input, unchanged
             results = [_unchanged(item) for item in nodes]
@@ -202,6 +203,7 @@ class TPCTransform(TPCIngestSettings, TransformComponent):
             done = list(progress.done) if fallback.reason == "deadline" else []
             if not done:
                 return [_unchanged(node) for node in nodes]
+        assert done is not None  # guarded returns the work's value whenever there is no fallback
         outcomes = dict(zip(positions, done))
         results: list[BaseNode] = []
         for position, node in enumerate(nodes):

@@ -209,3 +209,8 @@ def test_per_document_token_counts_and_thread_safety(tpc_mini):
     sequential = [tpc_mini.compress(docs, question=q, rate=0.3).compressed_prompt
                   for q in ["potatoes", "Eiffel", "bananas", "China"] * 2]
     assert parallel == sequential
+
+
+def test_compress_refuses_show_progress_with_a_message_naming_compress_batch(tpc_mini):
+    with pytest.raises(TypeError, match="show_progress is an option of compress_batch"):
+        tpc_mini.compress(TEXT, question="Bananas?", rate=0.5, show_progress=True)

@@ -23,7 +23,12 @@ class CacheMethods:
 
     _caches: CacheRegistry
     engine: Engine
-    cache_fingerprint: Mapping[str, Any]
+
+    if TYPE_CHECKING:  # the class this is mixed into provides it (TPCCompressor: PretrainedMixin's cached property)
+        @property
+        def cache_fingerprint(self) -> Mapping[str, Any]:
+            """What this class's cache entries depend on."""
+            ...
 
     splitter: Callable[[str | SentenceSplitter | None], SentenceSplitter]
 

@@ -31,6 +31,7 @@ from tpc_core.engine.options import CompressionOptions
 from tpc_core.engine.output.result import CompressionResult
 from tpc_core.engine.pipeline import Engine
 from tpc_core.engine.selection.fitting import drop_to_fit
+from tpc_core.engine.tokens import TokenCounter
 
 __all__ = ["LedgerEntry", "ToolResult", "ToolResultLedger", "compress_tool_text", "fair_share", "tool_question"]
 
@@ -96,9 +97,11 @@ def compress_tool_text(engine: Engine, text: str, question: str | None, target_t
     if target_tokens <= 0:
         return ""
     records = read_records(text)
+    # the engine counts in batches: a plain callable becomes a TokenCounter (one that already is one is kept)
+    engine_counter = counter if isinstance(counter, TokenCounter) else TokenCounter(counter)
     if records is None:
         settings = CompressionOptions.build(target_tokens=target_tokens, **options)
-        result = engine.compress([(text,)], [question], counter, settings)[0]
+        result = engine.compress([(text,)], [question], engine_counter, settings)[0]
         if results is not None:
             results.append(result)
         return result.compressed_prompt
@@ -108,7 +111,7 @@ def compress_tool_text(engine: Engine, text: str, question: str | None, target_t
         return frame if room == 0 else ""
     settings = CompressionOptions.build(target_tokens=room, **{**options, "splitter": WHOLE_RECORD,
                                                                 "document_separator": records.separator})
-    result = engine.compress([records.records], [question], counter, settings)[0]
+    result = engine.compress([records.records], [question], engine_counter, settings)[0]
     if results is not None:
         results.append(result)
     scores = {sentence.doc_index: sentence.score or 0.0 for sentence in result.sentences}

@@ -12,6 +12,7 @@ import sys
 import threading
 import warnings
 from pathlib import Path
+from types import FrameType
 
 __all__ = ["caller_stacklevel", "register_library_path", "warn_at_caller"]
 
@@ -37,7 +38,7 @@ def register_library_path(path: str | Path) -> None:
 
 def caller_stacklevel() -> int:
     """``stacklevel`` (for a ``warnings.warn`` call made by this function's caller) of the first user frame."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     level = 1
     prefixes = _paths
     while frame is not None and frame.f_code.co_filename.startswith(prefixes):

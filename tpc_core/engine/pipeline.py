@@ -79,8 +79,10 @@ class Engine:
         checkpoint's own); named splitters are built once and shared."""
         if splitter is None:
             splitter = self.default_splitter
-        if not isinstance(check_splitter(splitter), str):  # the options' own check (a name, or spans(text))
-            return splitter
+        if not isinstance(splitter, str):
+            checked: SentenceSplitter = check_splitter(splitter)  # the options' own check: it has spans(text)
+            return checked
+        check_splitter(splitter)  # a name of a built-in splitter
         with self._splitters_lock:
             if splitter not in self._splitters:
                 self._splitters[splitter] = get_splitter(splitter)
@@ -139,7 +141,9 @@ class Engine:
                                f"{result.budget} tokens and were skipped (a sentence is not shortened to fit).")
         truncated = sum(result.truncated_sentences for result in results)
         if truncated:  # one warning per call, however many prompts
-            runtime_warning(logger, f"{truncated} sentence(s) longer than {split.max_sentence_chars} characters were "
+            # the length cap of the built-in splitters (get_splitter); a caller's own splitter may state none
+            limit = getattr(split, "max_sentence_chars", "the splitter's limit of")
+            runtime_warning(logger, f"{truncated} sentence(s) longer than {limit} characters were "
                                     "cut at word boundaries into pieces, and the output keeps only some pieces of "
                                     "them, so it holds part of a sentence (CompressionResult.truncated_sentences "
                                     "counts them; get_splitter(name, max_sentence_chars=...) sets the limit).")

@@ -26,7 +26,7 @@ class ValueEnum(str, Enum):
     """An enum whose members are their strings: they compare equal to them and print as them."""
 
     def __str__(self) -> str:
-        return self.value
+        return str(self.value)
 
 
 

@@ -12,7 +12,7 @@ of it, no link out of it). The engine only runs heads; it never reads a file.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from tpc_core.engine.scoring.lead import LeadCorrection
 from tpc_core.engine.scoring.salience import Salience, SalienceHead, SalienceModel
@@ -24,10 +24,19 @@ if TYPE_CHECKING:
 
 __all__ = ["load_head", "load_lead_correction", "load_request_head", "load_salience", "load_salience_head"]
 
-Head = TypeVar("Head", SalienceHead, SequenceRequestHead, LeadCorrection)
+Head = TypeVar("Head")
+_Loaded = TypeVar("_Loaded", covariant=True)
 
 
-def load_head(head_type: type[Head], reference: str | None, checkpoint_dir: Path, what: str) -> Head | None:
+class HeadFile(Protocol[_Loaded]):
+    """What :func:`load_head` reads a head with: a class (or reader) whose ``load(path)`` returns the head."""
+
+    def load(self, path: Path) -> _Loaded:
+        """The head stored at ``path`` (raising ``ValueError`` when the file is not one)."""
+        ...
+
+
+def load_head(head_type: HeadFile[Head], reference: str | None, checkpoint_dir: Path, what: str) -> Head | None:
     """The head a config names, read from inside the checkpoint, or ``None`` when the config names none.
 
     Args:
@@ -73,8 +82,7 @@ class _AnySalience:
 def load_salience_head(config: AgnosticConfig, checkpoint_dir: Path) -> SalienceModel | None:
     """The checkpoint's salience model (a :class:`LeadCorrection`, or an embedding :class:`SalienceHead`), or
     ``None`` when it has none: coverage then uses the config's weights."""
-    return load_head(_AnySalience, config.salience_head, checkpoint_dir,  # type: ignore[type-var]
-                     "agnostic.salience_head")
+    return load_head(_AnySalience, config.salience_head, checkpoint_dir, "agnostic.salience_head")
 
 
 def load_lead_correction(config: AgnosticConfig, checkpoint_dir: Path) -> LeadCorrection | None:

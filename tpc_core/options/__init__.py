@@ -4,11 +4,15 @@
 * :mod:`.checks`: the check of each option, pure functions;
 * :mod:`.keywords`: :class:`CompressKeywords`, the typed ``**options``, generated from the model;
 * :mod:`.surfaces`: the other surfaces derived from the model (the adapters' fields, the CLI's flags, the README's
-  table); ``python -m tpc_core.options --write`` regenerates the generated texts, ``--check`` compares them.
+  table); ``python -m tpc_core.options --write`` regenerates the generated texts, ``--check`` compares them;
+* :mod:`.adapters`: which options each kind of adapter has (:data:`ADAPTER_GROUPS`); :mod:`.adapter_fields`, their
+  static declaration for type checkers, generated from it.
 """
 
 from __future__ import annotations
 
+from tpc_core.options.adapter_fields import ConversationFields, EveryAdapterFields, IndexTimeFields, QueryTimeFields
+from tpc_core.options.adapters import ADAPTER_GROUPS, AdapterGroup
 from tpc_core.options.checks import (
     BUDGET_SCOPES,
     check_splitter,
@@ -20,5 +24,7 @@ from tpc_core.options.keywords import CompressKeywords, Unpack
 from tpc_core.options.model import CompressOptions, Reach
 from tpc_core.options.surfaces import option_fields, options_for
 
-__all__ = ["BUDGET_SCOPES", "CompressKeywords", "CompressOptions", "Reach", "Unpack", "check_splitter",
-           "compile_patterns", "option_fields", "options_for", "validate_budget_args", "validate_filter_args"]
+__all__ = ["ADAPTER_GROUPS", "BUDGET_SCOPES", "AdapterGroup", "CompressKeywords", "CompressOptions",
+           "ConversationFields", "EveryAdapterFields", "IndexTimeFields", "QueryTimeFields", "Reach", "Unpack",
+           "check_splitter", "compile_patterns", "option_fields", "options_for", "validate_budget_args",
+           "validate_filter_args"]

@@ -1,11 +1,13 @@
 """``python -m tpc_core.options [--markdown | --write | --check]``: print the option table, rewrite the generated
-texts (``tpc_core/options/keywords.py``, the README's table) or check that they match the model (exit code 1)."""
+texts (``tpc_core/options/keywords.py`` and ``adapter_fields.py``, the README's table) or check that they match the
+model (exit code 1)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
+from tpc_core.options.adapters import ADAPTER_FIELDS_PATH, adapter_fields_source
 from tpc_core.options.surfaces import KEYWORDS_PATH, README_PATH, keywords_source, markdown_table, readme_with_table
 
 
@@ -14,14 +16,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tpc_core.options", description=__doc__)
     action = parser.add_mutually_exclusive_group(required=True)
     action.add_argument("--markdown", action="store_true", help="Print the README's option table.")
-    action.add_argument("--write", action="store_true", help="Rewrite keywords.py and the README's table.")
+    action.add_argument("--write", action="store_true", help="Rewrite the generated files and the README's table.")
     action.add_argument("--check", action="store_true", help="Exit 1 when a generated text differs from the model.")
     args = parser.parse_args(argv)
     if args.markdown:
         print(markdown_table())
         return 0
     readme = README_PATH.read_text(encoding="utf-8")
-    wanted = {KEYWORDS_PATH: keywords_source(), README_PATH: readme_with_table(readme)}
+    wanted = {KEYWORDS_PATH: keywords_source(), ADAPTER_FIELDS_PATH: adapter_fields_source(),
+              README_PATH: readme_with_table(readme)}
     stale = [path for path, text in wanted.items() if path.read_text(encoding="utf-8") != text]
     if args.write:
         for path in stale:

@@ -226,7 +226,10 @@ def option_fields(model_name: str, names: Sequence[str], *, defaults: Mapping[st
     fields: dict[str, Any] = {}
     for name in names:
         field = CompressOptions.model_fields[name]
-        annotation = Annotated[(field.annotation, *field.metadata)] if field.metadata else field.annotation
+        annotation: Any = field.annotation
+        if field.metadata:  # the checks and serialisers pydantic keeps beside the type: Annotated[type, *metadata]
+            arguments = (field.annotation, *field.metadata)
+            annotation = Annotated[arguments]
         description = " ".join(filter(None, [field.description, notes.get(name)]))
         choices = tuple(aliases.get(name, ()))
         fields[name] = (annotation, Field(

@@ -113,3 +113,16 @@ def test_a_structured_result_is_compressed_by_whole_records(tpc_mini):
     assert counter(compressed) <= 80 and 0 < len(kept) < len(people)
     assert all(record in people for record in kept)
     assert any(record["city"] == "Rome" for record in kept)
+
+
+def test_a_plain_counting_function_budgets_a_tool_result(tpc_mini):
+    """``counter`` may be any ``Callable[[str], int]``: the engine, which counts in batches, gets it wrapped."""
+    sentences = [f"Fact {k} is about the city of {city}." for k, city in enumerate(["Rome", "Paris", "Oslo"] * 4)]
+
+    def words(value: str) -> int:
+        return len(value.split())
+
+    compressed = compress_tool_text(tpc_mini.engine, " ".join(sentences), "Which facts are about Oslo?", 20, words, {})
+    kept = compressed.split(" Fact ")
+    assert 0 < words(compressed) <= 20 and 0 < len(kept) < len(sentences)
+    assert all((sentence if k == 0 else f"Fact {sentence}") in sentences for k, sentence in enumerate(kept))

@@ -12,6 +12,7 @@ import warnings
 import pytest
 
 from tpc_core.options import CompressKeywords, CompressOptions, Reach
+from tpc_core.options.adapters import ADAPTER_FIELDS_PATH, ADAPTER_GROUPS, adapter_fields_source, static_name
 from tpc_core.options.model import reach
 from tpc_core.options.surfaces import (
     KEYWORDS_PATH,
@@ -50,6 +51,44 @@ def test_the_readme_table_is_generated_from_the_model():
     for name, field in FIELDS.items():
         row = next(line for line in table.splitlines() if line.startswith(f"| `{name}` |"))
         assert f"`{field.default!r}`" in row and " ".join(field.description.split()[:4]) in row
+
+
+def test_the_adapters_static_fields_are_generated_from_the_groups():
+    assert ADAPTER_FIELDS_PATH.read_text(encoding="utf-8") == adapter_fields_source(), \
+        "run python -m tpc_core.options --write"
+
+
+def test_each_static_declaration_holds_its_groups_options_with_their_types_and_defaults():
+    import tpc_core.options as options
+
+    assert set(ADAPTER_GROUPS) == {"EveryAdapterOptions", "QueryTimeOptions", "ConversationOptions",
+                                   "IndexTimeOptions"}
+    for group_name, group in ADAPTER_GROUPS.items():
+        static = getattr(options, static_name(group_name))
+        assert tuple(static.model_fields) == group.names(), group_name
+        for name, field in static.model_fields.items():
+            assert field.annotation == FIELDS[name].annotation, (group_name, name)
+            assert field.default == group.default(name), (group_name, name)
+    assert ADAPTER_GROUPS["IndexTimeOptions"].default("describe_bare") is False
+    assert ADAPTER_GROUPS["QueryTimeOptions"].default("budget_scope") == FIELDS["budget_scope"].default
+
+
+def test_the_adapters_run_time_option_classes_match_their_static_declarations():
+    """What type checkers read (tpc_core.options.adapter_fields) is what the adapters inherit at run time."""
+    import tpc_core.options as options
+    from tpc_integrations import _common, _ingest, _messages
+
+    made = {"EveryAdapterOptions": _common.EveryAdapterOptions, "QueryTimeOptions": _common.QueryTimeOptions,
+            "ConversationOptions": _messages.ConversationOptions, "IndexTimeOptions": _ingest.IndexTimeOptions}
+    assert set(made) == set(ADAPTER_GROUPS)
+    for group_name, runtime in made.items():
+        static = getattr(options, static_name(group_name))
+        assert runtime.__name__ == group_name
+        assert list(runtime.model_fields) == list(static.model_fields), group_name
+        for name, field in runtime.model_fields.items():
+            assert field.annotation == static.model_fields[name].annotation, (group_name, name)
+            assert field.default == static.model_fields[name].default, (group_name, name)
+            assert field.metadata == FIELDS[name].metadata, (group_name, name)  # the option's own checks
 
 
 def test_the_generator_checks_the_generated_texts():

@@ -45,7 +45,7 @@ def sentence_ids(encoder: ContextSentenceEncoder, documents: Sequence[DocumentSe
              for document in documents]
     fresh = iter(encoder.tokenize([sentence for document, own in zip(documents, reuse) if not own
                                    for sentence in document.sentences]))
-    return [list(document.token_ids) if own and document.token_ids is not None
+    return [[list(ids) for ids in document.token_ids] if own and document.token_ids is not None
             else [next(fresh) for _ in document.sentences] for document, own in zip(documents, reuse)]
 
 
@@ -223,7 +223,9 @@ def score_prompts(scorer: Scorer, prompts: Sequence[Segmented], embeddings: Sequ
         if task.selection is Selection.COVERAGE and salience is not None:
             relevance = salience.scores(prompt, flat, lead_weight=coverage.salience_lead_weight,
                                         written_request=bool(task.request))
-        elif task.selection is Selection.COVERAGE:
+        # Every task the salience model does not score was in ``wanted``: the scorer computed its relevance.
+        assert relevance is not None
+        if task.selection is Selection.COVERAGE and salience is None:
             ranks = [r for doc, spans in zip(prompt.documents, prompt.spans) for r in section_ranks(doc, spans)]
             relevance = coverage_scores(relevance, flat, ranks,
                                         relevance_weight=coverage.relevance_weight if task.description else 0.0,

@@ -103,6 +103,9 @@ def assemble(selected: Selected, counter: CountTokens, separator: str) -> Assemb
     fits (the one budget loop: :func:`tpc_core.engine.selection.budget.fit_to_budget`)."""
     scored = selected.scored
     prompt = scored.segmented
+    if scored.scores is None:
+        raise ValueError("assemble takes the selection of a scored prompt; compress_scored keeps an unscored one "
+                         "whole.")
     priority = list(zip(selected.forced, scored.scores))
     joined = fit_to_budget(prompt.documents, prompt.spans, selected.chosen, priority, prompt.budget, counter,
                            separator, prompt.counts, protected=selected.pinned)
