@@ -6,8 +6,8 @@ its own layer (except in the bottom layer of ``tpc_core``: ``config`` and ``vers
 
 * ``tpc_core`` (:data:`LAYERS`): ``__main__`` → ``cli`` → the package's lazy ``__init__`` → ``corpus`` →
   ``compressor`` → ``conversation`` → ``loading`` / ``cache`` (which know nothing of each other) → ``engine`` →
-  ``options`` (the compress options, declared once) → ``segmentation`` → ``diagnostics``; ``config``, ``version`` and ``lazy`` (the packages' lazy public names) sit below
-  them all;
+  ``options`` (the compress options, declared once) → ``segmentation`` → ``diagnostics``; ``config``, ``version``
+  and ``lazy`` (the packages' lazy public names) sit below them all;
 * inside ``tpc_core.engine`` (:data:`ENGINE_LAYERS`): its ``__init__`` → ``pipeline`` → ``output`` → ``task`` →
   ``scoring`` → ``reading`` → ``selection`` → ``options`` → ``values`` → ``tokens`` → ``named_tokenizers`` →
   ``fast_encoder``;
