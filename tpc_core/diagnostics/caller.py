@@ -50,3 +50,13 @@ def caller_stacklevel() -> int:
 def warn_at_caller(message: str, category: type[Warning] = UserWarning) -> None:
     """``warnings.warn(message, category)`` attributed to the first frame outside every library path."""
     warnings.warn(message, category, stacklevel=caller_stacklevel())
+
+
+def __getattr__(name: str) -> object:
+    """``library_paths`` (deprecated: nothing in the library read it) still answers, with a warning."""
+    if name == "library_paths":
+        warnings.warn("tpc_core.diagnostics.caller.library_paths is deprecated and will be removed: nothing in "
+                      "tpc-langchain reads it (register_library_path is the way to add a path).", DeprecationWarning,
+                      stacklevel=2)
+        return lambda: _paths
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
