@@ -37,6 +37,7 @@ from tpc_core.corpus.io import (
 )
 from tpc_core.corpus.table import check_threads, compress_table, load_compressor, row_outcome, torch_threads
 from tpc_core.loading.registry import DEFAULT_MODEL
+from tpc_core.options.surfaces import add_option_flags, flag_options
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -47,6 +48,11 @@ __all__ = ["CorpusReport", "compress_corpus", "run_local", "compress_table", "ro
            "add_corpus_parser", "run_corpus_command", "ENGINES"]
 
 ENGINES = ("local", "ray")
+#: The compress options that ``tpc compress-corpus`` has as flags (the rest of a row's compression is fixed).
+CORPUS_OPTIONS = ("target_tokens", "rate", "describe_bare", "batch_size")
+#: Where the corpus job's default differs from ``compress``'s: bare rows get the fallback task without a generation,
+#: and many short rows share a forward pass (their windows are bucketed by length, so little of it is padding).
+CORPUS_DEFAULTS = {"describe_bare": False, "batch_size": 64}
 
 
 @dataclass(frozen=True)
@@ -223,18 +229,12 @@ def add_corpus_parser(commands: Any) -> argparse.ArgumentParser:
                         help="A .jsonl/.jsonl.gz/.json or .parquet file, or a directory of them.")
     parser.add_argument("output", metavar="OUT", help="Output directory of Parquet files (resumed if it exists).")
     parser.add_argument("--model", "-m", default=DEFAULT_MODEL, help="Checkpoint name or path (default tpc-mini).")
-    budget = parser.add_mutually_exclusive_group()
-    budget.add_argument("--rate", type=float, default=None, help="Fraction of tokens to keep, in (0, 1]; default 0.2.")
-    budget.add_argument("--target-tokens", type=int, default=None, help="Budget in tokens per row.")
+    # the budget, --describe-bare and --batch-size: their types and help come from CompressOptions
+    add_option_flags(parser, CORPUS_OPTIONS, defaults=CORPUS_DEFAULTS)
     parser.add_argument("--task-description", default=None,
                         help="One description of the task for every row (fast, and independent of batching); "
                              "without it each row is compressed prompt-agnostically: its own written request where "
                              "the request head finds one, else a summary-like coverage selection.")
-    parser.add_argument("--describe-bare", action="store_true",
-                        help="Without --task-description, let the CTD describe every row in which no written "
-                             "request is found (one generation per such row: far slower). Default: such rows get "
-                             "the checkpoint's fallback task, which is what most CTD descriptions of bare "
-                             "documents end in.")
     parser.add_argument("--warm-cache", metavar="DIR|URL", default=None,
                         help="Do not compress: store each row's sentence-cache entry in DIR (or the Redis server of "
                              "a redis:// URL, written by every worker) and write its whole text (compression=cached), "
@@ -249,9 +249,6 @@ def add_corpus_parser(commands: Any) -> argparse.ArgumentParser:
                              "number in IN, written as a 'row' column).")
     parser.add_argument("--token-counter", default=None, help="Count tokens with this tokenizer (default: the CSE's).")
     parser.add_argument("--engine", choices=ENGINES, default="local", help="local (default) or ray (Ray Data).")
-    parser.add_argument("--batch-size", type=int, default=64,
-                        help="Rows per model batch (default 64: the windows of many short rows are bucketed by "
-                             "length, so little of a forward pass is padding).")
     parser.add_argument("--num-workers", type=int, default=1, help="Ray actors, one compressor each (default 1).")
     parser.add_argument("--cpus-per-worker", type=float, default=1.0,
                         help="CPUs per Ray actor, also its torch threads unless --threads is given (default 1).")
@@ -279,12 +276,14 @@ def _positive_int(text: str) -> int:
 
 def run_corpus_command(args: argparse.Namespace) -> int:
     """Run ``tpc compress-corpus``; exit code 2 for bad input (checked before any model loads)."""
-    settings = CorpusSettings(model=args.model, rate=args.rate, target_tokens=args.target_tokens,
+    options = {**CORPUS_DEFAULTS, **flag_options(args, CORPUS_OPTIONS)}
+    settings = CorpusSettings(model=args.model, rate=options.get("rate"), target_tokens=options.get("target_tokens"),
                               task_description=args.task_description, text_column=args.text_column,
                               id_column=args.id_column or "id", token_counter=args.token_counter,
-                              describe_bare=args.describe_bare, warm_cache=args.warm_cache)
+                              describe_bare=options["describe_bare"], warm_cache=args.warm_cache)
     try:
-        report = compress_corpus(args.input, args.output, settings, engine=args.engine, batch_size=args.batch_size,
+        report = compress_corpus(args.input, args.output, settings, engine=args.engine,
+                                 batch_size=options["batch_size"],
                                  num_workers=args.num_workers, cpus_per_worker=args.cpus_per_worker,
                                  rows_per_file=args.rows_per_file, address=args.address, device=args.device,
                                  local_files_only=args.local_files_only, explicit_id=args.id_column is not None,

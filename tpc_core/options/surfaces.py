@@ -165,12 +165,28 @@ def _cli_names() -> list[str]:
     return [name for name, field in CompressOptions.model_fields.items() if reach(field.metadata).cli]
 
 
-def add_option_flags(parser: argparse.ArgumentParser) -> None:
+def add_option_flags(parser: argparse.ArgumentParser, names: Sequence[str] | None = None,
+                     defaults: Mapping[str, Any] | None = None) -> None:
     """A flag for each option whose :class:`Reach` says ``cli``: ``--name-with-dashes``; booleans as
     ``--x`` / ``--no-x``, tuples repeated, literals as choices. Unset flags default to ``None`` (the option's own
-    default applies)."""
+    default applies).
+
+    Args:
+        parser: The command's parser.
+        names: The options to give flags, where a command has only some (``tpc compress-corpus``); ``None``: every
+            option that the command line reaches.
+        defaults: The default a command applies instead of the option's own, for the help text (the command applies
+            it when the flag is not given).
+
+    Raises:
+        ValueError: A name that is not an option.
+    """
+    unknown = sorted(set(names or ()) - set(CompressOptions.model_fields))
+    if unknown:
+        raise ValueError(f"{unknown} are not options of CompressOptions.")
+    shown = {**{name: field.default for name, field in CompressOptions.model_fields.items()}, **(defaults or {})}
     groups: dict[str, Any] = {}
-    for name in _cli_names():
+    for name in _cli_names() if names is None else names:
         field = CompressOptions.model_fields[name]
         exclusive = reach(field.metadata).exclusive
         target: Any = parser
@@ -179,7 +195,7 @@ def add_option_flags(parser: argparse.ArgumentParser) -> None:
                 groups[exclusive] = parser.add_mutually_exclusive_group()
             target = groups[exclusive]
         kind = _members(field.annotation)
-        default = "" if field.default in (None, ()) else f" (default: {field.default!r})"
+        default = "" if shown[name] in (None, ()) else f" (default: {shown[name]!r})"
         text = _description(field).replace("``", "").replace("%", "%%")
         settings: dict[str, Any] = {"default": None, "help": text + default}
         if kind[0] is bool:
@@ -193,9 +209,11 @@ def add_option_flags(parser: argparse.ArgumentParser) -> None:
         target.add_argument("--" + name.replace("_", "-"), **settings)
 
 
-def flag_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The options given as flags (:func:`add_option_flags`), by name; the ones not given are left out."""
-    return {name: getattr(args, name) for name in _cli_names() if getattr(args, name, None) is not None}
+def flag_options(args: argparse.Namespace, names: Sequence[str] | None = None) -> dict[str, Any]:
+    """The options given as flags (:func:`add_option_flags`, with the same ``names``), by name; the ones not given
+    are left out."""
+    chosen = _cli_names() if names is None else names
+    return {name: getattr(args, name) for name in chosen if getattr(args, name, None) is not None}
 
 
 # ---------------------------------------------------------------------------------------------- adapters

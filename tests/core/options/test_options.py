@@ -207,6 +207,37 @@ def test_add_option_flags_on_a_fresh_parser():
     assert flag_options(parser.parse_args(["--keep-first-sentence"])) == {"keep_first_sentence": True}
 
 
+def _corpus_parser():
+    from tpc_core.cli import build_parser
+
+    commands = next(action for action in build_parser()._actions if action.dest == "command")
+    return commands.choices["compress-corpus"]
+
+
+def test_the_corpus_command_s_option_flags_come_from_the_model():
+    from tpc_core.corpus.local import CORPUS_DEFAULTS, CORPUS_OPTIONS
+
+    flags = {action.dest: action for action in _corpus_parser()._actions}
+    for name in CORPUS_OPTIONS:
+        field = FIELDS[name]
+        assert "--" + name.replace("_", "-") in flags[name].option_strings
+        assert " ".join(field.description.split()[:4]).replace("``", "") in flags[name].help
+    for name, value in CORPUS_DEFAULTS.items():
+        assert f"(default: {value!r})" in flags[name].help
+    args = _corpus_parser().parse_args(["in.jsonl", "out", "--rate", "0.3", "--describe-bare", "--batch-size", "8"])
+    assert flag_options(args, CORPUS_OPTIONS) == {"rate": 0.3, "describe_bare": True, "batch_size": 8}
+    assert flag_options(_corpus_parser().parse_args(["in.jsonl", "out"]), CORPUS_OPTIONS) == {}
+    with pytest.raises(SystemExit):
+        _corpus_parser().parse_args(["in.jsonl", "out", "--rate", "0.3", "--target-tokens", "5"])
+
+
+def test_add_option_flags_refuses_a_name_that_is_no_option():
+    import argparse
+
+    with pytest.raises(ValueError, match="not options of CompressOptions"):
+        add_option_flags(argparse.ArgumentParser(), ["rate", "ratio"])
+
+
 # ------------------------------------------------------------------------------------------------ the model
 def test_build_raises_the_checks_own_error_and_refuses_unknown_keywords():
     with pytest.raises(ValueError, match=r"^budget_scope must be one of"):
