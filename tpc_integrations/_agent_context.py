@@ -12,7 +12,7 @@ import inspect
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Optional, TypeGuard
+from typing import TYPE_CHECKING, Any, Literal, Optional, TypeGuard
 
 from pydantic import ConfigDict, model_validator
 
@@ -26,7 +26,7 @@ from tpc_core.conversation import (
     task_turn,
     tool_question,
 )
-from tpc_integrations._common import ENGINE_KEYWORDS
+from tpc_integrations._common import ENGINE_KEYWORDS, adapter_options
 from tpc_integrations._failsafe import guarded
 from tpc_integrations._messages import TPCMessagesSettings, compress_messages_call
 
@@ -68,7 +68,16 @@ class MessageListCounter:
         return f"MessageListCounter({getattr(self.count, '__name__', type(self.count).__name__)})"
 
 
-class TPCAgentContextSettings(TPCMessagesSettings):
+if TYPE_CHECKING:  # the generated static declaration of the class made below (see adapter_options)
+    from tpc_core.options import AgentContextFields as AgentContextOptions
+else:
+    AgentContextOptions = adapter_options("AgentContextOptions", notes={
+        "cache": "An agent's default is \"memory\": a tool result read again on a later call costs almost nothing; "
+                 "None turns it off."})
+    """The cache field of the agents' settings: the option's own, with "memory" as its default."""
+
+
+class TPCAgentContextSettings(AgentContextOptions, TPCMessagesSettings):
     """:class:`tpc_integrations._messages.TPCMessagesSettings` for an agent's model calls.
 
     ``target_tokens`` is the budget of everything the model receives (the system prompt and the latest user turn
@@ -84,9 +93,6 @@ class TPCAgentContextSettings(TPCMessagesSettings):
     on_error: Literal["raise", "passthrough"] = "passthrough"
     """"passthrough" (default): a compression fault sends the model the messages unchanged, with a warning and the
     error in the call's event. "raise": the fault reaches the agent."""
-    cache: Any = "memory"
-    """The sentence cache (see the other adapters); "memory" (default) makes a tool result re-read on a later call
-    nearly free; None turns it off."""
     trigger_tokens: Optional[int] = None
     """Compress only when the view counts more than this, then down to ``target_tokens`` (default: the target; not
     below it): below it, new tool results are sent whole."""
@@ -108,7 +114,8 @@ class TPCAgentContextSettings(TPCMessagesSettings):
         counter = data.get("token_counter")
         if is_message_counter(counter):
             data["token_counter"] = MessageListCounter(counter)
-        super().__init__(compressor=compressor, **data)
+        # TPCMessagesSettings' constructor, named: the field class before it in the bases has pydantic's own
+        TPCMessagesSettings.__init__(self, compressor=compressor, **data)
 
     @model_validator(mode="after")
     def _check_agent_budget(self) -> TPCAgentContextSettings:

@@ -11,7 +11,13 @@
 
 from __future__ import annotations
 
-from tpc_core.options.adapter_fields import ConversationFields, EveryAdapterFields, IndexTimeFields, QueryTimeFields
+from tpc_core.options.adapter_fields import (
+    AgentContextFields,
+    ConversationFields,
+    EveryAdapterFields,
+    IndexTimeFields,
+    QueryTimeFields,
+)
 from tpc_core.options.adapters import ADAPTER_GROUPS, AdapterGroup
 from tpc_core.options.checks import (
     BUDGET_SCOPES,
@@ -25,6 +31,7 @@ from tpc_core.options.model import CompressOptions, Reach
 from tpc_core.options.surfaces import option_fields, options_for
 
 __all__ = ["ADAPTER_GROUPS", "BUDGET_SCOPES", "AdapterGroup", "CompressKeywords", "CompressOptions",
-           "ConversationFields", "EveryAdapterFields", "IndexTimeFields", "QueryTimeFields", "Reach", "Unpack",
+           "AgentContextFields", "ConversationFields", "EveryAdapterFields", "IndexTimeFields", "QueryTimeFields",
+           "Reach", "Unpack",
            "check_splitter", "compile_patterns", "option_fields", "options_for", "validate_budget_args",
            "validate_filter_args"]

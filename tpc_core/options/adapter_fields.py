@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from tpc_core.segmentation import SentenceSplitter
 
-__all__ = ["ConversationFields", "EveryAdapterFields", "IndexTimeFields", "QueryTimeFields"]
+__all__ = ["AgentContextFields", "ConversationFields", "EveryAdapterFields", "IndexTimeFields", "QueryTimeFields"]
 
 
 class EveryAdapterFields(BaseModel):
@@ -62,3 +62,13 @@ class IndexTimeFields(BaseModel):
     batch_size: int = 16
     show_progress: bool | None = None
     describe_bare: bool = False
+
+
+class AgentContextFields(BaseModel):
+    """The static declaration of ``AgentContextOptions``: the option an agent's context adapter sets apart from
+    every adapter: the sentence cache, on in memory by default (a tool result read again on a later call costs
+    almost nothing)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
+
+    cache: Any = "memory"

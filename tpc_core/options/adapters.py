@@ -63,6 +63,10 @@ ADAPTER_GROUPS: dict[str, AdapterGroup] = {
     "IndexTimeOptions": AdapterGroup(
         "index", "The engine options of the index-time transformers: batching, the progress bar, whether bare "
         "documents are described (not by default: stored documents ask nothing).", defaults={"describe_bare": False}),
+    "AgentContextOptions": AdapterGroup(
+        "every", "The option an agent's context adapter sets apart from every adapter: the sentence cache, on in "
+        "memory by default (a tool result read again on a later call costs almost nothing).", only=("cache",),
+        defaults={"cache": "memory"}),
 }
 """Each adapter options class (by its name in ``tpc_integrations``) and the options it holds."""
 

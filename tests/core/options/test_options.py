@@ -62,7 +62,7 @@ def test_each_static_declaration_holds_its_groups_options_with_their_types_and_d
     import tpc_core.options as options
 
     assert set(ADAPTER_GROUPS) == {"EveryAdapterOptions", "QueryTimeOptions", "ConversationOptions",
-                                   "IndexTimeOptions"}
+                                   "IndexTimeOptions", "AgentContextOptions"}
     for group_name, group in ADAPTER_GROUPS.items():
         static = getattr(options, static_name(group_name))
         assert tuple(static.model_fields) == group.names(), group_name
@@ -70,16 +70,18 @@ def test_each_static_declaration_holds_its_groups_options_with_their_types_and_d
             assert field.annotation == FIELDS[name].annotation, (group_name, name)
             assert field.default == group.default(name), (group_name, name)
     assert ADAPTER_GROUPS["IndexTimeOptions"].default("describe_bare") is False
+    assert ADAPTER_GROUPS["AgentContextOptions"].default("cache") == "memory"
     assert ADAPTER_GROUPS["QueryTimeOptions"].default("budget_scope") == FIELDS["budget_scope"].default
 
 
 def test_the_adapters_run_time_option_classes_match_their_static_declarations():
     """What type checkers read (tpc_core.options.adapter_fields) is what the adapters inherit at run time."""
     import tpc_core.options as options
-    from tpc_integrations import _common, _ingest, _messages
+    from tpc_integrations import _agent_context, _common, _ingest, _messages
 
     made = {"EveryAdapterOptions": _common.EveryAdapterOptions, "QueryTimeOptions": _common.QueryTimeOptions,
-            "ConversationOptions": _messages.ConversationOptions, "IndexTimeOptions": _ingest.IndexTimeOptions}
+            "ConversationOptions": _messages.ConversationOptions, "IndexTimeOptions": _ingest.IndexTimeOptions,
+            "AgentContextOptions": _agent_context.AgentContextOptions}
     assert set(made) == set(ADAPTER_GROUPS)
     for group_name, runtime in made.items():
         static = getattr(options, static_name(group_name))
