@@ -71,7 +71,7 @@ class MessageListCounter:
 if TYPE_CHECKING:  # the generated static declaration of the class made below (see adapter_options)
     from tpc_core.options import AgentContextFields as AgentContextOptions
 else:
-    AgentContextOptions = adapter_options("AgentContextOptions", notes={
+    AgentContextOptions = adapter_options("AgentContextOptions", module=__name__, notes={
         "cache": "An agent's default is \"memory\": a tool result read again on a later call costs almost nothing; "
                  "None turns it off."})
     """The cache field of the agents' settings: the option's own, with "memory" as its default."""

@@ -125,12 +125,13 @@ def _peer_note(name: str) -> str | None:
     return " ".join(f"Peer name: ``{alias.name}`` ({alias.note})." for alias in peers) or None
 
 
-def adapter_options(model_name: str, *, notes: dict[str, str] | None = None) -> type[BaseModel]:
+def adapter_options(model_name: str, *, module: str, notes: dict[str, str] | None = None) -> type[BaseModel]:
     """The engine options of the adapter kind ``model_name`` names in :data:`tpc_core.options.ADAPTER_GROUPS`, as
     fields to inherit: each with the option's type, check, default (the group's, where it differs) and documentation,
     its peer names as validation aliases and noted in its documentation, and what ``notes`` adds for this kind of
     adapter. ``cache`` is shown in the repr: an adapter holds a URL with a password as a ``SecretURL``
-    (:func:`hidden_cache`), shown without it.
+    (:func:`hidden_cache`), shown without it. ``module`` is the module that binds the class (its ``__name__``), so
+    that the class pickles and ``help`` names its home.
 
     Type checkers cannot read a class made here: each module that makes one imports, under ``TYPE_CHECKING``, its
     static declaration generated from the same group (:mod:`tpc_core.options.adapter_fields`) in its place.
@@ -139,7 +140,7 @@ def adapter_options(model_name: str, *, notes: dict[str, str] | None = None) -> 
     names = group.names()
     merged = {name: " ".join(filter(None, [(notes or {}).get(name), _peer_note(name)])) for name in names}
     aliases = {name: peer_aliases(name) for name in names if peer_aliases(name)}
-    return option_fields(model_name, names, defaults=dict(group.defaults), notes=merged, aliases=aliases,
+    return option_fields(model_name, names, module=module, defaults=dict(group.defaults), notes=merged, aliases=aliases,
                          shown=("cache",))
 
 
@@ -147,7 +148,7 @@ if TYPE_CHECKING:  # the generated static declarations of the classes made below
     from tpc_core.options import EveryAdapterFields as EveryAdapterOptions
     from tpc_core.options import QueryTimeFields as QueryTimeOptions
 else:
-    EveryAdapterOptions = adapter_options("EveryAdapterOptions", notes={
+    EveryAdapterOptions = adapter_options("EveryAdapterOptions", module=__name__, notes={
         "cache": "An adapter keeps a URL that holds a password (or a pydantic ``SecretStr``) as a "
                  "``tpc_core.cache.SecretURL``: its repr, dumps and serialised forms show it without the password, so "
                  "a dump cannot restore it (pass ``SecretURL.from_env()``, which reads ``TPC_CACHE_URL``). Checked at "
@@ -155,7 +156,7 @@ else:
                  "naming it."})
     """The engine options of every adapter (``Reach(adapters="every")``)."""
 
-    QueryTimeOptions = adapter_options("QueryTimeOptions", notes={
+    QueryTimeOptions = adapter_options("QueryTimeOptions", module=__name__, notes={
         "top_n": "As a reranker does: documents come back in input order unless ``sort_by_score``.",
         "min_score": "A document left empty is dropped, so an off-topic sentence is not kept just to fill the budget "
                      "(see ``tpc_relevance_score`` for typical scores)."})
@@ -178,13 +179,13 @@ class TPCEngineSettings(FailSafeSettings, EveryAdapterOptions):
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", protected_namespaces=(),
                               use_attribute_docstrings=True)
 
-    model_name_or_path: str = Field(DEFAULT_MODEL, validation_alias=alias_choices("model_name_or_path"))
+    model_name_or_path: str = Field(default=DEFAULT_MODEL, validation_alias=alias_choices("model_name_or_path"))
     """TPC checkpoint: "tpc-mini" (offline default), "cpc-llama-1b"/"cpc-mistral-7b" (the authors' published CPC
     encoders, from the Hub), a local directory or a Hub repo id. Ignored when a ready ``compressor`` is passed.
     Peer names: ``model_name``, ``model``."""
     revision: Optional[str] = None
     """Hub revision (tag, branch or commit) of the checkpoint; registered names are pinned already."""
-    device: Optional[str] = Field(None, validation_alias=alias_choices("device"))
+    device: Optional[str] = Field(default=None, validation_alias=alias_choices("device"))
     """Device: "cpu", "cuda", "cuda:1", "mps", or None for the best available one (no GPU is assumed); checked
     at construction. Peer name: ``device_map`` (a device string; "auto" is None)."""
     dtype: Optional[str] = None

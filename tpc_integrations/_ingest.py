@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import model_validator
 
+from tpc_core.options import CompressOptions
 from tpc_integrations._common import TPCEngineSettings, adapter_options
 from tpc_integrations._failsafe import Progress
 from tpc_integrations._outcomes import (
@@ -38,13 +39,15 @@ logger = logging.getLogger("tpc_integrations")
 
 INGEST_METADATA_KEYS = (ORIGIN_TOKENS_KEY, COMPRESSED_TOKENS_KEY, TASK_DESCRIPTION_KEY, TASK_SOURCE_KEY, STATUS_KEY)
 WARMED = "cached"  # the status of a document whose entry mode="warm" stored: its text is whole
-COMPRESSION_ONLY = ("target_tokens", "rate", "task_description", "force_keep_patterns", "keep_first_sentence",
-                    "describe_bare")
+# What mode="warm" reads: how documents are split, where entries go, how many are read per call.
+WARMING = ("splitter", "cache", "batch_size", "show_progress")
+# What only compression reads, so mode="warm" refuses it when it is set: every other option, and the task.
+COMPRESSION_ONLY = ("task_description", *(name for name in CompressOptions.model_fields if name not in WARMING))
 
 if TYPE_CHECKING:  # the generated static declaration of the class made below (see adapter_options)
     from tpc_core.options import IndexTimeFields as IndexTimeOptions
 else:
-    IndexTimeOptions = adapter_options("IndexTimeOptions", notes={
+    IndexTimeOptions = adapter_options("IndexTimeOptions", module=__name__, notes={
         "describe_bare": "Off by default at index time: stored documents ask nothing, and on "
                          "held-out training contexts the CTD's descriptions did not change what was kept "
                          "(``benchmarks.ctd_bare_value``) while costing seconds per document; such documents are "

@@ -22,7 +22,7 @@ __all__ = ["TPCMessagesSettings", "compress_messages_call", "conversation_event_
 if TYPE_CHECKING:  # the generated static declaration of the class made below (see adapter_options)
     from tpc_core.options import ConversationFields as ConversationOptions
 else:
-    ConversationOptions = adapter_options("ConversationOptions", notes={
+    ConversationOptions = adapter_options("ConversationOptions", module=__name__, notes={
         "budget_scope": "For a conversation the engine's documents are the compressed parts' paragraphs; under "
                         "\"per_document\" a share too small for any of its sentences goes unused (\"global\" keeps "
                         "more)."})
@@ -52,8 +52,8 @@ class TPCMessagesSettings(TPCEngineSettings, ConversationOptions):
     emptied text part stays as ``""`` (OpenAI accepts it; Anthropic rejects empty text blocks)."""
 
     def __init__(self, compressor: Any = None, **data: Any) -> None:
-        # Declared so that type checkers see the compressor argument here too: for a pydantic subclass they
-        # synthesise a constructor from the fields alone (dataclass_transform), not the one the base class defines.
+        # Declared so that this class's own calls type-check with compressor=; a type checker still synthesises the
+        # constructor of a pydantic subclass from its fields alone (dataclass_transform).
         super().__init__(compressor, **data)
 
     @model_validator(mode="after")
@@ -61,6 +61,9 @@ class TPCMessagesSettings(TPCEngineSettings, ConversationOptions):
         if self.task_description is not None:
             raise ValueError("task_description does not apply to conversations: the latest user turn is the task. "
                              "Add the task as the last user message.")
+        if not self.keep_request:
+            raise ValueError("keep_request=False does not apply to conversations: the latest user turn is the task, "
+                             "and its request is kept.")
         return self
 
 

@@ -17,6 +17,8 @@ from typing import Any
 
 from pydantic import AliasChoices
 
+from tpc_core.options import CompressOptions
+
 __all__ = ["PEER_ALIASES", "PEER_HINTS", "PeerAlias", "alias_choices", "peer_aliases", "translate_peer_names"]
 
 LLMLINGUA = "LLMLingua (LangChain LLMLinguaCompressor, LlamaIndex LongLLMLinguaPostprocessor)"
@@ -112,9 +114,8 @@ PEER_HINTS: dict[str, tuple[str, str | None, str]] = {
                             "(token, cache_dir, local_files_only, trust_remote_code)"),
     "model_config": (LLMLINGUA, "model_kwargs", "model_kwargs takes TPCCompressor.from_pretrained options "
                      "(token, cache_dir, local_files_only, trust_remote_code)"),
-    "additional_compress_kwargs": (LLMLINGUA, None, "TPC's options are fields of their own: target_tokens, rate, "
-                                   "budget_scope, force_keep_patterns, keep_first_sentence, splitter, min_score, "
-                                   "top_n"),
+    "additional_compress_kwargs": (LLMLINGUA, None, "TPC's options are fields of their own: "
+                                   + ", ".join(CompressOptions.model_fields)),
     "rank_method": (LLMLINGUA, None, "TPC always ranks sentences with its context-aware sentence encoder"),
     "use_llmlingua2": (LLMLINGUA, None, "there is one TPC method; choose the checkpoint with model_name_or_path"),
     "open_api_config": (LLMLINGUA, None, "TPC runs local models only"),

@@ -231,6 +231,8 @@ def test_warm_mode_needs_a_cache_and_refuses_what_only_compression_uses():
         with pytest.raises(ValidationError, match="rate, task_description would do nothing here: set them on the "
                                                   "query-time compressor"):
             adapter_class(mode="warm", cache="memory", rate=0.3, task_description="Answer questions")
+        with pytest.raises(ValidationError, match="keep_request would do nothing here"):
+            adapter_class(mode="warm", cache="memory", keep_request=False)  # every option that only cuts is named
         with pytest.raises(ValidationError, match="Input should be 'compress' or 'warm'"):
             adapter_class(mode="cache", cache="memory")
         assert adapter_class(mode="warm", cache="memory", batch_size=8, splitter="regex").mode == "warm"

@@ -93,6 +93,8 @@ def test_lists_of_message_likes_and_bad_input(compressor):
                                                                                          ("human", QUESTION)])
     with pytest.raises(ValueError, match="latest user turn is the task"):
         TPCMessagesCompressor(compressor=compressor, task_description="Answer questions.")
+    with pytest.raises(ValueError, match="keep_request=False does not apply to conversations"):
+        TPCMessagesCompressor(compressor=compressor, target_tokens=12, keep_request=False)
 
 
 def test_a_first_turn_with_a_rate_passes_whole_and_the_history_is_cut_to_the_rate(compressor):

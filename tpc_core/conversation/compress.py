@@ -130,6 +130,10 @@ def _check_arguments(emptied: str, options: dict[str, Any], *, target_tokens: in
     if emptied not in EMPTIED:
         raise ValueError(f"emptied must be one of {', '.join(map(repr, EMPTIED))}, got {emptied!r}.")
     CompressionOptions.build(target_tokens=target_tokens, rate=rate, **options)
+    if options.get("keep_request") is False:
+        raise ValueError("keep_request=False does not apply to conversations: the latest user turn is the task, and "
+                         "its request is kept. Compress the text as a prompt (compress) to let the request compete "
+                         "for the budget.")
 
 
 def _read_checked(messages: Sequence[Any]) -> list[Message]:

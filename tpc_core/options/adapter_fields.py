@@ -10,6 +10,7 @@ documentation and peer names); these are what type checkers read in their place.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -26,7 +27,7 @@ class EveryAdapterFields(BaseModel):
 
     target_tokens: int | None = None
     rate: float | None = None
-    force_keep_patterns: tuple[re.Pattern[str], ...] = ()
+    force_keep_patterns: str | re.Pattern[str] | Iterable[str | re.Pattern[str]] = ()
     keep_first_sentence: bool = False
     keep_request: bool = True
     splitter: str | SentenceSplitter | None = None

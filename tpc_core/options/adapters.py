@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tpc_core.options.model import CompressOptions
-from tpc_core.options.surfaces import options_for, type_source
+from tpc_core.options.surfaces import keyword_type, options_for, type_source
 
 __all__ = ["ADAPTER_FIELDS_PATH", "ADAPTER_GROUPS", "AdapterGroup", "adapter_fields_source", "static_name"]
 
@@ -110,12 +110,14 @@ def adapter_fields_source() -> str:
                                 break_on_hyphens=False, break_long_words=False), "",
                  "    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)", ""]
         for option in group.names():
-            annotation = type_source(CompressOptions.model_fields[option].annotation)
+            annotation = type_source(keyword_type(option))  # what a caller may pass (strings for patterns)
             lines.append(f"    {option}: {annotation} = {_value_source(group.default(option))}")
         classes.append("\n".join(lines))
     body = "\n\n\n".join(classes)
     typing_names = [name for name in ("Any", "Literal") if re.search(rf"\b{name}\b", body)]
     imports = ["import re"] if "re.Pattern" in body else []
+    if "Iterable[" in body:
+        imports.append("from collections.abc import Iterable")
     if typing_names:
         imports.append(f"from typing import {', '.join(typing_names)}")
     imports.extend(["", "from pydantic import BaseModel, ConfigDict"])

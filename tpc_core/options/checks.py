@@ -137,11 +137,15 @@ def compile_patterns(patterns: Any) -> tuple[re.Pattern[str], ...]:
     """``force_keep_patterns`` as compiled regexes; a single string is one pattern, not its characters.
 
     Raises:
-        TypeError: A pattern that is not a str or a compiled regex.
+        TypeError: A value that is not a str, a compiled regex or a list, tuple or set of them (bytes, a number, a
+            dict), or a pattern in it that is not a str or a compiled regex.
         ValueError: A string that is not a valid regular expression (the message quotes it).
     """
     if isinstance(patterns, (str, re.Pattern)):
         patterns = [patterns]
+    if not isinstance(patterns, (list, tuple, set, frozenset)):
+        raise TypeError("force_keep_patterns must be a regex string, a compiled regex or a list of them, got "
+                        f"{type(patterns).__name__}.")
     compiled = []
     for pattern in patterns:
         if isinstance(pattern, re.Pattern):

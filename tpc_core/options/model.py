@@ -68,8 +68,18 @@ class Reach:
     exclusive: Optional[str] = None
 
 
+# The flags a pattern can carry inline, so that a dumped pattern compiles back with them.
+_INLINE_FLAGS = ((re.IGNORECASE, "i"), (re.MULTILINE, "m"), (re.DOTALL, "s"), (re.VERBOSE, "x"), (re.ASCII, "a"))
+
+
 def _pattern_strings(patterns: tuple[re.Pattern[str], ...]) -> tuple[str, ...]:
-    return tuple(pattern.pattern for pattern in patterns)
+    """Each pattern as a string that compiles back to it: its flags written inline (``(?i)invoice``)."""
+    shown = []
+    for pattern in patterns:
+        own = re.compile(pattern.pattern).flags  # what the text alone compiles to, inline flags included
+        letters = "".join(letter for flag, letter in _INLINE_FLAGS if pattern.flags & flag and not own & flag)
+        shown.append(f"(?{letters}){pattern.pattern}" if letters else pattern.pattern)
+    return tuple(shown)
 
 
 PatternsInput = Union[str, re.Pattern[str], Iterable[Union[str, re.Pattern[str]]]]

@@ -223,7 +223,8 @@ def options_for(adapters: str) -> tuple[str, ...]:
                  if reach(field.metadata).adapters == adapters)
 
 
-def option_fields(model_name: str, names: Sequence[str], *, defaults: Mapping[str, Any] | None = None,
+def option_fields(model_name: str, names: Sequence[str], *, module: str | None = None,
+                  defaults: Mapping[str, Any] | None = None,
                   notes: Mapping[str, str] | None = None, aliases: Mapping[str, Iterable[str]] | None = None,
                   shown: Iterable[str] = ()) -> type[BaseModel]:
     """A pydantic model whose fields are the options ``names``, each with the option's type, check, default and
@@ -232,6 +233,7 @@ def option_fields(model_name: str, names: Sequence[str], *, defaults: Mapping[st
     Args:
         model_name: The class name of the model made.
         names: Fields of :class:`CompressOptions`.
+        module: The module the class is named in (its ``__module__``, for pickling and ``help``); default this one.
         defaults: Another default for some of them (e.g. index time does not describe bare documents).
         notes: A sentence added to some fields' documentation (what differs for this kind of adapter).
         aliases: Other accepted names for some fields (peer names), as pydantic validation aliases.
@@ -253,4 +255,5 @@ def option_fields(model_name: str, names: Sequence[str], *, defaults: Mapping[st
         fields[name] = (annotation, Field(
             defaults.get(name, field.default), description=description, repr=field.repr or name in set(shown),
             validation_alias=AliasChoices(name, *choices) if choices else None))
-    return create_model(model_name, __config__=ConfigDict(arbitrary_types_allowed=True), **fields)
+    return create_model(model_name, __config__=ConfigDict(arbitrary_types_allowed=True), __module__=module or __name__,
+                        **fields)

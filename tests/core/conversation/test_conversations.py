@@ -236,6 +236,8 @@ def test_bad_arguments_fail_clearly(tpc_mini):
         tpc_mini.compress_messages(dict_conversation(), question="Why?")
     with pytest.raises(TypeError, match="Unknown compression option"):
         tpc_mini.compress_messages(dict_conversation(), keep_first=True)
+    with pytest.raises(ValueError, match="keep_request=False does not apply to conversations"):
+        tpc_mini.compress_messages(dict_conversation(), target_tokens=12, keep_request=False)
     with pytest.raises(ValueError, match="Message 1: text part 0 holds a lone surrogate"):
         tpc_mini.compress_messages([{"role": "system", "content": "Hi."}, {"role": "user", "content": "Bad \ud800."}])
     conversation = copy.deepcopy(dict_conversation())

@@ -67,7 +67,7 @@ def test_each_static_declaration_holds_its_groups_options_with_their_types_and_d
         static = getattr(options, static_name(group_name))
         assert tuple(static.model_fields) == group.names(), group_name
         for name, field in static.model_fields.items():
-            assert field.annotation == FIELDS[name].annotation, (group_name, name)
+            assert field.annotation == keyword_type(name), (group_name, name)
             assert field.default == group.default(name), (group_name, name)
     assert ADAPTER_GROUPS["IndexTimeOptions"].default("describe_bare") is False
     assert ADAPTER_GROUPS["AgentContextOptions"].default("cache") == "memory"
@@ -88,7 +88,9 @@ def test_the_adapters_run_time_option_classes_match_their_static_declarations():
         assert runtime.__name__ == group_name
         assert list(runtime.model_fields) == list(static.model_fields), group_name
         for name, field in runtime.model_fields.items():
-            assert field.annotation == static.model_fields[name].annotation, (group_name, name)
+            # the run-time field stores the option's type; the static one says what a caller may pass
+            assert field.annotation == FIELDS[name].annotation, (group_name, name)
+            assert static.model_fields[name].annotation == keyword_type(name), (group_name, name)
             assert field.default == static.model_fields[name].default, (group_name, name)
             assert field.metadata == FIELDS[name].metadata, (group_name, name)  # the option's own checks
 
@@ -307,3 +309,35 @@ def test_keep_request_false_changes_nothing_where_the_request_fits_and_wins(tpc_
     free = tpc_mini.compress(TICKET, target_tokens=40, keep_request=False)
     assert REQUEST in kept.compressed_prompt and REQUEST in free.compressed_prompt
     assert kept.compressed_tokens <= 40 and free.compressed_tokens <= 40
+
+
+# ------------------------------------------------------------------------------------------------ round trips
+def test_a_compiled_pattern_s_flags_survive_a_dump():
+    import re
+
+    built = CompressOptions.build(force_keep_patterns=[re.compile("invoice", re.I), "Total",
+                                                       re.compile("(?:ab)c", re.I | re.S), re.compile("(?m)^x")])
+    dumped = built.model_dump()["force_keep_patterns"]
+    assert dumped == ("(?i)invoice", "Total", "(?is)(?:ab)c", "(?m)^x")
+    again = CompressOptions.build(force_keep_patterns=dumped).force_keep_patterns
+    assert [p.flags for p in again] == [p.flags for p in built.force_keep_patterns]
+    assert again[0].search("INVOICE 7")
+
+
+@pytest.mark.parametrize("value", [5, None, b"x", {"a": 1}])
+def test_force_keep_patterns_of_another_kind_is_named(value):
+    with pytest.raises(TypeError, match=r"^force_keep_patterns must be a regex string, a compiled regex or a list"):
+        CompressOptions.build(force_keep_patterns=value)
+
+
+def test_the_adapters_option_classes_are_bound_where_they_are_made():
+    import pickle
+
+    from tpc_integrations import _agent_context, _common, _ingest, _messages
+
+    for module in (_common, _messages, _ingest, _agent_context):
+        for name in ADAPTER_GROUPS:
+            made = getattr(module, name, None)
+            if made is not None:
+                assert made.__module__ == module.__name__, name
+                assert pickle.loads(pickle.dumps(made)) is made
