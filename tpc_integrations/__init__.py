@@ -4,6 +4,8 @@
   (``pip install tpc-langchain[langchain]``)
 * ``tpc_integrations.llama_index.TPCNodePostprocessor`` (query time) and ``TPCTransform`` (index time)
   (``pip install tpc-langchain[llamaindex]``)
+* chains: ``tpc_integrations.langchain.TPCInputCompressor`` (a runnable on a chain's input dict: the context
+  variables compressed toward the question variable, before the prompt template)
 * conversations: ``tpc_integrations.langchain.TPCMessagesCompressor`` (a runnable between a prompt and a chat
   model) and ``tpc_integrations.llama_index.TPCChatMemory`` (a memory for chat engines and agents)
 * agents: ``tpc_integrations.langchain_agents.TPCContextMiddleware`` (``create_agent``) and ``TPCContextHook``
@@ -23,13 +25,15 @@ from tpc_core.diagnostics import register_library_path
 register_library_path(Path(__file__).resolve().parent)
 
 __all__ = ["TPCChatMemory", "TPCContextHook", "TPCContextMiddleware", "TPCDocumentCompressor", "TPCDocumentTransformer",
-           "TPCFunctionAgent", "TPCMessagesCompressor", "TPCNodePostprocessor", "TPCSettingsError", "TPCTransform"]
+           "TPCFunctionAgent", "TPCInputCompressor", "TPCMessagesCompressor", "TPCNodePostprocessor",
+           "TPCSettingsError", "TPCTransform"]
 
 _LAZY = {"TPCDocumentCompressor": "tpc_integrations.langchain",
          "TPCDocumentTransformer": "tpc_integrations.langchain",
          "TPCNodePostprocessor": "tpc_integrations.llama_index",
          "TPCTransform": "tpc_integrations.llama_index",
          "TPCMessagesCompressor": "tpc_integrations.langchain",
+         "TPCInputCompressor": "tpc_integrations.langchain",
          "TPCChatMemory": "tpc_integrations.llama_index",
          "TPCContextMiddleware": "tpc_integrations.langchain_agents",
          "TPCContextHook": "tpc_integrations.langchain_agents",

@@ -16,6 +16,12 @@ A conversation, between a prompt and a chat model (:mod:`tpc_integrations.langch
 
     chain = prompt | TPCMessagesCompressor(target_tokens=2000) | chat_model
 
+A chain's input dict, its context variables compressed toward its question variable before the prompt
+(:mod:`tpc_integrations.langchain_inputs`)::
+
+    chain = {"context": retriever | format_docs, "question": RunnablePassthrough()} | TPCInputCompressor(
+        target_tokens=300) | prompt | llm
+
 Needs ``pip install tpc-langchain[langchain]``.
 """
 
@@ -41,10 +47,11 @@ from pydantic import ConfigDict
 from tpc_integrations._common import CallOutcome, TPCSettings, compress_call, ensure_text, ensure_type, fresh_metadata
 from tpc_integrations._failsafe import Fallback, guarded
 from tpc_integrations._ingest import IngestOutcome, TPCIngestSettings, compress_each
+from tpc_integrations.langchain_inputs import INPUTS_EVENT, TPCInputCompressor
 from tpc_integrations.langchain_messages import MESSAGES_EVENT, TPCMessagesCompressor, compress_messages
 
-__all__ = ["COMPRESSION_EVENT", "INGESTION_EVENT", "MESSAGES_EVENT", "TPCDocumentCompressor", "TPCDocumentTransformer",
-           "TPCMessagesCompressor", "compress_messages"]
+__all__ = ["COMPRESSION_EVENT", "INGESTION_EVENT", "INPUTS_EVENT", "MESSAGES_EVENT", "TPCDocumentCompressor",
+           "TPCDocumentTransformer", "TPCInputCompressor", "TPCMessagesCompressor", "compress_messages"]
 
 COMPRESSION_EVENT = "tpc_compression"
 """Name of the custom event each call emits through LangChain callbacks (``on_custom_event``,

@@ -12,8 +12,8 @@ its own layer (except in the bottom layer of ``tpc_core``: ``config`` and ``vers
   ``scoring`` → ``reading`` → ``selection`` → ``options`` → ``values`` → ``tokens`` → ``named_tokenizers`` →
   ``fast_encoder``;
 * ``tpc_integrations`` (:data:`INTEGRATION_LAYERS`): its ``__init__`` → the adapters → the message and memory
-  adapters and the agents' context → ``_messages`` / ``_ingest`` → ``_common`` → ``_checks``, ``_peer_names``,
-  ``_failsafe``, ``_outcomes``.
+  adapters, the chain-input adapter and the agents' context → ``_messages`` / ``_ingest`` → ``_common`` →
+  ``_checks``, ``_peer_names``, ``_failsafe``, ``_outcomes``.
 
 Further rules: no folder of the engine holds more than 10 modules (a folder that grows past that is split into
 sub-packages by concern: the count of modules, not of lines); the cache has no copy of the scorer's code: it never
@@ -67,7 +67,8 @@ INTEGRATION_LAYERS: Layers = (
      "tpc_integrations._outcomes"),
     ("tpc_integrations._common",),
     ("tpc_integrations._messages", "tpc_integrations._ingest"),
-    ("tpc_integrations._agent_context", "tpc_integrations.langchain_messages", "tpc_integrations.llama_index_memory"),
+    ("tpc_integrations._agent_context", "tpc_integrations.langchain_messages", "tpc_integrations.llama_index_memory",
+     "tpc_integrations.langchain_inputs"),
     ("tpc_integrations.langchain", "tpc_integrations.llama_index", "tpc_integrations.langchain_agents",
      "tpc_integrations.llama_index_agents", "tpc_integrations.embeddings"),
     ("tpc_integrations",),  # the package's own __init__

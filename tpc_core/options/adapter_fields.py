@@ -36,7 +36,8 @@ class EveryAdapterFields(BaseModel):
 
 class QueryTimeFields(BaseModel):
     """The static declaration of ``QueryTimeOptions``: the engine options of the query-time adapters (document
-    compressors, node postprocessors): the budget's scope and the reranker-style filters applied after it."""
+    compressors, node postprocessors, the chain-input compressor): the budget's scope and the reranker-style filters
+    applied after it."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
 

@@ -55,8 +55,8 @@ class AdapterGroup:
 ADAPTER_GROUPS: dict[str, AdapterGroup] = {
     "EveryAdapterOptions": AdapterGroup("every", "The engine options of every adapter."),
     "QueryTimeOptions": AdapterGroup(
-        "query", "The engine options of the query-time adapters (document compressors, node postprocessors): the "
-        "budget's scope and the reranker-style filters applied after it."),
+        "query", "The engine options of the query-time adapters (document compressors, node postprocessors, the "
+        "chain-input compressor): the budget's scope and the reranker-style filters applied after it."),
     "ConversationOptions": AdapterGroup(
         "query", "The query-time option a conversation adapter has (the filters have no meaning for messages).",
         only=("budget_scope",)),
