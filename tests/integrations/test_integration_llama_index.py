@@ -9,6 +9,7 @@ from integration_helpers import assert_verbatim_in_order
 
 pytest.importorskip("llama_index.core")
 
+from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import (
     Document,
     ImageNode,
@@ -229,3 +230,56 @@ def test_missing_query_bundle_is_prompt_agnostic(compressor, short_texts):
     description = out[0].node.metadata["tpc_task_description"]
     assert isinstance(description, str) and len(description.split()) >= 3  # written by the CTD
     assert all(n.score == n.node.metadata["tpc_relevance_score"] for n in out)
+
+
+class ListRetriever(BaseRetriever):
+    """A retriever that returns copies of the same nodes for every query (the search is not tested here)."""
+
+    def __init__(self, nodes: list[NodeWithScore]) -> None:
+        super().__init__()
+        self.nodes = nodes
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        return [NodeWithScore(node=item.node.model_copy(deep=True), score=item.score) for item in self.nodes]
+
+
+def test_a_retriever_query_engine_hands_the_postprocessor_its_question(compressor, sample):
+    """Prompt-aware in a query engine: the engine's question reaches the postprocessor as its query_bundle, so the
+    nodes are compressed toward it (the engine's own result for that question) and nothing is searched for."""
+    from llama_index.core import get_response_synthesizer
+    from llama_index.core.llms import MockLLM
+    from llama_index.core.query_engine import RetrieverQueryEngine
+
+    nodes = _nodes(sample.documents[:5])
+    engine = RetrieverQueryEngine(ListRetriever(nodes), get_response_synthesizer(llm=MockLLM()),
+                                  node_postprocessors=[TPCNodePostprocessor(compressor=compressor, target_tokens=120)])
+    response = engine.query(sample.question)
+    direct = compressor.compress(sample.documents[:5], question=sample.question, target_tokens=120)
+
+    kept = [i for i, text in enumerate(direct.compressed_documents) if text]
+    assert [n.node_id for n in response.source_nodes] == [f"node-{i}" for i in kept]
+    for i, item in zip(kept, response.source_nodes):
+        assert item.node.text == direct.compressed_documents[i] and item.node.text in str(response)
+        assert item.node.metadata["tpc_task_source"] == "question"
+        assert item.node.metadata["tpc_task_description"] == sample.question
+    assert asyncio.run(engine.aquery(sample.question)).response == response.response
+
+
+def test_a_synthesizer_used_directly_gets_nodes_compressed_toward_its_query(compressor, sample):
+    """Without a query engine, the postprocessor is called with the query the synthesizer is given."""
+    from llama_index.core import get_response_synthesizer
+    from llama_index.core.llms import MockLLM
+
+    nodes = _nodes(sample.documents[:5])
+    compressed = TPCNodePostprocessor(compressor=compressor, target_tokens=120).postprocess_nodes(
+        nodes, query_str=sample.question)
+    response = get_response_synthesizer(llm=MockLLM()).synthesize(sample.question, compressed)
+
+    prompt = str(response)  # MockLLM answers with the prompt it received
+    assert sample.question in prompt
+    assert [n.node.text for n in compressed] == [t for t in compressor.compress(
+        sample.documents[:5], question=sample.question, target_tokens=120).compressed_documents if t]
+    for item in compressed:
+        assert item.node.text in prompt and item.node.metadata["tpc_task_source"] == "question"
+        assert_verbatim_in_order(item.node.metadata["tpc_kept_sentences"], sample.documents[
+            item.node.metadata["position"]], item.node.text)
