@@ -43,6 +43,19 @@ def test_langchain_rag_example_on_the_dev_data():
     assert _kept_sentences(output)
 
 
+def test_langchain_chain_inputs_example_compresses_the_context_toward_the_question():
+    output = _run_example("langchain_chain_inputs.py", "--target-tokens", "150")
+    before, after = _sizes(output)
+    assert after < before
+    sample = example_data.load_sample(example_data.DEFAULT_DATA, 0)
+    assert f"compressed toward (question): {sample.question}" in output
+    compressed = int(re.search(r"\(context (\d+) tokens, budget 150\)", output).group(1))
+    assert 0 < compressed <= 150
+    corpus = " ".join(" ".join(sample.documents).split())
+    kept = _kept_sentences(output)
+    assert kept and all(line.rstrip("…") in corpus for line in kept)
+
+
 def test_llamaindex_example_falls_back_to_the_bundled_text(tmp_path):
     output = _run_example("llamaindex_query_engine.py", "--data", str(tmp_path / "missing.jsonl"))
     assert "using the bundled public-domain text" in output and "declaration-of-independence" in output
