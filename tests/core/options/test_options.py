@@ -112,14 +112,14 @@ def test_every_option_is_documented_and_placed():
 def _adapters():
     pytest.importorskip("langchain_core")
     pytest.importorskip("llama_index.core")
-    from tpc_integrations.langchain import TPCDocumentCompressor, TPCDocumentTransformer
+    from tpc_integrations.langchain import TPCDocumentCompressor, TPCDocumentTransformer, TPCInputCompressor
     from tpc_integrations.langchain_messages import TPCMessagesCompressor
     from tpc_integrations.llama_index import TPCNodePostprocessor, TPCTransform
 
     every = options_for("every")
     return {TPCDocumentCompressor: every + options_for("query"), TPCNodePostprocessor: every + options_for("query"),
             TPCDocumentTransformer: every + options_for("index"), TPCTransform: every + options_for("index"),
-            TPCMessagesCompressor: (*every, "budget_scope")}
+            TPCMessagesCompressor: (*every, "budget_scope"), TPCInputCompressor: every + options_for("query")}
 
 
 def test_each_adapter_has_the_options_its_kind_reaches_as_the_models_own_fields():
