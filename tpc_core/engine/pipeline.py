@@ -22,6 +22,7 @@ from tpc_core.config import AgnosticConfig
 from tpc_core.diagnostics.caller import warn_at_caller
 from tpc_core.diagnostics.language import LanguageNotice
 from tpc_core.diagnostics.notices import runtime_warning
+from tpc_core.engine.cancellation import check_cancelled
 from tpc_core.engine.options import CompressionOptions, as_documents
 from tpc_core.engine.output.result import CompressionResult, to_result
 from tpc_core.engine.reading import DocumentStore, EmbedDocuments, ReadBatch, read_prompts, segment
@@ -121,6 +122,7 @@ class Engine:
         separator = options.document_separator
         results = []
         for first in progress:
+            check_cancelled()
             batch = slice(first, first + options.batch_size)
             read = read_prompts(documents[batch], split, counter, options, self.scorer.embed, store,
                                 self.embed_documents, self.default_counter)
@@ -160,8 +162,10 @@ class Engine:
             return scored
         to_score = [prompts[k] for k in over_budget]
         embeddings = (embed or self.scorer.embed)(to_score)
+        check_cancelled()
         tasks = self.task_finder.find(to_score, embeddings, [questions[k] for k in over_budget], separator=separator,
                                       describe_bare=describe_bare)
+        check_cancelled()
         for k, prompt in zip(over_budget, score_prompts(self.scorer, to_score, embeddings, tasks, self.agnostic,
                                                         salience=self.salience)):
             scored[k] = prompt
