@@ -33,6 +33,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tpc_core.cache import check_cache_spec
 from tpc_core.conversation.messages import Message, read_messages, rebuild_message
 from tpc_core.conversation.paragraphs import assemble_part, fit_parts, paragraph_cuts
 from tpc_core.conversation.plan import (
@@ -123,13 +124,15 @@ def compress_conversation(engine: Engine, messages: Sequence[Any], *,
 
 def _check_arguments(emptied: str, options: dict[str, Any], *, target_tokens: int | None, rate: float | None) -> None:
     """Raise for what a conversation cannot take: a ``question`` (the latest user turn is the task), an unknown
-    ``emptied``, or any option :class:`CompressionOptions` rejects (checked up front)."""
+    ``emptied``, any option :class:`CompressionOptions` rejects, or a ``cache`` the engine would refuse (checked up
+    front: a conversation within its budget makes no engine call, and is refused all the same)."""
     if "question" in options:
         raise TypeError("compress_messages takes no question: the latest user turn is the task (add the question as "
                         "the last user message).")
     if emptied not in EMPTIED:
         raise ValueError(f"emptied must be one of {', '.join(map(repr, EMPTIED))}, got {emptied!r}.")
     CompressionOptions.build(target_tokens=target_tokens, rate=rate, **options)
+    check_cache_spec(options.get("cache"))
     if options.get("keep_request") is False:
         raise ValueError("keep_request=False does not apply to conversations: the latest user turn is the task, and "
                          "its request is kept. Compress the text as a prompt (compress) to let the request compete "

@@ -132,3 +132,14 @@ def test_emptied_sentence_keeps_one_sentence_of_every_message_that_had_text(tpc_
     assert all(p["text"] for p in dropped.messages[2]["content"])  # an emptied text part left out of its list
     with pytest.raises(ValueError, match="emptied must be one of"):
         tpc_mini.compress_messages(conversation, target_tokens=budget, emptied="none", return_result=True)
+
+
+@pytest.mark.parametrize("cache, error, match", [(5, TypeError, "cache must be"),
+                                                 ("mem", ValueError, "did you mean 'memory'")])
+def test_a_bad_cache_is_refused_even_when_nothing_needs_compressing(tpc_mini, cache, error, match):
+    short = [{"role": "user", "content": "What is the late fee?"}]
+    assert tpc_mini.compress_messages(short, target_tokens=500) == short  # within budget: no engine call
+    with pytest.raises(error, match=match):
+        tpc_mini.compress_messages(short, target_tokens=500, cache=cache)
+    with pytest.raises(error, match=match):  # as compress refuses it for a prompt within its budget
+        tpc_mini.compress("What is the late fee?", target_tokens=500, cache=cache)
