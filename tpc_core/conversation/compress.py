@@ -27,6 +27,7 @@ template, which the compressor does not see): leave room for them in the budget.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import re
 from collections.abc import Collection, Sequence
@@ -263,7 +264,14 @@ def read_parts(engine: Engine, work: ConversationWork, counter: TokenCounter) ->
         return None
     target = max(work.plan.room, sum(counter(text) for text in work.pinned), 1)
     options = CompressionOptions.build(target_tokens=target, **work.options)
-    return engine.compress([as_documents(segments, 0)], [work.plan.task], counter, options)[0]
+    return engine.compress([as_documents(segments, 0)], [work.plan.task], counter, options,
+                           budget_label=functools.partial(conversation_share, work.plan))[0]
+
+
+def conversation_share(plan: ConversationPlan, tokens: int) -> str:
+    """The engine's budget for the compressed parts, named as the share of the conversation's budget it is."""
+    return (f"the {tokens} tokens left of the conversation's budget of {plan.budget} after the parts kept whole "
+            f"(system and developer messages, the latest user turn: {plan.protected_tokens} tokens)")
 
 
 def fit_work(work: ConversationWork, result: CompressionResult | None,

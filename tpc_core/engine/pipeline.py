@@ -35,9 +35,12 @@ from tpc_core.engine.values import Scored, Segmented
 from tpc_core.options.checks import check_splitter
 from tpc_core.segmentation import SentenceSplitter, get_splitter
 
-__all__ = ["Engine", "StoreFor"]
+__all__ = ["BudgetLabel", "Engine", "StoreFor"]
 
 logger = logging.getLogger(__name__)
+
+BudgetLabel = Callable[[int], str]
+"""A prompt's budget (tokens) as a warning names it, e.g. ``"the 7 tokens your budget of 20 leaves ..."``."""
 
 StoreFor = Callable[[Any, SentenceSplitter], "DocumentStore | None"]
 """The store a ``cache=`` value stands for, for one splitter (``None``: no cache); the compressor resolves it."""
@@ -97,9 +100,13 @@ class Engine:
         return self.stores(cache, splitter)
 
     def compress(self, documents: Sequence[tuple[str, ...]], questions: Sequence[str | None], counter: TokenCounter,
-                 options: CompressionOptions) -> list[CompressionResult]:
+                 options: CompressionOptions, *, budget_label: BudgetLabel | None = None) -> list[CompressionResult]:
         """Compress checked prompts (each a tuple of documents), ``options.batch_size`` at a time: read (through the
         cache ``options.cache`` names) → tasks → scores → budget and assembly → result.
+
+        ``budget_label`` names a prompt's budget in the warnings (default ``"the whole budget of N tokens"``): a
+        caller whose budget here is a share of the user's (a conversation, a tool result) says whose and what took
+        the rest.
 
         Warns:
             UserWarning: At the caller's line, when sentences larger than the whole budget were skipped (also
@@ -139,8 +146,10 @@ class Engine:
                                f"token(s) over (the request is never dropped; raise the budget or pass the question "
                                f"as question=).")
             if result.oversized_sentences:
-                warn_at_caller(f"{result.oversized_sentences} sentence(s) are larger than the whole budget of "
-                               f"{result.budget} tokens and were skipped (a sentence is not shortened to fit).")
+                label = budget_label(result.budget) if budget_label is not None else \
+                    f"the whole budget of {result.budget} tokens"
+                warn_at_caller(f"{result.oversized_sentences} sentence(s) are larger than {label} and were skipped (a "
+                               "sentence is not shortened to fit).")
         truncated = sum(result.truncated_sentences for result in results)
         if truncated:  # one warning per call, however many prompts
             # the length cap of the built-in splitters (get_splitter); a caller's own splitter may state none
