@@ -22,6 +22,7 @@ from tpc_core.config import AgnosticConfig
 from tpc_core.diagnostics.caller import warn_at_caller
 from tpc_core.diagnostics.language import LanguageNotice
 from tpc_core.diagnostics.notices import runtime_warning
+from tpc_core.diagnostics.progress import progress_preference
 from tpc_core.engine.cancellation import check_cancelled
 from tpc_core.engine.options import CompressionOptions, as_documents
 from tpc_core.engine.output.result import CompressionResult, to_result
@@ -126,8 +127,16 @@ class Engine:
         show = options.show_progress
         progress = tqdm(chunks, desc="tpc compress", unit="batch",
                         disable=(not show) if show is not None else (len(chunks) <= 1 or None))
+        results: list[CompressionResult] = []
+        with progress_preference(show):  # one-time work in the call (a model converted on first use) too
+            self._compress_batches(documents, questions, counter, options, progress, split, store, results)
+        self._warn(results, split, budget_label)
+        return results
+
+    def _compress_batches(self, documents: Sequence[tuple[str, ...]], questions: Sequence[str | None],
+                          counter: TokenCounter, options: CompressionOptions, progress: Any, split: SentenceSplitter,
+                          store: DocumentStore | None, results: list[CompressionResult]) -> None:
         separator = options.document_separator
-        results = []
         for first in progress:
             check_cancelled()
             batch = slice(first, first + options.batch_size)
@@ -139,6 +148,10 @@ class Engine:
                 if read.hits is not None and read.misses is not None:
                     result = dataclasses.replace(result, cache_hits=read.hits[k], cache_misses=read.misses[k])
                 results.append(result)
+
+    @staticmethod
+    def _warn(results: list[CompressionResult], split: SentenceSplitter, budget_label: BudgetLabel | None) -> None:
+        """The call's warnings: a request over its budget, sentences larger than it, sentences cut for length."""
         for result in results:
             if result.over_budget:
                 warn_at_caller(f"The request this prompt writes ({result.request_sentences} sentence(s)) is larger "
@@ -158,7 +171,6 @@ class Engine:
                                     "cut at word boundaries into pieces, and the output keeps only some pieces of "
                                     "them, so it holds part of a sentence (CompressionResult.truncated_sentences "
                                     "counts them; get_splitter(name, max_sentence_chars=...) sets the limit).")
-        return results
 
     def score(self, prompts: list[Segmented], questions: list[str | None], separator: str,
               describe_bare: bool = True, embed: Callable[[list[Segmented]], list[torch.Tensor]] | None = None,
