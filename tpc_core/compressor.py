@@ -150,7 +150,8 @@ class TPCCompressor(PretrainedMixin, CacheMethods):
         if "show_progress" in options:
             raise TypeError("compress takes one prompt and shows no progress bar: show_progress is an option of "
                             "compress_batch.")
-        options["show_progress"] = False
+        # show_progress stays None: one prompt is one batch, which draws no batch bar; one-time work of the call (a
+        # model converted on first use) says so on a terminal (tpc_core.diagnostics.progress)
         return self.compress_batch([context], question=[question], target_tokens=target_tokens, rate=rate,
                                    token_counter=token_counter, **options)[0]
 

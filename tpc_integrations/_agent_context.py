@@ -8,6 +8,7 @@ tool results alone cannot bring the view within its budget.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 from collections.abc import Callable, Sequence
@@ -25,6 +26,7 @@ from tpc_core.conversation import (
     rebuild_message,
     task_turn,
     tool_question,
+    tool_share,
 )
 from tpc_integrations._common import ENGINE_KEYWORDS, adapter_options
 from tpc_integrations._failsafe import guarded
@@ -261,7 +263,8 @@ def compress_view(settings: TPCAgentContextSettings, ledger: ToolResultLedger, m
     room = (budget if triggered else trigger) - fixed
     reads: list[Any] = []
     fates = ledger.fit(results, room, lambda result, share: compress_tool_text(
-        engine, result.text, result.question, share, text_counter, options, reads, result.tokens), text_counter)
+        engine, result.text, result.question, share, text_counter, options, reads, result.tokens,
+        budget_label=functools.partial(tool_share, room + fixed, fixed)), text_counter)
     texts: dict[int, list[str | None]] = {}
     for (m, p), (entry, _) in zip(slots, fates):
         if entry.text != read[m].parts[p]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import difflib
 import inspect
-import os
 from typing import Any
 
 import torch
@@ -17,7 +16,7 @@ import torch
 from tpc_core import TPCCompressor
 from tpc_core.cache import SecretURL, check_cache_spec, is_secret, redacted_url, reveal
 from tpc_core.engine import TokenCounter, resolve_token_counter
-from tpc_core.loading import REGISTRY, HubOptions, read_checkpoint_config, resolve_device, resolve_dtype
+from tpc_core.loading import HubOptions, read_checkpoint_config, resolve_device, resolve_dtype
 from tpc_core.options import check_splitter
 
 __all__ = ["TPCSettingsError", "check_cache", "check_device", "check_dtype", "check_model", "check_model_kwargs",
@@ -142,8 +141,7 @@ def check_model(name_or_path: str, revision: str | None, model_kwargs: dict[str,
     try:
         read_checkpoint_config(name_or_path, options, ctd=model_kwargs.get("ctd"))
     except (OSError, ValueError) as error:
-        raise ValueError(f"model_name_or_path={name_or_path!r} cannot be loaded: {error}"
-                         f"{_close(os.fspath(name_or_path), list(REGISTRY))}") from error
+        raise ValueError(f"model_name_or_path={name_or_path!r} cannot be loaded: {error}") from error
 
 
 def check_cache(cache: Any) -> None:
@@ -177,8 +175,3 @@ def hidden_cache(cache: Any) -> Any:
     if not isinstance(url, str) or "://" not in url:
         return cache
     return SecretURL(url) if is_secret(cache) or redacted_url(url) != url else cache
-
-
-def _close(word: str, candidates: Any) -> str:
-    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""

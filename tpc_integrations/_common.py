@@ -164,6 +164,12 @@ else:
     documents and the reranker-style filters applied after it."""
 
 
+def _class_name(cls: type) -> str | None:
+    """The name LlamaIndex's ``BaseComponent.model_dump`` writes under ``class_name`` (``None`` for other classes)."""
+    name = getattr(cls, "class_name", None)
+    return name() if callable(name) else None
+
+
 class TPCEngineSettings(FailSafeSettings, EveryAdapterOptions):
     """What every adapter exposes as pydantic fields: the model, the budget, how text is split and counted,
     and the task to compress for when there is no query. Mixed into each adapter's framework base class.
@@ -247,9 +253,12 @@ class TPCEngineSettings(FailSafeSettings, EveryAdapterOptions):
     @model_validator(mode="before")
     @classmethod
     def _peer_names(cls, data: Any) -> Any:
-        """Hide a cache URL's password (also where ``__init__`` is bypassed: ``model_validate``), then translate peer
-        names."""
+        """Hide a cache URL's password (also where ``__init__`` is bypassed: ``model_validate``), drop the
+        ``class_name`` LlamaIndex's ``model_dump`` adds when it names this very class (so a dump validates back),
+        then translate peer names."""
         if isinstance(data, dict):
+            if "class_name" in data and data["class_name"] == _class_name(cls):
+                data = {name: value for name, value in data.items() if name != "class_name"}
             if "cache" in data:
                 data = {**data, "cache": hidden_cache(data["cache"])}
             return translate_peer_names(cls.__name__, data, cls.model_fields, extra_names=("compressor",))

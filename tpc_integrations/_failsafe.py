@@ -10,8 +10,11 @@ A production chain must not fail a query because compression failed, nor wait on
 * ``deadline_ms``: the compression runs in a worker thread and the call waits at most that long. A call that
   passes it returns what it can: its input uncompressed (``returned="input"``), or, for the index-time
   transformers, which compress batch by batch, the documents of the batches already done and the rest whole
-  (``returned="partial"``); its event carries ``fallback="deadline"``. Python cannot stop a thread: the work left
-  behind finishes in the background (its result is dropped) unless it is between batches, where it stops.
+  (``returned="partial"``); its event carries ``fallback="deadline"``. Python cannot stop a thread, so the work
+  left behind is cancelled cooperatively (:mod:`tpc_core.engine.cancellation`): it stops at its next model step (a
+  forward pass, a generated token, a batch), its result dropped. Its thread is not a daemon: at exit the
+  interpreter waits for that one step instead of killing the thread inside torch's or the tokenizer's native code
+  (which aborts the process).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import Any, Generic, Literal, Optional, TypeVar
 from pydantic import BaseModel, model_validator
 
 from tpc_core.diagnostics import runtime_warning
+from tpc_core.engine import run_cancellable
 
 __all__ = ["Fallback", "FailSafeSettings", "Progress", "guarded"]
 
@@ -126,21 +130,26 @@ def guarded(settings: FailSafeSettings, label: str, work: Callable[[Progress[Any
 
 
 def _within(seconds: float, work: Callable[[Progress[Any]], T], progress: Progress[Any]) -> tuple[bool, T | None]:
-    """``work(progress)`` in a daemon thread, waited for at most ``seconds``: ``(True, value)``, ``(False, None)``
-    past the deadline; the work's exception is raised here, unchanged."""
+    """``work(progress)`` in a worker thread, waited for at most ``seconds``: ``(True, value)``, ``(False, None)``
+    past the deadline; the work's exception is raised here, unchanged.
+
+    The work runs cancellably on ``progress.stop``, which the caller sets past the deadline. The thread is not a
+    daemon: a daemon thread still inside native code when the interpreter shuts down is killed there, and that
+    aborts the process ("terminate called without an active exception"); this one is joined at exit, after its
+    current model step."""
     box: dict[str, Any] = {}
     finished = threading.Event()
     context = contextvars.copy_context()
 
     def target() -> None:
         try:
-            box["value"] = context.run(work, progress)
+            box["value"] = context.run(run_cancellable, progress.stop, work, progress)
         except BaseException as error:  # noqa: BLE001 - handed to the waiting caller, who decides
             box["error"] = error
         finally:
             finished.set()
 
-    threading.Thread(target=target, name="tpc-deadline", daemon=True).start()
+    threading.Thread(target=target, name="tpc-deadline", daemon=False).start()
     if not finished.wait(seconds):
         return False, None
     if "error" in box:

@@ -28,7 +28,7 @@ try:
 except ImportError as error:  # pragma: no cover - exercised only without the extra
     raise ImportError("TPCChatMemory needs llama-index-core: pip install 'tpc-langchain[llamaindex]'") from error
 
-from pydantic import ConfigDict
+from pydantic import BaseModel, ConfigDict, FieldSerializationInfo, field_serializer, field_validator
 
 from tpc_core.conversation import ConversationResult
 from tpc_integrations._messages import TPCMessagesSettings, compress_messages_call, guarded_conversation
@@ -46,6 +46,22 @@ except ImportError:  # pragma: no cover - older llama-index-core
     DefaultMemory = ChatMemoryBuffer
 
 dispatcher = instrument.get_dispatcher(__name__)
+
+
+def _memory_class(name: str) -> type[BaseMemory]:
+    """The imported memory class whose LlamaIndex ``class_name`` is ``name``.
+
+    Raises:
+        ValueError: No imported subclass of ``BaseMemory`` has that name.
+    """
+    pending: list[type[BaseMemory]] = [BaseMemory]  # type: ignore[type-abstract]  # its subclasses are wanted
+    while pending:
+        for subclass in pending.pop().__subclasses__():
+            if subclass.class_name() == name:
+                return subclass
+            pending.append(subclass)
+    raise ValueError(f"memory: no imported LlamaIndex memory class is named {name!r}; import it before validating "
+                     "the dump, or pass the memory object.")
 
 
 class TPCEvent(BaseEvent):
@@ -96,6 +112,28 @@ class TPCChatMemory(TPCMessagesSettings, BaseMemory):
     @classmethod
     def class_name(cls) -> str:
         return "TPCChatMemory"
+
+    @field_validator("memory", mode="before")
+    @classmethod
+    def _memory_from_dump(cls, memory: Any) -> Any:
+        """A dumped memory (a dict with the ``class_name`` LlamaIndex writes) rebuilt as the memory class of that
+        name, by its own ``from_dict``: so ``model_validate(model_dump())`` round-trips."""
+        if isinstance(memory, dict) and "class_name" in memory:
+            return _memory_class(memory["class_name"]).from_dict(dict(memory))
+        return memory
+
+    @field_serializer("memory")
+    def _memory_dump(self, memory: BaseMemory, info: FieldSerializationInfo) -> Any:
+        """The wrapped memory as LlamaIndex dumps it, with its ``class_name``, less the model-valued fields still at
+        their defaults (rebuilt as defaults): LlamaIndex's ``Memory`` cannot validate its own dump of its default
+        prompt template."""
+        dump = memory.model_dump(mode=info.mode)
+        for name, field in type(memory).model_fields.items():
+            value = getattr(memory, name, None)
+            if (isinstance(value, BaseModel) and not field.is_required()
+                    and value == field.get_default(call_default_factory=True)):
+                dump.pop(name, None)
+        return dump
 
     @classmethod
     def from_defaults(cls, chat_history: Optional[List[ChatMessage]] = None, memory: Optional[BaseMemory] = None,

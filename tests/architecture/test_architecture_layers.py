@@ -50,6 +50,7 @@ LAYERS: Layers = (
 # Inside the engine: the values every stage reads at the bottom, then the stages in the order they depend on each
 # other (the scorers read a prompt through ``reading``; ``reading`` resolves the budget), the batch loop on top.
 ENGINE_LAYERS: Layers = (
+    ("tpc_core.engine.cancellation",),  # what every stage that runs a model checks
     ("tpc_core.engine.fast_encoder",),
     ("tpc_core.engine.named_tokenizers",),
     ("tpc_core.engine.tokens",),

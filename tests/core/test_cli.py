@@ -4,6 +4,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 TEXT = ("The Eiffel Tower is in Paris. It was finished in 1889. Bananas are yellow. "
         "They grow in the tropics. The Great Wall is in China.")
 
@@ -58,6 +60,19 @@ def test_input_errors_exit_2_before_any_model_loads(tmp_path, monkeypatch, capsy
         code = cli.main(["compress", *args])
         assert code == 2, args
         assert message in capsys.readouterr().err
+
+
+def test_a_misspelt_model_name_gets_the_same_did_you_mean_as_the_api(tmp_path, capsys):
+    from tpc_core import TPCCompressor, cli
+
+    path = tmp_path / "doc.txt"
+    path.write_text(TEXT, encoding="utf-8")
+    assert cli.main(["compress", str(path), "--model", "tpc-mni"]) == 2
+    error = capsys.readouterr().err
+    assert "did you mean 'tpc-mini'" in error
+    with pytest.raises(FileNotFoundError) as api:
+        TPCCompressor.from_pretrained("tpc-mni")
+    assert str(api.value) in error
 
 
 def test_version_and_a_quiet_stderr(tmp_path):

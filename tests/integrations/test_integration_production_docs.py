@@ -10,10 +10,13 @@ import pytest
 
 pytest.importorskip("langchain_core")
 
+import torch
 from langchain_core.documents import Document
 
 from tests.core.conversation.test_conversations import PARAGRAPHS, QUESTION
 from tpc_core.cache import MemoryCache
+from tpc_core.engine.scoring.lexical import bm25_scores
+from tpc_core.engine.scoring.scorers import CosineBM25, PooledCosine
 from tpc_integrations.langchain import TPCDocumentCompressor
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
@@ -35,3 +38,24 @@ def test_fp32_cache_entries_give_the_uncached_scores_exactly(compressor):
     again = cached.compress_documents(documents, QUESTION)  # served from them
     assert [d.metadata["relevance_score"] for d in again] == [d.metadata["relevance_score"] for d in uncached]
     assert [d.page_content for d in again] == [d.page_content for d in uncached]
+
+
+def test_the_score_scales_say_what_a_query_score_is_and_the_scorer_computes_that(compressor):
+    """A score with a question is the cosine plus tpc-mini's lexical term, which has no upper bound: the README
+    says so (not "about -1 to 1"), and the formula it states reproduces the scorer's scores."""
+    section = " ".join(README.split("**Score scales.**", 1)[1].split("\n\n", 1)[0].split())
+    assert "about -1 to 1" not in section
+    for needed in ("`lexical_weight` (0.3) × the standard deviation of the prompt's cosines × the sentence's BM25 "
+                   "z-score", "can score above 1"):
+        assert needed in section, needed
+    scorer = compressor.scorer
+    assert isinstance(scorer, CosineBM25) and scorer.lexical_weight == 0.3
+    text = "\n\n".join(PARAGRAPHS[2:6])
+    result = compressor.compress(text, question=QUESTION, target_tokens=60)
+    prompts, embeddings = compressor.engine.read_whole([text])
+    cosine = PooledCosine(scorer.encoder).relevance(prompts, embeddings, [QUESTION])[0].double()
+    lexical = torch.tensor(bm25_scores(prompts[0].sentences, QUESTION), dtype=torch.float64)
+    stated = cosine + 0.3 * cosine.std(unbiased=False) * (lexical - lexical.mean()) / lexical.std(unbiased=False)
+    scores = torch.tensor([sentence.score for sentence in result.sentences], dtype=torch.float64)
+    assert [s.text for s in result.sentences] == list(prompts[0].sentences)
+    assert torch.allclose(scores, stated, atol=1e-5)

@@ -20,15 +20,23 @@ _EXPORTS = {
     "ToolResult": "tpc_core.conversation.tool_results",
     "ToolResultLedger": "tpc_core.conversation.tool_results",
     "compress_tool_text": "tpc_core.conversation.tool_results",
+    "tool_share": "tpc_core.conversation.tool_results",
     "tool_question": "tpc_core.conversation.tool_results",
 }
 
 __all__ = ["ConversationResult", "Message", "ToolResult", "ToolResultLedger", "compress_conversation",
-           "compress_tool_text", "read_message", "read_messages", "rebuild_message", "task_turn", "tool_question"]
+           "compress_tool_text", "read_message", "read_messages", "rebuild_message", "task_turn", "tool_question",
+           "tool_share"]
 
 if TYPE_CHECKING:
     from tpc_core.conversation.compress import ConversationResult, compress_conversation, task_turn
     from tpc_core.conversation.messages import Message, read_message, read_messages, rebuild_message
-    from tpc_core.conversation.tool_results import ToolResult, ToolResultLedger, compress_tool_text, tool_question
+    from tpc_core.conversation.tool_results import (
+        ToolResult,
+        ToolResultLedger,
+        compress_tool_text,
+        tool_question,
+        tool_share,
+    )
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

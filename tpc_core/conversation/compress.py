@@ -27,12 +27,14 @@ template, which the compressor does not see): leave room for them in the budget.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tpc_core.cache import check_cache_spec
 from tpc_core.conversation.messages import Message, read_messages, rebuild_message
 from tpc_core.conversation.paragraphs import assemble_part, fit_parts, paragraph_cuts
 from tpc_core.conversation.plan import (
@@ -123,13 +125,15 @@ def compress_conversation(engine: Engine, messages: Sequence[Any], *,
 
 def _check_arguments(emptied: str, options: dict[str, Any], *, target_tokens: int | None, rate: float | None) -> None:
     """Raise for what a conversation cannot take: a ``question`` (the latest user turn is the task), an unknown
-    ``emptied``, or any option :class:`CompressionOptions` rejects (checked up front)."""
+    ``emptied``, any option :class:`CompressionOptions` rejects, or a ``cache`` the engine would refuse (checked up
+    front: a conversation within its budget makes no engine call, and is refused all the same)."""
     if "question" in options:
         raise TypeError("compress_messages takes no question: the latest user turn is the task (add the question as "
                         "the last user message).")
     if emptied not in EMPTIED:
         raise ValueError(f"emptied must be one of {', '.join(map(repr, EMPTIED))}, got {emptied!r}.")
     CompressionOptions.build(target_tokens=target_tokens, rate=rate, **options)
+    check_cache_spec(options.get("cache"))
     if options.get("keep_request") is False:
         raise ValueError("keep_request=False does not apply to conversations: the latest user turn is the task, and "
                          "its request is kept. Compress the text as a prompt (compress) to let the request compete "
@@ -260,7 +264,14 @@ def read_parts(engine: Engine, work: ConversationWork, counter: TokenCounter) ->
         return None
     target = max(work.plan.room, sum(counter(text) for text in work.pinned), 1)
     options = CompressionOptions.build(target_tokens=target, **work.options)
-    return engine.compress([as_documents(segments, 0)], [work.plan.task], counter, options)[0]
+    return engine.compress([as_documents(segments, 0)], [work.plan.task], counter, options,
+                           budget_label=functools.partial(conversation_share, work.plan))[0]
+
+
+def conversation_share(plan: ConversationPlan, tokens: int) -> str:
+    """The engine's budget for the compressed parts, named as the share of the conversation's budget it is."""
+    return (f"the {tokens} tokens left of the conversation's budget of {plan.budget} after the parts kept whole "
+            f"(system and developer messages, the latest user turn: {plan.protected_tokens} tokens)")
 
 
 def fit_work(work: ConversationWork, result: CompressionResult | None,

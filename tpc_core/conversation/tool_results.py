@@ -29,11 +29,12 @@ from typing import Any
 from tpc_core.conversation.records import WHOLE_RECORD, read_records
 from tpc_core.engine.options import CompressionOptions
 from tpc_core.engine.output.result import CompressionResult
-from tpc_core.engine.pipeline import Engine
+from tpc_core.engine.pipeline import BudgetLabel, Engine
 from tpc_core.engine.selection.fitting import drop_to_fit
 from tpc_core.engine.tokens import TokenCounter
 
-__all__ = ["LedgerEntry", "ToolResult", "ToolResultLedger", "compress_tool_text", "fair_share", "tool_question"]
+__all__ = ["LedgerEntry", "ToolResult", "ToolResultLedger", "compress_tool_text", "fair_share", "tool_question",
+           "tool_share"]
 
 
 def tool_question(request: str | None, name: str | None, args: Any) -> str | None:
@@ -77,7 +78,8 @@ def fair_share(sizes: Sequence[int], room: int) -> int:
 
 def compress_tool_text(engine: Engine, text: str, question: str | None, target_tokens: int,
                        counter: Callable[[str], int], options: Mapping[str, Any],
-                       results: list[CompressionResult] | None = None, tokens: int | None = None) -> str:
+                       results: list[CompressionResult] | None = None, tokens: int | None = None,
+                       budget_label: BudgetLabel | None = None) -> str:
     """``text`` within ``target_tokens`` (``counter``'s count), most relevant to ``question`` first: whole records
     of a structured text (:func:`tpc_core.conversation.records.read_records`), else verbatim sentences in order.
 
@@ -91,6 +93,8 @@ def compress_tool_text(engine: Engine, text: str, question: str | None, target_t
         options: Engine keywords (``cache``, ``splitter``, ...); the budget is this function's.
         results: Where to append the engine's result, when it runs (its figures: cache hits and misses).
         tokens: ``counter(text)``, where the caller has counted it already.
+        budget_label: How the warnings name ``target_tokens`` (the caller's share of its own budget; default:
+            "this tool result's budget").
     """
     if (counter(text) if tokens is None else tokens) <= target_tokens:
         return text
@@ -101,7 +105,8 @@ def compress_tool_text(engine: Engine, text: str, question: str | None, target_t
     engine_counter = counter if isinstance(counter, TokenCounter) else TokenCounter(counter)
     if records is None:
         settings = CompressionOptions.build(target_tokens=target_tokens, **options)
-        result = engine.compress([(text,)], [question], engine_counter, settings)[0]
+        result = engine.compress([(text,)], [question], engine_counter, settings,
+                                 budget_label=budget_label or _tool_budget)[0]
         if results is not None:
             results.append(result)
         return result.compressed_prompt
@@ -111,7 +116,8 @@ def compress_tool_text(engine: Engine, text: str, question: str | None, target_t
         return frame if room == 0 else ""
     settings = CompressionOptions.build(target_tokens=room, **{**options, "splitter": WHOLE_RECORD,
                                                                 "document_separator": records.separator})
-    result = engine.compress([records.records], [question], engine_counter, settings)[0]
+    result = engine.compress([records.records], [question], engine_counter, settings,
+                             budget_label=budget_label or _tool_budget)[0]
     if results is not None:
         results.append(result)
     scores = {sentence.doc_index: sentence.score or 0.0 for sentence in result.sentences}
@@ -120,6 +126,17 @@ def compress_tool_text(engine: Engine, text: str, question: str | None, target_t
     fitted = drop_to_fit([kept], target_tokens, lambda _, records_kept: counter(records.text(records_kept)),
                          weakest=lambda k: (scores.get(k, 0.0), -k))
     return records.text(fitted.kept[0])  # with no record kept, the frame: it fits (room > 0)
+
+
+def tool_share(budget: int, fixed: int, tokens: int) -> str:
+    """A tool result's budget, ``tokens``, named as its share of what the caller's ``budget`` leaves after the rest
+    of the view (``fixed`` tokens: the system prompt, the request, the other turns and excluded tools)."""
+    return (f"this tool result's share ({tokens} tokens) of the {budget - fixed} tokens left of the budget of "
+            f"{budget} after the rest of the view (system prompt, request, other turns: {fixed} tokens)")
+
+
+def _tool_budget(tokens: int) -> str:
+    return f"this tool result's budget of {tokens} tokens"
 
 
 def _digest(text: str) -> str:

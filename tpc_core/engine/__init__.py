@@ -4,6 +4,7 @@ Nothing here imports the loading package above it (which finds checkpoints and b
 this package runs), and nothing here reads the network. The route of one prompt through it is written once, in
 docs/ARCHITECTURE.md ("The route of one prompt"); its parts:
 
+* :mod:`.cancellation` (work its caller abandoned stops at its next model step);
 * :mod:`.options` (every compress keyword, checked once), :mod:`.tokens` (token counters), :mod:`.fast_encoder`
   (the token ids the default counter and the CSE read), :mod:`.values` (the stage values and the task);
 * :mod:`.reading` (split, count and embed a batch of prompts; a cache wraps its per-document step);
@@ -22,6 +23,8 @@ from tpc_core.lazy import lazy_exports
 
 # Each public name and the module that defines it, imported on first use (tpc_core.lazy).
 _EXPORTS = {
+    "Cancelled": "tpc_core.engine.cancellation",
+    "run_cancellable": "tpc_core.engine.cancellation",
     "CompressKeywords": "tpc_core.engine.options",
     "CompressionOptions": "tpc_core.engine.options",
     "Unpack": "tpc_core.engine.options",
@@ -41,11 +44,12 @@ _EXPORTS = {
     "TaskSource": "tpc_core.engine.values",
 }
 
-__all__ = ["CompressKeywords", "CompressionOptions", "CountTokens", "Engine", "Joined", "Segmented", "Selection",
-           "Stored", "Task", "TaskSource", "TokenCounter", "TokenCounterSpec", "Unpack", "as_documents", "as_questions",
-           "resolve_token_counter", "segment"]
+__all__ = ["Cancelled", "CompressKeywords", "CompressionOptions", "CountTokens", "Engine", "Joined", "Segmented",
+           "Selection", "Stored", "Task", "TaskSource", "TokenCounter", "TokenCounterSpec", "Unpack", "as_documents",
+           "as_questions", "resolve_token_counter", "run_cancellable", "segment"]
 
 if TYPE_CHECKING:
+    from tpc_core.engine.cancellation import Cancelled, run_cancellable
     from tpc_core.engine.options import CompressionOptions, CompressKeywords, Unpack, as_documents, as_questions
     from tpc_core.engine.pipeline import Engine
     from tpc_core.engine.reading import Stored, segment

@@ -22,6 +22,8 @@ from tpc_core.config import AgnosticConfig
 from tpc_core.diagnostics.caller import warn_at_caller
 from tpc_core.diagnostics.language import LanguageNotice
 from tpc_core.diagnostics.notices import runtime_warning
+from tpc_core.diagnostics.progress import progress_preference
+from tpc_core.engine.cancellation import check_cancelled
 from tpc_core.engine.options import CompressionOptions, as_documents
 from tpc_core.engine.output.result import CompressionResult, to_result
 from tpc_core.engine.reading import DocumentStore, EmbedDocuments, ReadBatch, read_prompts, segment
@@ -34,9 +36,12 @@ from tpc_core.engine.values import Scored, Segmented
 from tpc_core.options.checks import check_splitter
 from tpc_core.segmentation import SentenceSplitter, get_splitter
 
-__all__ = ["Engine", "StoreFor"]
+__all__ = ["BudgetLabel", "Engine", "StoreFor"]
 
 logger = logging.getLogger(__name__)
+
+BudgetLabel = Callable[[int], str]
+"""A prompt's budget (tokens) as a warning names it, e.g. ``"the 7 tokens your budget of 20 leaves ..."``."""
 
 StoreFor = Callable[[Any, SentenceSplitter], "DocumentStore | None"]
 """The store a ``cache=`` value stands for, for one splitter (``None``: no cache); the compressor resolves it."""
@@ -96,9 +101,13 @@ class Engine:
         return self.stores(cache, splitter)
 
     def compress(self, documents: Sequence[tuple[str, ...]], questions: Sequence[str | None], counter: TokenCounter,
-                 options: CompressionOptions) -> list[CompressionResult]:
+                 options: CompressionOptions, *, budget_label: BudgetLabel | None = None) -> list[CompressionResult]:
         """Compress checked prompts (each a tuple of documents), ``options.batch_size`` at a time: read (through the
         cache ``options.cache`` names) → tasks → scores → budget and assembly → result.
+
+        ``budget_label`` names a prompt's budget in the warnings (default ``"the whole budget of N tokens"``): a
+        caller whose budget here is a share of the user's (a conversation, a tool result) says whose and what took
+        the rest.
 
         Warns:
             UserWarning: At the caller's line, when sentences larger than the whole budget were skipped (also
@@ -118,9 +127,18 @@ class Engine:
         show = options.show_progress
         progress = tqdm(chunks, desc="tpc compress", unit="batch",
                         disable=(not show) if show is not None else (len(chunks) <= 1 or None))
+        results: list[CompressionResult] = []
+        with progress_preference(show):  # one-time work in the call (a model converted on first use) too
+            self._compress_batches(documents, questions, counter, options, progress, split, store, results)
+        self._warn(results, split, budget_label)
+        return results
+
+    def _compress_batches(self, documents: Sequence[tuple[str, ...]], questions: Sequence[str | None],
+                          counter: TokenCounter, options: CompressionOptions, progress: Any, split: SentenceSplitter,
+                          store: DocumentStore | None, results: list[CompressionResult]) -> None:
         separator = options.document_separator
-        results = []
         for first in progress:
+            check_cancelled()
             batch = slice(first, first + options.batch_size)
             read = read_prompts(documents[batch], split, counter, options, self.scorer.embed, store,
                                 self.embed_documents, self.default_counter)
@@ -130,6 +148,10 @@ class Engine:
                 if read.hits is not None and read.misses is not None:
                     result = dataclasses.replace(result, cache_hits=read.hits[k], cache_misses=read.misses[k])
                 results.append(result)
+
+    @staticmethod
+    def _warn(results: list[CompressionResult], split: SentenceSplitter, budget_label: BudgetLabel | None) -> None:
+        """The call's warnings: a request over its budget, sentences larger than it, sentences cut for length."""
         for result in results:
             if result.over_budget:
                 warn_at_caller(f"The request this prompt writes ({result.request_sentences} sentence(s)) is larger "
@@ -137,8 +159,10 @@ class Engine:
                                f"token(s) over (the request is never dropped; raise the budget or pass the question "
                                f"as question=).")
             if result.oversized_sentences:
-                warn_at_caller(f"{result.oversized_sentences} sentence(s) are larger than the whole budget of "
-                               f"{result.budget} tokens and were skipped (a sentence is not shortened to fit).")
+                label = budget_label(result.budget) if budget_label is not None else \
+                    f"the whole budget of {result.budget} tokens"
+                warn_at_caller(f"{result.oversized_sentences} sentence(s) are larger than {label} and were skipped (a "
+                               "sentence is not shortened to fit).")
         truncated = sum(result.truncated_sentences for result in results)
         if truncated:  # one warning per call, however many prompts
             # the length cap of the built-in splitters (get_splitter); a caller's own splitter may state none
@@ -147,7 +171,6 @@ class Engine:
                                     "cut at word boundaries into pieces, and the output keeps only some pieces of "
                                     "them, so it holds part of a sentence (CompressionResult.truncated_sentences "
                                     "counts them; get_splitter(name, max_sentence_chars=...) sets the limit).")
-        return results
 
     def score(self, prompts: list[Segmented], questions: list[str | None], separator: str,
               describe_bare: bool = True, embed: Callable[[list[Segmented]], list[torch.Tensor]] | None = None,
@@ -160,8 +183,10 @@ class Engine:
             return scored
         to_score = [prompts[k] for k in over_budget]
         embeddings = (embed or self.scorer.embed)(to_score)
+        check_cancelled()
         tasks = self.task_finder.find(to_score, embeddings, [questions[k] for k in over_budget], separator=separator,
                                       describe_bare=describe_bare)
+        check_cancelled()
         for k, prompt in zip(over_budget, score_prompts(self.scorer, to_score, embeddings, tasks, self.agnostic,
                                                         salience=self.salience)):
             scored[k] = prompt

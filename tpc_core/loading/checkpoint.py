@@ -38,7 +38,14 @@ from tpc_core.loading.architecture import detect_architecture
 from tpc_core.loading.offline import OFFLINE_PROVIDERS, OfflineModelMissing, local_copy
 from tpc_core.loading.paths import check_config_paths, inside_checkpoint, is_path_like
 from tpc_core.loading.quiet import quiet_loading
-from tpc_core.loading.registry import DEFAULT_MODEL, RegisteredModel, UnpublishedModelError, lookup, unpublished_message
+from tpc_core.loading.registry import (
+    DEFAULT_MODEL,
+    RegisteredModel,
+    UnpublishedModelError,
+    did_you_mean,
+    lookup,
+    unpublished_message,
+)
 
 __all__ = ["HubOptions", "check_config_paths", "inside_checkpoint", "load_cse_parts", "load_ctd_parts",
            "push_checkpoint", "read_checkpoint_config", "resolve_base", "resolve_checkpoint_dir", "save_checkpoint"]
@@ -112,7 +119,8 @@ def _locate(name_or_path: str | os.PathLike[str], options: HubOptions,
         return _Location(directory=path)
     if not _HUB_ID.match(name):
         raise FileNotFoundError(f"No such checkpoint directory: {path}. Registered names: tpc-mini (offline), "
-                                "cpc-llama-1b, cpc-mistral-7b (Hub); or a Hub repo id like 'org/name'.")
+                                "cpc-llama-1b, cpc-mistral-7b (Hub); or a Hub repo id like 'org/name'."
+                                f"{did_you_mean(name)}")
     return _Location(repo_id=name, revision=options.revision)
 
 

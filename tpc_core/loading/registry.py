@@ -3,12 +3,14 @@ and the paper's sizes (not published: they say so instead of pretending)."""
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from pathlib import Path
 
 from tpc_core.diagnostics.language import LanguageNotice, language_scripts
 
 __all__ = ["DEFAULT_MODEL", "HubCSE", "RegisteredModel", "REGISTRY", "UnpublishedModelError", "checkpoints_by_script",
+           "did_you_mean",
            "language_notice", "lookup", "unpublished_message"]
 
 DEFAULT_MODEL = "tpc-mini"
@@ -124,6 +126,13 @@ REGISTRY: dict[str, RegisteredModel] = {
 def lookup(name: str) -> RegisteredModel | None:
     """The registered checkpoint called ``name``, or ``None``."""
     return REGISTRY.get(name)
+
+
+def did_you_mean(name: str) -> str:
+    """`` (did you mean 'tpc-mini'?)`` for a name close to a registered one (a typo), else ``""``: what every
+    message about a checkpoint that cannot be found ends with (the API's, the CLI's and the adapters')."""
+    close = difflib.get_close_matches(name, list(REGISTRY), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def checkpoints_by_script() -> dict[str, list[str]]:

@@ -8,6 +8,7 @@ one warning and an open circuit; damaged and foreign values are recomputed; redi
 from __future__ import annotations
 
 import logging
+import socket
 import time
 import warnings
 
@@ -25,6 +26,7 @@ from tpc_core.cache.redis_store import (
     is_redis_url,
     redacted_url,
 )
+from tpc_core.diagnostics import TPCRuntimeWarning
 
 redis = pytest.importorskip("redis", reason="the Redis cache tests need redis-py: pip install redis")
 pytestmark = pytest.mark.enable_socket
@@ -92,6 +94,24 @@ def test_bad_options_are_refused_before_any_connection():
         RedisCache(object())
     with pytest.raises(ValueError, match="fingerprint"):
         RedisCache.from_url("redis://127.0.0.1:1/0").get_many(["tpc-a"])
+
+
+def test_a_dead_server_is_a_runtime_warning_and_a_logged_warning(tpc_mini, caplog):
+    """Every failing store says so on both channels (tpc_core.diagnostics.notices): a TPCRuntimeWarning at the
+    caller's line and a WARNING record, in the same words, once per outage."""
+    with socket.socket() as probe:  # a port nothing listens on: bound, then closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"redis://127.0.0.1:{port}/0"
+    expected = facts(tpc_mini.compress(CHUNKS[:2], question=QUESTION, rate=0.3))
+    with caplog.at_level(logging.INFO), pytest.warns(TPCRuntimeWarning, match="calls go on uncached") as caught:
+        down = tpc_mini.compress(CHUNKS[:2], question=QUESTION, rate=0.3, cache=url)
+    assert facts(down) == expected
+    warned = [str(w.message) for w in caught if issubclass(w.category, TPCRuntimeWarning)]
+    logged = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and "calls go on uncached"
+              in r.getMessage()]
+    assert len(warned) == 1 and logged == warned
+    assert caught[0].filename == __file__  # warned at the caller's line
 
 
 # ---------------------------------------------------------------------------------------------- a real server

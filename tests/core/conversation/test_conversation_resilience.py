@@ -132,3 +132,30 @@ def test_emptied_sentence_keeps_one_sentence_of_every_message_that_had_text(tpc_
     assert all(p["text"] for p in dropped.messages[2]["content"])  # an emptied text part left out of its list
     with pytest.raises(ValueError, match="emptied must be one of"):
         tpc_mini.compress_messages(conversation, target_tokens=budget, emptied="none", return_result=True)
+
+
+@pytest.mark.parametrize("cache, error, match", [(5, TypeError, "cache must be"),
+                                                 ("mem", ValueError, "did you mean 'memory'")])
+def test_a_bad_cache_is_refused_even_when_nothing_needs_compressing(tpc_mini, cache, error, match):
+    short = [{"role": "user", "content": "What is the late fee?"}]
+    assert tpc_mini.compress_messages(short, target_tokens=500) == short  # within budget: no engine call
+    with pytest.raises(error, match=match):
+        tpc_mini.compress_messages(short, target_tokens=500, cache=cache)
+    with pytest.raises(error, match=match):  # as compress refuses it for a prompt within its budget
+        tpc_mini.compress("What is the late fee?", target_tokens=500, cache=cache)
+
+
+def test_a_sentence_larger_than_the_room_is_named_against_the_conversations_budget(tpc_mini):
+    """The engine's budget is what the conversation's budget leaves after the parts kept whole: the warning says
+    so, with the budget the caller gave, instead of calling the share "the whole budget"."""
+    long_sentence = "The archive holds " + ", ".join(f"box {k} of letters from Lyon" for k in range(15)) + "."
+    conversation = [{"role": "system", "content": "You answer from the archive notes."},
+                    {"role": "assistant", "content": long_sentence + " Box 3 is missing. Box 7 got wet."},
+                    {"role": "user", "content": "Which box is missing?"}]
+    with pytest.warns(UserWarning, match="larger than") as caught:
+        result = tpc_mini.compress_messages(conversation, target_tokens=30, return_result=True)
+    message = next(str(w.message) for w in caught if "larger than" in str(w.message))
+    room = result.budget - result.protected_tokens
+    assert "whole budget" not in message
+    assert (f"the {room} tokens left of the conversation's budget of 30 after the parts kept whole "
+            f"(system and developer messages, the latest user turn: {result.protected_tokens} tokens)") in message

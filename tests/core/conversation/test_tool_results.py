@@ -20,6 +20,7 @@ from tpc_core.conversation.tool_results import (
     compress_tool_text,
     fair_share,
     tool_question,
+    tool_share,
 )
 
 JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
@@ -126,3 +127,21 @@ def test_a_plain_counting_function_budgets_a_tool_result(tpc_mini):
     kept = compressed.split(" Fact ")
     assert 0 < words(compressed) <= 20 and 0 < len(kept) < len(sentences)
     assert all((sentence if k == 0 else f"Fact {sentence}") in sentences for k, sentence in enumerate(kept))
+
+
+LONG_SENTENCE = "The archive holds " + ", ".join(f"box {k} of letters from the town of Lyon" for k in range(12)) + "."
+
+
+def test_a_sentence_larger_than_a_tool_results_share_is_named_against_the_users_budget(tpc_mini):
+    """The warning names the caller's budget and what took the rest, not an internal share as a "whole budget"."""
+    text = LONG_SENTENCE + " Box 3 is missing. Box 7 was damaged by water."
+    counter = tpc_mini.engine.default_counter
+    with pytest.warns(UserWarning, match="larger than") as caught:
+        compress_tool_text(tpc_mini.engine, text, "Which box is missing?", 12, counter, {},
+                           budget_label=lambda tokens: tool_share(20, 8, tokens))
+    message = next(str(w.message) for w in caught if "larger than" in str(w.message))
+    assert "whole budget" not in message
+    assert "share (12 tokens) of the 12 tokens left of the budget of 20" in message
+    assert "system prompt, request, other turns: 8 tokens" in message
+    with pytest.warns(UserWarning, match="larger than this tool result's budget of 12 tokens"):
+        compress_tool_text(tpc_mini.engine, text, "Which box is missing?", 12, counter, {})

@@ -23,6 +23,16 @@ def test_missing_path_says_what_to_do(tmp_path):
         TPCCompressor.from_pretrained(tmp_path)
 
 
+def test_a_misspelt_model_name_gets_a_did_you_mean():
+    with pytest.raises(FileNotFoundError, match=r"directory: tpc-mni\..*\(did you mean .tpc-mini.\?\)"):
+        TPCCompressor.from_pretrained("tpc-mni")
+    with pytest.raises(FileNotFoundError, match="cpc-lama-1b.*did you mean 'cpc-llama-1b'"):
+        TPCCompressor.from_pretrained("cpc-lama-1b")
+    with pytest.raises(FileNotFoundError) as far:
+        TPCCompressor.from_pretrained("no-model-like-this")
+    assert "did you mean" not in str(far.value)
+
+
 def test_unreachable_hub_id_says_how_to_work_offline(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(OSError, match="offline default"):

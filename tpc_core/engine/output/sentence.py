@@ -17,7 +17,10 @@ class SentenceRecord:
         start: Character offset of the sentence in its document (inclusive).
         end: Character offset of the sentence in its document (exclusive).
         text: The sentence, verbatim: ``document[start:end]``.
-        score: Relevance score (cosine similarity); ``None`` when no scoring was needed.
+        score: Relevance score; ``None`` when no scoring was needed. Against a question or a task description, the
+            cosine of the sentence's and the task's embeddings (``pooled_cosine``), plus, for ``cosine_bm25``
+            (tpc-mini), ``lexical_weight * std(cosines) * z(BM25)`` over the prompt's sentences: zero on average,
+            unbounded, so a score can exceed 1. Selected by coverage, a salience or coverage score (not a cosine).
         tokens: Token count of the sentence under the result's token counter.
         kept: Whether the sentence is in the compressed prompt.
     """

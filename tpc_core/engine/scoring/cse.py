@@ -22,6 +22,7 @@ import torch.nn.functional as F
 
 from tpc_core.config import CSEConfig
 from tpc_core.diagnostics.caller import warn_at_caller
+from tpc_core.engine.cancellation import check_cancelled
 from tpc_core.engine.fast_encoder import BatchEncoder, tokenizer_fingerprint
 from tpc_core.engine.scoring.pooling import PoolPlan, plan_pooling, pool_question, pool_sentence, pool_spans
 from tpc_core.engine.scoring.slim import SlimBert, slim_encoder
@@ -282,6 +283,7 @@ class ContextSentenceEncoder:
 
     def _forward(self, batch: list[list[int]], padded: tuple[torch.Tensor, torch.Tensor] | None = None
                  ) -> torch.Tensor:
+        check_cancelled()  # abandoned work stops between passes, never inside one
         input_ids, attention = padded if padded is not None else self.pad(batch)
         if self.slim is not None:
             # Whether any row is padded is known here, on the host: the pass needs no mask otherwise.

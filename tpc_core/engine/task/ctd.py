@@ -14,6 +14,7 @@ from typing import Any
 import torch
 
 from tpc_core.config import DEFAULT_HEAD_FRACTION, CTDConfig
+from tpc_core.engine.cancellation import check_cancelled, generation_stop
 
 __all__ = ["DEFAULT_HEAD_FRACTION", "ELISION", "REPETITION_PENALTY", "TaskDescriptor", "bound_prompt",
            "build_chat_text", "finish_description", "generation_options"]
@@ -79,8 +80,10 @@ class TaskDescriptor:
     def _generate(self, texts: list[str], max_new_tokens: int) -> list[str]:
         inputs = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
         options = generation_options(self.config, self.tokenizer.pad_token_id, max_new_tokens=max_new_tokens)
+        check_cancelled()
         with torch.inference_mode():
-            output = self.model.generate(**inputs, **options)
+            output = self.model.generate(**inputs, **options, stopping_criteria=generation_stop())
+        check_cancelled()  # generation ended early because the work was abandoned: its text is not a description
         new_tokens = output[:, inputs["input_ids"].shape[1]:].cpu()  # the one copy to the host
         return [finish_description(self.config.response_prefix, text)
                 for text in self.tokenizer.batch_decode(new_tokens, skip_special_tokens=True)]

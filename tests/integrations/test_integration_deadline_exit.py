@@ -1,0 +1,47 @@
+"""A call that passed its ``deadline_ms`` leaves its work behind; the interpreter must still exit cleanly (status 0,
+no "terminate called without an active exception" abort from a thread stopped inside torch's native code). A fresh
+process with the real tpc-mini, whose script ends right after the deadline, while the abandoned work still runs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("langchain_core")
+
+ROOT = Path(__file__).resolve().parents[2]
+
+_SCRIPT = r"""
+import warnings
+
+from langchain_core.documents import Document
+
+from tpc_core import TPCCompressor
+from tpc_integrations.langchain import TPCDocumentCompressor
+
+text = open("examples/data/declaration_of_independence.txt", encoding="utf-8").read()
+docs = [Document(page_content=f"Copy {k}. " + text) for k in range(12)]  # distinct documents, real prose
+compressor = TPCCompressor.from_pretrained("tpc-mini", device="cpu")  # loaded before the deadline's clock starts
+TPCDocumentCompressor(compressor=compressor, rate=0.3).compress_documents(docs[:1], "late fee?")  # warm
+with warnings.catch_warnings(record=True) as seen:
+    warnings.simplefilter("always")
+    out = TPCDocumentCompressor(compressor=compressor, rate=0.3, deadline_ms=1).compress_documents(docs, "late fee?")
+assert out == docs, "past its deadline the call returns its input"
+assert any("passed its deadline" in str(w.message) for w in seen), [str(w.message) for w in seen]
+print("DONE", flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_the_process_exits_cleanly_after_a_call_that_passed_its_deadline():
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    run = subprocess.run([sys.executable, "-c", _SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=600)
+    output = run.stdout + run.stderr
+    assert "DONE" in run.stdout, output
+    assert run.returncode == 0, output
+    assert "terminate called" not in output
