@@ -126,3 +126,23 @@ def test_a_plain_counting_function_budgets_a_tool_result(tpc_mini):
     kept = compressed.split(" Fact ")
     assert 0 < words(compressed) <= 20 and 0 < len(kept) < len(sentences)
     assert all((sentence if k == 0 else f"Fact {sentence}") in sentences for k, sentence in enumerate(kept))
+
+
+def test_parts_kept_as_they_are_count_in_the_conversations_budget(tpc_mini):
+    from tests.core.conversation.test_conversations import dict_conversation
+    from tpc_core.conversation.compress import compress_conversation
+
+    messages = dict_conversation()  # message 3 is a tool message: its first part is a long text, then an image
+    tool_text = messages[3]["content"][0]["text"]
+    counter = tpc_mini.engine.default_counter
+    budget = counter(tool_text) + 150
+    result = compress_conversation(tpc_mini.engine, messages, target_tokens=budget, keep_parts=[(3, 0)])
+    assert result.messages[3]["content"][0]["text"] == tool_text
+    assert result.messages[1]["content"] != messages[1]["content"] and result.compressed_tokens <= budget
+    assert result.protected_tokens >= counter(tool_text)
+    with pytest.raises(ValueError, match="smaller than"):
+        compress_conversation(tpc_mini.engine, messages, target_tokens=budget - 200, keep_parts=[(3, 0)])
+    over = compress_conversation(tpc_mini.engine, messages, target_tokens=budget - 200, keep_parts=[(3, 0)],
+                                 strict=False, emptied="sentence")
+    assert over.messages[3]["content"][0]["text"] == tool_text
+    assert over.over_budget == over.compressed_tokens - over.budget > 0
