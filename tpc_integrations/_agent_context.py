@@ -2,8 +2,9 @@
 settings and one compression of the model's view, for messages of any kind (neither framework imported).
 
 The route is :mod:`tpc_core.conversation.tool_results`: each tool result compressed once toward the user's request
-and its tool call, then kept the same bytes; older turns are compressed (by ``compress_messages``) only where the
-tool results alone cannot bring the view within its budget.
+and its tool call (read with the message, :mod:`tpc_core.conversation.messages`), then kept the same bytes; older
+turns are compressed (by ``compress_conversation``) only where the tool results alone cannot bring the view within
+its budget, every tool result kept there as the ledger fitted it (or whole, for an excluded tool).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Optional, TypeGuard
 
@@ -19,18 +20,21 @@ from pydantic import ConfigDict, model_validator
 
 from tpc_core.conversation import (
     Message,
+    ToolCall,
     ToolResult,
     ToolResultLedger,
+    compress_conversation,
     compress_tool_text,
     read_messages,
     rebuild_message,
     task_turn,
+    tool_calls_by_id,
     tool_question,
     tool_share,
 )
 from tpc_integrations._common import ENGINE_KEYWORDS, adapter_options
 from tpc_integrations._failsafe import guarded
-from tpc_integrations._messages import TPCMessagesSettings, compress_messages_call
+from tpc_integrations._messages import TPCMessagesSettings
 
 logger = logging.getLogger("tpc_integrations")
 
@@ -40,7 +44,8 @@ __all__ = ["AGENT_EVENT", "AgentContext", "AgentView", "MessageListCounter", "TP
 AGENT_EVENT = "tpc_agent_context"
 """Name of the event each model call emits (a LangChain custom event, a LlamaIndex ``TPCEvent``); its data:
 origin_tokens, sent_tokens, budget, trigger, tool_results, whole, compressed, recompressed, reused (how many tool
-results had each fate), history_compressed, cache_hits, cache_misses; a fallback's data carries fallback and error."""
+results had each fate), history_compressed, cache_hits, cache_misses, over_budget (tokens sent beyond the budget: what
+is never altered, excluded tools' results included, overran it); a fallback's data carries fallback and error."""
 
 
 def is_message_counter(spec: Any) -> TypeGuard[Callable[[Sequence[Any]], int]]:
@@ -105,9 +110,12 @@ class TPCAgentContextSettings(AgentContextOptions, TPCMessagesSettings):
     scope: Literal["tools", "all"] = "all"
     """What may be compressed: "tools" (tool results only) or "all" (default: tool results first, then, when they
     alone cannot bring the view within the budget, older turns and assistant replies, as ``compress_messages`` does;
-    the system prompt, tool calls and the latest user turn's request are never altered)."""
+    the system prompt, tool calls, the latest user turn's request and the tool results as first fitted are never
+    altered there, so a result re-sent keeps its bytes)."""
     exclude_tools: tuple[str, ...] = ()
-    """Names of tools whose results are always sent whole."""
+    """Names of tools whose results are always sent whole, byte-identical in every scope (the tool is named by its
+    call, in any message shape, or by the tool message's own ``name``): they count as a fixed part of the budget,
+    and where they alone overrun it the call's ``over_budget`` says by how much."""
     write_back: bool = False
     """False (default): the agent's stored state keeps every message whole; only the model's view is compressed.
     True: the compressed tool results replace the stored ones (same message ids)."""
@@ -179,49 +187,32 @@ class AgentView:
     data: dict[str, Any] = field(default_factory=dict)
 
 
-def _tool_calls(message: Any) -> list[tuple[Any, Any, Any]]:
-    """``(id, name, arguments)`` of each tool call an assistant message makes, read by shape."""
-    calls = message.get("tool_calls") if isinstance(message, dict) else getattr(message, "tool_calls", None)
-    kwargs = getattr(message, "additional_kwargs", None)
-    if not calls and isinstance(kwargs, dict):
-        calls = kwargs.get("tool_calls")
-    found = []
-    for call in calls or ():
-        call = call if isinstance(call, dict) else getattr(call, "model_dump", lambda: {})()
-        function = call.get("function") or {}
-        found.append((call.get("id") or call.get("tool_id"),
-                      call.get("name") or call.get("tool_name") or function.get("name"),
-                      call.get("args") or call.get("tool_kwargs") or function.get("arguments")))
-    for block in getattr(message, "blocks", None) or ():
-        if getattr(block, "block_type", None) == "tool_call":
-            found.append((block.tool_call_id, block.tool_name, block.tool_kwargs))
-    return found
-
-
-def _call_id(message: Any) -> Any:
-    if isinstance(message, dict):
-        return message.get("tool_call_id")
-    kwargs = getattr(message, "additional_kwargs", None) or {}
-    return getattr(message, "tool_call_id", None) or kwargs.get("tool_call_id")
-
-
-def _tool_name(message: Any) -> Any:
-    if isinstance(message, dict):
-        return message.get("name")
-    kwargs = getattr(message, "additional_kwargs", None) or {}
-    return getattr(message, "name", None) or kwargs.get("name")
-
-
-def _tool_parts(read: Sequence[Message]) -> list[tuple[int, int]]:
-    return [(message.index, p) for message in read for p, part in enumerate(message.parts)
-            if part is not None and part.strip() and (message.role in ("tool", "function") or message.is_tool_part(p))]
+def _tool_results(read: Sequence[Message], exclude: Collection[str]
+                  ) -> tuple[list[tuple[int, int, str | None, ToolCall | None]], list[tuple[int, int]]]:
+    """The view's tool results with text, oldest first, as ``(message, part, call id, its call)``, those of
+    ``exclude``'s tools left out; and every tool result's part (kept as it is by the history stage)."""
+    calls = tool_calls_by_id(read)
+    results = []
+    parts = []
+    for message in read:
+        for p, part in enumerate(message.parts):
+            if part is None or not message.is_tool_result(p):
+                continue
+            parts.append((message.index, p))
+            call_id = message.call_id(p)
+            call = calls.get(call_id) if call_id is not None else None
+            if not part.strip() or {call.name if call else None, message.tool_name} & set(exclude):
+                continue
+            results.append((message.index, p, call_id, call))
+    return results, parts
 
 
 def compress_view(settings: TPCAgentContextSettings, ledger: ToolResultLedger, messages: Sequence[Any],
                   budget: int, trigger: int) -> AgentView:
     """The view ``messages`` (the system prompt first, where the framework sends one) within ``budget`` when it
-    counts more than ``trigger``: tool results first (:meth:`ToolResultLedger.fit`), then, with ``scope="all"``, the
-    other messages (``compress_messages``).
+    counts more than ``trigger``: tool results first (:meth:`ToolResultLedger.fit`; an excluded tool's results are
+    fixed parts), then, with ``scope="all"``, the other messages (``compress_conversation``, every tool result kept
+    as it is: the ledger's bytes, an excluded result whole).
 
     Raises:
         ValueError, TypeError: A message that cannot be read (the caller's ``on_error`` decides).
@@ -240,19 +231,12 @@ def compress_view(settings: TPCAgentContextSettings, ledger: ToolResultLedger, m
     origin = count_view(messages, counts)
     task_index = task_turn(read)
     request = read[task_index].text if task_index is not None else None
-    calls = {call_id: (name, args) for message in read if message.role == "assistant"
-             for call_id, name, args in _tool_calls(messages[message.index]) if call_id}
-    slots = []
-    results = []
-    for m, p in _tool_parts(read):
-        call_id = _call_id(messages[m])
-        name, args = calls.get(call_id, (_tool_name(messages[m]), None))
-        if (name or _tool_name(messages[m])) in settings.exclude_tools:
-            continue
-        text = read[m].parts[p] or ""
-        slots.append((m, p))
-        question = tool_question(request, name, args)
-        results.append(ToolResult(ledger.key_of(call_id, text), text, question, counts[(m, p)]))
+    found, tool_parts = _tool_results(read, settings.exclude_tools)
+    slots = [(m, p) for m, p, _, _ in found]
+    results = [ToolResult(ledger.key_of(call_id, read[m].parts[p] or ""), read[m].parts[p] or "",
+                          tool_question(request, call.name if call else read[m].tool_name,
+                                        call.arguments if call else None), counts[(m, p)])
+               for m, p, call_id, call in found]
     options = {name: value for name, value in settings.engine_options().items()
                if name in ENGINE_KEYWORDS and name not in ("target_tokens", "rate", "token_counter")}
     engine = settings.compressor.engine
@@ -277,7 +261,9 @@ def compress_view(settings: TPCAgentContextSettings, ledger: ToolResultLedger, m
     hits = sum(read.cache_hits for read in reads)
     misses = sum(read.cache_misses for read in reads)
     if history:
-        result = compress_messages_call(settings.model_copy(update={"target_tokens": budget}), view)
+        result = compress_conversation(settings.compressor.engine, view, strict=settings.strict,
+                                       emptied=settings.emptied, keep_parts=tool_parts,
+                                       **{**settings.engine_options(), "target_tokens": budget})
         view = result.messages
         sent = result.compressed_tokens if view_counter is None else view_counter(result.messages)
         hits += result.result.cache_hits if result.result is not None else 0

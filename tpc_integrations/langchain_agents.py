@@ -82,8 +82,9 @@ class TPCContextMiddleware(AgentMiddleware):
         * The view (system prompt and messages) is counted with ``token_counter``; past ``trigger_tokens`` it is
           brought within ``target_tokens``: tool results first, each toward the latest user request and its tool
           call's arguments, compressed once and then re-sent as the same bytes; then, where ``scope="all"`` and the
-          results alone cannot do it, older turns. The system prompt, every tool call and the latest user request
-          are never altered; every message keeps its place, class, id, name and ``tool_call_id``.
+          results alone cannot do it, older turns (the tool results left as they were sent). The system prompt,
+          every tool call, the latest user request and the results of ``exclude_tools`` are never altered; every
+          message keeps its place, class, id, name and ``tool_call_id``.
         * Structured results (JSON, CSV, Markdown tables, code) lose whole records only, and stay valid.
         * ``write_back=True``: the compressed tool results also replace the stored ones (same ids).
         * Sync and async (``awrap_model_call`` runs the compression in a worker thread). Each call emits a

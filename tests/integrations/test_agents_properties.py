@@ -1,6 +1,7 @@
 """Hypothesis-generated agent trajectories through the real tpc-mini: whatever the budget, the model's view is a
 valid message sequence (every tool message right after the tool calls it answers, ids kept), in every content
-shape, and a second call re-sends the same bytes."""
+shape and in LangChain's, OpenAI's and Anthropic's message shapes; an excluded tool's results are byte-identical in
+every scope, and a result sent before is re-sent as the same bytes."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 
 from tests.conversation_helpers import is_selection, texts_of
 from tests.core.conversation.test_conversations import PARAGRAPHS
+from tpc_core.conversation import ToolResultLedger, read_messages, tool_calls_by_id
 from tpc_integrations.langchain_agents import TPCContextHook
 
 SENTENCES = [s.strip() + "." for p in PARAGRAPHS for s in p.split(". ") if len(s.strip()) > 20]
@@ -171,3 +173,74 @@ def test_provider_dicts_keep_their_shape_ids_and_order(compressor, messages, bud
         plain_user_text = before["role"] == "user" and isinstance(before["content"], str)
         if before["role"] in ("system", "assistant") or plain_user_text:
             assert after["content"] == before["content"]
+
+
+def tool_results(messages: list) -> list[tuple[str | None, str | None, str]]:
+    """``(call id, tool name, text)`` of every tool result's text part, in order, whatever the shape (each read with
+    its call: :func:`tpc_core.conversation.messages.read_messages`)."""
+    read = read_messages(messages)
+    calls = tool_calls_by_id(read)
+    found = []
+    for message in read:
+        for p, part in enumerate(message.parts):
+            if part is not None and message.is_tool_result(p):
+                call = calls.get(message.call_id(p) or "")
+                found.append((message.call_id(p), call.name if call else message.tool_name, part))
+    return found
+
+
+def assert_each_result_follows_its_call(view: list, original: list) -> None:
+    """Same roles, same calls, same call ids in the same places; every tool result answers a call of the latest
+    assistant message before it, and every call is answered before the next user or assistant turn."""
+    read, before = read_messages(view), read_messages(original)
+    assert [(m.role, m.calls, m.answers) for m in read] == [(m.role, m.calls, m.answers) for m in before]
+    pending: set = set()
+    for message in read:
+        if message.role == "assistant":
+            assert not pending, "a tool call left unanswered before the next assistant turn"
+            pending = {call.id for call in message.calls}
+        results = [message.call_id(p) for p in range(len(message.parts)) if message.is_tool_result(p)]
+        assert set(results) <= pending
+        pending -= set(results)
+        if message.role == "user" and message.text:
+            assert not pending, "a tool call left unanswered before the next user turn"
+
+
+def next_round(messages: list) -> list:
+    """The trajectory one tool call further (a call of "search", its result)."""
+    call = {"name": "search", "args": {"q": SENTENCES[0]}, "id": "c_next"}
+    return [*messages, AIMessage("", tool_calls=[call], id="a_next"),
+            ToolMessage(" ".join(SENTENCES[:6]), tool_call_id="c_next", id="t_next")]
+
+
+def shaped(messages: list, shape: str) -> list:
+    if shape == "openai":
+        return convert_to_openai_messages(messages)
+    return anthropic_shape(messages) if shape == "anthropic" else messages
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(trajectories(), st.integers(20, 1500), st.sampled_from(["langchain", "openai", "anthropic"]),
+       st.sampled_from(["all", "tools"]), st.sampled_from(["search", "read"]))
+def test_every_result_keeps_its_call_and_its_bytes_in_every_shape_and_scope(compressor, messages, budget, shape,
+                                                                            scope, excluded):
+    hook = TPCContextHook(compressor=compressor, target_tokens=budget, scope=scope, exclude_tools=[excluded],
+                          on_error="raise")
+    original = shaped(messages, shape)
+    first = hook.view(original)
+    assert_each_result_follows_its_call(first.messages, original)
+    sent = tool_results(first.messages)
+    for (call_id, name, text), (_, _, whole) in zip(sent, tool_results(original)):
+        if name == excluded:  # an excluded tool's result is byte-identical
+            assert text == whole
+        else:  # what the ledger fitted is what is sent: the history stage leaves it as it is
+            assert text == hook.ledger.get(ToolResultLedger.key_of(call_id, whole)).text
+    assert tool_results(hook.view(original).messages) == sent  # the same call again: the same bytes
+    grown = shaped(next_round(messages), shape)
+    later = hook.view(grown)
+    assert_each_result_follows_its_call(later.messages, grown)
+    resent = tool_results(later.messages)[:len(sent)]
+    assert [(call_id, name) for call_id, name, _ in resent] == [(call_id, name) for call_id, name, _ in sent]
+    for (_, name, text), (_, _, before) in zip(resent, sent):
+        if name == excluded or not later.data["recompressed"]:  # re-sent as the same bytes, unless squeezed
+            assert text == before

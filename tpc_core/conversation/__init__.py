@@ -17,6 +17,8 @@ _EXPORTS = {
     "read_message": "tpc_core.conversation.messages",
     "read_messages": "tpc_core.conversation.messages",
     "rebuild_message": "tpc_core.conversation.messages",
+    "ToolCall": "tpc_core.conversation.messages",
+    "tool_calls_by_id": "tpc_core.conversation.messages",
     "ToolResult": "tpc_core.conversation.tool_results",
     "ToolResultLedger": "tpc_core.conversation.tool_results",
     "compress_tool_text": "tpc_core.conversation.tool_results",
@@ -24,13 +26,20 @@ _EXPORTS = {
     "tool_question": "tpc_core.conversation.tool_results",
 }
 
-__all__ = ["ConversationResult", "Message", "ToolResult", "ToolResultLedger", "compress_conversation",
-           "compress_tool_text", "read_message", "read_messages", "rebuild_message", "task_turn", "tool_question",
-           "tool_share"]
+__all__ = ["ConversationResult", "Message", "ToolCall", "ToolResult", "ToolResultLedger", "compress_conversation",
+           "compress_tool_text", "read_message", "read_messages", "rebuild_message", "task_turn", "tool_calls_by_id",
+           "tool_question", "tool_share"]
 
 if TYPE_CHECKING:
     from tpc_core.conversation.compress import ConversationResult, compress_conversation, task_turn
-    from tpc_core.conversation.messages import Message, read_message, read_messages, rebuild_message
+    from tpc_core.conversation.messages import (
+        Message,
+        ToolCall,
+        read_message,
+        read_messages,
+        rebuild_message,
+        tool_calls_by_id,
+    )
     from tpc_core.conversation.tool_results import (
         ToolResult,
         ToolResultLedger,

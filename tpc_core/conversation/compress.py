@@ -101,7 +101,7 @@ message that had text and drops its other emptied text parts (what no major prov
 def compress_conversation(engine: Engine, messages: Sequence[Any], *,
                           target_tokens: int | None = None, rate: float | None = None,
                           token_counter: TokenCounterSpec = None, strict: bool = True, emptied: str = "empty",
-                          **options: Any) -> ConversationResult:
+                          keep_parts: Collection[tuple[int, int]] = (), **options: Any) -> ConversationResult:
     """Compress a conversation under one budget (see the module's docstring and
     :meth:`tpc_core.TPCCompressor.compress_messages`, which documents the arguments): :func:`plan_work` (what is
     kept, what is compressed, within how much), :func:`read_parts` (the engine reads and selects the compressed
@@ -112,12 +112,14 @@ def compress_conversation(engine: Engine, messages: Sequence[Any], *,
             ``False`` (the adapters' default): the protected messages are kept whole, the others emptied (see
             ``emptied``), and the result says by how much it is over (``over_budget``), with a runtime warning.
         emptied: See :data:`EMPTIED` (the engine's default "empty"; the adapters' "sentence").
+        keep_parts: Text parts kept as they are, ``(message, part)``, beside the protected messages: they count in
+            what the budget must hold (an agent's tool results, fitted by its ledger, and those of excluded tools).
     """
     _check_arguments(emptied, options, target_tokens=target_tokens, rate=rate)
     read = _read_checked(messages)
     counter = engine.default_counter if token_counter is None else resolve_token_counter(token_counter)
     work = plan_work(engine, read, counter, target_tokens=target_tokens, rate=rate, strict=strict, emptied=emptied,
-                     options=options)
+                     options=options, keep_parts=keep_parts)
     result = read_parts(engine, work, counter)
     texts = fit_work(work, result, counter)
     return _finish(messages, work, texts, result, counter, strict=strict, emptied=emptied)
@@ -190,8 +192,10 @@ class ConversationWork:
 
 
 def plan_work(engine: Engine, read: list[Message], counter: TokenCounter, *, target_tokens: int | None,
-              rate: float | None, strict: bool, emptied: str, options: dict[str, Any]) -> ConversationWork:
-    """Count every text part, find the latest user turn's request where it carries material, and plan the budget.
+              rate: float | None, strict: bool, emptied: str, options: dict[str, Any],
+              keep_parts: Collection[tuple[int, int]] = ()) -> ConversationWork:
+    """Count every text part, find the latest user turn's request where it carries material, and plan the budget
+    (``keep_parts``: parts kept as they are, see :func:`compress_conversation`).
 
     Raises:
         ValueError: With ``strict``, a budget smaller than what must be kept (:func:`plan_conversation`).
@@ -199,10 +203,12 @@ def plan_work(engine: Engine, read: list[Message], counter: TokenCounter, *, tar
     counts = _count_parts(read, counter)
     around = around_request(engine, read, task_turn(read), counts, counter, options)
     pins = _request_pins(read, around)
-    plan = _plan_requests(read, counts, counter, around, pins, target_tokens=target_tokens, rate=rate, strict=False)
+    plan = _plan_requests(read, counts, counter, around, pins, target_tokens=target_tokens, rate=rate, strict=False,
+                          kept_parts=keep_parts)
     if plan.shortfall and not around:  # a turn with material and no request found, over the budget by itself:
         around = material_parts(read, task_turn(read), counts, options)  # compressed prompt-agnostically
-    plan = _plan_requests(read, counts, counter, around, pins, target_tokens=target_tokens, rate=rate, strict=strict)
+    plan = _plan_requests(read, counts, counter, around, pins, target_tokens=target_tokens, rate=rate, strict=strict,
+                          kept_parts=keep_parts)
     if around and not pins:
         plan = dataclasses.replace(plan, task=None)
     where = [(m.index, p) for m in read for p, part in enumerate(m.parts)
@@ -230,13 +236,15 @@ def _request_pins(read: Sequence[Message],
 
 def _plan_requests(read: Sequence[Message], counts: Sequence[Sequence[int]], counter: TokenCounter,
                   around: dict[tuple[int, int], FoundRequest], pins: dict[tuple[int, int], list[str]], *,
-                  target_tokens: int | None, rate: float | None, strict: bool) -> ConversationPlan:
+                  target_tokens: int | None, rate: float | None, strict: bool,
+                  kept_parts: Collection[tuple[int, int]] = ()) -> ConversationPlan:
     """:func:`plan_conversation` with the parts ``around`` opened: their requests are the task, and the pinned
     sentences count in what the budget must hold."""
     request = " ".join(found.text for found in around.values() if found.text) or None
     pinned_tokens = sum(counter(text) for texts in pins.values() for text in texts)
     return plan_conversation(read, counts, target_tokens=target_tokens, rate=rate, empty_part_tokens=counter(""),
-                             strict=strict, open_parts=set(around), request=request, pinned_tokens=pinned_tokens)
+                             strict=strict, open_parts=set(around), request=request, pinned_tokens=pinned_tokens,
+                             kept_parts=frozenset(kept_parts))
 
 
 def _floor_groups(read: Sequence[Message], where: Sequence[tuple[int, int]]) -> list[list[int]]:

@@ -7,7 +7,7 @@
   ``{"type": "text" | "input_text" | "output_text", "text": str}``; Anthropic-style blocks too: a
   ``{"type": "tool_result", "content": str | [blocks]}`` block's text (a string, or each of its text blocks) is read
   as a tool result's text, and a user message made only of tool results is read as the tool message it is (role
-  ``"tool"``); a ``tool_use`` block is not text;
+  ``"tool"``); a ``tool_use`` block is not text (it is read as a tool call);
 * **LangChain** ``BaseMessage`` (``SystemMessage``, ``HumanMessage``, ``AIMessage``, ``ToolMessage``,
   ``FunctionMessage``, ``ChatMessage`` with a role, and their chunks); ``content`` a str or a list of str / dict
   blocks;
@@ -16,7 +16,10 @@
 
 Neither framework is imported: a message is recognised by its shape (duck typing). Reading gives each message
 its canonical role and the text of each content part (``None`` for a part that is not text: an image, a file,
-a tool-use block, a block of a type this module does not know); rebuilding puts new texts in the text parts of
+a tool-use block, a block of a type this module does not know), the tool calls it makes and the call each of its
+tool results answers (:class:`ToolCall`, every shape above: LangChain's ``tool_calls``, OpenAI's ``tool_calls`` and
+``tool_call_id``, Anthropic's ``tool_use`` / ``tool_result`` blocks and their ``tool_use_id``, LlamaIndex's
+``ToolCallBlock`` and ``additional_kwargs``); rebuilding puts new texts in the text parts of
 a copy and leaves everything else (ids, names, tool calls, ``additional_kwargs``, metadata, non-text parts)
 as it was. The input is never changed.
 """
@@ -29,8 +32,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-__all__ = ["ACCEPTED_ROLES", "PROTECTED_ROLES", "Message", "MessageKind", "read_message", "read_messages",
-           "rebuild_message"]
+__all__ = ["ACCEPTED_ROLES", "PROTECTED_ROLES", "Message", "MessageKind", "ToolCall", "read_message", "read_messages",
+           "rebuild_message", "tool_calls_by_id"]
 
 #: Every role name accepted, with the canonical role it means (LangChain types, LlamaIndex and provider aliases).
 ROLE_ALIASES = {
@@ -44,6 +47,8 @@ PROTECTED_ROLES = frozenset({"system", "developer"})
 TEXT_PART_TYPES = frozenset({"text", "input_text", "output_text"})
 #: Anthropic's block that carries a tool's result in a user message: ``content`` a str or a list of blocks.
 TOOL_RESULT_TYPE = "tool_result"
+#: Anthropic's block that carries a tool call in an assistant message: ``id``, ``name``, ``input``.
+TOOL_USE_TYPE = "tool_use"
 # LangChain message types -> canonical roles ("chat" messages carry their own role; chunks name their class).
 LANGCHAIN_TYPES = {
     "system": "system", "human": "user", "ai": "assistant", "tool": "tool", "function": "function",
@@ -58,6 +63,21 @@ class MessageKind(str, Enum):
     DICT = "dict"
     LANGCHAIN = "langchain"
     LLAMA_INDEX = "llama_index"
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A tool call an assistant message makes.
+
+    Attributes:
+        id: Its id (what the result's ``tool_call_id`` / ``tool_use_id`` names); ``None`` when it has none.
+        name: The tool's name.
+        arguments: Its arguments as given (a mapping, or a JSON string).
+    """
+
+    id: str | None
+    name: str | None
+    arguments: Any = None
 
 
 class ContentShape(str, Enum):
@@ -80,6 +100,10 @@ class Message:
         shape: How it holds its content (a message with no content has no parts).
         tool_parts: Per part, whether it is inside a ``tool_result`` block (a tool's text, not the user's); empty
             when none is.
+        calls: The tool calls it makes (an assistant message), in order, each id once.
+        answers: Per part, the id of the tool call it answers (a tool message's ``tool_call_id``, a ``tool_result``
+            block's ``tool_use_id``; ``None`` where none is given); empty when it answers none.
+        tool_name: The tool's name a tool or function message carries itself (``name``), else ``None``.
 
     A part is a leaf of the content: a str, a text block, or, inside a ``tool_result`` block, its string content or
     each of its blocks, in order (:func:`rebuild_message` walks the content in the same order).
@@ -91,10 +115,22 @@ class Message:
     kind: MessageKind
     shape: ContentShape
     tool_parts: tuple[bool, ...] = ()
+    calls: tuple[ToolCall, ...] = ()
+    answers: tuple[str | None, ...] = ()
+    tool_name: str | None = None
 
     def is_tool_part(self, position: int) -> bool:
         """Whether part ``position`` holds a tool's result (inside a ``tool_result`` block)."""
         return bool(self.tool_parts) and self.tool_parts[position]
+
+    def is_tool_result(self, position: int) -> bool:
+        """Whether part ``position`` is a tool's result: a part of a tool or function message, or of a
+        ``tool_result`` block."""
+        return self.role in ("tool", "function") or self.is_tool_part(position)
+
+    def call_id(self, position: int) -> str | None:
+        """The id of the tool call part ``position`` answers, ``None`` where none is given."""
+        return self.answers[position] if position < len(self.answers) else None
 
     @property
     def text(self) -> str:
@@ -112,38 +148,102 @@ def _canonical_role(role: Any, index: int) -> str:
                      f"{', '.join(ACCEPTED_ROLES)}.")
 
 
-def _part_texts(content: Any, index: int, kind: MessageKind
-                ) -> tuple[ContentShape, tuple[str | None, ...], tuple[bool, ...]]:
-    """The shape, text parts and tool-result flags of a dict's or a LangChain message's ``content``."""
+@dataclass(frozen=True)
+class _Content:
+    """What :func:`_part_texts` reads from a dict's or a LangChain message's ``content``."""
+
+    shape: ContentShape
+    parts: tuple[str | None, ...] = ()
+    tools: tuple[bool, ...] = ()
+    answers: tuple[str | None, ...] = ()
+
+
+def _part_texts(content: Any, index: int, kind: MessageKind) -> _Content:
+    """The shape, text parts, tool-result flags and the call ids they answer of a dict's or a LangChain message's
+    ``content``."""
     if content is None or (isinstance(content, (list, tuple)) and not content):
-        return ContentShape.NONE, (), ()
+        return _Content(ContentShape.NONE)
     if isinstance(content, str):
-        return ContentShape.STRING, (content,), ()
+        return _Content(ContentShape.STRING, (content,))
     if not isinstance(content, (list, tuple)):
         raise TypeError(f"Message {index} ({kind.value}) has content of type {type(content).__name__}; content must be "
                         "a str, a list of parts (str or dict) or None.")
     texts: list[str | None] = []
-    tools: list[bool] = []
+    answers: list[tuple[bool, str | None]] = []
     for position, part in enumerate(content):
         if isinstance(part, dict) and part.get("type") == TOOL_RESULT_TYPE:
-            inner = part.get("content")
-            if isinstance(inner, str):
-                texts.append(inner)
-                tools.append(True)
-            elif isinstance(inner, (list, tuple)) and inner:
-                for block_position, block in enumerate(inner):
-                    texts.append(_block_text(block, index, f"{position}.{block_position}"))
-                    tools.append(True)
-            else:  # no content, or a kind this module does not read: passes through
-                texts.append(None)
-                tools.append(True)
+            inner = _tool_result_texts(part.get("content"), index, position)
+            texts += inner
+            answers += [(True, _call_id(part.get("tool_use_id")))] * len(inner)
         elif isinstance(part, (str, dict)):
             texts.append(_block_text(part, index, str(position)))
-            tools.append(False)
+            answers.append((False, None))
         else:
             raise TypeError(f"Message {index}, part {position} is a {type(part).__name__}; a content part must be a "
                             "str or a dict such as {'type': 'text', 'text': ...}.")
-    return ContentShape.PARTS, tuple(texts), tuple(tools) if any(tools) else ()
+    if not any(tool for tool, _ in answers):
+        return _Content(ContentShape.PARTS, tuple(texts))
+    return _Content(ContentShape.PARTS, tuple(texts), tuple(tool for tool, _ in answers),
+                    tuple(call for _, call in answers))
+
+
+def _tool_result_texts(inner: Any, index: int, position: int) -> list[str | None]:
+    """The parts of a ``tool_result`` block's content: its string, or each of its blocks; one ``None`` part for no
+    content or a kind this module does not read (it passes through)."""
+    if isinstance(inner, str):
+        return [inner]
+    if isinstance(inner, (list, tuple)) and inner:
+        return [_block_text(block, index, f"{position}.{block_position}") for block_position, block in enumerate(inner)]
+    return [None]
+
+
+def _call_id(value: Any) -> str | None:
+    """A tool call's id as a str (``None`` for none, or an empty one)."""
+    return None if value is None or value == "" else str(value)
+
+
+def _listed_call(call: Any) -> ToolCall:
+    """One entry of a ``tool_calls`` list: LangChain's ``{"id", "name", "args"}``, OpenAI's ``{"id", "function":
+    {"name", "arguments"}}``, LlamaIndex's ``{"tool_id", "tool_name", "tool_kwargs"}``, or an object that dumps to
+    one of them (``model_dump``)."""
+    if not isinstance(call, dict):
+        dump = getattr(call, "model_dump", None)
+        call = dump() if callable(dump) else {}
+    function = call.get("function")
+    function = function if isinstance(function, dict) else {}
+    arguments = next((call[key] for key in ("args", "tool_kwargs") if call.get(key) is not None),
+                     function.get("arguments"))
+    return ToolCall(_call_id(call.get("id") or call.get("tool_id")),
+                    call.get("name") or call.get("tool_name") or function.get("name"), arguments)
+
+
+def _read_calls(listed: Any, content: Any = None, blocks: Any = ()) -> tuple[ToolCall, ...]:
+    """The tool calls a message makes: its ``tool_calls`` list, then its content's ``tool_use`` blocks and its
+    LlamaIndex ``ToolCallBlock`` blocks, each id once (LangChain gives Anthropic's calls both ways)."""
+    calls = [_listed_call(call) for call in listed or () if call is not None]
+    calls += [ToolCall(_call_id(part.get("id")), part.get("name"), part.get("input"))
+              for part in (content if isinstance(content, (list, tuple)) else ())
+              if isinstance(part, dict) and part.get("type") == TOOL_USE_TYPE]
+    calls += [ToolCall(_call_id(block.tool_call_id), block.tool_name, block.tool_kwargs)
+              for block in blocks or () if getattr(block, "block_type", None) == "tool_call"]
+    seen: set[str] = set()
+    unique = []
+    for call in calls:
+        if call.id is not None:
+            if call.id in seen:
+                continue
+            seen.add(call.id)
+        unique.append(call)
+    return tuple(unique)
+
+
+def _answers(role: str, content: _Content, count: int, own: Any) -> tuple[str | None, ...]:
+    """Per part, the call id it answers: a ``tool_result`` block's own, else a tool message's ``tool_call_id``
+    (``own``); empty when no part is a tool result."""
+    if role not in ("tool", "function"):
+        return content.answers
+    blocks = content.answers or (None,) * count
+    return tuple(block or _call_id(own) for block in blocks)
 
 
 def _block_text(part: Any, index: int, position: str) -> str | None:
@@ -176,7 +276,8 @@ def _is_llama_index(message: Any) -> bool:
 
 
 def read_message(message: Any, index: int) -> Message:
-    """What one message says: its kind, canonical role and text parts.
+    """What one message says: its kind, canonical role, text parts, the tool calls it makes and the calls its tool
+    results answer.
 
     Raises:
         TypeError: Neither a dict, a LangChain message nor a LlamaIndex ``ChatMessage``; or content (a part, a
@@ -187,15 +288,12 @@ def read_message(message: Any, index: int) -> Message:
         if "role" not in message:
             raise ValueError(f"Message {index} (a dict) has no 'role'; the accepted roles are "
                              f"{', '.join(ACCEPTED_ROLES)}.")
-        shape, parts, tools = _part_texts(message.get("content"), index, MessageKind.DICT)
-        role = _tool_role(_canonical_role(message["role"], index), tools)
-        return Message(index, role, parts, MessageKind.DICT, shape, tools)
+        content = _part_texts(message.get("content"), index, MessageKind.DICT)
+        return _message(index, _canonical_role(message["role"], index), content, MessageKind.DICT,
+                        _read_calls(message.get("tool_calls"), message.get("content")),
+                        message.get("tool_call_id"), message.get("name"))
     if _is_llama_index(message):
-        blocks = message.blocks
-        parts = tuple(block.text if getattr(block, "block_type", None) == "text" and isinstance(
-            getattr(block, "text", None), str) else None for block in blocks)
-        shape = ContentShape.PARTS if blocks else ContentShape.NONE
-        return Message(index, _canonical_role(message.role, index), parts, MessageKind.LLAMA_INDEX, shape)
+        return _llama_index_message(message, index)
     if _is_langchain(message):
         kind = message.type
         if kind in ("chat", "ChatMessageChunk"):
@@ -206,10 +304,46 @@ def read_message(message: Any, index: int) -> Message:
             raise ValueError(f"Message {index} is a LangChain message of type {kind!r}, which has no role a chat model "
                              "reads; the accepted types are system, human, ai, tool, function and chat (with a role "
                              f"among {', '.join(ACCEPTED_ROLES)}).")
-        shape, parts, tools = _part_texts(message.content, index, MessageKind.LANGCHAIN)
-        return Message(index, _tool_role(role, tools), parts, MessageKind.LANGCHAIN, shape, tools)
+        kwargs = getattr(message, "additional_kwargs", None)
+        kwargs = kwargs if isinstance(kwargs, dict) else {}
+        content = _part_texts(message.content, index, MessageKind.LANGCHAIN)
+        calls = _read_calls(getattr(message, "tool_calls", None) or kwargs.get("tool_calls"), message.content)
+        return _message(index, role, content, MessageKind.LANGCHAIN, calls,
+                        getattr(message, "tool_call_id", None) or kwargs.get("tool_call_id"),
+                        getattr(message, "name", None) or kwargs.get("name"))
     raise TypeError(f"Message {index} is a {type(message).__name__}; a message must be a dict with 'role' and "
                     "'content', a LangChain BaseMessage or a LlamaIndex ChatMessage.")
+
+
+def _message(index: int, role: str, content: _Content, kind: MessageKind, calls: tuple[ToolCall, ...],
+             own_id: Any, name: Any) -> Message:
+    """A dict's or a LangChain message's reading: a user message made only of tool results reads as role "tool"; a
+    tool or function message's ``name`` is its tool's."""
+    answers = _answers(role, content, len(content.parts), own_id)
+    tool_name = name if role in ("tool", "function") and isinstance(name, str) and name else None
+    return Message(index, _tool_role(role, content.tools), content.parts, kind, content.shape, content.tools,
+                   calls, answers, tool_name)
+
+
+def _llama_index_message(message: Any, index: int) -> Message:
+    """A LlamaIndex ``ChatMessage``'s reading: its text blocks, its ``ToolCallBlock`` / ``additional_kwargs`` tool
+    calls, and a tool message's ``tool_call_id`` and ``name`` (in ``additional_kwargs``)."""
+    blocks = message.blocks
+    parts = tuple(block.text if getattr(block, "block_type", None) == "text" and isinstance(
+        getattr(block, "text", None), str) else None for block in blocks)
+    shape = ContentShape.PARTS if blocks else ContentShape.NONE
+    kwargs = getattr(message, "additional_kwargs", None)
+    kwargs = kwargs if isinstance(kwargs, dict) else {}
+    role = _canonical_role(message.role, index)
+    return _message(index, role, _Content(shape, parts), MessageKind.LLAMA_INDEX,
+                    _read_calls(kwargs.get("tool_calls"), blocks=blocks), kwargs.get("tool_call_id"),
+                    kwargs.get("name"))
+
+
+def tool_calls_by_id(messages: Sequence[Message]) -> dict[str, ToolCall]:
+    """Every tool call the assistant messages of a read conversation make, by id (the latest of an id repeated)."""
+    return {call.id: call for message in messages if message.role == "assistant" for call in message.calls
+            if call.id is not None}
 
 
 def read_messages(messages: Any) -> list[Message]:

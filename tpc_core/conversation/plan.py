@@ -76,13 +76,15 @@ def task_turn(messages: Sequence[Message]) -> int | None:
 
 
 def fixed_parts(messages: Sequence[Message], task_index: int | None,
-                open_parts: Collection[tuple[int, int]] = ()) -> tuple[tuple[bool, ...], ...]:
+                open_parts: Collection[tuple[int, int]] = (),
+                kept_parts: Collection[tuple[int, int]] = ()) -> tuple[tuple[bool, ...], ...]:
     """Per message, per part, what is kept as it is: every part of a system or developer message; the latest user
     turn's own parts (the tool results it carries are compressed like any tool message's), but the ``open_parts``
     (``(message, part)``: a long turn compressed around its request,
-    :func:`tpc_core.conversation.compress.compress_conversation`)."""
-    return tuple(tuple(message.role in PROTECTED_ROLES or (message.index == task_index and not message.is_tool_part(p)
-                                                           and (message.index, p) not in open_parts)
+    :func:`tpc_core.conversation.compress.compress_conversation`); and the caller's ``kept_parts``."""
+    return tuple(tuple(message.role in PROTECTED_ROLES or (message.index, p) in kept_parts
+                       or (message.index == task_index and not message.is_tool_part(p)
+                           and (message.index, p) not in open_parts)
                        for p in range(len(message.parts))) for message in messages)
 
 
@@ -90,7 +92,7 @@ def plan_conversation(messages: Sequence[Message], counts: Sequence[Sequence[int
                       target_tokens: int | None = None, rate: float | None = None,
                       empty_part_tokens: int = 0, strict: bool = True,
                       open_parts: Collection[tuple[int, int]] = (), request: str | None = None,
-                      pinned_tokens: int = 0) -> ConversationPlan:
+                      pinned_tokens: int = 0, kept_parts: Collection[tuple[int, int]] = ()) -> ConversationPlan:
     """The plan of a read conversation whose text parts are counted (pure: no model, no counter).
 
     Args:
@@ -106,6 +108,8 @@ def plan_conversation(messages: Sequence[Message], counts: Sequence[Sequence[int
         open_parts: Text parts of the latest user turn compressed around its request (not kept whole).
         request: The request found in them: the task instead of the whole turn's text.
         pinned_tokens: What the request sentences count: they must be kept (part of what the budget must hold).
+        kept_parts: Other text parts the caller keeps as they are, ``(message, part)`` (an agent's tool results,
+            already fitted): they count in what the budget must hold, like the protected messages.
 
     Raises:
         ValueError: With ``strict``, a budget smaller than what the protected messages need (and the emptied parts,
@@ -114,7 +118,7 @@ def plan_conversation(messages: Sequence[Message], counts: Sequence[Sequence[int
     task_index = task_turn(messages)
     task = request or (messages[task_index].text or None if task_index is not None else None)
     protected = tuple(message.role in PROTECTED_ROLES or message.index == task_index for message in messages)
-    fixed = fixed_parts(messages, task_index, open_parts)
+    fixed = fixed_parts(messages, task_index, open_parts, kept_parts)
     plan = ConversationPlan(task, task_index, protected, tuple(tuple(c) for c in counts), 0, fixed)
     if target_tokens is not None:
         budget = resolve_budget(plan.origin_tokens, target_tokens=target_tokens)

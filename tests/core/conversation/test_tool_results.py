@@ -145,3 +145,23 @@ def test_a_sentence_larger_than_a_tool_results_share_is_named_against_the_users_
     assert "system prompt, request, other turns: 8 tokens" in message
     with pytest.warns(UserWarning, match="larger than this tool result's budget of 12 tokens"):
         compress_tool_text(tpc_mini.engine, text, "Which box is missing?", 12, counter, {})
+
+
+def test_parts_kept_as_they_are_count_in_the_conversations_budget(tpc_mini):
+    from tests.core.conversation.test_conversations import dict_conversation
+    from tpc_core.conversation.compress import compress_conversation
+
+    messages = dict_conversation()  # message 3 is a tool message: its first part is a long text, then an image
+    tool_text = messages[3]["content"][0]["text"]
+    counter = tpc_mini.engine.default_counter
+    budget = counter(tool_text) + 150
+    result = compress_conversation(tpc_mini.engine, messages, target_tokens=budget, keep_parts=[(3, 0)])
+    assert result.messages[3]["content"][0]["text"] == tool_text
+    assert result.messages[1]["content"] != messages[1]["content"] and result.compressed_tokens <= budget
+    assert result.protected_tokens >= counter(tool_text)
+    with pytest.raises(ValueError, match="smaller than"):
+        compress_conversation(tpc_mini.engine, messages, target_tokens=budget - 200, keep_parts=[(3, 0)])
+    over = compress_conversation(tpc_mini.engine, messages, target_tokens=budget - 200, keep_parts=[(3, 0)],
+                                 strict=False, emptied="sentence")
+    assert over.messages[3]["content"][0]["text"] == tool_text
+    assert over.over_budget == over.compressed_tokens - over.budget > 0
