@@ -71,11 +71,15 @@ def round_robin_contexts(contexts: Sequence[Sample], limit: int | None) -> list[
     return taken
 
 
-def qa_inputs(split: str, limit: int | None) -> tuple[list[Sample], list[Sample], dict[str, str]]:
-    """The bare contexts, the questions asked about them (with evidence), and question id -> context id."""
+def qa_inputs(split: str, limit: int | None, order: str = "sources",
+              ) -> tuple[list[Sample], list[Sample], dict[str, str]]:
+    """The bare contexts, the questions asked about them (with evidence), and question id -> context id.
+
+    ``order``: ``"sources"`` takes the first ``limit`` contexts in turn from each source, ``"file"`` the first
+    ``limit`` in file order (what an interrupted run computed first)."""
     questions = recall_samples(None, dev=split == "dev")
     contexts, context_of = index_contexts(questions)
-    kept = round_robin_contexts(contexts, limit)
+    kept = round_robin_contexts(contexts, limit) if order == "sources" else contexts[:limit]
     ids = {context.id for context in kept}
     return kept, [q for q in questions if context_of[q.id] in ids], context_of
 
@@ -212,6 +216,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--set", choices=("qa", "summ"), default="qa")
     parser.add_argument("--split", choices=("train", "dev"), default="train")
     parser.add_argument("--limit", type=int, default=None, help="at most N contexts")
+    parser.add_argument("--order", choices=("sources", "file"), default="sources",
+                        help="qa: --limit takes contexts in turn from each source, or the first in file order")
     parser.add_argument("--rate", type=float, default=None, help="default 0.5 (qa), 0.2 (summ)")
     parser.add_argument("--model", default=DEFAULT_TPC_MODEL)
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "ctd_bare")
@@ -223,7 +229,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     counter = minilm_token_counter()
     started = time.perf_counter()
     if args.set == "qa":
-        contexts, questions, context_of = qa_inputs(args.split, args.limit)
+        contexts, questions, context_of = qa_inputs(args.split, args.limit, args.order)
         records, _ = evaluate(contexts, _methods(args.model), counter, rate=rate, settings=(AGNOSTIC,), cache=cache,
                               keep_prompts=True)
         rows, metric = qa_rows(records, questions, context_of), "evidence recall"
