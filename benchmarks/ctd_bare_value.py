@@ -52,7 +52,8 @@ from benchmarks.protocol.metrics import evidence_recall, rouge_n_recall
 from benchmarks.protocol.summ import evenly_spaced
 
 ROOT = Path(__file__).resolve().parents[1]
-WITH, WITHOUT = "lead+ctd", "lead"
+WITH = "lead+ctd"
+WITHOUT = "lead"
 USED = ("generated", "matched", "extracted")  # a description the finder kept (fallback: thrown away)
 
 
@@ -232,13 +233,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         contexts, questions, context_of = qa_inputs(args.split, args.limit, args.order)
         records, _ = evaluate(contexts, _methods(args.model), counter, rate=rate, settings=(AGNOSTIC,), cache=cache,
                               keep_prompts=True)
-        rows, metric = qa_rows(records, questions, context_of), "evidence recall"
+        rows = qa_rows(records, questions, context_of)
+        metric = "evidence recall"
         what = f"qa_dev {args.split} ({'held-out train rows' if args.split == 'train' else 'dev rows'})"
     else:
         contexts = summ_inputs(args.split, args.limit)
         records, _ = evaluate(contexts, _methods(args.model), counter, rate=rate, settings=(AGNOSTIC,), cache=cache,
                               keep_prompts=True)
-        rows, metric = summ_rows(records, contexts), "ROUGE-1 / ROUGE-2 recall"
+        rows = summ_rows(records, contexts)
+        metric = "ROUGE-1 / ROUGE-2 recall"
         what = "summ_dev (multi_news)" if args.split == "dev" else "summ_train Multi-News (original case)"
     heading = (f"## Bare documents, {what}: {len(contexts)} contexts compressed alone at rate {rate} (MiniLM tokens), "
                f"{args.model}, describe_bare on vs off")
