@@ -27,7 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
                                        "whitespace-only input is an error (exit code 2), where the Python API "
                                        "returns an empty result.")
     compress.add_argument("--question", "-q", default=None,
-                          help="The question (prompt-aware). Without it the CTD writes a task description.")
+                          help="The question (prompt-aware). Without it the prompt's written request is the task; a "
+                               "bare document gets the fallback task (--describe-bare: the CTD describes it).")
     add_option_flags(compress)  # one flag per option of CompressOptions that the command line reaches
     compress.add_argument("--model", "-m", default=DEFAULT_MODEL,
                           help=f"Checkpoint: {', '.join(REGISTRY)}, a local directory or a Hub repo id.")

@@ -26,9 +26,9 @@ from tpc_core.diagnostics.progress import progress_preference
 from tpc_core.engine.cancellation import check_cancelled
 from tpc_core.engine.options import CompressionOptions, as_documents
 from tpc_core.engine.output.result import CompressionResult, to_result
-from tpc_core.engine.reading import DocumentStore, EmbedDocuments, ReadBatch, read_prompts, segment
+from tpc_core.engine.reading import DocumentStore, EmbedDocuments, LazyEmbeddings, ReadBatch, read_prompts, segment
 from tpc_core.engine.scoring.salience import Salience
-from tpc_core.engine.scoring.scorers import Scorer, score_prompts
+from tpc_core.engine.scoring.scorers import Scorer, needs_embeddings, score_prompts
 from tpc_core.engine.selection.assembly import compress_scored
 from tpc_core.engine.task.finder import FoundRequest, TaskFinder
 from tpc_core.engine.tokens import TokenCounter
@@ -175,17 +175,23 @@ class Engine:
     def score(self, prompts: list[Segmented], questions: list[str | None], separator: str,
               describe_bare: bool = True, embed: Callable[[list[Segmented]], list[torch.Tensor]] | None = None,
               ) -> list[Scored]:
-        """Embeddings (``embed``, default the scorer's), tasks and scores of the prompts that are over budget; the
-        others pass through unscored."""
+        """Tasks and scores of the prompts that are over budget, and their embeddings (``embed``, default the
+        scorer's) where finding the task or scoring it reads them; the others pass through unscored.
+
+        A prompt whose task needs no embeddings (:func:`~tpc_core.engine.scoring.scorers.needs_embeddings`: a bare
+        document scored by the lead correction) is never encoded: no CSE pass, and through a cache, no entry
+        written."""
         over_budget = [k for k, prompt in enumerate(prompts) if prompt.needs_scoring]
         scored = [Scored(prompt) for prompt in prompts]
         if not over_budget:
             return scored
         to_score = [prompts[k] for k in over_budget]
-        embeddings = (embed or self.scorer.embed)(to_score)
+        lazy = LazyEmbeddings(embed or self.scorer.embed, to_score)
+        tasks = self.task_finder.find(to_score, lazy.deferred(), [questions[k] for k in over_budget],
+                                      separator=separator, describe_bare=describe_bare)
         check_cancelled()
-        tasks = self.task_finder.find(to_score, embeddings, [questions[k] for k in over_budget], separator=separator,
-                                      describe_bare=describe_bare)
+        embeddings = lazy.get([k for k, task in enumerate(tasks)
+                               if needs_embeddings(task, self.agnostic, self.salience)])
         check_cancelled()
         for k, prompt in zip(over_budget, score_prompts(self.scorer, to_score, embeddings, tasks, self.agnostic,
                                                         salience=self.salience)):

@@ -10,6 +10,7 @@ computes for the others, keyed by the scorer's identity.
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -24,8 +25,8 @@ from tpc_core.engine.values import DocumentSentences, KnownDocument, Segmented, 
 from tpc_core.segmentation import LineAwareSplitter, SentenceSplitter, split_sentences
 from tpc_core.segmentation.length import cut_sentences
 
-__all__ = ["DocumentStore", "EmbedDocuments", "EmbedPrompts", "ReadBatch", "Stored", "embed_prompts", "read_prompts",
-           "segment"]
+__all__ = ["DocumentStore", "EmbedDocuments", "EmbedPrompts", "LazyEmbeddings", "ReadBatch", "Stored", "embed_prompts",
+           "read_prompts", "segment"]
 
 EmbedDocuments = Callable[[Sequence[DocumentSentences]], Sequence[torch.Tensor]]
 """A scorer's per-document step: each document's sentence embeddings ``(n_sentences, d)``, each sentence read inside
@@ -76,6 +77,40 @@ def embed_prompts(embed_documents: EmbedDocuments, prompts: Sequence[Segmented])
         flat.append(torch.cat(documents) if documents else torch.zeros(0))
         position += len(prompt.documents)
     return flat
+
+
+class LazyEmbeddings:
+    """A batch's sentence embeddings, computed only for the prompts something reads them for.
+
+    ``deferred()`` hands one callable per prompt (what the request head calls where it ranks); ``get(wanted)``
+    embeds every wanted prompt not yet embedded in one ``embed`` call. A prompt is embedded at most once.
+
+    Args:
+        embed: The batch's ``embed`` (:meth:`ReadBatch.embed`, or the scorer's).
+        prompts: The prompts, in order.
+    """
+
+    def __init__(self, embed: Callable[[list[Segmented]], list[torch.Tensor]], prompts: Sequence[Segmented]) -> None:
+        self._embed = embed
+        self._prompts = list(prompts)
+        self._done: dict[int, torch.Tensor] = {}
+
+    def deferred(self) -> list[Callable[[], torch.Tensor]]:
+        """One callable per prompt, each giving that prompt's embeddings (computed on its first call)."""
+        return [functools.partial(self._one, k) for k in range(len(self._prompts))]
+
+    def _one(self, k: int) -> torch.Tensor:
+        got = self.get([k])[k]
+        assert got is not None
+        return got
+
+    def get(self, wanted: Sequence[int]) -> list[torch.Tensor | None]:
+        """Every prompt's embeddings where ``wanted`` names it (the missing ones in one call), else ``None``."""
+        missing = sorted({k for k in wanted if k not in self._done})
+        if missing:
+            self._done.update(zip(missing, self._embed([self._prompts[k] for k in missing])))
+        chosen = set(wanted)
+        return [self._done[k] if k in chosen else None for k in range(len(self._prompts))]
 
 
 def read_prompts(documents: Sequence[tuple[str, ...]], splitter: SentenceSplitter, counter: TokenCounter,

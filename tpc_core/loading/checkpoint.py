@@ -22,6 +22,7 @@ Loading policy (settled for the Hub work that builds on it):
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import os
 import re
@@ -34,6 +35,7 @@ from typing import Any
 import torch
 
 from tpc_core.config import CONFIG_NAME, CSEConfig, CTDConfig, TPCConfig
+from tpc_core.engine.scoring.cse import DeferredModel
 from tpc_core.loading.architecture import detect_architecture
 from tpc_core.loading.offline import OFFLINE_PROVIDERS, OfflineModelMissing, local_copy
 from tpc_core.loading.paths import check_config_paths, inside_checkpoint, is_path_like
@@ -47,8 +49,9 @@ from tpc_core.loading.registry import (
     unpublished_message,
 )
 
-__all__ = ["HubOptions", "check_config_paths", "inside_checkpoint", "load_cse_parts", "load_ctd_parts",
-           "push_checkpoint", "read_checkpoint_config", "resolve_base", "resolve_checkpoint_dir", "save_checkpoint"]
+__all__ = ["HubOptions", "check_config_paths", "inside_checkpoint", "load_cse_deferred", "load_cse_parts",
+           "load_ctd_parts", "push_checkpoint", "read_checkpoint_config", "resolve_base", "resolve_checkpoint_dir",
+           "save_checkpoint"]
 
 logger = logging.getLogger(__name__)
 _SAFE_PATTERNS = ["*.json", "*.safetensors", "*.txt", "*.model", "*.md", "*.jinja", "*.yaml", "tokenizer*"]
@@ -293,16 +296,26 @@ def _check_window(config: CSEConfig, model_config: Any) -> None:
                          f"positions (max_position_embeddings); set it to at most {limit}.")
 
 
-def _merge_adapter(model: Any, config: CSEConfig | CTDConfig, section: str, checkpoint_dir: Path) -> Any:
-    """``model`` with the section's LoRA adapter (if it names one) merged in; only safetensors adapters load."""
+def _adapter_path(config: CSEConfig | CTDConfig, section: str, checkpoint_dir: Path) -> Path | None:
+    """The section's LoRA adapter directory, checked to hold safetensors weights (``None``: it names none)."""
     if not config.adapter_dir:
-        return model
-    from peft import PeftModel
-
+        return None
     path = inside_checkpoint(checkpoint_dir, config.adapter_dir, f"{section}.adapter_dir")
     if not (path / "adapter_model.safetensors").is_file():
         raise FileNotFoundError(f"Adapter {path} has no adapter_model.safetensors (pickle .bin adapters are refused).")
+    return path
+
+
+def _merge_lora(model: Any, path: Path) -> Any:
+    from peft import PeftModel
+
     return PeftModel.from_pretrained(model, str(path)).merge_and_unload()
+
+
+def _merge_adapter(model: Any, config: CSEConfig | CTDConfig, section: str, checkpoint_dir: Path) -> Any:
+    """``model`` with the section's LoRA adapter (if it names one) merged in; only safetensors adapters load."""
+    path = _adapter_path(config, section, checkpoint_dir)
+    return model if path is None else _merge_lora(model, path)
 
 
 def _source_and_tokenizer(config: CSEConfig | CTDConfig, section: str, checkpoint_dir: Path,
@@ -336,7 +349,24 @@ def load_cse_parts(config: CSEConfig, checkpoint_dir: Path, options: HubOptions,
     Returns:
         ``(model, tokenizer, architecture)`` with architecture "encoder" or "decoder".
     """
-    from transformers import AutoConfig, AutoModel
+    model, tokenizer, architecture = load_cse_deferred(config, checkpoint_dir, options, device, dtype)
+    return (model.load() if isinstance(model, DeferredModel) else model), tokenizer, architecture
+
+
+@quiet_loading()
+def load_cse_deferred(config: CSEConfig, checkpoint_dir: Path, options: HubOptions, device: torch.device,
+                      dtype: torch.dtype) -> tuple[Any, Any, str]:
+    """:func:`load_cse_parts` with the backbone's weights left for the first forward pass.
+
+    The tokenizer (with its special tokens), the base model's config, the window check and every file the backbone
+    loads from are read and checked now; the weights, the adapter merge and the extra embeddings load when the
+    encoder first needs them (a :class:`~tpc_core.engine.scoring.cse.DeferredModel`). A CSE assembled from Hub parts
+    (``cpc-*``) loads at once.
+
+    Returns:
+        ``(model or DeferredModel, tokenizer, architecture)`` with architecture "encoder" or "decoder".
+    """
+    from transformers import AutoConfig
 
     if config.from_hub_parts:  # base + adapter + tokenizer from their own Hub repos (tpc_core.loading.hub_cse)
         from tpc_core.loading.hub_cse import load_hub_cse
@@ -348,23 +378,41 @@ def load_cse_parts(config: CSEConfig, checkpoint_dir: Path, options: HubOptions,
     architecture = config.architecture
     if architecture == "auto":
         architecture = detect_architecture(model_config)
-    model = _from_pretrained(AutoModel, source, {**kwargs, "use_safetensors": True, "dtype": dtype}, "CSE")
+    added = 0
     if config.use_special_tokens:
         added = tokenizer.add_special_tokens(
             {"additional_special_tokens": [config.end_of_sentence_token, config.end_of_question_token]},
             replace_extra_special_tokens=False) if _accepts_replace(tokenizer) else tokenizer.add_special_tokens(
             {"additional_special_tokens": [config.end_of_sentence_token, config.end_of_question_token]})
-        if added:
-            _grow_embeddings(model, tokenizer, config)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token
-    model = _merge_adapter(model, config, "cse", checkpoint_dir)
-    if config.extra_embeddings:
-        _load_extra_embeddings(model, tokenizer, inside_checkpoint(checkpoint_dir, config.extra_embeddings,
-                                                                   "cse.extra_embeddings"), config)
+    adapter = _adapter_path(config, "cse", checkpoint_dir)
+    extra = (inside_checkpoint(checkpoint_dir, config.extra_embeddings, "cse.extra_embeddings")
+             if config.extra_embeddings else None)
+    if extra is not None and not extra.is_file():
+        raise FileNotFoundError(f"extra_embeddings file {extra} is missing from the checkpoint.")
+    load = functools.partial(_load_cse_backbone, source, {**kwargs, "use_safetensors": True, "dtype": dtype},
+                             tokenizer, bool(added), config, adapter, extra, device, dtype)
+    return DeferredModel(load, source), tokenizer, architecture
+
+
+@quiet_loading()
+def _load_cse_backbone(source: str, kwargs: dict[str, Any], tokenizer: Any, grow: bool, config: CSEConfig,
+                       adapter: Path | None, extra: Path | None, device: torch.device, dtype: torch.dtype) -> Any:
+    """The CSE backbone :func:`load_cse_deferred` checked: its weights, rows for the special tokens ``tokenizer``
+    gained (``grow``), the adapter merged, the extra embeddings; on ``device``, in eval mode."""
+    from transformers import AutoModel
+
+    model = _from_pretrained(AutoModel, source, kwargs, "CSE")
+    if grow:
+        _grow_embeddings(model, tokenizer, config)
+    if adapter is not None:
+        model = _merge_lora(model, adapter)
+    if extra is not None:
+        _load_extra_embeddings(model, tokenizer, extra, config)
     model.to(device=device, dtype=dtype)
     model.eval()
-    return model, tokenizer, architecture
+    return model
 
 
 def _accepts_replace(tokenizer: Any) -> bool:

@@ -44,18 +44,22 @@ def _directory_digests(directory: Path) -> dict[str, str]:
             if path.is_file()}
 
 
-def cse_identity(config: TPCConfig, checkpoint_dir: Path, model: Any, dtype: Any) -> dict[str, Any]:
+def cse_identity(config: TPCConfig, checkpoint_dir: Path, model: Any, dtype: Any, *,
+                 source: str | None = None) -> dict[str, Any]:
     """The loaded CSE, described by content: its config, its base weights' and the checkpoint's CSE files'
     digests, and the dtype it computes in.
 
     Args:
         config: The checkpoint's config (only its ``cse`` section is read).
         checkpoint_dir: Where its own files are.
-        model: The loaded backbone (its ``config.name_or_path`` says where the base came from).
+        model: The loaded backbone (its ``config.name_or_path`` says where the base came from), or ``None`` with
+            ``source``.
         dtype: The dtype it runs in.
+        source: Where the base comes from, where the backbone is not loaded yet (what its ``name_or_path`` will be).
     """
     cse = config.cse
-    source = str(getattr(getattr(model, "config", None), "name_or_path", "") or "")
+    if source is None:
+        source = str(getattr(getattr(model, "config", None), "name_or_path", "") or "")
     if source and Path(source).is_dir():
         base: dict[str, Any] = _directory_digests(Path(source))
     else:

@@ -18,7 +18,7 @@ from tpc_core.engine.scoring.scorers import scorer_class
 from tpc_core.loading.checkpoint import (
     HubOptions,
     check_config_paths,
-    load_cse_parts,
+    load_cse_deferred,
     push_checkpoint,
     resolve_checkpoint_dir,
     save_checkpoint,
@@ -100,8 +100,9 @@ class PretrainedMixin:
         scorer_class(config.scorer)  # an unknown scorer name fails before any weights load
         resolved_device = resolve_device(device)
         resolved_dtype = resolve_dtype(dtype, resolved_device)
-        model, tokenizer, architecture = load_cse_parts(config.cse, checkpoint_dir, options, resolved_device,
-                                                        resolved_dtype)
+        # The backbone's weights load on the first forward pass: a prompt that needs no embeddings never loads them.
+        model, tokenizer, architecture = load_cse_deferred(config.cse, checkpoint_dir, options, resolved_device,
+                                                           resolved_dtype)
         encoder = ContextSentenceEncoder(model, tokenizer, config.cse, architecture, resolved_device)
         compressor = cls(config, encoder, checkpoint_dir=checkpoint_dir, hub_options=options,
                          device=resolved_device, dtype=resolved_dtype)
@@ -114,7 +115,7 @@ class PretrainedMixin:
         """What this compressor's cache entries depend on: the CSE's weights by content, its config, tokenizer and
         dtype, and what the scorer embeds (``Scorer.identity``); the splitter and the storage dtype are added per
         cache (:func:`tpc_core.cache.fingerprint`)."""
-        return {**cse_identity(self.config, self.checkpoint_dir, self.encoder.model, self.dtype),
+        return {**cse_identity(self.config, self.checkpoint_dir, None, self.dtype, source=self.encoder.source),
                 "tokenizer": self.encoder.tokenizer_fingerprint, "embedding": self.scorer.identity}
 
     def language_notice(self) -> LanguageNotice | None:

@@ -62,7 +62,7 @@ ADAPTER_GROUPS: dict[str, AdapterGroup] = {
         only=("budget_scope",)),
     "IndexTimeOptions": AdapterGroup(
         "index", "The engine options of the index-time transformers: batching, the progress bar, whether bare "
-        "documents are described (not by default: stored documents ask nothing).", defaults={"describe_bare": False}),
+        "documents are described (not by default: stored documents ask nothing)."),
     "AgentContextOptions": AdapterGroup(
         "every", "The option an agent's context adapter sets apart from every adapter: the sentence cache, on in "
         "memory by default (a tool result read again on a later call costs almost nothing).", only=("cache",),

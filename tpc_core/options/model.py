@@ -135,10 +135,12 @@ class CompressOptions(BaseModel):
                              Reach(adapters="index", cli=False)] = None
     """Show a progress bar over batches; None: only for more than one batch on a terminal (``compress`` never shows
     one)."""
-    describe_bare: Annotated[bool, BeforeValidator(check_flag("describe_bare")), Reach(adapters="index")] = True
-    """With no question, whether the CTD describes a prompt in which the request head finds no written request.
-    False gives such a prompt the checkpoint's fallback task without a generation: much faster on bare documents;
-    the same result wherever the head finds the request or the CTD's description would fall back."""
+    describe_bare: Annotated[bool, BeforeValidator(check_flag("describe_bare")), Reach(adapters="index")] = False
+    """With no question, whether the CTD describes a prompt in which no written request is found (a bare document).
+    False (the default) gives such a prompt the checkpoint's fallback task without a generation, and the CTD is not
+    loaded; True lets a description the CTD writes choose what is kept, at the cost of a generation per prompt
+    (seconds on a CPU): worth it only for a checkpoint whose descriptions pay on your documents (measure first).
+    Prompts that write their request are the same either way."""
     cache: Annotated[Any, Field(repr=False), Reach()] = None
     """Sentence cache: what each document is before any question (its sentences, their counts and embeddings) is
     stored once and read back on every later call. None (off), "memory" (an LRU in this process), a directory path

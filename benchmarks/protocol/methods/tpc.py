@@ -123,6 +123,8 @@ class TPCMethod(Method):
         info = {"engine_compressed_tokens": result.compressed_tokens, "engine_origin_tokens": result.origin_tokens}
         if result.task_description:
             info["task_description"] = result.task_description
+        if result.task_source is not None:
+            info["task_source"] = str(result.task_source)
         if result.over_budget:  # the prompt's written request alone exceeds the budget: it is kept (an overrun)
             info["request_over_budget"] = result.over_budget
         return Compressed(result.compressed_prompt, info)

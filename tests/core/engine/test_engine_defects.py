@@ -188,7 +188,8 @@ def test_a_slow_agnostic_call_does_not_block_aware_calls(tiny):
 
     descriptor.describe = held
     try:
-        agnostic = threading.Thread(target=tiny.compress, args=(DOCS[0] + " Zed is here.",), kwargs={"rate": 0.5})
+        agnostic = threading.Thread(target=tiny.compress, args=(DOCS[0] + " Zed is here.",),
+                                     kwargs={"rate": 0.5, "describe_bare": True})
         agnostic.start()
         assert started.wait(120)
         outcome: list = []

@@ -37,7 +37,7 @@ aware = compressor.compress(text, question="When did the ferry to island 3 leave
 # invented request from the issue-35 sequence head, a known miss marked in
 # tests/core/engine/task/test_request_finding.py)
 bare = open("examples/data/declaration_of_independence.txt", encoding="utf-8").read()
-agnostic = compressor.compress(bare, target_tokens=400)
+agnostic = compressor.compress(bare, target_tokens=400, describe_bare=True)
 assert aware.task_source == "question", aware.task_source
 # A bare report with no written request: the task comes from the CTD, so the CTD was loaded and ran.
 assert agnostic.task_source in ("generated", "matched", "fallback"), agnostic.task_source

@@ -12,7 +12,8 @@ get bidirectional attention (LLM2Vec) through a 4-D attention mask; encoder base
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -27,9 +28,9 @@ from tpc_core.engine.fast_encoder import BatchEncoder, tokenizer_fingerprint
 from tpc_core.engine.scoring.pooling import PoolPlan, plan_pooling, pool_question, pool_sentence, pool_spans
 from tpc_core.engine.scoring.slim import SlimBert, slim_encoder
 
-__all__ = ["POOL_GROUP_BYTES", "ContextSentenceEncoder", "PoolPlan", "Slot", "Window", "bidirectional_mask",
-           "pad_batch", "plan_batches", "plan_pooling", "plan_windows", "pool_question", "pool_sentence", "pool_spans",
-           "special_token_frame"]
+__all__ = ["POOL_GROUP_BYTES", "ContextSentenceEncoder", "DeferredModel", "PoolPlan", "Slot", "Window",
+           "bidirectional_mask", "pad_batch", "plan_batches", "plan_pooling", "plan_windows", "pool_question",
+           "pool_sentence", "pool_spans", "special_token_frame"]
 
 
 class Slot(NamedTuple):
@@ -205,11 +206,25 @@ def special_token_frame(tokenizer: Any) -> tuple[list[int], list[int]]:
     return [], []
 
 
+@dataclass(frozen=True)
+class DeferredModel:
+    """A backbone loaded on the encoder's first forward pass (a prompt that needs no embeddings never loads it).
+
+    Attributes:
+        load: Loads the backbone, on the encoder's device, in eval mode.
+        source: Where its weights load from (what the loaded model's ``config.name_or_path`` will say).
+    """
+
+    load: Callable[[], Any]
+    source: str
+
+
 class ContextSentenceEncoder:
     """Scores sentences against a question with context-aware embeddings.
 
     Args:
-        model: A transformers backbone (``AutoModel``) already on ``device``.
+        model: A transformers backbone (``AutoModel``) already on ``device``, or a :class:`DeferredModel` (loaded,
+            once and thread-safely, by the first access to :attr:`model`: the first forward pass).
         tokenizer: Its fast tokenizer, with the CSE special tokens added.
         config: CSE settings.
         architecture: "encoder" or "decoder" (decoders are run bidirectionally).
@@ -217,7 +232,9 @@ class ContextSentenceEncoder:
     """
 
     def __init__(self, model: Any, tokenizer: Any, config: CSEConfig, architecture: str, device: torch.device):
-        self.model = model
+        self._deferred = model if isinstance(model, DeferredModel) else None
+        self._model = None if self._deferred is not None else model
+        self._model_lock = threading.Lock()
         self.tokenizer = tokenizer
         self.config = config
         self.architecture = architecture
@@ -235,7 +252,57 @@ class ContextSentenceEncoder:
         # Most rows per forward pass once a batch did not fit in the device's memory (None: no limit met yet).
         self.max_rows: int | None = None
         # The layers called as tensor operations where that computes exactly the model's forward pass.
-        self.slim: SlimBert | None = slim_encoder(model) if architecture == "encoder" else None
+        self._slim: SlimBert | None = None
+        if self._model is not None:
+            self._slim = slim_encoder(model) if architecture == "encoder" else None
+
+    @property
+    def model(self) -> Any:
+        """The backbone (a deferred one is loaded here, on first access)."""
+        if self._model is None:
+            with self._model_lock:
+                if self._model is None:
+                    assert self._deferred is not None
+                    model = self._deferred.load()
+                    self._slim = slim_encoder(model) if self.architecture == "encoder" else None
+                    self._model = model
+        return self._model
+
+    @property
+    def model_loaded(self) -> bool:
+        """Whether the backbone is loaded (a deferred one loads on the first forward pass)."""
+        return self._model is not None
+
+    @property
+    def source(self) -> str:
+        """Where the backbone's weights come from (its ``config.name_or_path``), without loading it."""
+        if self._model is None and self._deferred is not None:
+            return self._deferred.source
+        return str(getattr(getattr(self.model, "config", None), "name_or_path", "") or "")
+
+    @property
+    def slim(self) -> SlimBert | None:
+        """The backbone's forward pass as tensor operations (:func:`~tpc_core.engine.scoring.slim.slim_encoder`),
+        where that computes exactly the model's; ``None`` elsewhere. Loads a deferred backbone."""
+        self.model  # noqa: B018 (loads a deferred backbone, which sets the slim forward)
+        return self._slim
+
+    @slim.setter
+    def slim(self, slim: SlimBert | None) -> None:
+        self.model  # noqa: B018
+        self._slim = slim
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The loaded backbone travels by value (a deferred one is loaded first); the lock is rebuilt."""
+        self.model  # noqa: B018
+        state = dict(self.__dict__)
+        state.pop("_model_lock")
+        state["_deferred"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._model_lock = threading.Lock()
 
     @property
     def forward_module(self) -> torch.nn.Module:

@@ -285,22 +285,28 @@ SalienceModel = SalienceHead | LeadCorrection
 embedding head blended with the lead prior."""
 
 
-def model_scores(model: SalienceModel, prompt: Segmented, embeddings: torch.Tensor, *,
+def model_scores(model: SalienceModel, prompt: Segmented, embeddings: torch.Tensor | None, *,
                  lead_weight: float, written_request: bool = False) -> torch.Tensor:
     """Each sentence's salience, flat order, by either kind of model.
 
     Args:
         model: A salience model.
         prompt: The segmented prompt.
-        embeddings: Its ``(n, d)`` CSE sentence embeddings (an embedding head reads them; a lead correction not).
+        embeddings: Its ``(n, d)`` CSE sentence embeddings (an embedding head reads them; a lead correction not:
+            ``None`` will do for it).
         lead_weight: An embedding head's blend with the lead prior.
         written_request: The prompt asks in writing for a summary. A lead correction learned from index-time
             labels (:attr:`LeadCorrection.for_summaries` false) then orders by lead-per-passage alone.
+
+    Raises:
+        ValueError: ``embeddings`` is ``None`` for an embedding head.
     """
     if isinstance(model, LeadCorrection):
         counts = [count for doc_counts in prompt.counts for count in doc_counts]
         return model.scores(prompt.documents, prompt.spans, counts,
                             enabled=model.for_summaries or not written_request)
+    if embeddings is None:
+        raise ValueError("The embedding salience head reads the prompt's sentence embeddings; none were given.")
     return salience_scores(model, prompt, embeddings, lead_weight=lead_weight)
 
 
@@ -330,10 +336,26 @@ class Salience:
             raise TypeError(f"agnostic.salience_head must hold a salience head, got {type(head).__name__}.")
         return cls(head, lead) if head is not None or lead is not None else None
 
-    def scores(self, prompt: Segmented, embeddings: torch.Tensor, *, lead_weight: float,
-               written_request: bool) -> torch.Tensor:
-        """Each sentence's salience, flat order, by the model that serves this kind of prompt."""
+    def model_for(self, *, written_request: bool) -> SalienceModel:
+        """The model that serves this kind of prompt (the lead correction for a prompt that writes no request, the
+        embedding head for one that asks in writing for a summary; either where it is the only one)."""
         first, second = (self.head, self.lead) if written_request else (self.lead, self.head)
         model = first if first is not None else second
         assert model is not None  # of() builds no empty bundle
-        return model_scores(model, prompt, embeddings, lead_weight=lead_weight, written_request=written_request)
+        return model
+
+    def reads_embeddings(self, *, written_request: bool) -> bool:
+        """Whether :meth:`scores` reads the sentence embeddings for this kind of prompt (a lead correction reads
+        layout and lexical features only)."""
+        return not isinstance(self.model_for(written_request=written_request), LeadCorrection)
+
+    def scores(self, prompt: Segmented, embeddings: torch.Tensor | None, *, lead_weight: float,
+               written_request: bool) -> torch.Tensor:
+        """Each sentence's salience, flat order, by the model that serves this kind of prompt (``embeddings`` may
+        be ``None`` where :meth:`reads_embeddings` is false).
+
+        Raises:
+            ValueError: ``embeddings`` is ``None`` and the model reads them.
+        """
+        return model_scores(self.model_for(written_request=written_request), prompt, embeddings,
+                            lead_weight=lead_weight, written_request=written_request)

@@ -30,8 +30,8 @@ from tpc_core.engine.scoring.lexical import bm25_scores
 from tpc_core.engine.scoring.salience import Salience, SalienceModel
 from tpc_core.engine.values import DocumentSentences, Scored, Segmented, Selection, Task
 
-__all__ = ["SCORERS", "CosineBM25", "PooledCosine", "Scorer", "build_scorer", "fuse_lexical", "score_prompts",
-           "scorer_class", "sentence_ids"]
+__all__ = ["SCORERS", "CosineBM25", "PooledCosine", "Scorer", "build_scorer", "fuse_lexical", "needs_embeddings",
+           "score_prompts", "scorer_class", "sentence_ids"]
 
 
 def sentence_ids(encoder: ContextSentenceEncoder, documents: Sequence[DocumentSentences]) -> list[list[list[int]]]:
@@ -196,7 +196,20 @@ def build_scorer(config: ScorerConfig, encoder: ContextSentenceEncoder) -> Score
     return scorer_class(config).from_config(config, encoder)
 
 
-def score_prompts(scorer: Scorer, prompts: Sequence[Segmented], embeddings: Sequence[torch.Tensor],
+def needs_embeddings(task: Task, coverage: AgnosticConfig, salience: Salience | SalienceModel | None) -> bool:
+    """Whether :func:`score_prompts` reads a prompt's sentence embeddings to score it for ``task``.
+
+    Relevance to a description does, and so do coverage's hand-set weights, an embedding salience head and
+    redundancy (MMR); a prompt selected by coverage whose salience model is the lead correction (layout and lexical
+    features only), with no redundancy, does not: it need not be encoded at all.
+    """
+    if task.selection is not Selection.COVERAGE or salience is None or coverage.redundancy:
+        return True
+    bundle = salience if isinstance(salience, Salience) else Salience.of(salience)
+    return bundle is None or bundle.reads_embeddings(written_request=bool(task.request))
+
+
+def score_prompts(scorer: Scorer, prompts: Sequence[Segmented], embeddings: Sequence[torch.Tensor | None],
                   tasks: Sequence[Task], coverage: AgnosticConfig,
                   salience: Salience | SalienceModel | None = None) -> list[Scored]:
     """Score each prompt's sentences against its task.
@@ -204,17 +217,25 @@ def score_prompts(scorer: Scorer, prompts: Sequence[Segmented], embeddings: Sequ
     Args:
         scorer: The checkpoint's scorer.
         prompts: Prompts that need scoring.
-        embeddings: Their sentence embeddings (``scorer.embed``).
+        embeddings: Their sentence embeddings (``scorer.embed``); ``None`` for a prompt whose task
+            :func:`needs_embeddings` says reads none.
         tasks: Their tasks (:class:`tpc_core.engine.task.finder.TaskFinder`).
         coverage: The checkpoint's coverage weights, for tasks selected by coverage.
         salience: The checkpoint's salience models (:class:`tpc_core.engine.scoring.salience.Salience`, or one
             model): where given, they score tasks selected by coverage instead of the hand-set weights.
+
+    Raises:
+        ValueError: A prompt's embeddings are ``None`` where its task reads them.
     """
     salience = salience if salience is None or isinstance(salience, Salience) else Salience.of(salience)
+    missing = [k for k, (flat, task) in enumerate(zip(embeddings, tasks))
+               if flat is None and needs_embeddings(task, coverage, salience)]
+    if missing:
+        raise ValueError(f"prompt(s) {missing} have no sentence embeddings, and their tasks read them.")
     # A task the salience head scores needs no relevance (its description would be encoded for nothing).
     needed = [task.selection is not Selection.COVERAGE or salience is None for task in tasks]
     wanted = [k for k, need in enumerate(needed) if need]
-    computed = iter(scorer.relevance([prompts[k] for k in wanted], [embeddings[k] for k in wanted],
+    computed = iter(scorer.relevance([prompts[k] for k in wanted], [_given(embeddings[k]) for k in wanted],
                                      [tasks[k].description or "" for k in wanted]) if wanted else [])
     relevances = [next(computed) if need else None for need in needed]
     scored = []
@@ -227,7 +248,7 @@ def score_prompts(scorer: Scorer, prompts: Sequence[Segmented], embeddings: Sequ
         assert relevance is not None
         if task.selection is Selection.COVERAGE and salience is None:
             ranks = [r for doc, spans in zip(prompt.documents, prompt.spans) for r in section_ranks(doc, spans)]
-            relevance = coverage_scores(relevance, flat, ranks,
+            relevance = coverage_scores(relevance, _given(flat), ranks,
                                         relevance_weight=coverage.relevance_weight if task.description else 0.0,
                                         centrality_weight=coverage.centrality_weight,
                                         position_weight=coverage.position_weight)
@@ -235,6 +256,12 @@ def score_prompts(scorer: Scorer, prompts: Sequence[Segmented], embeddings: Sequ
             selection_embeddings = flat if coverage.redundancy else None
         scored.append(Scored(prompt, tuple(relevance.tolist()), task, selection_embeddings))
     return scored
+
+
+def _given(embeddings: torch.Tensor | None) -> torch.Tensor:
+    """Embeddings :func:`score_prompts` checked are there (its check raised for the prompts that lack them)."""
+    assert embeddings is not None
+    return embeddings
 
 
 def _encode_sentences(encoder: ContextSentenceEncoder, prompts: Sequence[Segmented]) -> list[torch.Tensor]:

@@ -124,13 +124,14 @@ class TaskFinder:
                              f"written request.")
         return [task.description or "" for task in tasks]
 
-    def find(self, prompts: Sequence[Segmented], embeddings: Sequence[torch.Tensor],
+    def find(self, prompts: Sequence[Segmented], embeddings: Sequence[torch.Tensor | Callable[[], torch.Tensor]],
              questions: Sequence[str | None], *, separator: str, describe_bare: bool = True) -> list[Task]:
         """The task of each prompt: its question where the caller gave one, else the cascade above.
 
         Args:
             prompts: Segmented prompts.
-            embeddings: Each prompt's sentence embeddings, flat (n_sentences, d), in sentence order.
+            embeddings: Each prompt's sentence embeddings, flat (n_sentences, d), in sentence order, or what
+                computes them (called only where the request head ranks: a bare document is never embedded here).
             questions: The caller's question for each prompt, or ``None``.
             separator: Joins a prompt's documents into the text the CTD reads.
             describe_bare: Whether the CTD describes a prompt with no written request (``False``: the fallback
@@ -234,7 +235,7 @@ class TaskFinder:
         picked = pick_request(inside, float(inside.max()), limit, self.settings.request_neighbour_threshold)
         return tuple(candidate[j] for j in picked)
 
-    def _extract(self, prompt: Segmented, embeddings: torch.Tensor) -> Task | None:
+    def _extract(self, prompt: Segmented, embeddings: torch.Tensor | Callable[[], torch.Tensor]) -> Task | None:
         """The prompt's written request, where it is placed: kept verbatim, and the task description."""
         found = self.locate(prompt, embeddings)
         if found is None:

@@ -79,7 +79,8 @@ def test_written_request_is_extracted_without_generation(tiny_checkpoint, tmp_pa
 
 def test_no_written_request_falls_back_to_the_ctd_with_coverage(tiny_checkpoint, tmp_path):
     compressor = _with_head(tiny_checkpoint, tmp_path, position_weight=1.0, redundancy=1.0, relevance_weight=0.0)
-    result = compressor.compress(DOCUMENT, target_tokens=12, token_counter=lambda t: len(t.split()))
+    result = compressor.compress(DOCUMENT, target_tokens=12, token_counter=lambda t: len(t.split()),
+                                 describe_bare=True)
     written = compressor.task_descriptor.describe([DOCUMENT])[0]  # what the (random) CTD writes for this prompt
     if is_grounded(written, DOCUMENT):
         assert (result.task_source, result.task_description) == ("generated", written)
@@ -170,7 +171,8 @@ def test_a_description_that_restates_a_sentence_is_replaced_by_it(tiny_checkpoin
     compressor = _with_head(tiny_checkpoint, tmp_path, match_share=share)
     monkeypatch.setattr(compressor.task_finder, "describe",
                         lambda prompts: ["The prompt asks: Which river flows?"] * len(prompts))
-    result = compressor.compress(NO_MARK, target_tokens=20, token_counter=lambda t: len(t.split()))
+    result = compressor.compress(NO_MARK, target_tokens=20, token_counter=lambda t: len(t.split()),
+                                 describe_bare=True)
     assert (result.task_source, result.task_description) == (source, description)
     _assert_verbatim_in_order(result, NO_MARK)
 
@@ -193,7 +195,8 @@ def test_a_written_summary_request_keeps_coverage_selection(tiny_checkpoint, tmp
         raise AssertionError("the CTD ran for a prompt whose request is written")
 
     monkeypatch.setattr(compressor.task_finder, "describe", never)
-    result = compressor.compress(prompt, target_tokens=20, token_counter=lambda t: len(t.split()))
+    result = compressor.compress(prompt, target_tokens=20, token_counter=lambda t: len(t.split()),
+                                 describe_bare=True)
     assert (result.task_source, result.task_description) == ("extracted", "Summarise the council report in bullet "
                                                                           "points.")
     assert result.compressed_prompt.startswith("Summarise the council report in bullet points.")
@@ -215,7 +218,8 @@ def test_a_description_that_turns_the_prompt_around_is_never_used(tiny_checkpoin
     # No request is placed in this bare text, so the CTD describes it; its text is fixed here (the wiring is tested).
     compressor = _with_head(tiny_checkpoint, tmp_path, match_share=0.0)
     monkeypatch.setattr(compressor.task_finder, "describe", lambda prompts: [description] * len(prompts))
-    result = compressor.compress(TURNED, target_tokens=12, token_counter=lambda t: len(t.split()))
+    result = compressor.compress(TURNED, target_tokens=12, token_counter=lambda t: len(t.split()),
+                                 describe_bare=True)
     assert result.task_source == source
     assert result.request_sentences == 0
     _assert_verbatim_in_order(result, TURNED)

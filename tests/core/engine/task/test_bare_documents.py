@@ -56,16 +56,17 @@ def test_the_ctd_still_describes_bare_prompts_by_default(tpc_mini):
     assert calls == [[BARE]]
 
 
-def test_compress_skips_the_ctd_on_a_bare_document_only_when_asked(tpc_mini, monkeypatch):
+def test_compress_runs_the_ctd_on_a_bare_document_only_when_asked(tpc_mini, monkeypatch):
     monkeypatch.setattr(tpc_mini.task_finder, "describe", _never)
-    result = tpc_mini.compress(BARE, rate=0.4, describe_bare=False)
+    result = tpc_mini.compress(BARE, rate=0.4)  # the default: describe_bare=False
     assert (result.task_source, result.task_description) == ("fallback", tpc_mini.config.agnostic.fallback_description)
     assert 0 < result.compressed_tokens <= result.budget
     kept = [s for s in result.sentences if s.kept]
     assert kept and all(BARE[s.start:s.end] == s.text and s.text in result.compressed_prompt for s in kept)
     assert [s.start for s in kept] == sorted(s.start for s in kept)
+    assert tpc_mini.compress(BARE, rate=0.4, describe_bare=False).to_dict() == result.to_dict()
     with pytest.raises(AssertionError, match="the CTD was asked"):
-        tpc_mini.compress(BARE, rate=0.4)
+        tpc_mini.compress(BARE, rate=0.4, describe_bare=True)
 
 
 def test_a_prompt_that_writes_its_request_is_compressed_as_before(tpc_mini, monkeypatch):

@@ -32,7 +32,7 @@ def test_generation_is_batched_bounded_and_deterministic(tiny):
 
 def test_prompt_agnostic_compression_uses_the_description(tiny):
     text = " ".join(f"Fact {i} is about item {i}." for i in range(30))
-    result = tiny.compress(text, rate=0.3)
+    result = tiny.compress(text, rate=0.3, describe_bare=True)
     assert result.task_description.startswith(tiny.config.ctd.response_prefix)
     assert result.compressed_tokens <= result.budget
 
