@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tpc_core.engine.task.cues import addresses_reader, imperative_start
+from tpc_core.engine.task.cues import addresses_reader, imperative_start, is_generic
 from tpc_core.engine.values import ValueEnum
 from tpc_core.segmentation import is_turn_marker
 
@@ -351,6 +351,14 @@ def _end_block(blocks: list[list[_Line]], *, last: bool) -> tuple[int, int] | No
     opening = re.split(r"(?<=[.!?])\s", lead, maxsplit=1)[0]
     if not reads_as_request(text if words <= 80 else opening):  # a long paragraph asks only if its opening does
         return None
+    return _lead_or_whole(candidate, words, lead)
+
+
+def _lead_or_whole(candidate: Sequence[_Line], words: int, lead: str) -> tuple[int, int]:
+    """A paragraph placed as a request: its lead line alone where it is long and that line asks (a request on the
+    line above its material), else all of it."""
+    if words > 80 and len(candidate) > 1 and reads_as_request(lead):
+        return candidate[0].start, candidate[0].end
     return candidate[0].start, candidate[-1].end
 
 
@@ -402,6 +410,8 @@ def place_request(text: str, spans: Sequence[tuple[int, int]]) -> RequestPlace |
         if len({line.block for line in turn_lines}) == 1:  # a turn with no blank line: each line is a paragraph
             turn_lines = [_Line(line.start, line.end, line.text, number) for number, line in enumerate(turn_lines)]
         inside = _regions(turn_lines, first=True)
+        if not inside:
+            inside = [(spans[k], PlaceKind.ASKING) for k in asking_sentences(text, spans, (start, end))]
         if not inside and _TEMPLATE_TOKEN.search(sentences[turn[0] - 1]):
             blocks = _blocks(_lines(text, start, end))
             whole = _words(text[start:end]) <= _MAX_PLACE_WORDS or len(blocks) < 2
@@ -457,12 +467,18 @@ def _regions(lines: Sequence[_Line], *, first: bool) -> list[tuple[tuple[int, in
     blocks = _blocks(lines)
     regions: list[tuple[tuple[int, int], PlaceKind]] = []
     regions += [(label, PlaceKind.LABEL) for label in _label_regions(lines)]
-    last = _end_block(blocks, last=True)
-    if last is not None:
-        regions.append((last, PlaceKind.LAST_BLOCK))
-    opening = _end_block(blocks, last=False) if first else None
-    if opening is not None:
-        regions.append((opening, PlaceKind.FIRST_BLOCK))
+    for kind, side in ((PlaceKind.LAST_BLOCK, -1), (PlaceKind.FIRST_BLOCK, 0)):
+        if kind is PlaceKind.FIRST_BLOCK and not first:
+            break
+        rest = list(blocks)
+        for _ in range(2):  # a generic line at the end ("Reply to the query below."): the paragraph beside it too
+            region = _end_block(rest, last=side == -1)
+            if region is None:
+                break
+            regions.append((region, kind))
+            if not is_generic(" ".join(line.text for line in rest[side])):
+                break
+            rest = rest[:-1] if side == -1 else rest[1:]
     return regions
 
 
@@ -522,8 +538,10 @@ def asking_sentences(text: str, spans: Sequence[tuple[int, int]],
                 _LIST_ITEM.match(prefix) is not None or bool(_OPTION.match(prefix))
             if labelled or is_turn_marker(text[start:end]):
                 continue
-            if _asks_in_place(text[start:end]):
-                found.append(k)
+            following = text[end:end + 80].lstrip(" \t").split("\n")
+            answer = _ANSWER_LABEL.match(following[1] if following[:1] == [""] and len(following) > 1 else "")
+            if _asks_in_place(text[start:end]) and not (answer and answer.group("rest").strip()):
+                found.append(k)  # a solved example ("Question: ... / Answer: 42") asks nothing
         sentence = " ".join(_MARKUP.sub(" ", text[spans[inside[0]][0]:spans[inside[-1]][1]]).split()) \
             if len(inside) == 1 else ""
         if 0 < number < len(blocks) - 1 and sentence.endswith("?") and _QUESTION_START.match(sentence) \
