@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import torch
+
+from tpc_core.engine.selection.budget import take_context
 
 __all__ = ["mmr_within_budget"]
 
 
 def mmr_within_budget(scores: Sequence[float], embeddings: torch.Tensor, token_counts: Sequence[int], budget: int, *,
-                      redundancy: float, force_keep: Sequence[bool] | None = None) -> list[int]:
+                      redundancy: float, force_keep: Sequence[bool] | None = None,
+                      context: Mapping[int, Sequence[int]] | None = None) -> list[int]:
     """Maximal-marginal-relevance selection under a hard token budget.
 
     Forced sentences are taken first while they fit. Then, repeatedly, the sentence that still fits with
     the highest ``score - redundancy * max cosine to a kept sentence`` is taken, until none fits. With
     ``redundancy == 0`` this is the greedy knapsack by score of
-    :func:`tpc_core.engine.selection.budget.top_k_within_budget`.
+    :func:`tpc_core.engine.selection.budget.top_k_within_budget`. A context sentence (``context``: each
+    sentence's section headings, the outermost first; never a forced one) is never taken on its own: it comes right
+    after the first taken sentence it is context for, where it still fits, and counts for no redundancy
+    (:func:`tpc_core.engine.selection.budget.take_context`).
 
     Returns:
         Indices of the kept sentences, ascending (original order).
@@ -30,17 +36,23 @@ def mmr_within_budget(scores: Sequence[float], embeddings: torch.Tensor, token_c
     closest = torch.full((count,), 0.0)
     costs = torch.tensor(list(token_counts), dtype=torch.long)
     available = costs <= budget
+    context = context or {}
+    for heading in {heading for headings in context.values() for heading in headings}:
+        available[heading] = False
     kept: list[int] = []
+    held: set[int] = set()
     used = 0
 
     def take(index: int) -> None:
         nonlocal used
         kept.append(index)
+        held.add(index)
         used += token_counts[index]
         available[index] = False
         if redundancy and count:
             similarity = embeddings.float() @ embeddings[index].float()
             torch.maximum(closest, similarity, out=closest)
+        used += take_context(context.get(index, ()), kept, held, token_counts, budget - used)
 
     for index in range(count):
         if force_keep is not None and force_keep[index] and used + token_counts[index] <= budget:
