@@ -65,8 +65,8 @@ def apply_budget(scored: Scored, options: CompressionOptions, redundancy: float 
     taken in order while they fit: a budget smaller than the markers keeps the first that fit.
 
     A bare heading (``## Impact``, ``**Action items**``, ``What went well.``:
-    :func:`tpc_core.segmentation.heading_sections`) has no standing of its own: it comes with the first chosen
-    sentence of its section, where it still fits, and goes when its section keeps nothing
+    :func:`tpc_core.segmentation.heading_sections`) has no standing of its own: it fills only the room the chosen
+    sentences left, for a chosen sentence of its section, and goes when its section keeps nothing
     (:func:`tpc_core.engine.selection.fitting.drop_to_fit`). A forced or pinned heading, and the label right above a
     request, keep their own standing.
     """

@@ -113,8 +113,8 @@ def top_k_within_budget(
 
     Forced sentences are taken first (in original order) as long as they fit; then the rest by descending
     score (ties broken by position). A sentence larger than the remaining room is skipped, never
-    truncated. A context sentence (a section's heading) is never taken on its own: it comes right after the first
-    taken sentence it is context for, where it still fits (:func:`take_context`).
+    truncated. A context sentence (a section's heading) is never taken on its own: it fills only the room the
+    sentences left, for the taken sentences it is context for (:func:`with_context`), so it never displaces one.
 
     Args:
         scores: One relevance score per sentence.
@@ -128,7 +128,7 @@ def top_k_within_budget(
     Returns:
         Indices of the kept sentences, ascending (original order).
 
-    >>> top_k_within_budget([0.9, 0.1, 0.5, 0.2], [1, 1, 3, 1], 5, context={1: [0], 2: [0], 3: [0]})
+    >>> top_k_within_budget([0.9, 0.1, 0.5, 0.2], [1, 2, 3, 1], 5, context={1: [0], 2: [0], 3: [0]})
     [0, 2, 3]
     """
     if len(scores) != len(token_counts):
@@ -140,35 +140,33 @@ def top_k_within_budget(
     no_standing = set(forced).union(*context.values())
     ranked = sorted((i for i in range(len(scores)) if i not in no_standing), key=lambda i: (-scores[i], i))
     kept: list[int] = []
-    held: set[int] = set()
     used = 0
     for index in [*forced, *ranked]:
         cost = token_counts[index] + (separator_tokens if kept else 0)
         if used + cost <= budget:
             kept.append(index)
-            held.add(index)
-            used += cost + take_context(context.get(index, ()), kept, held, token_counts, budget - used - cost,
-                                        separator_tokens)
-    return sorted(kept)
-
-
-def take_context(context: Sequence[int], kept: list[int], held: set[int], token_counts: Sequence[int], room: int,
-                 separator_tokens: int = 0) -> int:
-    """Append to ``kept`` (and ``held``) the sentences of ``context`` not held yet that fit in ``room``, in order;
-    return the tokens they take.
-
-    >>> kept = [2]
-    >>> take_context([0, 1], kept, {2}, [3, 1, 5], 2), kept
-    (1, [2, 1])
-    """
-    used = 0
-    for sentence in context:
-        cost = token_counts[sentence] + (separator_tokens if kept else 0)
-        if sentence not in held and used + cost <= room:
-            kept.append(sentence)
-            held.add(sentence)
             used += cost
-    return used
+    return sorted(with_context(kept, token_counts, budget - used, context, separator_tokens))
+
+
+def with_context(taken: Sequence[int], token_counts: Sequence[int], room: int,
+                 context: Mapping[int, Sequence[int]] | None, separator_tokens: int = 0) -> list[int]:
+    """``taken`` (in the order it was taken), then the context sentences of its sentences that fit in the ``room``
+    the sentences left, the context of the first taken sentence first: context never displaces a sentence.
+
+    >>> with_context([2, 3], [2, 1, 5, 5], 2, {2: [1], 3: [0]})
+    [2, 3, 1]
+    """
+    kept = list(taken)
+    held = set(kept)
+    for index in taken:
+        for sentence in (context or {}).get(index, ()):
+            cost = token_counts[sentence] + (separator_tokens if kept else 0)
+            if sentence not in held and cost <= room:
+                kept.append(sentence)
+                held.add(sentence)
+                room -= cost
+    return kept
 
 
 def document_budgets(budget: int, document_tokens: Sequence[int], origin_tokens: int, scope: str) -> list[int]:

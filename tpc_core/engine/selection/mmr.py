@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 
 import torch
 
-from tpc_core.engine.selection.budget import take_context
+from tpc_core.engine.selection.budget import with_context
 
 __all__ = ["mmr_within_budget"]
 
@@ -20,9 +20,8 @@ def mmr_within_budget(scores: Sequence[float], embeddings: torch.Tensor, token_c
     the highest ``score - redundancy * max cosine to a kept sentence`` is taken, until none fits. With
     ``redundancy == 0`` this is the greedy knapsack by score of
     :func:`tpc_core.engine.selection.budget.top_k_within_budget`. A context sentence (``context``: each
-    sentence's section headings, the outermost first; never a forced one) is never taken on its own: it comes right
-    after the first taken sentence it is context for, where it still fits, and counts for no redundancy
-    (:func:`tpc_core.engine.selection.budget.take_context`).
+    sentence's section headings, the outermost first; never a forced one) is never taken on its own: it fills only
+    the room the sentences left (:func:`tpc_core.engine.selection.budget.with_context`).
 
     Returns:
         Indices of the kept sentences, ascending (original order).
@@ -40,19 +39,16 @@ def mmr_within_budget(scores: Sequence[float], embeddings: torch.Tensor, token_c
     for heading in {heading for headings in context.values() for heading in headings}:
         available[heading] = False
     kept: list[int] = []
-    held: set[int] = set()
     used = 0
 
     def take(index: int) -> None:
         nonlocal used
         kept.append(index)
-        held.add(index)
         used += token_counts[index]
         available[index] = False
         if redundancy and count:
             similarity = embeddings.float() @ embeddings[index].float()
             torch.maximum(closest, similarity, out=closest)
-        used += take_context(context.get(index, ()), kept, held, token_counts, budget - used)
 
     for index in range(count):
         if force_keep is not None and force_keep[index] and used + token_counts[index] <= budget:
@@ -65,4 +61,4 @@ def mmr_within_budget(scores: Sequence[float], embeddings: torch.Tensor, token_c
         gain = base - redundancy * closest if kept else base.clone()
         gain[~fits] = float("-inf")
         take(int(torch.argmax(gain)))  # the first of equal gains: earlier sentences win ties
-    return sorted(kept)
+    return sorted(with_context(kept, token_counts, budget - used, context))
