@@ -10,8 +10,8 @@ written once, in docs/ARCHITECTURE.md ("The route of one prompt").
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
 from typing import Any, Protocol
@@ -209,6 +209,8 @@ class Selected:
             options.
         oversized: Sentences larger than the whole budget (skipped: a sentence is not shortened to fit).
         pinned: The request's sentences (``scored.task.request``): kept whatever the budget.
+        context: Each bare heading (a flat index) and the sentences of its section it is context for: kept only
+            with one of them (:func:`tpc_core.engine.selection.assembly.section_context`).
     """
 
     scored: Scored
@@ -216,6 +218,7 @@ class Selected:
     forced: tuple[bool, ...]
     oversized: int
     pinned: frozenset[int] = frozenset()
+    context: Mapping[int, frozenset[int]] = field(default_factory=dict, hash=False)
 
 
 class CountTokens(Protocol):

@@ -79,7 +79,8 @@ nltk 3.10.4)::
 
 Modules, one concern each: :mod:`.contract` (``Span``, ``SentenceSplitter`` and the check of a custom
 splitter's spans), :mod:`.layout` (steps 1, 2 and 5), :mod:`.backends` (step 4), :mod:`.length` (step 6),
-:mod:`.markers` (step 3), :mod:`.splitter` (``LineAwareSplitter``, :func:`get_splitter`, :func:`split_sentences`).
+:mod:`.markers` (step 3), :mod:`.splitter` (``LineAwareSplitter``, :func:`get_splitter`, :func:`split_sentences`),
+:mod:`.headings` (bare headings and their sections, which selection keeps a heading for).
 
 Example:
     >>> text = "Dr. Smith arrived. He sat down.\\n- item one\\n- item two"
@@ -91,6 +92,7 @@ from __future__ import annotations
 
 from tpc_core.segmentation.backends import SPLITTER_NAMES
 from tpc_core.segmentation.contract import SentenceSplitter, Span
+from tpc_core.segmentation.headings import heading_sections
 from tpc_core.segmentation.length import cut_sentences
 from tpc_core.segmentation.markers import is_turn_marker, marker_spans
 from tpc_core.segmentation.splitter import (
@@ -110,6 +112,7 @@ __all__ = [
     "Span",
     "cut_sentences",
     "get_splitter",
+    "heading_sections",
     "is_turn_marker",
     "marker_spans",
     "split_sentences",

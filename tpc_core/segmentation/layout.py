@@ -12,7 +12,7 @@ import functools
 import re
 from collections.abc import Callable, Iterable, Iterator
 
-__all__ = ["StartFinder", "unit_cuts", "units"]
+__all__ = ["TEMPLATE_LABEL", "StartFinder", "unit_cuts", "units"]
 
 StartFinder = Callable[[str], Iterable[int]]
 """A sentence backend: maps a unit (line breaks replaced by spaces) to proposed sentence start offsets."""
@@ -39,7 +39,7 @@ _ASKING_LABEL = re.compile(r"[ \t#*>]{0,6}(?:user|assistant|system|human|ai|ques
                            r"request|prompt|input)[*_]{0,2}[ \t]*:", re.IGNORECASE)
 # A prompt template's label ("Question: ...", "Answer:", "Context:", "### Task", "Helpful Answer:"): written by the
 # prompt's author, never by a wrapped paragraph, so a line that opens with one (capitalised) starts a unit.
-_TEMPLATE_LABEL = re.compile(r"[ \t#*>]{0,6}(?:(?:helpful|refined|final|short|your|the|original)[ \t]+)?"
+TEMPLATE_LABEL = re.compile(r"[ \t#*>]{0,6}(?:(?:helpful|refined|final|short|your|the|original)[ \t]+)?"
                              r"(?:question|query|q|task|instructions?|request|prompt|answer|a|response|output|summary|context|article|"
                              r"documents?|passages?|story|transcript|report|news|user|assistant|system|human|ai)"
                              r"[*_]{0,2}[ \t]*:", re.IGNORECASE)
@@ -91,7 +91,7 @@ def _continues(line: str, next_line: str, width: Callable[[], int]) -> bool:
     if len(body.split(None, _MIN_WRAPPED_WORDS - 1)) < _MIN_WRAPPED_WORDS:  # titles, labels, list-like
         return False
     following = next_line.lstrip()
-    if not following[0].islower() and _TEMPLATE_LABEL.match(next_line):  # "...\nAnswer:": the template's own line
+    if not following[0].islower() and TEMPLATE_LABEL.match(next_line):  # "...\nAnswer:": the template's own line
         return False
     # A "key: value" line is joined to the line before only where that line is visibly wrapped prose (full, open,
     # no key line itself): "... in the Kansas City metropolitan\narea: the Edwards Campus ...". In a form, a

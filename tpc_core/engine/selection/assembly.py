@@ -7,6 +7,8 @@ budget, then the filters) then :func:`assemble` (verbatim text, recounted: fits)
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from tpc_core.engine.options import CompressionOptions
 from tpc_core.engine.selection.budget import (
     CountTokens,
@@ -18,10 +20,10 @@ from tpc_core.engine.selection.budget import (
     top_k_within_budget,
 )
 from tpc_core.engine.selection.mmr import mmr_within_budget
-from tpc_core.engine.values import Assembled, Scored, Selected
-from tpc_core.segmentation import is_turn_marker
+from tpc_core.engine.values import Assembled, Scored, Segmented, Selected
+from tpc_core.segmentation import heading_sections, is_turn_marker
 
-__all__ = ["apply_budget", "assemble", "compress_scored"]
+__all__ = ["apply_budget", "assemble", "compress_scored", "section_context"]
 
 
 
@@ -61,6 +63,12 @@ def apply_budget(scored: Scored, options: CompressionOptions, redundancy: float 
     (:func:`tpc_core.segmentation.is_turn_marker`: the built-in splitters make each marker a span of its own), so a
     flattened chat keeps every turn's markers, at their token cost, whatever else is dropped. Forced sentences are
     taken in order while they fit: a budget smaller than the markers keeps the first that fit.
+
+    A bare heading (``## Impact``, ``**Action items**``, ``What went well.``:
+    :func:`tpc_core.segmentation.heading_sections`) has no standing of its own: it fills only the room the chosen
+    sentences left, for a chosen sentence of its section, and goes when its section keeps nothing
+    (:func:`tpc_core.engine.selection.fitting.drop_to_fit`). A forced or pinned heading, and the label right above a
+    request, keep their own standing.
     """
     prompt = scored.segmented
     scores = scored.scores
@@ -76,17 +84,21 @@ def apply_budget(scored: Scored, options: CompressionOptions, redundancy: float 
     if pinned:  # a kept request keeps its chat's markers too: the compressed chat still parses into its roles
         pinned |= {k for k, text in enumerate(prompt.sentences) if is_turn_marker(text)}
 
+    serves = section_context(prompt, forced, pinned)
+
     def pick(members: list[int], budget: int) -> list[int]:
         free = [k for k in members if k not in pinned]
         room = max(0, budget - sum(counts[k] for k in members if k in pinned))
         member_scores = [scores[k] for k in free]
         member_counts = [counts[k] for k in free]
         member_forced = [forced[k] for k in free]
+        context = _context_of(serves, free)
         if scored.embeddings is None:
-            picked = top_k_within_budget(member_scores, member_counts, room, force_keep=member_forced)
+            picked = top_k_within_budget(member_scores, member_counts, room, force_keep=member_forced,
+                                         context=context)
         else:
             picked = mmr_within_budget(member_scores, scored.embeddings[free], member_counts, room,
-                                       redundancy=redundancy, force_keep=member_forced)
+                                       redundancy=redundancy, force_keep=member_forced, context=context)
         position = {k: j for j, k in enumerate(members)}
         return sorted([position[free[j]] for j in picked] + [position[k] for k in members if k in pinned])
 
@@ -95,7 +107,37 @@ def apply_budget(scored: Scored, options: CompressionOptions, redundancy: float 
     chosen = filter_kept(allocate(groups, budgets, pick), documents, scores, min_score=options.min_score,
                          top_n=options.top_n) | pinned
     oversized = sum(1 for k, count in enumerate(counts) if count > prompt.budget and k not in pinned)
-    return Selected(scored, chosen, forced, oversized, pinned)
+    return Selected(scored, chosen, forced, oversized, pinned, serves)
+
+
+def section_context(prompt: Segmented, forced: Sequence[bool], pinned: frozenset[int]) -> dict[int, frozenset[int]]:
+    """Each bare heading of ``prompt`` (a flat index) and the sentences of its section it is context for.
+
+    A forced or pinned heading, and one right above a pinned sentence (the label of the user's request), is no
+    context: it keeps its own standing. Pinned sentences need no context (they are kept whatever the budget).
+    """
+    serves: dict[int, frozenset[int]] = {}
+    offset = 0
+    for document, spans in zip(prompt.documents, prompt.spans):
+        for heading, section in heading_sections(document, spans).items():
+            flat = offset + heading
+            served = frozenset(offset + k for k in section) - pinned
+            if served and not forced[flat] and flat not in pinned and flat + 1 not in pinned:
+                serves[flat] = served
+        offset += len(spans)
+    return serves
+
+
+def _context_of(serves: Mapping[int, frozenset[int]], members: Sequence[int]) -> dict[int, list[int]]:
+    """For a picker over ``members`` (flat indices), each member's headings among them, as positions, in order."""
+    position = {k: j for j, k in enumerate(members)}
+    context: dict[int, list[int]] = {}
+    for heading in sorted(serves):
+        if heading in position:
+            for sentence in serves[heading]:
+                if sentence in position:
+                    context.setdefault(position[sentence], []).append(position[heading])
+    return context
 
 
 def assemble(selected: Selected, counter: CountTokens, separator: str) -> Assembled:
@@ -108,5 +150,5 @@ def assemble(selected: Selected, counter: CountTokens, separator: str) -> Assemb
                          "whole.")
     priority = list(zip(selected.forced, scored.scores))
     joined = fit_to_budget(prompt.documents, prompt.spans, selected.chosen, priority, prompt.budget, counter,
-                           separator, prompt.counts, protected=selected.pinned)
+                           separator, prompt.counts, protected=selected.pinned, serves=selected.context)
     return Assembled(selected, joined)

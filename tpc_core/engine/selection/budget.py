@@ -22,7 +22,7 @@ The budget policy, in the order the engine applies it:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 from tpc_core.engine.selection.fitting import drop_to_fit
 from tpc_core.engine.values import CountTokens, Joined, joined_count
@@ -107,12 +107,14 @@ def top_k_within_budget(
     *,
     force_keep: Sequence[bool] | None = None,
     separator_tokens: int = 0,
+    context: Mapping[int, Sequence[int]] | None = None,
 ) -> list[int]:
     """Pick the highest-scoring sentences whose total size stays within ``budget``.
 
     Forced sentences are taken first (in original order) as long as they fit; then the rest by descending
     score (ties broken by position). A sentence larger than the remaining room is skipped, never
-    truncated.
+    truncated. A context sentence (a section's heading) is never taken on its own: it fills only the room the
+    sentences left, for the taken sentences it is context for (:func:`with_context`), so it never displaces one.
 
     Args:
         scores: One relevance score per sentence.
@@ -120,17 +122,23 @@ def top_k_within_budget(
         budget: Maximum total tokens.
         force_keep: Optional mask of sentences to take first (e.g. matched by a regex).
         separator_tokens: Tokens charged for each kept sentence after the first (joiners).
+        context: Each sentence's context sentences, in order (its section's headings, the outermost first); a
+            forced sentence is never context.
 
     Returns:
         Indices of the kept sentences, ascending (original order).
+
+    >>> top_k_within_budget([0.9, 0.1, 0.5, 0.2], [1, 2, 3, 1], 5, context={1: [0], 2: [0], 3: [0]})
+    [0, 2, 3]
     """
     if len(scores) != len(token_counts):
         raise ValueError(f"{len(scores)} scores but {len(token_counts)} token counts.")
     if force_keep is not None and len(force_keep) != len(scores):
         raise ValueError(f"force_keep has {len(force_keep)} entries for {len(scores)} sentences.")
     forced = [i for i in range(len(scores)) if force_keep is not None and force_keep[i]]
-    forced_set = set(forced)
-    ranked = sorted((i for i in range(len(scores)) if i not in forced_set), key=lambda i: (-scores[i], i))
+    context = context or {}
+    no_standing = set(forced).union(*context.values())
+    ranked = sorted((i for i in range(len(scores)) if i not in no_standing), key=lambda i: (-scores[i], i))
     kept: list[int] = []
     used = 0
     for index in [*forced, *ranked]:
@@ -138,7 +146,27 @@ def top_k_within_budget(
         if used + cost <= budget:
             kept.append(index)
             used += cost
-    return sorted(kept)
+    return sorted(with_context(kept, token_counts, budget - used, context, separator_tokens))
+
+
+def with_context(taken: Sequence[int], token_counts: Sequence[int], room: int,
+                 context: Mapping[int, Sequence[int]] | None, separator_tokens: int = 0) -> list[int]:
+    """``taken`` (in the order it was taken), then the context sentences of its sentences that fit in the ``room``
+    the sentences left, the context of the first taken sentence first: context never displaces a sentence.
+
+    >>> with_context([2, 3], [2, 1, 5, 5], 2, {2: [1], 3: [0]})
+    [2, 3, 1]
+    """
+    kept = list(taken)
+    held = set(kept)
+    for index in taken:
+        for sentence in (context or {}).get(index, ()):
+            cost = token_counts[sentence] + (separator_tokens if kept else 0)
+            if sentence not in held and cost <= room:
+                kept.append(sentence)
+                held.add(sentence)
+                room -= cost
+    return kept
 
 
 def document_budgets(budget: int, document_tokens: Sequence[int], origin_tokens: int, scope: str) -> list[int]:
@@ -233,7 +261,8 @@ def join_documents(documents: Sequence[str], spans: Sequence[Sequence[tuple[int,
 
 def fit_to_budget(documents: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]], chosen: Iterable[int],
                   priority: Sequence[tuple[bool, float]], budget: int, counter: CountTokens, separator: str,
-                  counts: Sequence[Sequence[int]] | None = None, protected: frozenset[int] = frozenset()) -> Joined:
+                  counts: Sequence[Sequence[int]] | None = None, protected: frozenset[int] = frozenset(),
+                  serves: Mapping[int, Collection[int]] | None = None) -> Joined:
     """Assemble the chosen sentences and drop the weakest until the real count of the whole prompt fits (the one
     budget loop, :func:`tpc_core.engine.selection.fitting.drop_to_fit`, over the documents joined by ``separator``).
 
@@ -249,6 +278,8 @@ def fit_to_budget(documents: Sequence[str], spans: Sequence[Sequence[tuple[int, 
 
         protected: Chosen sentences never dropped (the user's request): where they alone exceed ``budget``, the
             assembly keeps them and is over it.
+        serves: Context sentences (a section's heading) and the sentences each is context for: kept only while one
+            of those is, and dropped first while the prompt is over ``budget``.
 
     Returns:
         The assembly, whose ``total`` is at most ``budget``, or only the protected sentences when they alone
@@ -260,7 +291,7 @@ def fit_to_budget(documents: Sequence[str], spans: Sequence[Sequence[tuple[int, 
         kept[prompt.flat[k][0]].append(k)
     fitted = drop_to_fit(kept, budget, prompt.count, total=prompt.total,
                          weakest=lambda k: (priority[k][0], priority[k][1], -k),
-                         pinned=[protected.intersection(part) for part in kept])
+                         pinned=[protected.intersection(part) for part in kept], serves=serves)
     return Joined(tuple(tuple(prompt.flat[k][1] for k in part) for part in fitted.kept),
                   tuple(prompt.text(d, part) for d, part in enumerate(fitted.kept)), fitted.counts, fitted.total)
 

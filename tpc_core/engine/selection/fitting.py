@@ -9,18 +9,22 @@ parts joined by a separator add what the separator costs (:func:`tpc_core.engine
 Pins are sentences never dropped (a user's request). Floors are groups of parts that keep at least one sentence
 together: :func:`fill_floors` gives a group that kept none its strongest sentence, and :func:`drop_to_fit` never
 drops a group's last. Where pins and floors alone exceed the budget the loop stops with them, over it.
+
+Context sentences (a section's heading) have no standing of their own: each serves some sentences, and is kept only
+while one of them is. A context sentence that serves no kept sentence is dropped before the first count; while the
+assembly is over the budget, context goes first, before any sentence, so none outlives the sentences it serves.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
     from _typeshed import SupportsRichComparison
 
-__all__ = ["CountPart", "CountTotal", "Fitted", "drop_to_fit", "droppable", "fill_floors", "summed"]
+__all__ = ["CountPart", "CountTotal", "Fitted", "drop_to_fit", "droppable", "fill_floors", "summed", "unserved"]
 
 SentenceId = TypeVar("SentenceId", bound="SupportsRichComparison")
 
@@ -79,10 +83,17 @@ def droppable(kept: Sequence[Sequence[SentenceId]], pinned: Sequence[Collection[
             if not (part < len(pinned) and sentence in pinned[part])]
 
 
+def unserved(kept: Sequence[Sequence[SentenceId]], serves: Mapping[SentenceId, Collection[SentenceId]]
+             ) -> set[SentenceId]:
+    """The kept context sentences that serve no kept sentence (a heading whose section kept nothing)."""
+    held = {sentence for part in kept for sentence in part}
+    return {sentence for sentence in held if sentence in serves and held.isdisjoint(serves[sentence])}
+
+
 def drop_to_fit(kept: Sequence[Sequence[SentenceId]], budget: int, count: CountPart, *,
                 weakest: Callable[[SentenceId], Any], total: CountTotal = summed,
-                pinned: Sequence[Collection[SentenceId]] = (), floors: Sequence[Collection[int]] = ()
-                ) -> Fitted[SentenceId]:
+                pinned: Sequence[Collection[SentenceId]] = (), floors: Sequence[Collection[int]] = (),
+                serves: Mapping[SentenceId, Collection[SentenceId]] | None = None) -> Fitted[SentenceId]:
     """Drop the weakest kept sentence, one at a time, until the assembly's count is at most ``budget``.
 
     Args:
@@ -93,19 +104,23 @@ def drop_to_fit(kept: Sequence[Sequence[SentenceId]], budget: int, count: CountP
         total: Counts the assembly from the parts' counts (default: their sum).
         pinned: Each part's sentences never dropped (parts past its end pin none).
         floors: Groups of part indices whose last kept sentence is never dropped.
+        serves: Context sentences (never pinned) and the sentences each serves: one that serves no kept sentence is
+            dropped before the first count, and context goes first while the assembly is over ``budget``.
 
     Returns:
         The kept sentences, the parts' counts and the assembly's: within ``budget``, or over it with only pinned
         sentences and floors' last sentences left.
     """
-    parts = [list(part) for part in kept]
+    context = serves or {}
+    orphans = unserved(kept, context)
+    parts = [[sentence for sentence in part if sentence not in orphans] for part in kept]
     counts = [count(index, part) for index, part in enumerate(parts)]
     assembly = total(counts, parts)
     while assembly > budget:
         candidates = droppable(parts, pinned, floors)
         if not candidates:
             break
-        part, sentence = min(candidates, key=lambda candidate: weakest(candidate[1]))
+        part, sentence = min(candidates, key=lambda candidate: (candidate[1] not in context, weakest(candidate[1])))
         parts[part].remove(sentence)
         counts[part] = count(part, parts[part])
         assembly = total(counts, parts)

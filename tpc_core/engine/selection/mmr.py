@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import torch
+
+from tpc_core.engine.selection.budget import with_context
 
 __all__ = ["mmr_within_budget"]
 
 
 def mmr_within_budget(scores: Sequence[float], embeddings: torch.Tensor, token_counts: Sequence[int], budget: int, *,
-                      redundancy: float, force_keep: Sequence[bool] | None = None) -> list[int]:
+                      redundancy: float, force_keep: Sequence[bool] | None = None,
+                      context: Mapping[int, Sequence[int]] | None = None) -> list[int]:
     """Maximal-marginal-relevance selection under a hard token budget.
 
     Forced sentences are taken first while they fit. Then, repeatedly, the sentence that still fits with
     the highest ``score - redundancy * max cosine to a kept sentence`` is taken, until none fits. With
     ``redundancy == 0`` this is the greedy knapsack by score of
-    :func:`tpc_core.engine.selection.budget.top_k_within_budget`.
+    :func:`tpc_core.engine.selection.budget.top_k_within_budget`. A context sentence (``context``: each
+    sentence's section headings, the outermost first; never a forced one) is never taken on its own: it fills only
+    the room the sentences left (:func:`tpc_core.engine.selection.budget.with_context`).
 
     Returns:
         Indices of the kept sentences, ascending (original order).
@@ -30,6 +35,9 @@ def mmr_within_budget(scores: Sequence[float], embeddings: torch.Tensor, token_c
     closest = torch.full((count,), 0.0)
     costs = torch.tensor(list(token_counts), dtype=torch.long)
     available = costs <= budget
+    context = context or {}
+    for heading in {heading for headings in context.values() for heading in headings}:
+        available[heading] = False
     kept: list[int] = []
     used = 0
 
@@ -53,4 +61,4 @@ def mmr_within_budget(scores: Sequence[float], embeddings: torch.Tensor, token_c
         gain = base - redundancy * closest if kept else base.clone()
         gain[~fits] = float("-inf")
         take(int(torch.argmax(gain)))  # the first of equal gains: earlier sentences win ties
-    return sorted(kept)
+    return sorted(with_context(kept, token_counts, budget - used, context))
