@@ -4,10 +4,12 @@ A heading is a sentence span alone on its line that only labels what follows: a 
 a line in bold (``**Action items**``), or a short label ending in ``.`` or ``:`` (``Impact.``, ``What went well.``,
 ``Lessons learned:``). Its words hold no sentence punctuation inside (``Postmortem: outage on 14 March`` is a title
 with content, not a bare label), it asks nothing (``?``, ``!``) and it is no prompt template's label (``Question:``,
-``Answer:``, ``Context:``: the template's own parts). A plain label is at most four words before a ``.`` (six
+``Answer:``, ``Context:``: the template's own parts). A plain label is at most three words before a ``.`` (six
 before a ``:``), starts with a capital, holds no pronoun or auxiliary verb (``She is successful.``, ``We rolled
 back.`` are sentences) and does not end in a name's abbreviation (``Edgar Kaiser Jr.``). A line without a final
-``.`` or ``:`` (a passage's title, ``Ed Wood (film)``) is no heading: it names an entity, which may be the answer.
+``.`` or ``:`` (a passage's title, ``Ed Wood (film)``) is no heading: it names an entity, which may be the answer. A
+``.`` label is the weakest sign (``Line one about cats.`` reads the same), so it counts only where the document has
+two or more of them.
 
 A heading's section is what follows it up to the next heading that follows a sentence (a heading right under
 another opens the same section: ``# Report`` over ``## Impact``), a chat-template marker or the end of the
@@ -42,7 +44,10 @@ _LETTERS = re.compile(r"[^\W\d_]+")
 _LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # those of str.splitlines
 _MAX_HEADING_CHARS = 120
 _MAX_MARKUP_WORDS = 8
-_MAX_PLAIN_WORDS = {".": 4, ":": 6}  # a colon announces what follows: a surer sign of a label
+_MAX_PLAIN_WORDS = {".": 3, ":": 6}  # a colon announces what follows: a surer sign of a label
+# A plain label ending in "." is the weakest sign ("Line one about cats." reads the same): such lines are headings
+# only where the document has at least this many of them, as sections come in sets.
+_MIN_PLAIN_DOT_LABELS = 2
 
 
 def is_heading(line: str) -> bool:
@@ -68,6 +73,12 @@ def is_heading(line: str) -> bool:
     return _bare(label.group("body"), _MAX_PLAIN_WORDS[label.group("end")])
 
 
+def _is_plain_dot(line: str) -> bool:
+    """Whether a heading line is a plain label ending in ``.`` (no markdown, no bold, no colon)."""
+    text = line.strip()
+    return text.endswith(".") and _ATX.fullmatch(text) is None and _BOLD.fullmatch(text) is None
+
+
 def _bare(body: str, max_words: int) -> bool:
     """Whether a heading's words only name a section: a few words, no sentence punctuation inside."""
     words = body.rstrip(" \t.:").split()
@@ -87,6 +98,9 @@ def heading_sections(document: str, spans: Sequence[tuple[int, int]]) -> dict[in
     """
     headings = [end - start <= _MAX_HEADING_CHARS and is_heading(document[start:end])
                 and _alone_on_line(document, start, end) for start, end in spans]
+    plain_dot = [heading and _is_plain_dot(document[start:end]) for heading, (start, end) in zip(headings, spans)]
+    if sum(plain_dot) < _MIN_PLAIN_DOT_LABELS:
+        headings = [heading and not dot for heading, dot in zip(headings, plain_dot)]
     sections: dict[int, tuple[int, ...]] = {}
     for index, heading in enumerate(headings):
         section = _section(document, spans, headings, index) if heading else ()

@@ -36,7 +36,11 @@ def test_sections_run_to_the_next_heading_after_a_sentence_and_stop_at_a_turn():
     text = "# Report\n## Impact\nOrders failed for an hour.\n## Timeline\nWe rolled back.\nThanks."
     assert _sections(text) == {"# Report": ["Orders failed for an hour."],
                                "## Impact": ["Orders failed for an hour."],
-                               "## Timeline": ["We rolled back."]}  # "Thanks." opens nothing: no heading
+                               "## Timeline": ["We rolled back.", "Thanks."]}  # a lone "." label: a sentence
+    # A short line ending in "." is a heading only beside another such label (sections come in sets).
+    assert _sections("Line one about cats.\nLine two about cats too.\n\nUnrelated dogs paragraph here.") == {}
+    assert _sections("Impact.\nOrders failed for an hour.\nAction items.\nWe add a check.") == {
+        "Impact.": ["Orders failed for an hour."], "Action items.": ["We add a check."]}
     assert _sections("Impact. Orders failed for an hour.") == {}  # not alone on its line
     chat = "<|im_start|>user\nImpact.\n<|im_end|>\n<|im_start|>assistant\nIt failed.<|im_end|>"
     assert _sections(chat) == {}  # a turn ends the section: the heading has none
