@@ -273,3 +273,17 @@ def test_excluded_tools_and_a_trigger_leave_results_whole(compressor):
     roomy = scripted(("read_archive", {"part": "archive"}))
     run_agent(compressor, roomy, TPCContextMiddleware(compressor=compressor, target_tokens=100, trigger_tokens=5000))
     assert [m.content for m in roomy.sent[-1] if isinstance(m, ToolMessage)] == [ARCHIVE]
+
+
+def test_a_tiny_budget_is_named_as_the_users_budget_in_the_warnings(compressor):
+    """At a budget that leaves a few tokens for a tool result, its sentences are larger than that room; the warning
+    names the caller's budget and what took the rest, never an internal share as 'the whole budget'."""
+    model = scripted(("read_archive", {"part": "archive"}))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run_agent(compressor, model, TPCContextMiddleware(compressor=compressor, target_tokens=30))
+    larger = [str(w.message) for w in caught if "larger than" in str(w.message)]
+    assert larger, [str(w.message) for w in caught]
+    assert all("whole budget" not in message for message in larger)
+    assert all("left of the budget of 30 after the rest of the view (system prompt, request, other turns:"
+               in message for message in larger), larger
