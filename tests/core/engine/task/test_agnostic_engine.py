@@ -157,11 +157,11 @@ def test_checkpoint_part_paths_must_stay_inside_the_checkpoint(tiny_checkpoint, 
 
 
 NO_MARK = ("Paris is the capital of France. Rome is the capital of Italy. The Tiber flows through Rome. "
-           "Bread is made from flour. Which river flows through rome is what I keep wondering")
+           "Bread is made from flour. I have a question: which river flows through rome")
 
 
 @pytest.mark.parametrize(("share", "source", "description"), [
-    (0.8, "matched", "Which river flows through rome is what I keep wondering"),  # the sentence as written
+    (0.8, "matched", "which river flows through rome"),  # the request as written, its label dropped
     (0.0, "generated", "The prompt asks: Which river flows?"),  # matching off: the paraphrase is used
 ])
 def test_a_description_that_restates_a_sentence_is_replaced_by_it(tiny_checkpoint, tmp_path, monkeypatch, share,
