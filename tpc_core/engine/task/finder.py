@@ -12,7 +12,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tpc_core.engine.task.cues import is_generic, pointer_direction
 from tpc_core.engine.task.grounding import contradicts, is_grounded, match_sentences
 from tpc_core.engine.task.placement import PlaceKind, place_request, reads_as_request, without_request_label
 from tpc_core.engine.task.request.text import asks_for_summary, complete_request, pick_request, request_text
@@ -53,12 +52,8 @@ takes: a prompt whose structure places one request is never embedded)."""
 
 
 # How far each kind of place is trusted to state the request (lower: more): a label or the user's own turn says so.
-_TRUST = {PlaceKind.LABEL: 0, PlaceKind.CHAT_TURN: 0, PlaceKind.ASKING: 1, PlaceKind.LAST_BLOCK: 1,
-          PlaceKind.FIRST_BLOCK: 2, PlaceKind.LAST_SENTENCE: 3}
-# What each kind of place adds to the head's probability when the head chooses among candidates: position is one
-# feature, not the rule.
-_PRIOR = {PlaceKind.LABEL: 0.3, PlaceKind.CHAT_TURN: 0.3, PlaceKind.ASKING: 0.1, PlaceKind.LAST_BLOCK: 0.1,
-          PlaceKind.FIRST_BLOCK: 0.1, PlaceKind.LAST_SENTENCE: 0.0}
+_TRUST = {PlaceKind.LABEL: 0, PlaceKind.CHAT_TURN: 0, PlaceKind.LAST_BLOCK: 1, PlaceKind.FIRST_BLOCK: 2,
+          PlaceKind.LAST_SENTENCE: 3}
 
 
 class TaskFinder:
@@ -177,26 +172,22 @@ class TaskFinder:
         found = self.locate(prompts[0], embeddings[0])
         if found is None:
             return None
-        primary, kept = found
-        primary = primary or kept  # a pointer at nothing written is the only request there is
+        primary, _ = found
         spans = prompts[0].spans[0]
         return FoundRequest(tuple(spans[i] for i in primary), request_text(prompts[0].sentences, primary))
 
     def locate(self, prompt: Segmented, embeddings: torch.Tensor | Callable[[], torch.Tensor] | None,
                ) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
-        """``(primary, kept)``: the sentences that state the prompt's request (the task description: the parts of
-        it that carry content) and every sentence compression keeps for it, as flat indices; ``None`` when the
-        prompt asks nothing that can be placed. ``primary`` is empty where the prompt only points at a request it
-        never writes ("Now answer the question." and nothing else that asks).
+        """``(primary, kept)``: the sentences that state the prompt's request (the task description) and every
+        sentence compression keeps for it, as flat indices; ``None`` when the prompt asks nothing that can be
+        placed.
 
-        Structure decides whether the prompt asks and proposes the candidate places
-        (:func:`~tpc_core.engine.task.placement.place_request`, on the last document that places one): labels,
-        chat turns, first and last paragraphs, and sentences that ask wherever they stand. A candidate that only
-        points at the request ("Reply to the query.": :func:`~tpc_core.engine.task.cues.is_pointer`) or asks for
-        nothing in particular ("Answer briefly.") is never the request: it is kept, and resolved to what it points
-        at. Among the candidates that carry content, the head, where the checkpoint has one, chooses the request
-        (:meth:`_choose`). Kept: the request, every pointer and generic instruction, what a pointer to several
-        requests points at, and every labelled request; other candidates compete as ordinary sentences.
+        Structure decides whether the prompt asks and where (:func:`~tpc_core.engine.task.placement.place_request`,
+        on the last document that places a request): every candidate place is kept. The request itself (the task
+        description) is the most trusted kind of place (a request label or the user's turn, then a last paragraph,
+        then a first one); among several of that kind the head, where the checkpoint has one, chooses the one
+        holding its most probable sentence, and inside a whole chat turn longer than ``max_request_sentences`` it
+        chooses the sentences. The head never places a request that structure did not.
         """
         sentences = prompt.sentences
         if not sentences:
@@ -211,42 +202,24 @@ class TaskFinder:
         if found is None:  # structure decides whether the prompt asks: a bare document places nothing
             return None
         offset, place = found
-        candidates = [tuple(offset + k for k in candidate) for candidate in place.candidates]
-        generic = [is_generic(request_text(sentences, list(candidate))) for candidate in candidates]
-        content = [k for k, flag in enumerate(generic) if not flag]
         limit = self.settings.max_request_sentences
-        needs_head = len(content) > 1 or any(
-            kind is PlaceKind.CHAT_TURN and len(candidate) > limit for candidate, kind in zip(candidates, place.kinds))
+        needs_head = len(place.candidates) > 1 or any(
+            kind is PlaceKind.CHAT_TURN and len(candidate) > limit for candidate, kind in zip(place.candidates,
+                                                                                             place.kinds))
         probabilities = (self.head.probabilities(embeddings() if callable(embeddings) else embeddings, sentences)
                          if needs_head and self.head is not None and embeddings is not None else None)
         # the head ranks only where there is a choice: only then are lazy embeddings computed
-        placed = [self._within(candidate, kind, probabilities) for candidate, kind in zip(candidates, place.kinds)]
-        pointers = [k for k, flag in enumerate(generic) if flag]
-        kept = {i for k in pointers for i in placed[k]}
-        kept |= {i for k, kind in enumerate(place.kinds) if kind is PlaceKind.LABEL for i in placed[k]}
-        if not content:  # a pointer with nothing it points at: kept, and the prompt asks nothing else
-            return (), tuple(sorted(kept))
-        chosen = self._choose([placed[k] for k in content], [place.kinds[k] for k in content], probabilities)
-        primary = [placed[content[chosen]]]
-        for k in pointers:  # a pointer to several requests ("the questions above") keeps every one it points at
-            side, several = pointer_direction(request_text(sentences, list(placed[k])))
-            if several:
-                primary += [placed[j] for j in content if side == 0 or (placed[j][0] - placed[k][0]) * side > 0]
-        request = complete_request(sentences, sorted({i for candidate in primary for i in candidate}))
-        kept |= set(request)
-        return tuple(_with_content(sentences, request)), tuple(sorted(kept))
-
-    def _choose(self, candidates: Sequence[tuple[int, ...]], kinds: Sequence[PlaceKind],
-                probabilities: torch.Tensor | None) -> int:
-        """Which candidate states the request: the one holding the head's most probable sentence, each candidate's
-        probability raised by how much its kind of place is trusted (:data:`_PRIOR`); without a head, the most
-        trusted kind, the first of it."""
-        if probabilities is None:
-            ranks = [_TRUST[kind] for kind in kinds]
-            return ranks.index(min(ranks))
-        scores = [float(probabilities[list(candidate)].max()) + _PRIOR[kind] for candidate, kind in
-                  zip(candidates, kinds)]
-        return scores.index(max(scores))
+        placed = tuple(self._within(tuple(offset + k for k in candidate), kind, probabilities)
+                       for candidate, kind in zip(place.candidates, place.kinds))
+        # the candidates of the most trusted kind placed: the head chooses among those only
+        rank = min(_TRUST[kind] for kind in place.kinds)
+        trusted = tuple(c for c, kind in zip(placed, place.kinds) if _TRUST[kind] == rank)
+        primary = trusted[0]
+        if probabilities is not None and len(trusted) > 1:  # the trusted place the head believes most
+            best = [float(probabilities[list(candidate)].max()) for candidate in trusted]
+            primary = trusted[best.index(max(best))]
+        primary = tuple(complete_request(sentences, list(primary)))
+        return primary, tuple(sorted({k for candidate in (*placed, primary) for k in candidate}))
 
     def _within(self, candidate: tuple[int, ...], kind: PlaceKind, probabilities: torch.Tensor | None,
                 ) -> tuple[int, ...]:
@@ -268,9 +241,6 @@ class TaskFinder:
         if found is None:
             return None
         primary, kept = found
-        if not primary:  # only a pointer, at nothing written: kept, and the prompt is read as asking nothing else
-            fallback = self._fallback()
-            return Task(fallback.description, fallback.source, fallback.selection, request=kept)
         description = without_request_label(request_text(prompt.sentences, primary))
         selection = self._whole_text_selection() if asks_for_summary(description) else Selection.RELEVANCE
         return Task(description, TaskSource.EXTRACTED, selection, request=kept)
@@ -308,10 +278,3 @@ class TaskFinder:
 def _asks(text: str) -> bool:
     """Whether ``text`` reads as a request, or its part after a colon does ("I have a question: which river ...")."""
     return reads_as_request(text) or any(reads_as_request(part) for part in text.split(":")[1:] if part.strip())
-
-
-def _with_content(sentences: Sequence[str], request: Sequence[int]) -> list[int]:
-    """The sentences of a request that carry content (a generic part, "Answer briefly.", adds nothing to what the
-    request is scored against); all of them where none does."""
-    parts = [i for i in request if not is_generic(request_text(sentences, [i]))]
-    return parts or list(request)

@@ -17,12 +17,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tpc_core.engine.task.cues import addresses_reader, imperative_start, is_generic
+from tpc_core.engine.task.cues import addresses_reader, imperative_start
 from tpc_core.engine.values import ValueEnum
 from tpc_core.segmentation import is_turn_marker
 
-__all__ = ["PlaceKind", "RequestPlace", "asking_sentences", "place_request", "reads_as_request",
-           "without_request_label"]
+__all__ = ["PlaceKind", "RequestPlace", "place_request", "reads_as_request", "without_request_label"]
 
 _LINE = re.compile(r"[^\n\r\u2028\u2029]+")
 _WORD = re.compile(r"\w+")
@@ -85,9 +84,6 @@ class PlaceKind(ValueEnum):
         FIRST_BLOCK: The first paragraph before the material, which reads as a request.
         LAST_SENTENCE: Where nothing else is placed, the prompt's last sentence, a question in so many words (a
             question word or words to the reader, and a final question mark) after material in its own paragraph.
-        ASKING: A sentence that asks wherever it stands: inside a paragraph, after words that name the question
-            ("I have a question: ...") or in the first person ("can I ...?", "could you tell me ...?"), or a lone
-            question in a paragraph of its own in the middle of the material.
     """
 
     CHAT_TURN = "chat_turn"
@@ -95,7 +91,6 @@ class PlaceKind(ValueEnum):
     LAST_BLOCK = "last_block"
     FIRST_BLOCK = "first_block"
     LAST_SENTENCE = "last_sentence"
-    ASKING = "asking"
 
 
 @dataclass(frozen=True)
@@ -351,14 +346,6 @@ def _end_block(blocks: list[list[_Line]], *, last: bool) -> tuple[int, int] | No
     opening = re.split(r"(?<=[.!?])\s", lead, maxsplit=1)[0]
     if not reads_as_request(text if words <= 80 else opening):  # a long paragraph asks only if its opening does
         return None
-    return _lead_or_whole(candidate, words, lead)
-
-
-def _lead_or_whole(candidate: Sequence[_Line], words: int, lead: str) -> tuple[int, int]:
-    """A paragraph placed as a request: its lead line alone where it is long and that line asks (a request on the
-    line above its material), else all of it."""
-    if words > 80 and len(candidate) > 1 and reads_as_request(lead):
-        return candidate[0].start, candidate[0].end
     return candidate[0].start, candidate[-1].end
 
 
@@ -410,8 +397,6 @@ def place_request(text: str, spans: Sequence[tuple[int, int]]) -> RequestPlace |
         if len({line.block for line in turn_lines}) == 1:  # a turn with no blank line: each line is a paragraph
             turn_lines = [_Line(line.start, line.end, line.text, number) for number, line in enumerate(turn_lines)]
         inside = _regions(turn_lines, first=True)
-        if not inside:
-            inside = [(spans[k], PlaceKind.ASKING) for k in asking_sentences(text, spans, (start, end))]
         if not inside and _TEMPLATE_TOKEN.search(sentences[turn[0] - 1]):
             blocks = _blocks(_lines(text, start, end))
             whole = _words(text[start:end]) <= _MAX_PLACE_WORDS or len(blocks) < 2
@@ -420,8 +405,6 @@ def place_request(text: str, spans: Sequence[tuple[int, int]]) -> RequestPlace |
     regions += _regions(_lines(text), first=True)
     if not regions:
         regions += _last_sentence(text, spans, sentences)
-    within = (spans[turn[0]][0], spans[turn[1]][1]) if turn is not None else (0, len(text))
-    regions += [(spans[k], PlaceKind.ASKING) for k in asking_sentences(text, spans, within)]
     candidates: list[tuple[int, ...]] = []
     kinds: list[PlaceKind] = []
     for (region_start, region_end), kind in regions:
@@ -467,86 +450,10 @@ def _regions(lines: Sequence[_Line], *, first: bool) -> list[tuple[tuple[int, in
     blocks = _blocks(lines)
     regions: list[tuple[tuple[int, int], PlaceKind]] = []
     regions += [(label, PlaceKind.LABEL) for label in _label_regions(lines)]
-    for kind, side in ((PlaceKind.LAST_BLOCK, -1), (PlaceKind.FIRST_BLOCK, 0)):
-        if kind is PlaceKind.FIRST_BLOCK and not first:
-            break
-        rest = list(blocks)
-        for _ in range(2):  # a generic line at the end ("Reply to the query below."): the paragraph beside it too
-            region = _end_block(rest, last=side == -1)
-            if region is None:
-                break
-            regions.append((region, kind))
-            if not is_generic(" ".join(line.text for line in rest[side])):
-                break
-            rest = rest[:-1] if side == -1 else rest[1:]
+    last = _end_block(blocks, last=True)
+    if last is not None:
+        regions.append((last, PlaceKind.LAST_BLOCK))
+    opening = _end_block(blocks, last=False) if first else None
+    if opening is not None:
+        regions.append((opening, PlaceKind.FIRST_BLOCK))
     return regions
-
-
-# Words before a colon that say a question follows ("I have a question:", "Quick query:", "What I'd like to know:").
-_ASK_CUE = re.compile(r"\b(?:question|questions|query|ask|asking|wondering|wonder|know|curious|unsure|unclear|confused)"
-                      r"\b", re.IGNORECASE)
-# A question the writer asks about their own case, or asks the reader to answer.
-_FIRST_PERSON_ASK = re.compile(
-    r"(?:^|\W)(?:(?:can|could|should|may|must|do|did|am|would|will|shall)\s+(?:i|we)\b|"
-    r"(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:tell|explain|help|check|confirm|let|find|give|clarify|"
-    r"summari[sz]e|say|show|point)\b|i\s+(?:was\s+|am\s+|'m\s+)?wonder(?:ing)?\b)", re.IGNORECASE)
-_QUOTED = re.compile(r"[\"\u201c\u201d]")
-_LIST_ITEM = re.compile(r"^[ \t]*(?:\d{1,3}[.)]|[-*\u2022])[ \t]")
-
-
-def _line_of(text: str, start: int) -> str:
-    return text[text.rfind("\n", 0, start) + 1: start]
-
-
-def _asks_in_place(sentence: str) -> bool:
-    """Whether a sentence inside a paragraph asks in so many words: words that name a question before a colon and
-    a request after it, or a question the writer asks in the first person or asks the reader to answer."""
-    body = " ".join(_MARKUP.sub(" ", sentence).split())
-    if not body or _words(body) > 60 or _QUOTED.search(body):
-        return False
-    head, colon, rest = body.partition(":")
-    if colon and rest.strip() and _words(head) <= 8 and (_ASK_CUE.search(head) or addresses_reader(head)):
-        return reads_as_request(rest.strip())
-    return body.endswith("?") and _FIRST_PERSON_ASK.search(body) is not None
-
-
-def asking_sentences(text: str, spans: Sequence[tuple[int, int]],
-                     within: tuple[int, int] | None = None) -> list[int]:
-    """The sentences of ``text`` that ask wherever they stand (:attr:`PlaceKind.ASKING`), inside ``within``
-    (character range; default the whole text): each sentence that asks in so many words (a question named before
-    a colon, a first-person question, a question put to the reader), not quoted and not on a speaker's, a list's or
-    a label's line; and a lone question in a paragraph of its own between two paragraphs of material, when it is
-    the only such paragraph (an FAQ or a quiz writes several).
-
-    >>> text = "Rent is due monthly. I have a question: can I pay weekly? Late fees apply."
-    >>> asking_sentences(text, [(0, 20), (21, 57), (58, 74)])
-    [1]
-    """
-    low, high = within if within is not None else (0, len(text))
-    found: list[int] = []
-    lone: list[int] = []
-    blocks = _blocks(_lines(text, low, high))
-    for number, block in enumerate(blocks):
-        inside = _sentences_in(spans, block[0].start, block[-1].end)
-        for k in inside:
-            start, end = spans[k]
-            line = _line_of(text, start)
-            prefix = (line + text[start:end]).lstrip()
-            label = _ANY_LABEL.match(prefix)
-            labelled = (label is not None and _REQUEST_LABEL.match(prefix) is None and
-                        _ASK_CUE.search(label.group()) is None) or \
-                _LIST_ITEM.match(prefix) is not None or bool(_OPTION.match(prefix))
-            if labelled or is_turn_marker(text[start:end]):
-                continue
-            following = text[end:end + 80].lstrip(" \t").split("\n")
-            answer = _ANSWER_LABEL.match(following[1] if following[:1] == [""] and len(following) > 1 else "")
-            if _asks_in_place(text[start:end]) and not (answer and answer.group("rest").strip()):
-                found.append(k)  # a solved example ("Question: ... / Answer: 42") asks nothing
-        sentence = " ".join(_MARKUP.sub(" ", text[spans[inside[0]][0]:spans[inside[-1]][1]]).split()) \
-            if len(inside) == 1 else ""
-        if 0 < number < len(blocks) - 1 and sentence.endswith("?") and _QUESTION_START.match(sentence) \
-                and _words(sentence) <= 40 and _ANY_LABEL.match(sentence) is None:
-            lone.append(inside[0])
-    if len(lone) == 1 and lone[0] not in found:
-        found.append(lone[0])
-    return sorted(found)
