@@ -131,16 +131,20 @@ def _llama_index_class() -> type:
         def class_name(cls) -> str:
             return "MiniLMEmbedding"
 
+        def _vectors(self, texts: list[str]) -> list[list[float]]:
+            encoder: TextEncoder = self._encoder  # a private attribute, untyped to pydantic
+            return encoder.encode(texts)
+
         def _get_query_embedding(self, query: str) -> list[float]:
-            return self._encoder.encode([query])[0]
+            return self._vectors([query])[0]
 
         async def _aget_query_embedding(self, query: str) -> list[float]:
             return self._get_query_embedding(query)
 
         def _get_text_embedding(self, text: str) -> list[float]:
-            return self._encoder.encode([text])[0]
+            return self._vectors([text])[0]
 
         def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
-            return self._encoder.encode(texts)
+            return self._vectors(texts)
 
     return MiniLMEmbedding

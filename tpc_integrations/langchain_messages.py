@@ -99,7 +99,7 @@ class TPCMessagesCompressor(TPCMessagesSettings, RunnableSerializable[MessagesIn
         """:meth:`invoke` with the model work in a worker thread, so the event loop keeps running."""
         return await self._as_lambda().ainvoke(input, config)
 
-    def _as_lambda(self) -> RunnableLambda:
+    def _as_lambda(self) -> RunnableLambda[MessagesInput, list[BaseMessage]]:
         # One run per call, under this runnable's name; the functions get the run's config for their event.
         return RunnableLambda(self._compress_in_run, afunc=self._acompress_in_run, name=self.get_name())
 
