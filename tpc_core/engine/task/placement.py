@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from tpc_core.engine.task.cues import addresses_reader, imperative_start
 from tpc_core.engine.values import ValueEnum
 from tpc_core.segmentation import is_turn_marker
+from tpc_core.segmentation.vocabulary import LabelUse, label_names, read_marker, speaker_role, vocabulary
 
 __all__ = ["PlaceKind", "RequestPlace", "place_request", "reads_as_request", "without_request_label"]
 
@@ -54,14 +55,14 @@ _MATERIAL_START = re.compile(r"^\W{0,3}(?:document|doc|passage|article|source|ti
 _OPTION = re.compile(r"^[ \t]*\(?[A-Ha-h](?:[.):]|\\[A-Ha-h][.):])")
 # An empty turn left for the model's reply ("Assistant:", "### Response:"): not part of what the user wrote.
 _REPLY_LABEL = re.compile(
-    r"^[ \t#*>_-]{0,6}(?:assistant|ai|bot|model|gpt|agent|chatbot)[*_]{0,2}[ \t]*:[ \t]*(?P<rest>.*)$", re.IGNORECASE)
+    rf"^[ \t#*>_-]{{0,6}}(?:{'|'.join(label_names(LabelUse.SPEAKER, role='assistant'))})[*_]{{0,2}}[ \t]*:[ \t]*"
+    r"(?P<rest>.*)$", re.IGNORECASE)
 # Chat-template tokens and a closing tag on a request's line ("... game [/INST]", "...?<|im_end|>", "...</question>").
 _MARKUP = re.compile(r"<\|[^|<>\s]{1,30}\|>|\[/?INST\]|<</?SYS>>|</?s>|<(?:start|end)_of_turn>\w*|</[A-Za-z_][\w.-]*>")
 _GREETING = re.compile(r"^(?:hi|hello|hey|dear|good (?:morning|afternoon|evening)|greetings)\b[^.?!\n]{0,40},?$",
                        re.IGNORECASE)
-_USER_LABEL = re.compile(r"^[ \t#*>_-]{0,6}(?:user|human|me|customer|client)[*_]{0,2}[ \t]*:", re.IGNORECASE)
-# A chat template's own token (ChatML, Llama, Gemma, Mistral): a turn it opens is the prompt's, never quoted material.
-_TEMPLATE_TOKEN = re.compile(r"<\|[A-Za-z_]+\|>|<start_of_turn>|\[INST\]")
+_USER_LABEL = re.compile(
+    rf"^[ \t#*>_-]{{0,6}}(?:{'|'.join(label_names(LabelUse.SPEAKER, asks=True))})[*_]{{0,2}}[ \t]*:", re.IGNORECASE)
 # A one-sentence preamble that only asks to read what follows.
 _PREAMBLE = re.compile(r"^(?:please\s+|kindly\s+)?(?:read|see|consider|review|look at|here is|here are|below is|"
                        r"find)\b[^.?!\n]{0,60}[.:!]?$", re.IGNORECASE)
@@ -332,11 +333,11 @@ def _end_block(blocks: list[list[_Line]], *, last: bool) -> tuple[int, int] | No
             break
     if not candidate:
         return None
-    text = _MARKUP.sub(" ", "\n".join(line.text for line in candidate)).strip()
+    text = _without_markup("\n".join(line.text for line in candidate)).strip()
     words = _words(text)
     if words == 0 or words > _MAX_PLACE_WORDS or not _has_words(ordered[used:], max(20, words)):
         return None
-    lead = _MARKUP.sub(" ", candidate[0].text).strip()
+    lead = _without_markup(candidate[0].text).strip()
     if not lead or _MATERIAL_START.match(lead) or (len(candidate) > 1 and _is_title(lead)):  # a passage under its title
         return None
     if _ANY_LABEL.match(lead) and not _REQUEST_LABEL.match(lead) and not _USER_LABEL.match(lead):
@@ -347,6 +348,23 @@ def _end_block(blocks: list[list[_Line]], *, last: bool) -> tuple[int, int] | No
     if not reads_as_request(text if words <= 80 else opening):  # a long paragraph asks only if its opening does
         return None
     return candidate[0].start, candidate[-1].end
+
+
+def _without_markup(text: str) -> str:
+    """``text`` with every chat-template token and closing tag replaced by a space."""
+    return vocabulary().tokens.sub(" ", _MARKUP.sub(" ", text))
+
+
+def _opens_user_turn(marker: str) -> bool:
+    """Whether a marker opens a user's turn (a chat template's token or a ``User:`` label)."""
+    reading = read_marker(marker)
+    return reading is not None and reading.role is not None and speaker_role(reading.role) == "user"
+
+
+def _template_token(marker: str) -> bool:
+    """Whether a marker is a chat template's own token: a turn it opens is the prompt's, never quoted material."""
+    reading = read_marker(marker)
+    return reading is not None and not reading.label
 
 
 def _latest_user_turn(sentences: Sequence[str]) -> tuple[int, int] | None:
@@ -397,7 +415,7 @@ def place_request(text: str, spans: Sequence[tuple[int, int]]) -> RequestPlace |
         if len({line.block for line in turn_lines}) == 1:  # a turn with no blank line: each line is a paragraph
             turn_lines = [_Line(line.start, line.end, line.text, number) for number, line in enumerate(turn_lines)]
         inside = _regions(turn_lines, first=True)
-        if not inside and _TEMPLATE_TOKEN.search(sentences[turn[0] - 1]):
+        if not inside and re.search(r"<\|[A-Za-z_]+\|>|<start_of_turn>|\[INST\]", sentences[turn[0] - 1]):
             blocks = _blocks(_lines(text, start, end))
             whole = _words(text[start:end]) <= _MAX_PLACE_WORDS or len(blocks) < 2
             inside = [((start, end) if whole else (blocks[-1][0].start, blocks[-1][-1].end), PlaceKind.CHAT_TURN)]
@@ -433,7 +451,7 @@ def _last_sentence(text: str, spans: Sequence[tuple[int, int]], sentences: Seque
         last -= 1
     if last < 1:
         return []
-    sentence = " ".join(_MARKUP.sub(" ", sentences[last]).split())
+    sentence = " ".join(_without_markup(sentences[last]).split())
     if not sentence or _words(sentence) > 40 or not _has_words([[_Line(0, 0, " ".join(sentences[:last]), 0)]], 20):
         return []
     line = text[text.rfind("\n", 0, spans[last][0]) + 1: spans[last][1]].strip()
