@@ -129,12 +129,16 @@ class MarkerKind(str, Enum):
         CLOSE: Ends a turn.
         START: Begins a text (a BOS token): neither opens nor ends a turn.
         SEPARATOR: Ends a turn, and may begin a text as a :attr:`START` marker does (``<|endoftext|>``).
+        RESUME: Ends a block inside a turn and goes on with the turn's role (:attr:`Marker.role`): Llama 2's
+            ``<</SYS>>`` ends the system prompt written inside the user's ``[INST]``. A turn parser reads it as
+            the start of that role's text; it opens no new message (request placement looks for an opener).
     """
 
     OPEN = "open"
     CLOSE = "close"
     START = "start"
     SEPARATOR = "separator"
+    RESUME = "resume"
 
 
 @dataclass(frozen=True)
@@ -192,7 +196,7 @@ _TEMPLATES: dict[str, ChatTemplate] = {template.name: template for template in (
                           literal("<|endoftext|>", _SEPARATOR))),
     ChatTemplate("llama2", (
         literal("[INST]", _OPEN, "user"), literal("[/INST]", _OPEN, "assistant"),
-        literal("<<SYS>>", _OPEN, "system"), literal("<</SYS>>", _OPEN, "user"),
+        literal("<<SYS>>", _OPEN, "system"), literal("<</SYS>>", MarkerKind.RESUME, "user"),
         literal("<s>", _START, only_with="INST]"), literal("</s>", _CLOSE, only_with="INST]"))),
 )}
 #: Every chat template the library reads, by name (read-only: :func:`register_chat_template` adds one).
@@ -208,8 +212,8 @@ class MarkerReading:
 
     Attributes:
         kind: What it does (a ``User:`` label opens a turn).
-        role: The role it opens as written (``"human"``) or implied (``"user"``); ``None`` for a marker that opens
-            none, or an opener that names no role.
+        role: The role whose text it starts, as written (``"human"``) or implied (``"user"``); ``None`` for a marker
+            that starts none, or an opener that names no role.
         label: Whether it is a ``User:`` label rather than a template's token.
     """
 
@@ -265,15 +269,18 @@ class Vocabulary:
         marker = self._markers[index]
         named = match.group(f"r{index}") if f"r{index}" in match.re.groupindex else None  # it names its role
         role = named.strip().lower() if named is not None and named.strip() else marker.role
-        return MarkerReading(marker.kind, role if marker.kind is MarkerKind.OPEN else None)
+        return MarkerReading(marker.kind, role if marker.kind in _TURN_STARTS else None)
 
     def openers(self, text: str) -> Iterator[tuple[int, str | None]]:
-        """``(offset, role)`` of every template token in ``text`` that opens a turn (``role`` as in
-        :class:`MarkerReading`)."""
+        """``(offset, role)`` of every template token in ``text`` that starts a role's text (an opener, or a
+        marker that resumes a turn; ``role`` as in :class:`MarkerReading`)."""
         for match in self.tokens.finditer(text):
             reading = self.reading(match)
-            if reading.kind is MarkerKind.OPEN:
+            if reading.kind in _TURN_STARTS:
                 yield match.start(), reading.role
+
+
+_TURN_STARTS = (MarkerKind.OPEN, MarkerKind.RESUME)
 
 
 def _grouped(index: int, pattern: str) -> str:

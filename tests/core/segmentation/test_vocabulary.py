@@ -9,6 +9,7 @@ import doctest
 import pytest
 
 from tpc_core.conversation.messages import ACCEPTED_ROLES, read_message
+from tpc_core.engine.task.placement import PlaceKind, place_request
 from tpc_core.engine.task.turns import chat_turns, sentence_roles
 from tpc_core.segmentation import is_turn_marker, split_sentences, vocabulary
 from tpc_core.segmentation.vocabulary import (
@@ -41,9 +42,11 @@ def test_an_unknown_template_is_prose_to_every_reader() -> None:
     assert pieces(CHAT) != SENTENCES
     assert not is_turn_marker("<|turn>user")
     assert [turn.role for turn in chat_turns(CHAT)] == [None]
+    place = place_request(CHAT, split_sentences(CHAT))
+    assert place is None or place.kind is not PlaceKind.CHAT_TURN
 
 
-def test_a_template_registered_as_one_entry_is_read_by_splitting_and_turn_parsing() -> None:
+def test_a_template_registered_as_one_entry_is_read_by_splitting_turn_parsing_and_placement() -> None:
     with registered(NEW_TEMPLATE):
         assert pieces(CHAT) == SENTENCES  # every marker a span of its own
         assert [is_turn_marker(piece) for piece in SENTENCES] == [True, False, True, True, False, False, False, True,
@@ -53,6 +56,8 @@ def test_a_template_registered_as_one_entry_is_read_by_splitting_and_turn_parsin
         assert [(turn.role, turn.content) for turn in chat_turns(CHAT)] == [
             ("system", "Be brief."), ("user", SENTENCES[4] + " " + SENTENCES[5] + " " + SENTENCES[6]),
             ("assistant", "")]
+        place = place_request(CHAT, split_sentences(CHAT))  # the latest user turn, opened by the template's token
+        assert place is not None and place.kind is PlaceKind.CHAT_TURN and place.candidates[0] == (4, 5, 6)
     assert "turnbar" not in CHAT_TEMPLATES and not is_turn_marker("<|turn>user")  # gone with the block
 
 
@@ -67,7 +72,7 @@ def test_the_registry_is_read_only_and_a_marker_must_start_with_a_literal() -> N
 @pytest.mark.parametrize(("marker", "kind", "role"), [
     ("<|im_start|>user", MarkerKind.OPEN, "user"), ("<|start_header_id|> assistant <|end_header_id|>",
                                                     MarkerKind.OPEN, "assistant"),
-    ("[/INST]", MarkerKind.OPEN, "assistant"), ("<</SYS>>", MarkerKind.OPEN, "user"),
+    ("[/INST]", MarkerKind.OPEN, "assistant"), ("<</SYS>>", MarkerKind.RESUME, "user"),
     ("<|endoftext|>", MarkerKind.SEPARATOR, None), ("<bos>", MarkerKind.START, None), ("</s>", MarkerKind.CLOSE, None),
     ("### Human:", MarkerKind.OPEN, "human"),
 ])

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from tpc_core.engine.task.cues import addresses_reader, imperative_start
 from tpc_core.engine.values import ValueEnum
 from tpc_core.segmentation import is_turn_marker
-from tpc_core.segmentation.vocabulary import LabelUse, label_names, read_marker, speaker_role, vocabulary
+from tpc_core.segmentation.vocabulary import LabelUse, MarkerKind, label_names, read_marker
 
 __all__ = ["PlaceKind", "RequestPlace", "place_request", "reads_as_request", "without_request_label"]
 
@@ -333,11 +333,11 @@ def _end_block(blocks: list[list[_Line]], *, last: bool) -> tuple[int, int] | No
             break
     if not candidate:
         return None
-    text = _without_markup("\n".join(line.text for line in candidate)).strip()
+    text = _MARKUP.sub(" ", "\n".join(line.text for line in candidate)).strip()
     words = _words(text)
     if words == 0 or words > _MAX_PLACE_WORDS or not _has_words(ordered[used:], max(20, words)):
         return None
-    lead = _without_markup(candidate[0].text).strip()
+    lead = _MARKUP.sub(" ", candidate[0].text).strip()
     if not lead or _MATERIAL_START.match(lead) or (len(candidate) > 1 and _is_title(lead)):  # a passage under its title
         return None
     if _ANY_LABEL.match(lead) and not _REQUEST_LABEL.match(lead) and not _USER_LABEL.match(lead):
@@ -350,15 +350,11 @@ def _end_block(blocks: list[list[_Line]], *, last: bool) -> tuple[int, int] | No
     return candidate[0].start, candidate[-1].end
 
 
-def _without_markup(text: str) -> str:
-    """``text`` with every chat-template token and closing tag replaced by a space."""
-    return vocabulary().tokens.sub(" ", _MARKUP.sub(" ", text))
-
-
 def _opens_user_turn(marker: str) -> bool:
-    """Whether a marker opens a user's turn (a chat template's token or a ``User:`` label)."""
+    """Whether a marker opens a turn of the role named ``user`` (a chat template's token that names or implies it, a
+    ``User:`` label)."""
     reading = read_marker(marker)
-    return reading is not None and reading.role is not None and speaker_role(reading.role) == "user"
+    return reading is not None and reading.kind is MarkerKind.OPEN and reading.role == "user"
 
 
 def _template_token(marker: str) -> bool:
@@ -373,7 +369,7 @@ def _latest_user_turn(sentences: Sequence[str]) -> tuple[int, int] | None:
     markers = [k for k, text in enumerate(sentences) if is_turn_marker(text)]
     if not markers:
         return None
-    opens = [k for k in markers if re.search(r"\buser\b|\[INST\]|<\|user\|>", sentences[k], re.IGNORECASE)]
+    opens = [k for k in markers if _opens_user_turn(sentences[k])]
     if not opens:
         return None
     first = opens[-1] + 1
@@ -415,7 +411,7 @@ def place_request(text: str, spans: Sequence[tuple[int, int]]) -> RequestPlace |
         if len({line.block for line in turn_lines}) == 1:  # a turn with no blank line: each line is a paragraph
             turn_lines = [_Line(line.start, line.end, line.text, number) for number, line in enumerate(turn_lines)]
         inside = _regions(turn_lines, first=True)
-        if not inside and re.search(r"<\|[A-Za-z_]+\|>|<start_of_turn>|\[INST\]", sentences[turn[0] - 1]):
+        if not inside and _template_token(sentences[turn[0] - 1]):
             blocks = _blocks(_lines(text, start, end))
             whole = _words(text[start:end]) <= _MAX_PLACE_WORDS or len(blocks) < 2
             inside = [((start, end) if whole else (blocks[-1][0].start, blocks[-1][-1].end), PlaceKind.CHAT_TURN)]
@@ -451,7 +447,7 @@ def _last_sentence(text: str, spans: Sequence[tuple[int, int]], sentences: Seque
         last -= 1
     if last < 1:
         return []
-    sentence = " ".join(_without_markup(sentences[last]).split())
+    sentence = " ".join(_MARKUP.sub(" ", sentences[last]).split())
     if not sentence or _words(sentence) > 40 or not _has_words([[_Line(0, 0, " ".join(sentences[:last]), 0)]], 20):
         return []
     line = text[text.rfind("\n", 0, spans[last][0]) + 1: spans[last][1]].strip()
