@@ -32,14 +32,14 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from tpc_core.segmentation.vocabulary import message_roles
+
 __all__ = ["ACCEPTED_ROLES", "PROTECTED_ROLES", "Message", "MessageKind", "ToolCall", "read_message", "read_messages",
            "rebuild_message", "tool_calls_by_id"]
 
-#: Every role name accepted, with the canonical role it means (LangChain types, LlamaIndex and provider aliases).
-ROLE_ALIASES = {
-    "system": "system", "developer": "developer", "user": "user", "human": "user", "assistant": "assistant",
-    "ai": "assistant", "chatbot": "assistant", "model": "assistant", "tool": "tool", "function": "function",
-}
+#: Every role name accepted, with the canonical role it means (LangChain types, LlamaIndex and provider aliases:
+#: the message roles of :data:`tpc_core.segmentation.vocabulary.ROLE_NAMES`).
+ROLE_ALIASES = message_roles()
 ACCEPTED_ROLES = tuple(ROLE_ALIASES)
 #: Roles whose messages are always kept whole (the latest user turn is kept whole too).
 PROTECTED_ROLES = frozenset({"system", "developer"})
@@ -50,11 +50,9 @@ TOOL_RESULT_TYPE = "tool_result"
 #: Anthropic's block that carries a tool call in an assistant message: ``id``, ``name``, ``input``.
 TOOL_USE_TYPE = "tool_use"
 # LangChain message types -> canonical roles ("chat" messages carry their own role; chunks name their class).
-LANGCHAIN_TYPES = {
-    "system": "system", "human": "user", "ai": "assistant", "tool": "tool", "function": "function",
-    "SystemMessageChunk": "system", "HumanMessageChunk": "user", "AIMessageChunk": "assistant",
-    "ToolMessageChunk": "tool", "FunctionMessageChunk": "function",
-}
+_LANGCHAIN_CLASSES = {"system": "System", "human": "Human", "ai": "AI", "tool": "Tool", "function": "Function"}
+LANGCHAIN_TYPES = {**{kind: ROLE_ALIASES[kind] for kind in _LANGCHAIN_CLASSES},
+                   **{f"{name}MessageChunk": ROLE_ALIASES[kind] for kind, name in _LANGCHAIN_CLASSES.items()}}
 
 
 class MessageKind(str, Enum):

@@ -1,60 +1,28 @@
 """Structured tool outputs read as records, so that a reduction keeps whole records and the structure stays valid.
 
-A tool result that is, as a whole, one of these is read as a frame and its records (pure functions, no model):
+Whether a text is records (JSON, CSV/TSV, a Markdown table, code) is the one rule of
+:mod:`tpc_core.segmentation.records` (:func:`read_records`, re-exported here); this module holds the splitters that
+make records units of the engine, so that the one budget loop keeps a record whole or leaves it out:
 
-* **JSON** (an array or an object): the records are the array's elements or the object's ``"key": value`` members,
-  each its exact text in the input; the frame is the text before the first and after the last, and the separator
-  between records is the input's own (``",\\n  "``). Any selection of records is valid JSON again.
-* **CSV / TSV** (three lines or more, every line the same number of comma- or tab-separated fields, two or more):
-  the header line is the frame, each other line a record.
-* **Markdown table** (every line starts with ``|``, the second is the header rule): header and rule are the frame.
-* **Code** (one fenced block, or lines that mostly read as code): the records are its blocks between blank lines
-  (functions, classes), each kept whole or left out; a fence's opening and closing lines are the frame.
+* :data:`WHOLE_RECORD`: for a tool result that is records as a whole, each record one unit;
+* :class:`RecordsInProse`: for a tool result of prose with records inside it, each record block
+  (:func:`record_blocks`: a fenced block, a Markdown table, a paragraph that is JSON or CSV) one unit, the prose
+  around them split into sentences as usual.
 
-Anything else (prose, or prose around a table) returns ``None``: the sentence splitter reads it line by line, so a
-table row or a code line is never cut inside.
+Pure: no model.
 """
 
 from __future__ import annotations
 
-import csv
-import json
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
 
-from tpc_core.segmentation import Span
+from tpc_core.cache.fingerprint import splitter_identity
+from tpc_core.segmentation import SentenceSplitter, Span
+from tpc_core.segmentation.records import RECORD_KINDS, Records, read_records, record_lines
 
-__all__ = ["Records", "WHOLE_RECORD", "read_records"]
+__all__ = ["WHOLE_RECORD", "Records", "RecordsInProse", "read_records", "record_blocks"]
 
-_FENCE = re.compile(r"\A(?P<open>[ \t]*(```|~~~)[^\n]*\n)(?P<body>.*?)(?P<close>\n[ \t]*\2[ \t]*)\Z", re.S)
-_CODE_LINE = re.compile(r"^\s*(def |class |import |from \S+ import |return\b|if\b.*[:{]$|for\b.*[:{]$|while\b|"
-                        r"#include|function\b|const |let |var |public |private |package |fn |@\w+)|[;{}]\s*$|\):\s*$")
-_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
-_BLOCK_GAP = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)*")
-
-
-@dataclass(frozen=True)
-class Records:
-    """A structured text as its frame and records.
-
-    Attributes:
-        kind: "json", "csv", "table" or "code".
-        opening: The frame before the first record (a JSON bracket, a CSV or table header, a fence line).
-        records: Each record's exact text in the input, in order.
-        separator: What joins two kept records (the input's own separator between its first two records).
-        closing: The frame after the last record.
-    """
-
-    kind: str
-    opening: str
-    records: tuple[str, ...]
-    separator: str
-    closing: str
-
-    def text(self, kept: Sequence[int]) -> str:
-        """The structure with only the records ``kept`` (indices, ascending): valid wherever the input was."""
-        return self.opening + self.separator.join(self.records[i] for i in kept) + self.closing
+_LINE = re.compile(r"[^\n]*")
 
 
 class _WholeRecord:
@@ -72,93 +40,99 @@ WHOLE_RECORD = _WholeRecord()
 """The splitter the records of a structured text are compressed with: each record is one unit."""
 
 
-def read_records(text: str) -> Records | None:
-    """``text`` as records when it is, as a whole, JSON, CSV/TSV, a Markdown table or code; ``None`` otherwise.
-    Code of one block is not read as code (prose that looks like code is left to the sentence splitter)."""
-    for reader in (_json_records, _csv_records, _table_records, _code_records):
-        records = reader(text)
-        if records is not None and records.records and (records.kind != "code" or len(records.records) >= 2):
-            return records
-    return None
+def _tight(text: str, start: int, end: int) -> Span:
+    """``(start, end)`` without the whitespace at either end."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
 
 
-def _skip_space(text: str, at: int) -> int:
-    while at < len(text) and text[at] in " \t\r\n":
-        at += 1
-    return at
+def _lines(text: str) -> list[Span]:
+    """Every line of ``text`` (split at ``"\\n"``), blank ones included, as spans without the line break."""
+    return [match.span() for match in _LINE.finditer(text) if match.start() == 0 or text[match.start() - 1] == "\n"]
 
 
-def _json_records(text: str) -> Records | None:
-    begin = _skip_space(text, 0)
-    if begin >= len(text) or text[begin] not in "[{":
-        return None
-    try:
-        json.loads(text)
-    except ValueError:
-        return None
-    decoder = json.JSONDecoder()
-    is_object = text[begin] == "{"
-    at = _skip_space(text, begin + 1)
-    spans: list[tuple[int, int]] = []
-    while text[at] not in "]}":
-        start = at
-        if is_object:
-            _, at = decoder.raw_decode(text, at)
-            at = _skip_space(text, at) + 1  # the colon
-            at = _skip_space(text, at)
-        _, at = decoder.raw_decode(text, at)
-        spans.append((start, at))
-        at = _skip_space(text, at)
-        if text[at] == ",":
-            at = _skip_space(text, at + 1)
-    if not spans:
-        return None
-    separator = text[spans[0][1]:spans[1][0]] if len(spans) > 1 else ", "
-    return Records("json", text[:spans[0][0]], tuple(text[a:b] for a, b in spans), separator, text[spans[-1][1]:])
-
-
-def _lines(text: str) -> list[str] | None:
-    lines = text.strip("\n").split("\n")
-    return lines if len(lines) >= 3 and all(line.strip() for line in lines) else None
-
-
-def _csv_records(text: str) -> Records | None:
-    lines = _lines(text)
-    if lines is None:
-        return None
-    for delimiter in (",", "\t"):
-        try:
-            widths = {len(row) for row in csv.reader(lines, delimiter=delimiter, strict=True)}
-        except csv.Error:
+def _paragraph_blocks(text: str, paragraph: list[Span]) -> list[Span]:
+    """The record blocks of one paragraph (lines with no blank line between them, no fence among them): the whole
+    paragraph when it reads as records, else each run of two or more rows that reads as records (a table)."""
+    if not paragraph:
+        return []
+    whole = (paragraph[0][0], paragraph[-1][1])
+    if read_records(text[whole[0]:whole[1]]) is not None:
+        return [whole]
+    row = record_lines().row
+    blocks: list[Span] = []
+    run: list[Span] = []
+    for line in [*paragraph, None]:
+        if line is not None and row.match(text[line[0]:line[1]]):
+            run.append(line)
             continue
-        if len(widths) == 1 and widths.pop() >= 2:
-            lead = text[:len(text) - len(text.lstrip("\n"))]
-            tail = text[len(text.rstrip("\n")):]
-            return Records("csv", lead + lines[0] + "\n", tuple(lines[1:]), "\n", tail)
-    return None
+        if len(run) >= 2 and read_records(text[run[0][0]:run[-1][1]]) is not None:
+            blocks.append((run[0][0], run[-1][1]))
+        run = []
+    return blocks
 
 
-def _table_records(text: str) -> Records | None:
+def record_blocks(text: str) -> list[Span]:
+    """The records inside a text of prose, each one block, in order: a fenced block (its opening line to the next
+    fence line, both included), a paragraph that reads as records as a whole (JSON, CSV, a table:
+    :func:`read_records`), a run of two or more rows inside a paragraph that reads as records (a Markdown table
+    between lines of prose). Tight spans (no whitespace at either end), sorted, not overlapping.
+
+    >>> text = "The totals:\\n| city | n |\\n|---|---|\\n| Lyon | 3 |\\nThat is all."
+    >>> [text[start:end] for start, end in record_blocks(text)]
+    ['| city | n |\\n|---|---|\\n| Lyon | 3 |']
+    """
+    fence = record_lines().fence
     lines = _lines(text)
-    if lines is None or not all(line.lstrip().startswith("|") for line in lines) or not _TABLE_RULE.match(lines[1]):
-        return None
-    lead = text[:len(text) - len(text.lstrip("\n"))]
-    tail = text[len(text.rstrip("\n")):]
-    return Records("table", lead + lines[0] + "\n" + lines[1] + "\n", tuple(lines[2:]), "\n", tail)
+    blocks: list[Span] = []
+    paragraph: list[Span] = []
+    k = 0
+    while k < len(lines):
+        start, end = lines[k]
+        line = text[start:end]
+        if fence.match(line):
+            close = next((j for j in range(k + 1, len(lines)) if fence.match(text[lines[j][0]:lines[j][1]])), None)
+            if close is not None:
+                blocks += _paragraph_blocks(text, paragraph)
+                paragraph = []
+                blocks.append((start, lines[close][1]))
+                k = close + 1
+                continue
+        if line.strip():
+            paragraph.append((start, end))
+        else:
+            blocks += _paragraph_blocks(text, paragraph)
+            paragraph = []
+        k += 1
+    blocks += _paragraph_blocks(text, paragraph)
+    return [_tight(text, start, end) for start, end in blocks]
 
 
-def _code_records(text: str) -> Records | None:
-    fenced = _FENCE.match(text.strip("\n"))
-    if fenced:
-        body = fenced["body"]
-        opening = fenced["open"]
-        closing = fenced["close"]
-    else:
-        lines = [line for line in text.split("\n") if line.strip()]
-        if len(lines) < 3 or sum(bool(_CODE_LINE.search(line)) for line in lines) < 0.5 * len(lines):
-            return None
-        body = text
-        opening = ""
-        closing = ""
-    blocks = [block for block in _BLOCK_GAP.split(body) if block.strip()]
-    return Records("code", opening, tuple(blocks), "\n\n", closing)
+class RecordsInProse:
+    """A splitter for prose with records inside it: each record block (:func:`record_blocks`) one sentence, the
+    prose between them split by ``prose``, so that the engine keeps a block whole or leaves it out.
+
+    A built-in ``prose`` splitter's length cap applies to the prose, not to a block.
+
+    Args:
+        prose: The splitter of the prose around the blocks (the caller's, or the checkpoint's own).
+    """
+
+    def __init__(self, prose: SentenceSplitter) -> None:
+        self.prose = prose
+        identity = splitter_identity(prose)  # what a sentence cache knows it by (None: never cached)
+        self.cache_identity = None if identity is None else f"records-in-prose-1/{','.join(RECORD_KINDS)}/{identity}"
+
+    def spans(self, text: str) -> list[Span]:
+        """Each record block's span, and the prose splitter's spans between them, in order."""
+        spans: list[Span] = []
+        position = 0
+        for start, end in [*record_blocks(text), (len(text), len(text))]:
+            spans += [(position + left, position + right) for left, right in self.prose.spans(text[position:start])]
+            if end > start:
+                spans.append((start, end))
+            position = end
+        return spans

@@ -13,7 +13,9 @@ reshuffle older results and defeat a provider's prompt cache (a cached prefix mu
    (always from its original text, so the same inputs give the same bytes), until they fit.
 
 A structured result (JSON, CSV, a table, code: :mod:`tpc_core.conversation.records`) is reduced by whole records,
-so it stays valid; other text keeps its most relevant sentences, verbatim, in order.
+so it stays valid; other text keeps its most relevant sentences, verbatim, in order, and a block of records inside
+it (a table, a JSON block, fenced code: :class:`tpc_core.conversation.records.RecordsInProse`) is one unit, kept or
+left out whole.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tpc_core.conversation.records import WHOLE_RECORD, read_records
+from tpc_core.conversation.records import WHOLE_RECORD, RecordsInProse, read_records
 from tpc_core.engine.options import CompressionOptions
 from tpc_core.engine.output.result import CompressionResult
 from tpc_core.engine.pipeline import BudgetLabel, Engine
@@ -81,7 +83,8 @@ def compress_tool_text(engine: Engine, text: str, question: str | None, target_t
                        results: list[CompressionResult] | None = None, tokens: int | None = None,
                        budget_label: BudgetLabel | None = None) -> str:
     """``text`` within ``target_tokens`` (``counter``'s count), most relevant to ``question`` first: whole records
-    of a structured text (:func:`tpc_core.conversation.records.read_records`), else verbatim sentences in order.
+    of a structured text (:func:`tpc_core.conversation.records.read_records`), else verbatim sentences in order (a
+    block of records inside the prose one unit, kept or left out whole).
 
     Args:
         engine: The compressor's engine.
@@ -103,8 +106,9 @@ def compress_tool_text(engine: Engine, text: str, question: str | None, target_t
     records = read_records(text)
     # the engine counts in batches: a plain callable becomes a TokenCounter (one that already is one is kept)
     engine_counter = counter if isinstance(counter, TokenCounter) else TokenCounter(counter)
-    if records is None:
-        settings = CompressionOptions.build(target_tokens=target_tokens, **options)
+    if records is None:  # prose, where a block of records inside it (a table, a fence) is one unit
+        prose = RecordsInProse(engine.splitter(options.get("splitter")))
+        settings = CompressionOptions.build(target_tokens=target_tokens, **{**options, "splitter": prose})
         result = engine.compress([(text,)], [question], engine_counter, settings,
                                  budget_label=budget_label or _tool_budget)[0]
         if results is not None:

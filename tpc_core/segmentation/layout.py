@@ -1,8 +1,9 @@
 """Lines and layout: which lines of a text are prose to split, which stand alone, and where a backend may cut.
 
 Steps 1, 2 and 5 of :mod:`tpc_core.segmentation`: the text is cut into lines (every ``str.splitlines``
-separator) and paragraphs (blank lines); structural lines (lists, headings, rules, table rows, quotes, indented
-and code-looking lines, everything inside a code fence) stand alone; soft-wrapped prose lines are joined into
+separator) and paragraphs (blank lines); structural lines (lists, headings, rules, quotes, indented and code-looking
+lines, and a record's lines: every row and everything inside a fence, by the one record rule of
+:mod:`tpc_core.segmentation.records`) stand alone; soft-wrapped prose lines are joined into
 one unit; inside a prose unit, a backend's proposed sentence starts and the CJK sentence ends are the cuts.
 """
 
@@ -11,6 +12,8 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterable, Iterator
+
+from tpc_core.segmentation.records import record_lines
 
 __all__ = ["TEMPLATE_LABEL", "StartFinder", "unit_cuts", "units"]
 
@@ -22,8 +25,6 @@ _LINE_BREAK_CHARS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 _LINE = re.compile(f"[^{_LINE_BREAK_CHARS}]+")
 _LINE_BREAK = re.compile(f"[{_LINE_BREAK_CHARS}]")
 
-_FENCE = re.compile(r"[ \t]{0,3}(?:```|~~~)")
-_TABLE_ROW = re.compile(r"[ \t]*\||(?:[^|]*\|){2}")
 # Special tokens written with bars (ChatML's "<|im_end|>", Llama 3's, Phi-3's): their bars are not table cells.
 _BAR_TOKEN = re.compile(r"<\|[A-Za-z_]{1,20}\|>")
 # A line of a line-structured format: "key: value" (YAML, forms, tickets, headers), "key = value" (INI, TOML) or a
@@ -112,11 +113,12 @@ def _continues(line: str, next_line: str, width: Callable[[], int]) -> bool:
     return not (_STRUCTURAL_LINE.search(line) or _STRUCTURAL_LINE.search(next_line))
 
 
-def _table_row(line: str) -> bool:
-    """Whether ``line`` is a table row (its cells' bars, not a special token's)."""
-    if _TABLE_ROW.match(line) is None:
+def _row(line: str, row: re.Pattern[str]) -> bool:
+    """Whether ``line`` is a record's row (:mod:`tpc_core.segmentation.records`: a table's cells' bars, not a special
+    token's)."""
+    if row.match(line) is None:
         return False
-    return "<|" not in line or _TABLE_ROW.match(_BAR_TOKEN.sub("", line)) is not None
+    return "<|" not in line or row.match(_BAR_TOKEN.sub("", line)) is not None
 
 
 def _paragraphs(text: str) -> Iterator[list[tuple[int, int]]]:
@@ -150,6 +152,7 @@ def units(text: str, *, sentences: bool, join_wrapped_lines: bool) -> Iterator[t
         join_wrapped_lines: Join soft-wrapped prose lines into one unit.
     """
     in_fence = False
+    rules = record_lines()
     for run in _paragraphs(text):
         if not sentences:
             yield from ((start, end, False) for start, end in run)
@@ -159,8 +162,8 @@ def units(text: str, *, sentences: bool, join_wrapped_lines: bool) -> Iterator[t
         unit: list[int] | None = None  # [start, end] of the prose unit being built
         previous = ""  # the unit's last line
         for (start, end), line in zip(run, lines):
-            fence = _FENCE.match(line) is not None
-            if in_fence or fence or _table_row(line):
+            fence = rules.fence.match(line) is not None
+            if in_fence or fence or _row(line, rules.row):
                 in_fence ^= fence
                 if unit is not None:
                     yield unit[0], unit[1], True

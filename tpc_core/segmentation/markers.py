@@ -24,38 +24,18 @@ The templates: ChatML, Llama 3 (``<|begin_of_text|>``, ``<|eot_id|>``, ``<|eom_i
 ``<|user|>``, ``<|assistant|>``, ``<|end|>``, ``<|endoftext|>``), and plain ``User:`` / ``Assistant:`` /
 ``System:`` / ``Human:`` / ``AI:`` labels at the start of a line, which count only where a text labels at least
 two different roles (a lone ``User:`` line in a form is not a conversation). Special tokens are cut wherever they
-stand, inside code fences too: they are never prose.
+stand, inside code fences too: they are never prose. The templates and role names are the tables of
+:mod:`tpc_core.segmentation.vocabulary`: a template added there is cut here.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from tpc_core.segmentation.contract import Span
+from tpc_core.segmentation.vocabulary import vocabulary
 
 __all__ = ["cut_at_markers", "is_turn_marker", "marker_spans"]
-
-# One special token (an opener takes its role name with it): "<|im_start|>user" is one marker, and so is the
-# whole Llama 3 header; BOS and EOS tokens are markers of their own. Each pattern starts with one literal
-# character, which the regex engine scans for quickly: marker detection costs ~1% of a split.
-_ANGLE_TOKEN = re.compile(
-    r"<(?:\|im_start\|>(?:[ \t]*[A-Za-z_][\w.-]*)?"
-    r"|\|start_header_id\|>[^<>\n]{0,40}<\|end_header_id\|>"
-    r"|start_of_turn>(?:[ \t]*[A-Za-z_][\w.-]*)?"
-    r"|\|(?:system|user|assistant|tool|im_end|eot_id|eom_id|end|endoftext|begin_of_text|end_of_text)\|>"
-    r"|end_of_turn>|bos>|eos>|</?SYS>>)"
-)
-_INST = re.compile(r"\[/?INST\]")
-_INST_EOS = re.compile(r"</?s>")
-# "User:", "### Assistant:", "**Human:**" at the start of a line: the label is the marker, the rest of the line is
-# the turn's first sentence. A line starts the text or follows a "\n".
-_LABEL_BODY = (r"[ \t]{0,3}(?P<marker>(?:\#{1,4}[ \t]*)?(?:\*\*)?(?P<name>User|Assistant|System|Human|AI|USER|"
-               r"ASSISTANT|SYSTEM|HUMAN)(?:\*\*)?[ \t]*:(?:\*\*)?)")
-_FIRST_LABEL = re.compile(_LABEL_BODY)
-_LINE_LABEL = re.compile("\n" + _LABEL_BODY)
-_LABEL_ROLES = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant", "system": "system"}
-_WHOLE_MARKER = re.compile(rf"{_ANGLE_TOKEN.pattern}|{_INST.pattern}|</?s>|{_LABEL_BODY}")
 
 
 def marker_spans(text: str) -> list[Span]:
@@ -70,13 +50,14 @@ def marker_spans(text: str) -> list[Span]:
     >>> marker_spans("User: Bob\\nPriority: high")  # one role labelled: not a conversation
     []
     """
-    found = [match.span() for match in _ANGLE_TOKEN.finditer(text)]
-    if "INST]" in text:
-        found.extend(match.span() for match in _INST.finditer(text))
-        found.extend(match.span() for match in _INST_EOS.finditer(text))
-    first = _FIRST_LABEL.match(text)
-    labels = ([first] if first else []) + list(_LINE_LABEL.finditer(text))
-    if len({_LABEL_ROLES[match.group("name").lower()] for match in labels}) >= 2:
+    words = vocabulary()
+    found = list(words.ungated_spans(text))
+    for only_with, gated in words.gated:
+        if only_with in text:
+            found.extend(match.span() for match in gated.finditer(text))
+    first = words.first_label.match(text)
+    labels = ([first] if first else []) + list(words.line_label.finditer(text))
+    if len({words.label_roles[match.group("name").lower()] for match in labels}) >= 2:
         found.extend(match.span("marker") for match in labels)
     if not found:
         return found
@@ -97,7 +78,7 @@ def is_turn_marker(sentence: str) -> bool:
     (False, False)
     """
     text = sentence.strip()
-    return len(text) <= 80 and _WHOLE_MARKER.fullmatch(text) is not None
+    return len(text) <= 80 and vocabulary().whole.fullmatch(text) is not None
 
 
 def cut_at_markers(bounds: list[int], markers: Sequence[Span], first: int) -> tuple[list[int], int]:

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tpc_core.conversation.records import read_records
+from tpc_core.conversation.records import RecordsInProse, read_records, record_blocks
 from tpc_core.conversation.tool_results import (
     LedgerEntry,
     ToolResult,
@@ -165,3 +165,37 @@ def test_parts_kept_as_they_are_count_in_the_conversations_budget(tpc_mini):
                                  strict=False, emptied="sentence")
     assert over.messages[3]["content"][0]["text"] == tool_text
     assert over.over_budget == over.compressed_tokens - over.budget > 0
+
+
+REPORT = ("The warehouse report for May lists three sites. Lyon shipped the most parcels this month. Nice lost "
+          "pallets in a flood.\n\n"
+          "| site | parcels | damaged |\n|---|---|---|\n| Lyon | 412 | 0 |\n| Nice | 198 | 2 |\n| Lille | 251 | 1 |\n\n"
+          "The raw sensor export follows.\n\n"
+          '```json\n{\n  "site": "Nice",\n  "flood": true,\n\n  "pallets_lost": 2\n}\n```\n\n'
+          "Lille reopens on Monday. The audit of Nice starts in June. Staff asked for new scanners.")
+TABLE = "| site | parcels | damaged |\n|---|---|---|\n| Lyon | 412 | 0 |\n| Nice | 198 | 2 |\n| Lille | 251 | 1 |"
+FENCE = '```json\n{\n  "site": "Nice",\n  "flood": true,\n\n  "pallets_lost": 2\n}\n```'
+
+
+def test_the_records_inside_prose_are_its_blocks():
+    assert [REPORT[start:end] for start, end in record_blocks(REPORT)] == [TABLE, FENCE]
+
+
+def test_a_table_and_a_json_fence_inside_prose_are_kept_or_dropped_whole(tpc_mini):
+    counter = tpc_mini.engine.default_counter
+    units = [REPORT[start:end] for start, end in RecordsInProse(tpc_mini.engine.splitter()).spans(REPORT)]
+    assert TABLE in units and FENCE in units
+    fates = set()
+    for fraction in (0.2, 0.35, 0.5, 0.65, 0.8, 0.95):
+        budget = int(counter(REPORT) * fraction)
+        out = compress_tool_text(tpc_mini.engine, REPORT, "How many pallets did Nice lose?", budget, counter, {})
+        assert 0 < counter(out) <= budget
+        for block in (TABLE, FENCE):
+            rows = [line for line in block.split("\n")[1:] if line.strip()]  # its own lines (not a lone "```")
+            kept = block in out
+            assert kept or not any(row in out for row in rows), (fraction, block, out)
+            fates.add(kept)
+        kept_units = [unit for unit in units if unit in out]  # verbatim, in order, nothing else
+        assert " ".join(out.split()) == " ".join(" ".join(kept_units).split())
+        assert [out.index(unit) for unit in kept_units] == sorted(out.index(unit) for unit in kept_units)
+    assert fates == {True, False}  # each budget keeps or drops a block whole, and both happen

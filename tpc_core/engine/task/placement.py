@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from tpc_core.engine.task.cues import addresses_reader, imperative_start
 from tpc_core.engine.values import ValueEnum
 from tpc_core.segmentation import is_turn_marker
+from tpc_core.segmentation.vocabulary import LabelUse, MarkerKind, label_names, read_marker
 
 __all__ = ["PlaceKind", "RequestPlace", "place_request", "reads_as_request", "without_request_label"]
 
@@ -54,14 +55,14 @@ _MATERIAL_START = re.compile(r"^\W{0,3}(?:document|doc|passage|article|source|ti
 _OPTION = re.compile(r"^[ \t]*\(?[A-Ha-h](?:[.):]|\\[A-Ha-h][.):])")
 # An empty turn left for the model's reply ("Assistant:", "### Response:"): not part of what the user wrote.
 _REPLY_LABEL = re.compile(
-    r"^[ \t#*>_-]{0,6}(?:assistant|ai|bot|model|gpt|agent|chatbot)[*_]{0,2}[ \t]*:[ \t]*(?P<rest>.*)$", re.IGNORECASE)
+    rf"^[ \t#*>_-]{{0,6}}(?:{'|'.join(label_names(LabelUse.SPEAKER, role='assistant'))})[*_]{{0,2}}[ \t]*:[ \t]*"
+    r"(?P<rest>.*)$", re.IGNORECASE)
 # Chat-template tokens and a closing tag on a request's line ("... game [/INST]", "...?<|im_end|>", "...</question>").
 _MARKUP = re.compile(r"<\|[^|<>\s]{1,30}\|>|\[/?INST\]|<</?SYS>>|</?s>|<(?:start|end)_of_turn>\w*|</[A-Za-z_][\w.-]*>")
 _GREETING = re.compile(r"^(?:hi|hello|hey|dear|good (?:morning|afternoon|evening)|greetings)\b[^.?!\n]{0,40},?$",
                        re.IGNORECASE)
-_USER_LABEL = re.compile(r"^[ \t#*>_-]{0,6}(?:user|human|me|customer|client)[*_]{0,2}[ \t]*:", re.IGNORECASE)
-# A chat template's own token (ChatML, Llama, Gemma, Mistral): a turn it opens is the prompt's, never quoted material.
-_TEMPLATE_TOKEN = re.compile(r"<\|[A-Za-z_]+\|>|<start_of_turn>|\[INST\]")
+_USER_LABEL = re.compile(
+    rf"^[ \t#*>_-]{{0,6}}(?:{'|'.join(label_names(LabelUse.SPEAKER, asks=True))})[*_]{{0,2}}[ \t]*:", re.IGNORECASE)
 # A one-sentence preamble that only asks to read what follows.
 _PREAMBLE = re.compile(r"^(?:please\s+|kindly\s+)?(?:read|see|consider|review|look at|here is|here are|below is|"
                        r"find)\b[^.?!\n]{0,60}[.:!]?$", re.IGNORECASE)
@@ -349,13 +350,26 @@ def _end_block(blocks: list[list[_Line]], *, last: bool) -> tuple[int, int] | No
     return candidate[0].start, candidate[-1].end
 
 
+def _opens_user_turn(marker: str) -> bool:
+    """Whether a marker opens a turn of the role named ``user`` (a chat template's token that names or implies it, a
+    ``User:`` label)."""
+    reading = read_marker(marker)
+    return reading is not None and reading.kind is MarkerKind.OPEN and reading.role == "user"
+
+
+def _template_token(marker: str) -> bool:
+    """Whether a marker is a chat template's own token: a turn it opens is the prompt's, never quoted material."""
+    reading = read_marker(marker)
+    return reading is not None and not reading.label
+
+
 def _latest_user_turn(sentences: Sequence[str]) -> tuple[int, int] | None:
     """``(first, last)`` sentence indices of the latest user turn's content, when a chat rendered with template
     tokens ends with it (an assistant turn left open after it is allowed)."""
     markers = [k for k, text in enumerate(sentences) if is_turn_marker(text)]
     if not markers:
         return None
-    opens = [k for k in markers if re.search(r"\buser\b|\[INST\]|<\|user\|>", sentences[k], re.IGNORECASE)]
+    opens = [k for k in markers if _opens_user_turn(sentences[k])]
     if not opens:
         return None
     first = opens[-1] + 1
@@ -397,7 +411,7 @@ def place_request(text: str, spans: Sequence[tuple[int, int]]) -> RequestPlace |
         if len({line.block for line in turn_lines}) == 1:  # a turn with no blank line: each line is a paragraph
             turn_lines = [_Line(line.start, line.end, line.text, number) for number, line in enumerate(turn_lines)]
         inside = _regions(turn_lines, first=True)
-        if not inside and _TEMPLATE_TOKEN.search(sentences[turn[0] - 1]):
+        if not inside and _template_token(sentences[turn[0] - 1]):
             blocks = _blocks(_lines(text, start, end))
             whole = _words(text[start:end]) <= _MAX_PLACE_WORDS or len(blocks) < 2
             inside = [((start, end) if whole else (blocks[-1][0].start, blocks[-1][-1].end), PlaceKind.CHAT_TURN)]

@@ -14,49 +14,33 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 from tpc_core.segmentation import marker_spans
+from tpc_core.segmentation.vocabulary import LabelUse, MarkerKind, label_names, read_marker, speaker_role, vocabulary
 
 __all__ = ["ChatTurn", "Role", "Turns", "chat_turns", "parse_flattened_chat", "read_turns", "sentence_roles",
            "turn_text"]
 
 Role = Literal["system", "user", "assistant"]
 
-_ROLE_NAMES: dict[str, Role] = {
-    "system": "system", "developer": "system", "sys": "system",
-    "user": "user", "human": "user", "customer": "user", "client": "user", "me": "user", "prompter": "user",
-    "assistant": "assistant", "ai": "assistant", "bot": "assistant", "agent": "assistant", "model": "assistant",
-    "chatbot": "assistant", "gpt": "assistant", "answer": "assistant", "response": "assistant",
-}
-# Markup that opens a turn, anywhere in a sentence; the role is the named group (or implied by the marker).
-_MARKERS = re.compile(
-    r"<\|im_start\|>\s*(?P<chatml>[A-Za-z]+)"
-    r"|<\|start_header_id\|>\s*(?P<header>[A-Za-z]+)\s*<\|end_header_id\|>"
-    r"|<start_of_turn>\s*(?P<gemma>[A-Za-z]+)"
-    r"|<\|(?P<bar>system|user|assistant)\|>"
-    r"|(?P<inst>\[INST\])|(?P<inst_end>\[/INST\])|(?P<sys><<SYS>>)|(?P<sys_end><</SYS>>)",
-)
 # A plain-text speaker label at the start of a line: "User: ...", "### Assistant:", "**Human**:".
 _SPEAKER = re.compile(r"^[\s#*>_-]{0,6}(?P<name>[A-Za-z]{2,9})[*_]{0,2}\s*:", re.MULTILINE)
-_IMPLIED: dict[str, Role] = {"inst": "user", "inst_end": "assistant", "sys": "system", "sys_end": "user"}
-_LEAD = re.compile(r"^(?:\s|<s>|<bos>|<\|begin_of_text\|>|<\|endoftext\|>)*")
+_SPEAKER_LABELS = frozenset(label_names(LabelUse.SPEAKER))
 
 
 def _turn_starts(sentence: str) -> list[tuple[int, Role]]:
     """Where turns start in one sentence (character offset, role), in order."""
     starts: list[tuple[int, Role]] = []
-    if "<" not in sentence and "[" not in sentence and ":" not in sentence:
-        return starts  # the common case: prose with no markup at all
-    for match in _MARKERS.finditer(sentence) if "<" in sentence or "[" in sentence else ():
-        group = match.lastgroup or ""
-        role = _IMPLIED.get(group) or _ROLE_NAMES.get(match.group(group).lower())
+    words = vocabulary()
+    for offset, name in words.openers(sentence) if any(c in sentence for c in words.first_chars) else ():
+        role = speaker_role(name) if name is not None else None
         if role is not None:
-            starts.append((match.start(), role))
+            starts.append((offset, cast(Role, role)))
     for match in _SPEAKER.finditer(sentence) if ":" in sentence else ():
-        role = _ROLE_NAMES.get(match.group("name").lower())
-        if role is not None and match.group("name").lower() not in ("answer", "response"):
-            starts.append((match.start("name"), role))
+        name = match.group("name").lower()
+        if name in _SPEAKER_LABELS:
+            starts.append((match.start("name"), cast(Role, speaker_role(name))))
     return sorted(starts)
 
 
@@ -83,7 +67,7 @@ def read_turns(sentences: Sequence[str]) -> Turns:
     speakers: set[Role] = set()
     for sentence in sentences:
         starts = _turn_starts(sentence)
-        lead = _LEAD.match(sentence).end()  # type: ignore[union-attr]  # the pattern matches the empty string
+        lead = vocabulary().lead.match(sentence).end()  # type: ignore[union-attr]  # it matches the empty string
         opening = [role for offset, role in starts if offset <= lead + 2]
         later = [offset for offset, _ in starts if offset > lead + 2]
         roles.append(opening[0] if opening else current)
@@ -146,28 +130,22 @@ class ChatTurn:
     content: str
 
 
-_CLOSING = frozenset(("<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<end_of_turn>", "<|end|>", "</s>", "<eos>",
-                      "<|endoftext|>", "<|end_of_text|>"))
-_NEUTRAL = frozenset(("<s>", "<bos>", "<|begin_of_text|>"))
-_IMPLIED_BY_TOKEN: dict[str, str] = {"[INST]": "user", "[/INST]": "assistant", "<<SYS>>": "system",
-                                     "<</SYS>>": "user"}
-_NAMED_OPENER = re.compile(r"<\|im_start\|>\s*(?P<a>[\w.-]+)|<\|start_header_id\|>\s*(?P<b>[^<>]*?)\s*"
-                           r"<\|end_header_id\|>|<start_of_turn>\s*(?P<c>[\w.-]+)|<\|(?P<d>\w+)\|>"
-                           r"|[#*\s]*(?P<e>[A-Za-z]+)[*\s]*:")
+_LLAMA2_SYSTEM = "<<SYS>>"  # Llama 2 writes the system prompt inside the first [INST]
+
+
+def _neutral(marker: str) -> bool:
+    """Whether a marker begins a text and neither opens nor ends a turn (a BOS token)."""
+    reading = read_marker(marker)
+    return reading is not None and reading.kind is MarkerKind.START
 
 
 def _opened_role(marker: str) -> str | None:
-    """The role a marker opens, or ``None`` for a closing or neutral marker."""
-    if marker in _CLOSING or marker in _NEUTRAL:
+    """The role a marker opens (a name the vocabulary does not know, as written), or ``None`` for a closing or
+    neutral marker."""
+    reading = read_marker(marker)
+    if reading is None or reading.role is None:
         return None
-    implied = _IMPLIED_BY_TOKEN.get(marker)
-    if implied is not None:
-        return implied
-    match = _NAMED_OPENER.fullmatch(marker)
-    if match is None:
-        return None
-    name = next(group for group in match.groups() if group).lower()
-    return _ROLE_NAMES.get(name, name)
+    return speaker_role(reading.role) or reading.role
 
 
 def chat_turns(text: str) -> list[ChatTurn]:
@@ -197,14 +175,14 @@ def chat_turns(text: str) -> list[ChatTurn]:
         role = _opened_role(marker)
         if role is not None:
             just_opened = bool(turns) and open_turn and turns[-1][0] == "user" and not text[turns[-1][1]:start].strip()
-            if marker == "<<SYS>>" and just_opened:  # Llama 2 writes the system prompt inside the first [INST]
+            if marker == _LLAMA2_SYSTEM and just_opened:  # Llama 2 writes the system prompt inside the first [INST]
                 turns[-1][0] = "system"
                 turns[-1][1] = end
                 turns[-1][2] = end
             else:
                 turns.append([role, end, end])
             open_turn = True
-        elif marker not in _NEUTRAL:
+        elif not _neutral(marker):
             open_turn = False
         position = end
     if open_turn:
