@@ -1,5 +1,5 @@
 """``python -m tpc_core.options [--markdown | --write | --check]``: print the option table, rewrite the generated
-texts (``tpc_core/options/keywords.py`` and ``adapter_fields.py``, the README's table) or check that they match the
+texts (``tpc_core/options/keywords.py``, the README's table) or check that they match the
 model (exit code 1)."""
 
 from __future__ import annotations
@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from tpc_core.options.adapters import ADAPTER_FIELDS_PATH, adapter_fields_source
 from tpc_core.options.surfaces import KEYWORDS_PATH, README_PATH, keywords_source, markdown_table, readme_with_table
 
 
@@ -23,8 +22,7 @@ def main(argv: list[str] | None = None) -> int:
         print(markdown_table())
         return 0
     readme = README_PATH.read_text(encoding="utf-8")
-    wanted = {KEYWORDS_PATH: keywords_source(), ADAPTER_FIELDS_PATH: adapter_fields_source(),
-              README_PATH: readme_with_table(readme)}
+    wanted = {KEYWORDS_PATH: keywords_source(), README_PATH: readme_with_table(readme)}
     stale = [path for path, text in wanted.items() if path.read_text(encoding="utf-8") != text]
     if args.write:
         for path in stale:
