@@ -1,14 +1,14 @@
 """Every surface of the compress options, derived from :class:`tpc_core.options.CompressOptions`.
 
-* :func:`keywords_source`: the source of :mod:`tpc_core.options.keywords` (the ``CompressKeywords`` TypedDict that
-  types ``compress(**options)``; static, so type checkers read it);
+* :func:`keywords_class`: the source of the ``CompressKeywords`` TypedDict that types ``compress(**options)``
+  (static, so type checkers read it), the generated part of :mod:`tpc_core.options.keywords`;
 * :func:`markdown_table`: the README's option table;
 * :func:`add_option_flags` / :func:`flag_options`: the ``tpc compress`` flags, and the options they were given;
 * :func:`option_field`: an option as a settings class's field, declared in the class (the adapters' settings);
   :func:`option_field_drift` says where such a class differs from the model.
 
-The two generated texts are rewritten by ``python -m tpc_core.options --write`` and compared by ``--check`` (and by
-tests/core/options/test_options.py).
+The two generated texts (each after its marker) are rewritten by ``python -m tpc_core.options --write`` and compared
+by ``--check`` (and by tests/core/options/test_options.py).
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ from pydantic_core import CoreSchema
 
 from tpc_core.options.model import CompressOptions, reach
 
-__all__ = ["KEYWORDS_PATH", "README_PATH", "TABLE_BEGIN", "TABLE_END", "StoredType", "add_option_flags",
-           "flag_options", "keyword_type", "keywords_source", "markdown_table", "option_field", "option_field_drift",
-           "options_for", "readme_with_table", "type_source"]
+__all__ = ["KEYWORDS_BEGIN", "KEYWORDS_PATH", "README_PATH", "TABLE_BEGIN", "TABLE_END", "StoredType",
+           "add_option_flags", "flag_options", "keyword_type", "keywords_class", "keywords_with_class",
+           "markdown_table", "option_field", "option_field_drift", "options_for", "readme_with_table", "type_source"]
 
 KEYWORDS_PATH = Path(__file__).with_name("keywords.py")
 README_PATH = Path(__file__).resolve().parents[2] / "README.md"
@@ -82,62 +82,42 @@ def _literal(value: Any) -> str:
     return f'"{value}"' if isinstance(value, str) else repr(value)
 
 
-_KEYWORDS_DOC = '''"""``CompressKeywords``: the keyword options of ``compress`` / ``compress_batch``, typed for
-``**options``.
+KEYWORDS_BEGIN = ("# GENERATED below from tpc_core.options.CompressOptions (python -m tpc_core.options --write); "
+                  "do not edit")
 
-GENERATED from :class:`tpc_core.options.CompressOptions` by ``python -m tpc_core.options --write``: do not edit (the
-option's declaration is its field there; tests/core/options/test_options.py fails when this file drifts from it).
-"""
-
-from __future__ import annotations
-
-'''
-
-_KEYWORDS_CLASS = '''
-# Re-exported for the methods that take ``**options: Unpack[CompressKeywords]`` (typing has it from 3.11).
-if sys.version_info >= (3, 11):
-    from typing import Unpack
-else:  # pragma: no cover - Python 3.10
-    from typing_extensions import Unpack
-
-__all__ = ["CompressKeywords", "Unpack"]
-
-
-class CompressKeywords(TypedDict, total=False):
+_KEYWORDS_CLASS = '''class CompressKeywords(TypedDict, total=False):
     """The keyword options of ``compress`` and ``compress_batch`` (each one's default and check: the same-named
     field of :class:`tpc_core.options.CompressOptions`). Unknown keywords raise a ``TypeError`` naming them.
 
-    Attributes:
-'''
+    Attributes:'''
 
 
-def _imports(annotations: str) -> list[str]:
-    """The import lines the generated annotations need (isort's order: standard library, then ours)."""
-    typing_names = [name for name in ("Any", "Literal") if re.search(rf"\b{name}\b", annotations)]
-    lines = ["import re"] if "re.Pattern" in annotations else []
-    lines.append("import sys")
-    if "Iterable[" in annotations:
-        lines.append("from collections.abc import Iterable")
-    lines.append(f"from typing import {', '.join([*typing_names, 'TypedDict'])}")
-    if "SentenceSplitter" in annotations:
-        lines.extend(["", "from tpc_core.segmentation import SentenceSplitter"])
-    return lines
-
-
-def keywords_source() -> str:
-    """The whole text of :mod:`tpc_core.options.keywords`."""
+def keywords_class() -> str:
+    """The source of ``CompressKeywords``, the generated part of :mod:`tpc_core.options.keywords`: each keyword with
+    its type and documentation."""
     names = CompressOptions.keyword_names()
-    annotations = [f"    {name}: {type_source(keyword_type(name))}" for name in names]
-    lines = [_KEYWORDS_DOC + "\n".join(_imports("\n".join(annotations))) + "\n" + _KEYWORDS_CLASS.rstrip("\n")]
+    lines = [_KEYWORDS_CLASS]
     for name in names:
         field = CompressOptions.model_fields[name]
         text = f"{name}: {_description(field)} Default: ``{field.default!r}``."
         lines.extend(textwrap.wrap(text.replace("\\", "\\\\"), width=116, initial_indent=" " * 8,
                                    subsequent_indent=" " * 12, break_on_hyphens=False, break_long_words=False))
-    lines.append('    """')
-    lines.append("")
-    lines.extend(annotations)
+    lines.extend(['    """', ""])
+    lines.extend(f"    {name}: {type_source(keyword_type(name))}" for name in names)
     return "\n".join(lines) + "\n"
+
+
+def keywords_with_class(source: str) -> str:
+    """``source`` (the text of :mod:`tpc_core.options.keywords`) with what follows :data:`KEYWORDS_BEGIN` replaced by
+    :func:`keywords_class`; the module's imports and re-exports above it are written by hand.
+
+    Raises:
+        ValueError: The marker is missing.
+    """
+    start = source.find(KEYWORDS_BEGIN)
+    if start < 0:
+        raise ValueError(f"tpc_core/options/keywords.py has no line {KEYWORDS_BEGIN!r} above CompressKeywords.")
+    return f"{source[:start]}{KEYWORDS_BEGIN}\n{keywords_class()}"
 
 
 def markdown_table() -> str:

@@ -14,13 +14,14 @@ import pytest
 from tpc_core.options import CompressKeywords, CompressOptions, Reach
 from tpc_core.options.model import reach
 from tpc_core.options.surfaces import (
+    KEYWORDS_BEGIN,
     KEYWORDS_PATH,
     README_PATH,
     StoredType,
     add_option_flags,
     flag_options,
     keyword_type,
-    keywords_source,
+    keywords_with_class,
     markdown_table,
     option_field,
     option_field_drift,
@@ -34,7 +35,10 @@ FIELDS = CompressOptions.model_fields
 
 # ------------------------------------------------------------------------------------------------ generated texts
 def test_the_typed_keywords_are_generated_from_the_model():
-    assert KEYWORDS_PATH.read_text(encoding="utf-8") == keywords_source(), "run python -m tpc_core.options --write"
+    written = KEYWORDS_PATH.read_text(encoding="utf-8")
+    assert keywords_with_class(written) == written, "run python -m tpc_core.options --write"
+    with pytest.raises(ValueError, match="has no line"):
+        keywords_with_class(written.replace(KEYWORDS_BEGIN, "# edited"))
 
 
 def test_the_typed_keywords_hold_each_option_but_the_budget_with_its_type():
