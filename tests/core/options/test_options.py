@@ -165,6 +165,42 @@ def test_each_adapter_has_the_options_its_kind_reaches_as_the_models_own_fields(
             assert theirs.default == expected, (adapter_class.__name__, name)
 
 
+def _declared_in_class_bodies(cls):
+    """The annotated names the source of ``cls`` and of the classes of ``tpc_integrations`` it inherits declare."""
+    import ast
+    import inspect
+
+    declared = set()
+    for base in cls.__mro__:
+        module = inspect.getmodule(base)
+        if module is None or not module.__name__.startswith("tpc_integrations"):
+            continue
+        for node in ast.walk(ast.parse(inspect.getsource(module))):
+            if isinstance(node, ast.ClassDef) and node.name == base.__name__:
+                declared |= {statement.target.id for statement in node.body if isinstance(statement, ast.AnnAssign)
+                             and isinstance(statement.target, ast.Name)}
+    return declared
+
+
+def test_each_adapter_declares_its_engine_options_in_a_class_body():
+    """Readers, IDEs and type checkers see every option field of an adapter in the source of a class it inherits: no
+    class made at run time, no static copy imported under ``TYPE_CHECKING`` in its place."""
+    import ast
+    from pathlib import Path
+
+    import tpc_integrations
+
+    for adapter_class, names in _adapters().items():
+        missing = set(names) - _declared_in_class_bodies(adapter_class)
+        assert not missing, (adapter_class.__name__, sorted(missing))
+    for path in Path(tpc_integrations.__file__).parent.glob("*.py"):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                swapped = [item.module for item in ast.walk(node) if isinstance(item, ast.ImportFrom)
+                           and (item.module or "").startswith("tpc_core.options")]
+                assert not swapped, (path.name, swapped)
+
+
 def test_the_query_time_and_index_time_options_are_those_of_today():
     assert options_for("every") == ("target_tokens", "rate", "force_keep_patterns", "keep_first_sentence",
                                     "keep_request", "splitter", "cache")
