@@ -14,7 +14,7 @@ import inspect
 import logging
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Optional, TypeGuard
+from typing import Any, Literal, Optional, TypeGuard
 
 from pydantic import ConfigDict, model_validator
 
@@ -32,7 +32,8 @@ from tpc_core.conversation import (
     tool_question,
     tool_share,
 )
-from tpc_integrations._common import ENGINE_KEYWORDS, adapter_options
+from tpc_integrations._common import ENGINE_KEYWORDS
+from tpc_integrations._engine_options import AgentContextOptions
 from tpc_integrations._failsafe import guarded
 from tpc_integrations._messages import TPCMessagesSettings
 
@@ -73,15 +74,6 @@ class MessageListCounter:
 
     def __repr__(self) -> str:
         return f"MessageListCounter({getattr(self.count, '__name__', type(self.count).__name__)})"
-
-
-if TYPE_CHECKING:  # the generated static declaration of the class made below (see adapter_options)
-    from tpc_core.options import AgentContextFields as AgentContextOptions
-else:
-    AgentContextOptions = adapter_options("AgentContextOptions", module=__name__, notes={
-        "cache": "An agent's default is \"memory\": a tool result read again on a later call costs almost nothing; "
-                 "None turns it off."})
-    """The cache field of the agents' settings: the option's own, with "memory" as its default."""
 
 
 class TPCAgentContextSettings(AgentContextOptions, TPCMessagesSettings):

@@ -5,9 +5,8 @@ calls :func:`compress_call` (one :meth:`tpc_core.TPCCompressor.compress` call ov
 ``"global"`` budget spans the whole retrieved set; the engine also applies the post-budget filters ``min_score``
 / ``top_n``) and turns each :class:`DocumentOutcome` back into a new framework object. The settings fields that are
 engine options are :class:`tpc_core.options.CompressOptions`'s own fields (type, check, default, documentation),
-inherited through :func:`adapter_options`, and reach the engine under their names
-(:meth:`TPCEngineSettings.engine_options`). This module imports pydantic but neither
-framework.
+declared by kind of adapter in :mod:`tpc_integrations._engine_options` and inherited, and reach the engine under
+their names (:meth:`TPCEngineSettings.engine_options`). This module imports pydantic but neither framework.
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_serializer, model_validator
 
@@ -23,7 +22,7 @@ from tpc_core import DEFAULT_MODEL, TPCCompressor
 from tpc_core.cache import SecretURL
 from tpc_core.engine import TokenCounter, resolve_token_counter
 from tpc_core.loading import resolve_device, resolve_dtype
-from tpc_core.options import ADAPTER_GROUPS, CompressOptions, option_fields, validate_budget_args
+from tpc_core.options import CompressOptions, validate_budget_args
 from tpc_integrations._checks import (
     TPCSettingsError,
     check_cache,
@@ -35,6 +34,7 @@ from tpc_integrations._checks import (
     hidden_cache,
     settings_error,
 )
+from tpc_integrations._engine_options import EveryAdapterOptions, QueryTimeOptions
 from tpc_integrations._failsafe import FailSafeSettings
 from tpc_integrations._outcomes import (
     METADATA_KEYS,
@@ -46,7 +46,7 @@ from tpc_integrations._outcomes import (
     ensure_type,
     fresh_metadata,
 )
-from tpc_integrations._peer_names import PEER_ALIASES, alias_choices, peer_aliases, translate_peer_names
+from tpc_integrations._peer_names import alias_choices, translate_peer_names
 
 __all__ = [
     "ENGINE_KEYWORDS",
@@ -120,50 +120,6 @@ def clear_model_cache() -> None:
 
 
 # ---------------------------------------------------------------------------------------------- settings
-def _peer_note(name: str) -> str | None:
-    peers = [PEER_ALIASES[peer] for peer in peer_aliases(name)]
-    return " ".join(f"Peer name: ``{alias.name}`` ({alias.note})." for alias in peers) or None
-
-
-def adapter_options(model_name: str, *, module: str, notes: dict[str, str] | None = None) -> type[BaseModel]:
-    """The engine options of the adapter kind ``model_name`` names in :data:`tpc_core.options.ADAPTER_GROUPS`, as
-    fields to inherit: each with the option's type, check, default (the group's, where it differs) and documentation,
-    its peer names as validation aliases and noted in its documentation, and what ``notes`` adds for this kind of
-    adapter. ``cache`` is shown in the repr: an adapter holds a URL with a password as a ``SecretURL``
-    (:func:`hidden_cache`), shown without it. ``module`` is the module that binds the class (its ``__name__``), so
-    that the class pickles and ``help`` names its home.
-
-    Type checkers cannot read a class made here: each module that makes one imports, under ``TYPE_CHECKING``, its
-    static declaration generated from the same group (:mod:`tpc_core.options.adapter_fields`) in its place.
-    """
-    group = ADAPTER_GROUPS[model_name]
-    names = group.names()
-    merged = {name: " ".join(filter(None, [(notes or {}).get(name), _peer_note(name)])) for name in names}
-    aliases = {name: peer_aliases(name) for name in names if peer_aliases(name)}
-    return option_fields(model_name, names, module=module, defaults=dict(group.defaults), notes=merged, aliases=aliases,
-                         shown=("cache",))
-
-
-if TYPE_CHECKING:  # the generated static declarations of the classes made below (see adapter_options)
-    from tpc_core.options import EveryAdapterFields as EveryAdapterOptions
-    from tpc_core.options import QueryTimeFields as QueryTimeOptions
-else:
-    EveryAdapterOptions = adapter_options("EveryAdapterOptions", module=__name__, notes={
-        "cache": "An adapter keeps a URL that holds a password (or a pydantic ``SecretStr``) as a "
-                 "``tpc_core.cache.SecretURL``: its repr, dumps and serialised forms show it without the password, so "
-                 "a dump cannot restore it (pass ``SecretURL.from_env()``, which reads ``TPC_CACHE_URL``). Checked at "
-                 "construction: another kind is a TypeError, a directory that cannot be written a PermissionError "
-                 "naming it."})
-    """The engine options of every adapter (``Reach(adapters="every")``)."""
-
-    QueryTimeOptions = adapter_options("QueryTimeOptions", module=__name__, notes={
-        "top_n": "As a reranker does: documents come back in input order unless ``sort_by_score``.",
-        "min_score": "A document left empty is dropped, so an off-topic sentence is not kept just to fill the budget "
-                     "(see ``tpc_relevance_score`` for typical scores)."})
-    """The engine options of the query-time adapters (``Reach(adapters="query")``): one budget across the retrieved
-    documents and the reranker-style filters applied after it."""
-
-
 def _class_name(cls: type) -> str | None:
     """The name LlamaIndex's ``BaseComponent.model_dump`` writes under ``class_name`` (``None`` for other classes)."""
     name = getattr(cls, "class_name", None)

@@ -18,12 +18,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import model_validator
 
 from tpc_core.options import CompressOptions
-from tpc_integrations._common import TPCEngineSettings, adapter_options
+from tpc_integrations._common import TPCEngineSettings
+from tpc_integrations._engine_options import IndexTimeOptions
 from tpc_integrations._failsafe import Progress
 from tpc_integrations._outcomes import (
     COMPRESSED_TOKENS_KEY,
@@ -43,18 +44,6 @@ WARMED = "cached"  # the status of a document whose entry mode="warm" stored: it
 WARMING = ("splitter", "cache", "batch_size", "show_progress")
 # What only compression reads, so mode="warm" refuses it when it is set: every other option, and the task.
 COMPRESSION_ONLY = ("task_description", *(name for name in CompressOptions.model_fields if name not in WARMING))
-
-if TYPE_CHECKING:  # the generated static declaration of the class made below (see adapter_options)
-    from tpc_core.options import IndexTimeFields as IndexTimeOptions
-else:
-    IndexTimeOptions = adapter_options("IndexTimeOptions", module=__name__, notes={
-        "describe_bare": "Off by default at index time: stored documents ask nothing, and on "
-                         "held-out training contexts the CTD's descriptions did not change what was kept "
-                         "(``benchmarks.ctd_bare_value``) while costing seconds per document; such documents are "
-                         "selected by salience and coverage under the fallback task."})
-    """The engine options of the index-time transformers (``Reach(adapters="index")``): batching, the progress bar,
-    whether bare documents are described."""
-
 
 class TPCIngestSettings(TPCEngineSettings, IndexTimeOptions):
     """:class:`TPCEngineSettings` for index-time transformers: each document gets its own budget.

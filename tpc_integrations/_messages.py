@@ -9,25 +9,16 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import ConfigDict, model_validator
 
 from tpc_core.conversation import ConversationResult
-from tpc_integrations._common import TPCEngineSettings, adapter_options
+from tpc_integrations._common import TPCEngineSettings
+from tpc_integrations._engine_options import ConversationOptions
 from tpc_integrations._failsafe import guarded
 
 __all__ = ["TPCMessagesSettings", "compress_messages_call", "conversation_event_data", "guarded_conversation"]
-
-if TYPE_CHECKING:  # the generated static declaration of the class made below (see adapter_options)
-    from tpc_core.options import ConversationFields as ConversationOptions
-else:
-    ConversationOptions = adapter_options("ConversationOptions", module=__name__, notes={
-        "budget_scope": "For a conversation the engine's documents are the compressed parts' paragraphs; under "
-                        "\"per_document\" a share too small for any of its sentences goes unused (\"global\" keeps "
-                        "more)."})
-    """The query-time option a conversation adapter has: ``budget_scope`` (its filters have no meaning for messages)."""
-
 
 class TPCMessagesSettings(TPCEngineSettings, ConversationOptions):
     """:class:`tpc_integrations._common.TPCEngineSettings` for conversations: the budget is the whole

@@ -13,7 +13,7 @@ its own layer (except in the bottom layer of ``tpc_core``: ``config`` and ``vers
   ``fast_encoder``;
 * ``tpc_integrations`` (:data:`INTEGRATION_LAYERS`): its ``__init__`` → the adapters → the message and memory
   adapters, the chain-input adapter and the agents' context → ``_messages`` / ``_ingest`` → ``_common`` →
-  ``_checks``, ``_peer_names``, ``_failsafe``, ``_outcomes``.
+  ``_engine_options`` → ``_checks``, ``_peer_names``, ``_failsafe``, ``_outcomes``.
 
 Further rules: no folder of the engine holds more than 10 modules (a folder that grows past that is split into
 sub-packages by concern: the count of modules, not of lines); the cache has no copy of the scorer's code: it never
@@ -66,6 +66,7 @@ ENGINE_LAYERS: Layers = (
 INTEGRATION_LAYERS: Layers = (
     ("tpc_integrations._checks", "tpc_integrations._peer_names", "tpc_integrations._failsafe",
      "tpc_integrations._outcomes"),
+    ("tpc_integrations._engine_options",),
     ("tpc_integrations._common",),
     ("tpc_integrations._messages", "tpc_integrations._ingest"),
     ("tpc_integrations._agent_context", "tpc_integrations.langchain_messages", "tpc_integrations.llama_index_memory",

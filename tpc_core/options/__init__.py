@@ -3,22 +3,13 @@
 * :mod:`.model`: :class:`CompressOptions`, one field per option (type, default, documentation, check);
 * :mod:`.checks`: the check of each option, pure functions;
 * :mod:`.keywords`: :class:`CompressKeywords`, the typed ``**options``, generated from the model;
-* :mod:`.surfaces`: the other surfaces derived from the model (the adapters' fields, the CLI's flags, the README's
-  table); ``python -m tpc_core.options --write`` regenerates the generated texts, ``--check`` compares them;
-* :mod:`.adapters`: which options each kind of adapter has (:data:`ADAPTER_GROUPS`); :mod:`.adapter_fields`, their
-  static declaration for type checkers, generated from it.
+* :mod:`.surfaces`: the other surfaces derived from the model (an option as a settings class's field, the CLI's
+  flags, the README's table); ``python -m tpc_core.options --write`` regenerates the generated texts, ``--check``
+  compares them.
 """
 
 from __future__ import annotations
 
-from tpc_core.options.adapter_fields import (
-    AgentContextFields,
-    ConversationFields,
-    EveryAdapterFields,
-    IndexTimeFields,
-    QueryTimeFields,
-)
-from tpc_core.options.adapters import ADAPTER_GROUPS, AdapterGroup
 from tpc_core.options.checks import (
     BUDGET_SCOPES,
     check_splitter,
@@ -28,10 +19,8 @@ from tpc_core.options.checks import (
 )
 from tpc_core.options.keywords import CompressKeywords, Unpack
 from tpc_core.options.model import CompressOptions, Reach
-from tpc_core.options.surfaces import option_fields, options_for
+from tpc_core.options.surfaces import option_field, option_field_drift, options_for
 
-__all__ = ["ADAPTER_GROUPS", "BUDGET_SCOPES", "AdapterGroup", "CompressKeywords", "CompressOptions",
-           "AgentContextFields", "ConversationFields", "EveryAdapterFields", "IndexTimeFields", "QueryTimeFields",
-           "Reach", "Unpack",
-           "check_splitter", "compile_patterns", "option_fields", "options_for", "validate_budget_args",
+__all__ = ["BUDGET_SCOPES", "CompressKeywords", "CompressOptions", "Reach", "Unpack", "check_splitter",
+           "compile_patterns", "option_field", "option_field_drift", "options_for", "validate_budget_args",
            "validate_filter_args"]

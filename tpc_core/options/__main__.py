@@ -1,14 +1,13 @@
 """``python -m tpc_core.options [--markdown | --write | --check]``: print the option table, rewrite the generated
-texts (``tpc_core/options/keywords.py`` and ``adapter_fields.py``, the README's table) or check that they match the
-model (exit code 1)."""
+texts (``CompressKeywords`` in ``tpc_core/options/keywords.py``, the README's table) or check that they
+match the model (exit code 1)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from tpc_core.options.adapters import ADAPTER_FIELDS_PATH, adapter_fields_source
-from tpc_core.options.surfaces import KEYWORDS_PATH, README_PATH, keywords_source, markdown_table, readme_with_table
+from tpc_core.options.surfaces import KEYWORDS_PATH, README_PATH, keywords_with_class, markdown_table, readme_with_table
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -22,10 +21,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.markdown:
         print(markdown_table())
         return 0
-    readme = README_PATH.read_text(encoding="utf-8")
-    wanted = {KEYWORDS_PATH: keywords_source(), ADAPTER_FIELDS_PATH: adapter_fields_source(),
-              README_PATH: readme_with_table(readme)}
-    stale = [path for path, text in wanted.items() if path.read_text(encoding="utf-8") != text]
+    written = {path: path.read_text(encoding="utf-8") for path in (KEYWORDS_PATH, README_PATH)}
+    wanted = {KEYWORDS_PATH: keywords_with_class(written[KEYWORDS_PATH]),
+              README_PATH: readme_with_table(written[README_PATH])}
+    stale = [path for path, text in wanted.items() if written[path] != text]
     if args.write:
         for path in stale:
             path.write_text(wanted[path], encoding="utf-8")

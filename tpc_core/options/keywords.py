@@ -1,8 +1,10 @@
 """``CompressKeywords``: the keyword options of ``compress`` / ``compress_batch``, typed for
 ``**options``.
 
-GENERATED from :class:`tpc_core.options.CompressOptions` by ``python -m tpc_core.options --write``: do not edit (the
-option's declaration is its field there; tests/core/options/test_options.py fails when this file drifts from it).
+The class is GENERATED from :class:`tpc_core.options.CompressOptions` by ``python -m tpc_core.options --write``: do not
+edit it (the option's declaration is its field there; tests/core/options/test_options.py fails when it drifts). The
+imports above it are written by hand: a type the generated class needs and they lack fails the type checker and
+tests/core/options/test_options.py.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ else:  # pragma: no cover - Python 3.10
 __all__ = ["CompressKeywords", "Unpack"]
 
 
+# GENERATED below from tpc_core.options.CompressOptions (python -m tpc_core.options --write); do not edit
 class CompressKeywords(TypedDict, total=False):
     """The keyword options of ``compress`` and ``compress_batch`` (each one's default and check: the same-named
     field of :class:`tpc_core.options.CompressOptions`). Unknown keywords raise a ``TypeError`` naming them.

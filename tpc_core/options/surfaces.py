@@ -1,13 +1,14 @@
 """Every surface of the compress options, derived from :class:`tpc_core.options.CompressOptions`.
 
-* :func:`keywords_source`: the source of :mod:`tpc_core.options.keywords` (the ``CompressKeywords`` TypedDict that
-  types ``compress(**options)``; static, so type checkers read it);
+* :func:`keywords_class`: the source of the ``CompressKeywords`` TypedDict that types ``compress(**options)``
+  (static, so type checkers read it), the generated part of :mod:`tpc_core.options.keywords`;
 * :func:`markdown_table`: the README's option table;
 * :func:`add_option_flags` / :func:`flag_options`: the ``tpc compress`` flags, and the options they were given;
-* :func:`option_fields`: a pydantic model holding chosen options as fields, for the adapters' settings to inherit.
+* :func:`option_field`: an option as a settings class's field, declared in the class (the adapters' settings);
+  :func:`option_field_drift` says where such a class differs from the model.
 
-The two generated texts are rewritten by ``python -m tpc_core.options --write`` and compared by ``--check`` (and by
-tests/core/options/test_options.py).
+The two generated texts (each after its marker) are rewritten by ``python -m tpc_core.options --write`` and compared
+by ``--check`` (and by tests/core/options/test_options.py).
 """
 
 from __future__ import annotations
@@ -17,18 +18,20 @@ import re
 import textwrap
 import types
 import typing
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Any, Literal, Union
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, create_model
+from pydantic import AliasChoices, BaseModel, Field, GetCoreSchemaHandler
 from pydantic.fields import FieldInfo
+from pydantic_core import CoreSchema
 
 from tpc_core.options.model import CompressOptions, reach
 
-__all__ = ["KEYWORDS_PATH", "README_PATH", "TABLE_BEGIN", "TABLE_END", "add_option_flags", "flag_options",
-           "keyword_type", "keywords_source", "markdown_table", "option_fields", "options_for", "readme_with_table",
-           "type_source"]
+__all__ = ["KEYWORDS_BEGIN", "KEYWORDS_PATH", "README_PATH", "TABLE_BEGIN", "TABLE_END", "StoredType",
+           "add_option_flags", "flag_options", "keyword_type", "keywords_class", "keywords_with_class",
+           "markdown_table", "option_field", "option_field_drift", "options_for", "readme_with_table", "type_source"]
 
 KEYWORDS_PATH = Path(__file__).with_name("keywords.py")
 README_PATH = Path(__file__).resolve().parents[2] / "README.md"
@@ -79,62 +82,42 @@ def _literal(value: Any) -> str:
     return f'"{value}"' if isinstance(value, str) else repr(value)
 
 
-_KEYWORDS_DOC = '''"""``CompressKeywords``: the keyword options of ``compress`` / ``compress_batch``, typed for
-``**options``.
+KEYWORDS_BEGIN = ("# GENERATED below from tpc_core.options.CompressOptions (python -m tpc_core.options --write); "
+                  "do not edit")
 
-GENERATED from :class:`tpc_core.options.CompressOptions` by ``python -m tpc_core.options --write``: do not edit (the
-option's declaration is its field there; tests/core/options/test_options.py fails when this file drifts from it).
-"""
-
-from __future__ import annotations
-
-'''
-
-_KEYWORDS_CLASS = '''
-# Re-exported for the methods that take ``**options: Unpack[CompressKeywords]`` (typing has it from 3.11).
-if sys.version_info >= (3, 11):
-    from typing import Unpack
-else:  # pragma: no cover - Python 3.10
-    from typing_extensions import Unpack
-
-__all__ = ["CompressKeywords", "Unpack"]
-
-
-class CompressKeywords(TypedDict, total=False):
+_KEYWORDS_CLASS = '''class CompressKeywords(TypedDict, total=False):
     """The keyword options of ``compress`` and ``compress_batch`` (each one's default and check: the same-named
     field of :class:`tpc_core.options.CompressOptions`). Unknown keywords raise a ``TypeError`` naming them.
 
-    Attributes:
-'''
+    Attributes:'''
 
 
-def _imports(annotations: str) -> list[str]:
-    """The import lines the generated annotations need (isort's order: standard library, then ours)."""
-    typing_names = [name for name in ("Any", "Literal") if re.search(rf"\b{name}\b", annotations)]
-    lines = ["import re"] if "re.Pattern" in annotations else []
-    lines.append("import sys")
-    if "Iterable[" in annotations:
-        lines.append("from collections.abc import Iterable")
-    lines.append(f"from typing import {', '.join([*typing_names, 'TypedDict'])}")
-    if "SentenceSplitter" in annotations:
-        lines.extend(["", "from tpc_core.segmentation import SentenceSplitter"])
-    return lines
-
-
-def keywords_source() -> str:
-    """The whole text of :mod:`tpc_core.options.keywords`."""
+def keywords_class() -> str:
+    """The source of ``CompressKeywords``, the generated part of :mod:`tpc_core.options.keywords`: each keyword with
+    its type and documentation."""
     names = CompressOptions.keyword_names()
-    annotations = [f"    {name}: {type_source(keyword_type(name))}" for name in names]
-    lines = [_KEYWORDS_DOC + "\n".join(_imports("\n".join(annotations))) + "\n" + _KEYWORDS_CLASS.rstrip("\n")]
+    lines = [_KEYWORDS_CLASS]
     for name in names:
         field = CompressOptions.model_fields[name]
         text = f"{name}: {_description(field)} Default: ``{field.default!r}``."
         lines.extend(textwrap.wrap(text.replace("\\", "\\\\"), width=116, initial_indent=" " * 8,
                                    subsequent_indent=" " * 12, break_on_hyphens=False, break_long_words=False))
-    lines.append('    """')
-    lines.append("")
-    lines.extend(annotations)
+    lines.extend(['    """', ""])
+    lines.extend(f"    {name}: {type_source(keyword_type(name))}" for name in names)
     return "\n".join(lines) + "\n"
+
+
+def keywords_with_class(source: str) -> str:
+    """``source`` (the text of :mod:`tpc_core.options.keywords`) with what follows :data:`KEYWORDS_BEGIN` replaced by
+    :func:`keywords_class`; the module's imports and re-exports above it are written by hand.
+
+    Raises:
+        ValueError: The marker is missing.
+    """
+    start = source.find(KEYWORDS_BEGIN)
+    if start < 0:
+        raise ValueError(f"tpc_core/options/keywords.py has no line {KEYWORDS_BEGIN!r} above CompressKeywords.")
+    return f"{source[:start]}{KEYWORDS_BEGIN}\n{keywords_class()}"
 
 
 def markdown_table() -> str:
@@ -223,37 +206,83 @@ def options_for(adapters: str) -> tuple[str, ...]:
                  if reach(field.metadata).adapters == adapters)
 
 
-def option_fields(model_name: str, names: Sequence[str], *, module: str | None = None,
-                  defaults: Mapping[str, Any] | None = None,
-                  notes: Mapping[str, str] | None = None, aliases: Mapping[str, Iterable[str]] | None = None,
-                  shown: Iterable[str] = ()) -> type[BaseModel]:
-    """A pydantic model whose fields are the options ``names``, each with the option's type, check, default and
-    documentation, for settings classes to inherit.
+@dataclass(frozen=True)
+class StoredType:
+    """Field metadata: the type pydantic builds the field from, where the class declares what a caller passes instead
+    (an option whose :class:`Reach` ``accepts`` another type: ``force_keep_patterns`` takes strings and stores compiled
+    patterns). Validation, serialisation and JSON schema are then the option's own; type checkers and IDEs read the
+    declared type, so a caller's ``["x"]`` type-checks."""
+
+    annotation: Any
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return handler(self.annotation)
+
+
+def option_field(name: str, default: Any, *, note: str | None = None, aliases: Sequence[str] = (),
+                 repr: bool | None = None) -> Any:
+    """Option ``name`` as a field of a settings class, assigned in the class's body where the class declares the
+    option's type (``top_n: Optional[int] = option_field("top_n", None)``; for an option that converts what it is
+    given, the type a caller passes, :func:`keyword_type`): the option's checks and serialiser, ``default``, and its
+    documentation. :func:`option_field_drift` says where such declarations differ from the model.
 
     Args:
-        model_name: The class name of the model made.
-        names: Fields of :class:`CompressOptions`.
-        module: The module the class is named in (its ``__module__``, for pickling and ``help``); default this one.
-        defaults: Another default for some of them (e.g. index time does not describe bare documents).
-        notes: A sentence added to some fields' documentation (what differs for this kind of adapter).
-        aliases: Other accepted names for some fields (peer names), as pydantic validation aliases.
-        shown: Fields the model's repr shows although the option's does not (``cache``, where the model hides a
-            URL's password itself).
+        name: A field of :class:`CompressOptions`.
+        default: The field's default (written in the declaration so that readers see it; the option's own unless
+            this kind of settings differs).
+        note: A sentence added to the option's documentation (what differs for this kind of settings).
+        aliases: Other accepted names (peer names), as pydantic validation aliases after ``name``.
+        repr: Whether the settings' repr shows the field; ``None``: as the option's does.
+
+    Returns:
+        A pydantic ``FieldInfo`` (with :class:`StoredType` where the option converts its input), typed ``Any`` (as
+        pydantic's ``Field`` is) so that type checkers read the assignment as the field's default.
+
+    Raises:
+        ValueError: ``name`` is not an option.
     """
-    defaults = dict(defaults or {})
-    notes = dict(notes or {})
-    aliases = dict(aliases or {})
-    fields: dict[str, Any] = {}
-    for name in names:
-        field = CompressOptions.model_fields[name]
-        annotation: Any = field.annotation
-        if field.metadata:  # the checks and serialisers pydantic keeps beside the type: Annotated[type, *metadata]
-            arguments = (field.annotation, *field.metadata)
-            annotation = Annotated[arguments]
-        description = " ".join(filter(None, [field.description, notes.get(name)]))
-        choices = tuple(aliases.get(name, ()))
-        fields[name] = (annotation, Field(
-            defaults.get(name, field.default), description=description, repr=field.repr or name in set(shown),
-            validation_alias=AliasChoices(name, *choices) if choices else None))
-    return create_model(model_name, __config__=ConfigDict(arbitrary_types_allowed=True), __module__=module or __name__,
-                        **fields)
+    option = CompressOptions.model_fields.get(name)
+    if option is None:
+        raise ValueError(f"{name!r} is not an option of CompressOptions (its fields: "
+                         f"{', '.join(CompressOptions.model_fields)}).")
+    info: FieldInfo = Field(default, description=" ".join(filter(None, [option.description, note])),
+                            repr=option.repr if repr is None else repr,
+                            validation_alias=AliasChoices(name, *aliases) if aliases else None)
+    stored = [StoredType(option.annotation)] if reach(option.metadata).accepts is not None else []
+    info.metadata = [*stored, *option.metadata]  # the checks and serialisers pydantic keeps beside the option's type
+    return info
+
+
+def option_field_drift(settings: type[BaseModel], names: Sequence[str],
+                       defaults: Mapping[str, Any] | None = None) -> list[str]:
+    """How the option fields a settings class declares (:func:`option_field`) differ from the model; empty when they
+    match.
+
+    Args:
+        settings: A class whose fields are options, e.g. a mixin holding the options one kind of adapter has.
+        names: The options it should hold, in order.
+        defaults: The defaults it declares apart from the options' own.
+
+    Returns:
+        One line per difference, naming the class and the field: a missing, extra or misplaced option, or a field
+        whose type, checks, default or documentation is not the option's.
+    """
+    owner = settings.__name__
+    declared = list(settings.model_fields)
+    if declared != list(names):
+        return [f"{owner} declares {declared}, the model gives {list(names)}"]
+    wanted = dict(defaults or {})
+    differences = []
+    for name, field in settings.model_fields.items():
+        option = CompressOptions.model_fields[name]
+        if field.annotation != keyword_type(name):
+            differences.append(f"{owner}.{name}: type {type_source(field.annotation)}, the option's is "
+                               f"{type_source(keyword_type(name))}")
+        if [item for item in field.metadata if not isinstance(item, StoredType)] != option.metadata:
+            differences.append(f"{owner}.{name}: its checks are not the option's (declare it with option_field)")
+        default = wanted.get(name, option.default)
+        if field.default != default:
+            differences.append(f"{owner}.{name}: default {field.default!r}, expected {default!r}")
+        if not (field.description or "").startswith(option.description or ""):
+            differences.append(f"{owner}.{name}: its documentation does not start with the option's")
+    return differences

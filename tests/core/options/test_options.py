@@ -12,16 +12,19 @@ import warnings
 import pytest
 
 from tpc_core.options import CompressKeywords, CompressOptions, Reach
-from tpc_core.options.adapters import ADAPTER_FIELDS_PATH, ADAPTER_GROUPS, adapter_fields_source, static_name
 from tpc_core.options.model import reach
 from tpc_core.options.surfaces import (
+    KEYWORDS_BEGIN,
     KEYWORDS_PATH,
     README_PATH,
+    StoredType,
     add_option_flags,
     flag_options,
     keyword_type,
-    keywords_source,
+    keywords_with_class,
     markdown_table,
+    option_field,
+    option_field_drift,
     options_for,
     readme_with_table,
     type_source,
@@ -32,7 +35,10 @@ FIELDS = CompressOptions.model_fields
 
 # ------------------------------------------------------------------------------------------------ generated texts
 def test_the_typed_keywords_are_generated_from_the_model():
-    assert KEYWORDS_PATH.read_text(encoding="utf-8") == keywords_source(), "run python -m tpc_core.options --write"
+    written = KEYWORDS_PATH.read_text(encoding="utf-8")
+    assert keywords_with_class(written) == written, "run python -m tpc_core.options --write"
+    with pytest.raises(ValueError, match="has no line"):
+        keywords_with_class(written.replace(KEYWORDS_BEGIN, "# edited"))
 
 
 def test_the_typed_keywords_hold_each_option_but_the_budget_with_its_type():
@@ -53,46 +59,67 @@ def test_the_readme_table_is_generated_from_the_model():
         assert f"`{field.default!r}`" in row and " ".join(field.description.split()[:4]) in row
 
 
-def test_the_adapters_static_fields_are_generated_from_the_groups():
-    assert ADAPTER_FIELDS_PATH.read_text(encoding="utf-8") == adapter_fields_source(), \
-        "run python -m tpc_core.options --write"
+def _option_classes():
+    """Each class of the adapters' option fields, with the options the model gives it and its own defaults."""
+    from tpc_integrations._engine_options import (
+        AgentContextOptions,
+        ConversationOptions,
+        EveryAdapterOptions,
+        IndexTimeOptions,
+        QueryTimeOptions,
+    )
+
+    return {EveryAdapterOptions: (options_for("every"), {}), QueryTimeOptions: (options_for("query"), {}),
+            ConversationOptions: (("budget_scope",), {}), IndexTimeOptions: (options_for("index"), {}),
+            AgentContextOptions: (("cache",), {"cache": "memory"})}
 
 
-def test_each_static_declaration_holds_its_groups_options_with_their_types_and_defaults():
-    import tpc_core.options as options
-
-    assert set(ADAPTER_GROUPS) == {"EveryAdapterOptions", "QueryTimeOptions", "ConversationOptions",
-                                   "IndexTimeOptions", "AgentContextOptions"}
-    for group_name, group in ADAPTER_GROUPS.items():
-        static = getattr(options, static_name(group_name))
-        assert tuple(static.model_fields) == group.names(), group_name
-        for name, field in static.model_fields.items():
-            assert field.annotation == keyword_type(name), (group_name, name)
-            assert field.default == group.default(name), (group_name, name)
-    assert ADAPTER_GROUPS["IndexTimeOptions"].default("describe_bare") is False
-    assert ADAPTER_GROUPS["AgentContextOptions"].default("cache") == "memory"
-    assert ADAPTER_GROUPS["QueryTimeOptions"].default("budget_scope") == FIELDS["budget_scope"].default
+def test_the_adapters_declared_option_fields_are_the_models():
+    """The drift test: each adapter options class declares its options with the model's type, checks, default and
+    documentation (a new option that reaches adapters, or a changed type or default, fails here until declared)."""
+    drift = [line for option_class, (names, defaults) in _option_classes().items()
+             for line in option_field_drift(option_class, names, defaults)]
+    assert drift == [], "declare them in tpc_integrations/_engine_options.py as the model gives them"
 
 
-def test_the_adapters_run_time_option_classes_match_their_static_declarations():
-    """What type checkers read (tpc_core.options.adapter_fields) is what the adapters inherit at run time."""
-    import tpc_core.options as options
-    from tpc_integrations import _agent_context, _common, _ingest, _messages
+def test_the_drift_check_names_each_kind_of_difference():
+    from typing import Optional
 
-    made = {"EveryAdapterOptions": _common.EveryAdapterOptions, "QueryTimeOptions": _common.QueryTimeOptions,
-            "ConversationOptions": _messages.ConversationOptions, "IndexTimeOptions": _ingest.IndexTimeOptions,
-            "AgentContextOptions": _agent_context.AgentContextOptions}
-    assert set(made) == set(ADAPTER_GROUPS)
-    for group_name, runtime in made.items():
-        static = getattr(options, static_name(group_name))
-        assert runtime.__name__ == group_name
-        assert list(runtime.model_fields) == list(static.model_fields), group_name
-        for name, field in runtime.model_fields.items():
-            # the run-time field stores the option's type; the static one says what a caller may pass
-            assert field.annotation == FIELDS[name].annotation, (group_name, name)
-            assert static.model_fields[name].annotation == keyword_type(name), (group_name, name)
-            assert field.default == static.model_fields[name].default, (group_name, name)
-            assert field.metadata == FIELDS[name].metadata, (group_name, name)  # the option's own checks
+    from pydantic import BaseModel, Field
+
+    class Drifted(BaseModel):
+        top_n: Optional[float] = option_field("top_n", None)  # the option's type is Optional[int]
+        min_score: Optional[float] = Field(None, description=FIELDS["min_score"].description)  # without its check
+        batch_size: int = option_field("batch_size", 8)  # another default than the model's
+        describe_bare: bool = Field(False, description="Something else.")
+
+    found = option_field_drift(Drifted, ("top_n", "min_score", "batch_size", "describe_bare"))
+    assert found == ["Drifted.top_n: type float | None, the option's is int | None",
+                     "Drifted.min_score: its checks are not the option's (declare it with option_field)",
+                     "Drifted.batch_size: default 8, expected 16",
+                     "Drifted.describe_bare: its checks are not the option's (declare it with option_field)",
+                     "Drifted.describe_bare: its documentation does not start with the option's"]
+    assert option_field_drift(Drifted, ("top_n", "min_score", "batch_size", "describe_bare"), {"batch_size": 8})[2:] \
+        == found[3:]
+    assert option_field_drift(Drifted, ("top_n", "min_score")) == ["Drifted declares ['top_n', 'min_score', "
+                                                                   "'batch_size', 'describe_bare'], the model gives "
+                                                                   "['top_n', 'min_score']"]
+    with pytest.raises(ValueError, match="'topn' is not an option of CompressOptions"):
+        option_field("topn", None)
+
+
+def test_a_converting_option_is_declared_as_callers_pass_it_and_stored_as_the_option_stores_it():
+    from tpc_integrations._engine_options import EveryAdapterOptions
+
+    field = EveryAdapterOptions.model_fields["force_keep_patterns"]
+    assert field.annotation == keyword_type("force_keep_patterns") != FIELDS["force_keep_patterns"].annotation
+    given = ["(?i)total", re.compile("x", re.M)]
+    made = EveryAdapterOptions(force_keep_patterns=given)
+    assert made.force_keep_patterns == CompressOptions.build(force_keep_patterns=given).force_keep_patterns
+    assert isinstance(made.force_keep_patterns, tuple)
+    assert made.model_dump()["force_keep_patterns"] == ("(?i)total", "(?m)x")
+    assert EveryAdapterOptions.model_json_schema()["properties"]["force_keep_patterns"]["items"] == {
+        "format": "regex", "type": "string"}
 
 
 def test_the_generator_checks_the_generated_texts():
@@ -129,12 +156,49 @@ def test_each_adapter_has_the_options_its_kind_reaches_as_the_models_own_fields(
         assert exposed == set(names), adapter_class.__name__
         for name in names:
             ours, theirs = FIELDS[name], fields[name]
-            assert theirs.annotation == ours.annotation, (adapter_class.__name__, name)
-            assert theirs.metadata == ours.metadata, (adapter_class.__name__, name)  # the same checks
+            assert theirs.annotation == keyword_type(name), (adapter_class.__name__, name)  # what a caller passes
+            checks = [item for item in theirs.metadata if not isinstance(item, StoredType)]
+            assert checks == ours.metadata, (adapter_class.__name__, name)  # the same checks
             assert theirs.description.startswith(ours.description), (adapter_class.__name__, name)
             expected = False if (name, adapter_class.__name__) in {("describe_bare", "TPCDocumentTransformer"),
                                                                    ("describe_bare", "TPCTransform")} else ours.default
             assert theirs.default == expected, (adapter_class.__name__, name)
+
+
+def _declared_in_class_bodies(cls):
+    """The annotated names the source of ``cls`` and of the classes of ``tpc_integrations`` it inherits declare."""
+    import ast
+    import inspect
+
+    declared = set()
+    for base in cls.__mro__:
+        module = inspect.getmodule(base)
+        if module is None or not module.__name__.startswith("tpc_integrations"):
+            continue
+        for node in ast.walk(ast.parse(inspect.getsource(module))):
+            if isinstance(node, ast.ClassDef) and node.name == base.__name__:
+                declared |= {statement.target.id for statement in node.body if isinstance(statement, ast.AnnAssign)
+                             and isinstance(statement.target, ast.Name)}
+    return declared
+
+
+def test_each_adapter_declares_its_engine_options_in_a_class_body():
+    """Readers, IDEs and type checkers see every option field of an adapter in the source of a class it inherits: no
+    class made at run time, no static copy imported under ``TYPE_CHECKING`` in its place."""
+    import ast
+    from pathlib import Path
+
+    import tpc_integrations
+
+    for adapter_class, names in _adapters().items():
+        missing = set(names) - _declared_in_class_bodies(adapter_class)
+        assert not missing, (adapter_class.__name__, sorted(missing))
+    for path in Path(tpc_integrations.__file__).parent.glob("*.py"):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                swapped = [item.module for item in ast.walk(node) if isinstance(item, ast.ImportFrom)
+                           and (item.module or "").startswith("tpc_core.options")]
+                assert not swapped, (path.name, swapped)
 
 
 def test_the_query_time_and_index_time_options_are_those_of_today():
@@ -333,11 +397,6 @@ def test_force_keep_patterns_of_another_kind_is_named(value):
 def test_the_adapters_option_classes_are_bound_where_they_are_made():
     import pickle
 
-    from tpc_integrations import _agent_context, _common, _ingest, _messages
-
-    for module in (_common, _messages, _ingest, _agent_context):
-        for name in ADAPTER_GROUPS:
-            made = getattr(module, name, None)
-            if made is not None:
-                assert made.__module__ == module.__name__, name
-                assert pickle.loads(pickle.dumps(made)) is made
+    for made in _option_classes():
+        assert made.__module__ == "tpc_integrations._engine_options", made
+        assert pickle.loads(pickle.dumps(made)) is made
