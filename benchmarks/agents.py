@@ -45,8 +45,8 @@ from typing import Any
 
 from benchmarks.conversations import casual, chosen_methods, split_documents
 from benchmarks.protocol.budget import minilm_token_counter
-from benchmarks.protocol.loaders import Sample, recall_samples, round_robin
 from benchmarks.protocol.metrics import evidence_recall
+from data_access.loaders import Sample, recall_samples, round_robin
 
 __all__ = ["METHODS", "Trajectory", "build_trajectory", "main", "run"]
 
@@ -319,7 +319,7 @@ def run(split: str, limit: int, budget: int, methods: Sequence[str], out: Path, 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--split", default="train", choices=("train", "dev"),
-                        help="train: the held-out train rows (benchmarks.protocol.data.HELDOUT_IDS); dev: once")
+                        help="train: the held-out train rows (data_access.paths.HELDOUT_IDS); dev: once")
     parser.add_argument("--limit", type=int, default=40)
     parser.add_argument("--budget", type=int, default=2000)
     parser.add_argument("--methods", default=",".join(METHODS), help=f"any of {', '.join(METHODS)}")

@@ -28,7 +28,7 @@ from pydantic import Field
 
 from benchmarks.protocol.budget import MiniLMTokenCounter
 from benchmarks.protocol.chunks import build_chunks, spread_over_sources
-from benchmarks.protocol.loaders import Sample
+from data_access.loaders import Sample
 
 __all__ = ["RememberingEncoder", "corpus_chunks", "langchain_rounds", "llama_index_rounds", "run_pipelines"]
 

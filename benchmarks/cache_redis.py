@@ -41,8 +41,8 @@ from typing import Any
 from benchmarks.protocol.budget import minilm_token_counter
 from benchmarks.protocol.cache_redis_server import RedisServer
 from benchmarks.protocol.chunks import retrieval_set
-from benchmarks.protocol.loaders import load_qa_dev
 from benchmarks.protocol.timing_inputs import load_passages
+from data_access.loaders import load_qa_dev
 from tpc_core.corpus import CorpusSettings, compress_corpus
 
 __all__ = ["main", "replica", "run_replicas", "run_ray_warm", "markdown"]

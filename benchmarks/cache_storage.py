@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.protocol.budget import budget_for, minilm_token_counter
-from benchmarks.protocol.loaders import load_qa_dev
 from benchmarks.protocol.metrics import evidence_recall
+from data_access.loaders import load_qa_dev
 from synthesis.templates import instruction_query
 
 __all__ = ["main", "measure"]

@@ -41,8 +41,8 @@ from typing import Any
 from benchmarks.cache_pipelines import run_pipelines
 from benchmarks.protocol.budget import minilm_token_counter
 from benchmarks.protocol.chunks import Chunk, retrieval_set
-from benchmarks.protocol.loaders import Sample
 from benchmarks.protocol.report import pyplot, save_figure
+from data_access.loaders import Sample
 
 __all__ = [
     "CacheSuiteSettings",

@@ -48,8 +48,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.protocol.budget import minilm_token_counter
-from benchmarks.protocol.loaders import Sample, load_qa_dev, round_robin
 from benchmarks.protocol.metrics import evidence_recall
+from data_access.loaders import Sample, load_qa_dev, round_robin
 from tpc_core.conversation.messages import read_message
 
 __all__ = ["SHAPES", "build_conversation", "chosen_methods", "main", "run"]

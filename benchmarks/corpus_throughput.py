@@ -4,7 +4,7 @@ Usage:
     python -m benchmarks.corpus_throughput [--docs 256] [--small-docs 32] [--rate 0.2] [--out benchmarks/results/corpus]
 
 The corpus: real Wikipedia passages (``Document [k] (Title: ...) text``) cut out of the NQ contexts of
-``nq_train.jsonl.gz`` under the data root (:mod:`benchmarks.protocol.data`) (the bundled public-domain paragraphs,
+``nq_train.jsonl.gz`` under the data root (:mod:`data_access.paths`) (the bundled public-domain paragraphs,
 repeated, when that file is missing), one passage per row. Every configuration runs the command as a user runs it, in a
 fresh process (``python -m tpc_core compress-corpus``), with a fixed ``--task-description`` (no CTD generation), and is
 run twice: over the first ``--small-docs`` documents and over all ``--docs``. The difference of the two times removes

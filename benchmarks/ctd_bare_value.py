@@ -14,7 +14,7 @@ fallback task at once: the lead correction alone). The same budget both ways.
 
 ``--set qa``: the index-time protocol (:mod:`benchmarks.protocol.index`): every distinct qa_dev context alone at
 ``--rate`` (default 0.5), each question then scored by evidence recall on its context's compressed text. ``--split
-train`` takes the held-out train rows (:data:`benchmarks.protocol.data.HELDOUT_IDS`), never dev; ``dev`` the dev rows.
+train`` takes the held-out train rows (:data:`data_access.paths.HELDOUT_IDS`), never dev; ``dev`` the dev rows.
 ``--set summ``: summary sources compressed bare (the documents alone, no instruction) at ``--rate`` (default 0.2),
 ROUGE-1/2 recall of the reference summary: ``dev`` = summ_dev (LongBench multi_news), ``train`` = summ_train's
 Multi-News rows in original case, untruncated (none of them in summ_dev), joined as LongBench joins its passages.
@@ -42,14 +42,14 @@ from typing import Any
 
 from benchmarks.protocol.budget import minilm_token_counter
 from benchmarks.protocol.cache import JsonCache
-from benchmarks.protocol.data import data_file
 from benchmarks.protocol.evaluate import evaluate
 from benchmarks.protocol.index import BARE_TEMPLATE, index_contexts
-from benchmarks.protocol.loaders import Sample, load_summ_dev, recall_samples
 from benchmarks.protocol.methods.base import AGNOSTIC
 from benchmarks.protocol.methods.tpc import DEFAULT_TPC_MODEL, TPCMethod
 from benchmarks.protocol.metrics import evidence_recall, rouge_n_recall
 from benchmarks.protocol.summ import evenly_spaced
+from data_access.loaders import Sample, load_summ_dev, recall_samples
+from data_access.paths import data_file
 
 ROOT = Path(__file__).resolve().parents[1]
 WITH = "lead+ctd"

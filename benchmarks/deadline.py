@@ -21,7 +21,7 @@ import time
 import warnings
 from pathlib import Path
 
-from benchmarks.protocol.loaders import load_qa_dev
+from data_access.loaders import load_qa_dev
 
 
 def _documents(count: int):  # LangChain documents

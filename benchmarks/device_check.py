@@ -57,9 +57,9 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.engine_split import EncoderClock, timed
-from benchmarks.protocol.loaders import DataNotFoundError, load_qa_dev
 from benchmarks.protocol.metrics import evidence_recall
 from benchmarks.protocol.timing_inputs import load_passages
+from data_access.loaders import DataNotFoundError, load_qa_dev
 from synthesis.templates import QA_DEV_TEMPLATES, fill_template
 from tpc_core import REGISTRY, TPCConfig
 

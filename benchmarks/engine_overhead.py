@@ -225,8 +225,8 @@ def make_inputs(tokens: int) -> dict[str, Any]:
     # lazy: a --compare base revision runs this file as its worker, without benchmarks.protocol or synthesis
     from benchmarks.protocol.budget import minilm_token_counter
     from benchmarks.protocol.chunks import retrieval_set
-    from benchmarks.protocol.loaders import load_qa_dev
     from benchmarks.protocol.timing_inputs import build_prompt
+    from data_access.loaders import load_qa_dev
     from synthesis.templates import QA_DEV_TEMPLATES, fill_template
 
     counter = minilm_token_counter()

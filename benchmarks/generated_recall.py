@@ -24,9 +24,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from benchmarks.protocol.budget import minilm_token_counter
-from benchmarks.protocol.loaders import Sample, recall_samples
 from benchmarks.protocol.metrics import evidence_recall
 from benchmarks.protocol.recall_runs import recall_parser, write_recall_run
+from data_access.loaders import Sample, recall_samples
 from synthesis import Generated, generate
 from tpc_core import TPCCompressor
 from tpc_core.engine.task.grounding import request_covered

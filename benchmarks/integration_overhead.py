@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks.protocol.loaders import default_qa_dev_path
+from data_access.loaders import default_qa_dev_path
 
 DEFAULT_DATA = default_qa_dev_path()
 

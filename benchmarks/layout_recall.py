@@ -13,7 +13,7 @@ Every row is compressed three ways at the same rate with the MiniLM token counte
 Reported per layout: evidence recall (the share of the row's gold supporting sentences kept verbatim), how the
 task was found (``extracted`` / ``matched`` / ``generated`` / ``fallback``), the share whose task description
 keeps the written question, and budget overruns. ``--split heldout-train`` uses the ``qa_dev`` train rows the
-CSE and the request head never trained on (:data:`benchmarks.protocol.data.HELDOUT_IDS`): use it for
+CSE and the request head never trained on (:data:`data_access.paths.HELDOUT_IDS`): use it for
 choices. ``--split dev`` measures the dev rows (rarely).
 """
 
@@ -27,9 +27,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchmarks.protocol.budget import minilm_token_counter
-from benchmarks.protocol.loaders import Sample, recall_samples
 from benchmarks.protocol.metrics import evidence_recall
 from benchmarks.protocol.recall_runs import recall_parser, write_recall_run
+from data_access.loaders import Sample, recall_samples
 from synthesis.layouts import HELD_OUT_LAYOUTS, LAYOUTS, render, written_question
 from synthesis.templates import fill_template
 from tpc_core import TPCCompressor

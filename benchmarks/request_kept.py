@@ -40,10 +40,10 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.protocol.budget import minilm_token_counter
-from benchmarks.protocol.data import data_file
-from benchmarks.protocol.loaders import default_qa_dev_path, read_jsonl, recall_samples
 from benchmarks.protocol.metrics import evidence_recall
 from benchmarks.protocol.stock_templates import EVERYDAY_SHAPES, STOCK_TEMPLATES, fill
+from data_access.loaders import default_qa_dev_path, read_jsonl, recall_samples
+from data_access.paths import data_file
 from tpc_core import TPCCompressor
 from tpc_core.engine.task.grounding import content_words, request_covered
 

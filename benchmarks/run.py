@@ -45,17 +45,6 @@ from benchmarks.protocol.index import (
     index_table,
     plot_index_recall,
 )
-from benchmarks.protocol.loaders import (
-    LONGBENCH_TASKS,
-    ZEROSCROLLS_TASKS,
-    DataNotFoundError,
-    Sample,
-    load_longbench,
-    load_qa_dev,
-    load_summ_dev,
-    load_zeroscrolls,
-    round_robin,
-)
 from benchmarks.protocol.methods.base import AGNOSTIC, Method
 from benchmarks.protocol.methods.forward_floor import FLOOR_METHOD
 from benchmarks.protocol.methods.registry import (
@@ -86,6 +75,17 @@ from benchmarks.protocol.report import (
 )
 from benchmarks.protocol.summ import evaluate_summ, evenly_spaced
 from benchmarks.timing import DEFAULT_LENGTHS, run_speed_suite
+from data_access.loaders import (
+    LONGBENCH_TASKS,
+    ZEROSCROLLS_TASKS,
+    DataNotFoundError,
+    Sample,
+    load_longbench,
+    load_qa_dev,
+    load_summ_dev,
+    load_zeroscrolls,
+    round_robin,
+)
 
 __all__ = ["main", "parse_args", "stratified"]
 

@@ -20,7 +20,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.protocol.loaders import load_qa_dev
+from data_access.loaders import load_qa_dev
 from tpc_core import TPCCompressor
 
 __all__ = ["main"]

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.protocol.loaders import default_qa_dev_path
+from data_access.loaders import default_qa_dev_path
 from tpc_core.segmentation import SPLITTER_NAMES, SentenceSplitter, Span, get_splitter
 
 __all__ = [

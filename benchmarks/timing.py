@@ -28,11 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.protocol.budget import MiniLMTokenCounter, budget_for, minilm_token_counter
-from benchmarks.protocol.loaders import Sample
 from benchmarks.protocol.methods.base import AWARE, Method
 from benchmarks.protocol.methods.forward_floor import FLOOR_METHOD, MiniLMForwardFloor
 from benchmarks.protocol.methods.registry import MethodSpec, build_method
 from benchmarks.protocol.methods.tpc import DEFAULT_TPC_MODEL
+from data_access.loaders import Sample
 from synthesis.templates import QA_DEV_TEMPLATES, fill_template
 
 __all__ = ["DEFAULT_LENGTHS", "build_timed_method", "build_length_prompts", "run_speed_suite"]

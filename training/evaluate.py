@@ -28,12 +28,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.protocol.budget import minilm_token_counter
 from benchmarks.protocol.evaluate import compress_one
-from benchmarks.protocol.loaders import load_qa_dev
 from benchmarks.protocol.methods.base import AGNOSTIC, AWARE, Compressed, Method
 from benchmarks.protocol.methods.registry import build_method
 from benchmarks.protocol.methods.tpc import split_model_spec
+from data_access.loaders import load_qa_dev
+from data_access.tokens import minilm_token_counter
 from training.common.cli import start_cli
 from training.curation.format_families import render
 

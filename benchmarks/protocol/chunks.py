@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from benchmarks.protocol.budget import MiniLMTokenCounter
-from benchmarks.protocol.loaders import Sample, round_robin
+from data_access.loaders import Sample, round_robin
 from tpc_core.segmentation import split_sentences
 
 __all__ = ["LEFT_OUT_SOURCES", "Chunk", "build_chunks", "retrieval_set", "spread_over_sources"]

@@ -20,10 +20,10 @@ from typing import Any
 
 from benchmarks.protocol.budget import MiniLMTokenCounter, budget_for
 from benchmarks.protocol.cache import JsonCache, cache_key
-from benchmarks.protocol.loaders import Sample
 from benchmarks.protocol.methods.base import AGNOSTIC, AWARE, Method
 from benchmarks.protocol.metrics import answer_retention, evidence_recall, score_prediction
 from benchmarks.protocol.reader import CachedReader
+from data_access.loaders import Sample
 from synthesis.templates import NO_CHAT_TEMPLATE, fill_template, instruction_query
 
 __all__ = ["SETTINGS", "evaluate", "compress_one"]

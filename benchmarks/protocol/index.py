@@ -24,10 +24,10 @@ from typing import Any
 from benchmarks.protocol.budget import MiniLMTokenCounter
 from benchmarks.protocol.cache import JsonCache
 from benchmarks.protocol.evaluate import evaluate
-from benchmarks.protocol.loaders import Sample
 from benchmarks.protocol.methods.base import AGNOSTIC, Method
 from benchmarks.protocol.metrics import answer_retention, evidence_recall
 from benchmarks.protocol.report import aggregate, pyplot, save_figure
+from data_access.loaders import Sample
 
 __all__ = [
     "BARE_TEMPLATE",

@@ -1,7 +1,7 @@
 """What the recall suites over generated prompts share: their command line and the files they write.
 
 ``benchmarks.layout_recall`` (fixed layouts) and ``benchmarks.generated_recall`` (the open-ended generator) both
-read ``qa_dev`` rows (:func:`benchmarks.protocol.loaders.recall_samples`), compress every prompt prompt-agnostic
+read ``qa_dev`` rows (:func:`data_access.loaders.recall_samples`), compress every prompt prompt-agnostic
 with one checkpoint and write ``rows.jsonl``, ``summary.json`` and ``summary.md`` to ``--out``.
 """
 

@@ -16,9 +16,9 @@ from typing import Any, TypeVar
 from benchmarks.protocol.budget import MiniLMTokenCounter
 from benchmarks.protocol.cache import JsonCache
 from benchmarks.protocol.evaluate import evaluate
-from benchmarks.protocol.loaders import Sample
 from benchmarks.protocol.methods.base import AGNOSTIC, Method
 from benchmarks.protocol.metrics import rouge_n_recall
+from data_access.loaders import Sample
 
 __all__ = ["ROUGE_FIELDS", "evenly_spaced", "score_summary_record", "evaluate_summ"]
 

@@ -3,7 +3,7 @@
 :func:`build_prompt` concatenates real ``qa_dev`` dev contexts up to a token count (``engine_overhead``,
 ``scorer_latency``, ``splitting_speed``, ``index_throughput``); :func:`load_passages` cuts the Wikipedia
 passages out of ``nq_train`` (the bundled public-domain text when that file is missing: ``corpus_throughput``,
-``index_throughput``, ``cache_redis``, ``device_check``). Both read the data root (:mod:`benchmarks.protocol.data`).
+``index_throughput``, ``cache_redis``, ``device_check``). Both read the data root (:mod:`data_access.paths`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import gzip
 import json
 import re
 
-from benchmarks.protocol.data import CHECKOUT, data_file
+from data_access.paths import CHECKOUT, data_file
 
 __all__ = ["BUNDLED", "PASSAGE", "TASK", "build_prompt", "load_passages"]
 

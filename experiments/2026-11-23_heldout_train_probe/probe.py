@@ -2,7 +2,7 @@ import json, sys, time, dataclasses
 from collections import defaultdict
 from benchmarks.protocol.budget import minilm_token_counter
 from benchmarks.protocol.evaluate import compress_one
-from benchmarks.protocol.loaders import load_qa_dev
+from data_access.loaders import load_qa_dev
 from benchmarks.protocol.methods.base import AGNOSTIC
 from training.evaluate import select_samples, in_family, loaded_tpc_method
 from tpc_core import TPCCompressor

@@ -8,7 +8,7 @@ import time
 import torch
 
 from benchmarks.conversations import SHAPES, build_conversation, conversation_tokens
-from benchmarks.protocol.loaders import load_qa_dev
+from data_access.loaders import load_qa_dev
 from synthesis.templates import fill_template
 from tpc_core import TPCCompressor
 

@@ -8,11 +8,14 @@ table to the module that defines ``Name``, and so is ``from tpc_core.engine impo
 
 The rules, each a test below:
 
-* no import cycle in the whole tree, nor among the modules of any of the five code folders (``tpc_core``,
-  ``tpc_integrations``, ``synthesis``, ``benchmarks``, ``training``), and the folders import one way only, as
-  :data:`ALLOWED_FOLDER_IMPORTS` lists: ``training`` -> ``benchmarks`` -> ``synthesis`` -> ``tpc_core``, and
-  ``training`` -> ``synthesis``; ``benchmarks`` that measure the adapters import ``tpc_integrations``' public
-  names (no ``_`` module or name); the core knows none of the others;
+* no import cycle in the whole tree, nor among the modules of any of the code folders (``tpc_core``,
+  ``tpc_integrations``, ``synthesis``, ``data_access``, ``benchmarks``, ``training``), and the folders import one
+  way only, as :data:`ALLOWED_FOLDER_IMPORTS` lists: ``training`` -> ``benchmarks`` -> ``data_access`` ->
+  ``synthesis`` -> ``tpc_core``, and ``training`` -> ``data_access``, ``synthesis``; ``benchmarks`` that measure
+  the adapters import ``tpc_integrations``' public names (no ``_`` module or name); the core knows none of the
+  others;
+* training and the benchmarks share their data access (``data_access``): training imports the benchmarks'
+  evaluation protocol (methods, metrics, one sample through one method), never a data name through them;
 * nothing imports ``experiments/`` (one-off research scripts: they may use the code, the code never uses them);
 * no private name of another module used: neither ``module._name`` nor ``obj._name`` on an object that the
   using module did not define (``self`` / ``cls`` inside a class of the module are its own).
@@ -31,16 +34,17 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "tpc_core"
 # Code outside tpc_core that must use only its public names (tests may reach inside; they test it).
-CLIENTS = ("tpc_integrations", "synthesis", "benchmarks", "training", "examples", "experiments")
-# The five code folders (examples and experiments are scripts that use them; tests may reach inside).
-CODE_FOLDERS = ("tpc_core", "tpc_integrations", "synthesis", "benchmarks", "training")
+CLIENTS = ("tpc_integrations", "synthesis", "data_access", "benchmarks", "training", "examples", "experiments")
+# The code folders (examples and experiments are scripts that use them; tests may reach inside).
+CODE_FOLDERS = ("tpc_core", "tpc_integrations", "synthesis", "data_access", "benchmarks", "training")
 # Which other code folders each one may import (the layering; anything else is a test failure).
 ALLOWED_FOLDER_IMPORTS = {
     "tpc_core": set(),
     "tpc_integrations": {"tpc_core"},
     "synthesis": {"tpc_core"},
-    "benchmarks": {"tpc_core", "synthesis", "tpc_integrations"},
-    "training": {"tpc_core", "synthesis", "benchmarks"},
+    "data_access": {"tpc_core", "synthesis"},
+    "benchmarks": {"tpc_core", "synthesis", "data_access", "tpc_integrations"},
+    "training": {"tpc_core", "synthesis", "data_access", "benchmarks"},
 }
 
 
@@ -480,20 +484,69 @@ def _path_literals(path: Path) -> list[tuple[int, str]]:
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings]
 
 
-@pytest.mark.parametrize("folder", ["synthesis", "benchmarks", "training"])
+@pytest.mark.parametrize("folder", ["synthesis", "data_access", "benchmarks", "training"])
 def test_data_and_dated_paths_come_from_one_place(folder):
     """The data root (``../shared/data``, ``$TPC_DATA``) and the held-out ids' dated path are written once, in
-    ``benchmarks/protocol/data.py``; every other module asks it (research scripts live in ``experiments/``)."""
+    ``data_access/paths.py``; every other module asks it (research scripts live in ``experiments/``)."""
     import re
 
-    home = ROOT / "benchmarks" / "protocol" / "data.py"
+    home = ROOT / "data_access" / "paths.py"
     pattern = re.compile(r"^\.\./shared|^shared$|(^|/)results/20\d\d-\d\d-\d\d|^20\d\d-\d\d-\d\d$")
     found = [f"{path.relative_to(ROOT)} line {line}: {value!r}" for path in sorted((ROOT / folder).rglob("*.py"))
              if path != home and "results" not in path.relative_to(ROOT).parts
              for line, value in _path_literals(path) if pattern.search(value)]
-    assert not found, "hard-coded data or dated paths (use benchmarks.protocol.data):\n" + "\n".join(found)
+    assert not found, "hard-coded data or dated paths (use data_access.paths):\n" + "\n".join(found)
     assert not [path for path in (ROOT / folder).rglob("*.py") if "results" in path.relative_to(ROOT).parts], \
         f"scripts under {folder}/**/results/ (move them to experiments/)"
+
+
+def _public_names(folder: str) -> set[str]:
+    """The names in the ``__all__`` of every module of ``folder``."""
+    names: set[str] = set()
+    for path in _modules(folder).values():
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
+                if isinstance(node, ast.AnnAssign) else []
+            if any(isinstance(target, ast.Name) and target.id == "__all__" for target in targets):
+                names.update(ast.literal_eval(node.value))  # type: ignore[attr-defined]
+    return names
+
+
+DATA_NAMES = frozenset(_public_names("data_access"))
+"""What ``data_access`` offers (the data root, the loaders, the token counter): training reads it there."""
+
+
+def data_names_through(path: Path, folder: str) -> list[str]:
+    """The data names a module imports from ``folder`` (directly or as a re-export), each as ``line N: ...``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == folder:
+            names = sorted(alias.name for alias in node.names if alias.name in DATA_NAMES)
+            found += [f"line {node.lineno}: from {node.module} import {name}" for name in names]
+    return found
+
+
+def test_training_and_the_benchmarks_import_each_other_for_no_data():
+    """Both read data through ``data_access``: training may import the benchmarks' evaluation protocol, never
+    their data (nor a data name they hand on); the benchmarks never import training at all (the layering)."""
+    assert {"data_file", "HELDOUT_IDS", "load_qa_dev", "minilm_token_counter"} <= DATA_NAMES
+    found = [f"{path.relative_to(ROOT)} {hit}" for path in _modules("training").values()
+             for hit in data_names_through(path, "benchmarks")]
+    assert not found, "training imports data through benchmarks (import it from data_access):\n" + "\n".join(found)
+    assert not [target for module, edges in CODE_GRAPH.items() if module.startswith("benchmarks")
+                for target in edges if target.startswith("training")]
+    assert not [target for module, edges in CODE_GRAPH.items() if module.startswith("data_access")
+                for target in edges if target.split(".")[0] in ("training", "benchmarks")]
+
+
+def test_data_names_through_the_benchmarks_are_found(tmp_path):
+    source = ("from benchmarks.protocol.budget import budget_for, minilm_token_counter\n"
+              "from benchmarks.protocol.evaluate import compress_one\n"
+              "def f():\n    from benchmarks.protocol import budget\n    from data_access.paths import data_file\n")
+    path = tmp_path / "module.py"
+    path.write_text(source, encoding="utf-8")
+    assert data_names_through(path, "benchmarks") == [
+        "line 1: from benchmarks.protocol.budget import minilm_token_counter"]
 
 
 # Files at the top of tests/: fixtures and helpers shared by several folders; every test sits in a folder that mirrors

@@ -12,7 +12,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-CODE_FOLDERS = ("tpc_core", "tpc_integrations", "training", "benchmarks", "synthesis")
+CODE_FOLDERS = ("tpc_core", "tpc_integrations", "training", "benchmarks", "synthesis", "data_access")
 
 def _reads(value: ast.expr, target: ast.expr) -> bool:
     """Whether ``value`` reads ``target`` (a name, or the same attribute or item)."""

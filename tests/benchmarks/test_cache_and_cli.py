@@ -13,9 +13,9 @@ import pytest
 from benchmarks.protocol.budget import minilm_token_counter
 from benchmarks.protocol.cache import JsonCache
 from benchmarks.protocol.evaluate import evaluate
-from benchmarks.protocol.loaders import Sample
 from benchmarks.protocol.methods.base import Compressed, Method
 from benchmarks.protocol.reader import CachedReader
+from data_access.loaders import Sample
 
 REPO = Path(__file__).resolve().parents[2]
 

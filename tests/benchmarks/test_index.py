@@ -15,10 +15,10 @@ from benchmarks.protocol.index import (
     index_table,
     plot_index_recall,
 )
-from benchmarks.protocol.loaders import Sample
 from benchmarks.protocol.methods.base import AGNOSTIC, Compressed, Method
 from benchmarks.protocol.methods.registry import build_method
 from benchmarks.run import main, parse_args
+from data_access.loaders import Sample
 
 CONTEXT_A = "Alpha rose early today. Alpha ate bread. Alpha slept late. Beta sold the old house."  # 4+3+3+5 words
 CONTEXT_B = "Gamma won the race. Gamma went home."  # 4+3 words

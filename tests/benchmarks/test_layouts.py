@@ -9,7 +9,7 @@ import random
 import pytest
 
 from benchmarks.layout_recall import layout_prompts, summarise_layouts
-from benchmarks.protocol.loaders import Sample
+from data_access.loaders import Sample
 from synthesis.layouts import HELD_OUT_LAYOUTS, LAYOUTS, SEEN_LAYOUTS, render
 
 _MATERIAL = ('Document 1: Bridges\nThe "Old" bridge opened in 1932.\nIt is 300 m long.\n\n'

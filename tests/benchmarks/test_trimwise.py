@@ -10,10 +10,10 @@ import pytest
 
 from benchmarks.protocol.budget import join_spans, minilm_token_counter
 from benchmarks.protocol.evaluate import evaluate
-from benchmarks.protocol.loaders import Sample
 from benchmarks.protocol.methods.base import split_spans
 from benchmarks.protocol.methods.registry import METHOD_NAMES, OPT_IN_METHOD_NAMES, build_method, method_settings
 from benchmarks.protocol.methods.trimwise import drop_lowest_until_fits, spans_within
+from data_access.loaders import Sample
 
 pytest.importorskip("trimwise")
 pytest.importorskip("llama_index.postprocessor.trimwise")

@@ -6,7 +6,9 @@ file is refused with the version that dropped it) and a salience head (``salienc
 coverage, :class:`tpc_core.engine.scoring.salience.SalienceHead`). Both are single safetensors files of a few
 hundred kB, loaded when the compressor is built so a bad path fails at load time; like every config path they
 stay inside the checkpoint (:func:`tpc_core.loading.paths.inside_checkpoint`: no absolute path, no ``..`` out
-of it, no link out of it). The engine only runs heads; it never reads a file.
+of it, no link out of it). The engine only runs heads; it never reads a file. The scoring heads (salience head,
+lead correction) share one file format (:class:`tpc_core.engine.scoring.head.ScoringHead`) and one table,
+:data:`HEADS`, which the file's ``kind`` is looked up in.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from tpc_core.engine.scoring.head import ScoringHead, head_metadata
 from tpc_core.engine.scoring.lead import LeadCorrection
 from tpc_core.engine.scoring.salience import Salience, SalienceHead, SalienceModel
 from tpc_core.engine.task.request_sequence import SequenceRequestHead
@@ -22,7 +25,8 @@ from tpc_core.loading.paths import inside_checkpoint
 if TYPE_CHECKING:
     from tpc_core.config import AgnosticConfig
 
-__all__ = ["load_head", "load_lead_correction", "load_request_head", "load_salience", "load_salience_head"]
+__all__ = ["HEADS", "UNMARKED", "AnyHead", "load_head", "load_lead_correction", "load_request_head", "load_salience",
+           "load_salience_head"]
 
 Head = TypeVar("Head")
 _Loaded = TypeVar("_Loaded", covariant=True)
@@ -67,22 +71,40 @@ def load_request_head(config: AgnosticConfig, checkpoint_dir: Path) -> SequenceR
     return load_head(SequenceRequestHead, config.request_head, checkpoint_dir, "agnostic.request_head")
 
 
-class _AnySalience:
-    """Reads either kind of salience model: the file's metadata says which."""
+HEADS: dict[str, type[ScoringHead]] = {
+    SalienceHead.kind: SalienceHead,
+    LeadCorrection.kind: LeadCorrection,
+}
+"""Every scoring head a checkpoint file can hold, by its kind: a new head is its own module (a subclass of
+:class:`tpc_core.engine.scoring.head.ScoringHead`) and one entry here. A file's metadata names its kind; a file
+whose kind is none of these is read as a salience head (:data:`UNMARKED`), whose files name their training recipe
+there instead."""
+
+UNMARKED = SalienceHead.kind
+"""The kind of a head file whose metadata names no kind of :data:`HEADS`."""
+
+
+class AnyHead:
+    """Reads any head of :data:`HEADS`: the file's metadata says which."""
 
     @staticmethod
-    def load(path: Path) -> SalienceModel:
-        from safetensors import safe_open
+    def load(path: Path) -> ScoringHead:
+        """The head stored at ``path``, read by the class its metadata's ``kind`` names.
 
-        with safe_open(str(path), framework="pt") as handle:
-            kind = (handle.metadata() or {}).get("kind")
-        return LeadCorrection.load(path) if kind == "lead_correction" else SalienceHead.load(path)
+        Raises:
+            ValueError: The file is not a head of that kind (see :meth:`ScoringHead.load`).
+        """
+        kind = head_metadata(path).get("kind", UNMARKED)
+        return HEADS.get(kind, HEADS[UNMARKED]).load(path)
 
 
 def load_salience_head(config: AgnosticConfig, checkpoint_dir: Path) -> SalienceModel | None:
     """The checkpoint's salience model (a :class:`LeadCorrection`, or an embedding :class:`SalienceHead`), or
     ``None`` when it has none: coverage then uses the config's weights."""
-    return load_head(_AnySalience, config.salience_head, checkpoint_dir, "agnostic.salience_head")
+    model = load_head(AnyHead, config.salience_head, checkpoint_dir, "agnostic.salience_head")
+    if model is not None and not isinstance(model, SalienceHead | LeadCorrection):
+        raise ValueError(f"agnostic.salience_head names a {model.what}, which scores no salience.")
+    return model
 
 
 def load_lead_correction(config: AgnosticConfig, checkpoint_dir: Path) -> LeadCorrection | None:

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.protocol.data import data_file
+from data_access.paths import data_file
 from training.common.cli import start_cli
 from training.curation.format_families import FAMILIES, FAMILIES_BY_KIND, HELD_OUT_FAMILIES, Template, split_of
 from training.curation.format_tasks import (

@@ -29,8 +29,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.protocol.budget import minilm_token_counter
-from benchmarks.protocol.data import HELDOUT_IDS
+from data_access.paths import HELDOUT_IDS
+from data_access.tokens import minilm_token_counter
 from synthesis import AXES, HELD_OUT_PARTS, Generated, generate, generate_without
 from training.common.jsonl import read_jsonl
 from training.curation.format_tasks import load_format_inputs

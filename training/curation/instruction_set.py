@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.protocol.data import data_file
+from data_access.paths import data_file
 from synthesis.instructions import (
     HELD_OUT_INSTRUCTION_FAMILIES,
     INSTRUCTION_FAMILIES,

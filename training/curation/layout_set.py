@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.protocol.data import HELDOUT_IDS
+from data_access.paths import HELDOUT_IDS
 from synthesis.instructions import INSTRUCTION_FAMILIES, sample_context
 from synthesis.layouts import HELD_OUT_LAYOUTS, LAYOUTS, SEEN_LAYOUTS, Rendered, render, written_question
 from training.common.jsonl import read_jsonl

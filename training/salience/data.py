@@ -21,7 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from benchmarks.protocol.data import data_file
+from data_access.paths import data_file
 from tpc_core.engine.tokens import resolve_token_counter
 from tpc_core.segmentation import get_splitter
 from training.common.jsonl import read_jsonl
@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 DEFAULT_SUMM_TRAIN = data_file("summ_train.jsonl.gz")
-"""Under the data root (``$TPC_DATA``, else ``../shared/data``: :func:`benchmarks.protocol.data.data_root`)."""
+"""Under the data root (``$TPC_DATA``, else ``../shared/data``: :func:`data_access.paths.data_root`)."""
 
 DEFAULT_LABELS = Path("runs/salience/labels.jsonl.gz")
 """Where :mod:`training.salience.labels` writes the labels and the later stages read them."""

@@ -30,11 +30,11 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from benchmarks.protocol.budget import join_spans
-from benchmarks.protocol.data import data_file
 from benchmarks.protocol.index import index_contexts
-from benchmarks.protocol.loaders import load_qa_dev
 from benchmarks.protocol.methods.baselines import LeadPerPassage
 from benchmarks.protocol.metrics import evidence_recall
+from data_access.loaders import load_qa_dev
+from data_access.paths import data_file
 from tpc_core import TPCCompressor
 from tpc_core.engine.scoring.salience import passage_lead_scores
 from tpc_core.engine.selection.budget import resolve_budget

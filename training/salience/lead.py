@@ -34,7 +34,7 @@ from typing import Any
 
 import torch
 
-from benchmarks.protocol.data import data_file
+from data_access.paths import data_file
 from tpc_core.engine.scoring.lead import LAYOUT_FEATURES, LeadCorrection, layout_features, lead_order
 from tpc_core.engine.selection.budget import top_k_within_budget
 from tpc_core.segmentation import get_splitter, split_sentences

@@ -35,11 +35,11 @@ from typing import Any
 
 import torch
 
-from benchmarks.protocol.budget import minilm_token_counter
 from benchmarks.protocol.evaluate import compress_one
-from benchmarks.protocol.loaders import load_qa_dev
 from benchmarks.protocol.methods.base import AWARE
 from benchmarks.protocol.methods.registry import build_method
+from data_access.loaders import load_qa_dev
+from data_access.tokens import minilm_token_counter
 from tpc_core import TPCCompressor
 from tpc_core.engine.scoring.scorers import PooledCosine
 from training.common.cli import start_cli

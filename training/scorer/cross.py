@@ -40,7 +40,7 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 from transformers import AutoModel, AutoTokenizer
 
-from benchmarks.protocol.data import HELDOUT_IDS, data_file
+from data_access.paths import HELDOUT_IDS, data_file
 from tpc_core.segmentation import get_splitter
 from training.scorer.fusion import fuse
 from training.scorer.lexical import bm25_scores

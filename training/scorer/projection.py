@@ -29,9 +29,10 @@ from typing import Any
 
 import torch
 
-from benchmarks.protocol.budget import budget_for, minilm_token_counter
-from benchmarks.protocol.data import data_file
-from benchmarks.protocol.loaders import load_qa_dev
+from benchmarks.protocol.budget import budget_for
+from data_access.loaders import load_qa_dev
+from data_access.paths import data_file
+from data_access.tokens import minilm_token_counter
 from synthesis.templates import instruction_query
 from tpc_core import TPCCompressor
 from tpc_core.engine.options import CompressionOptions

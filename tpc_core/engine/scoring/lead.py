@@ -19,12 +19,14 @@ from bisect import bisect_right
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from typing import ClassVar
 
 import torch
 
-__all__ = ["LAYOUT_FEATURES", "PASSAGE_MARKER", "LeadCorrection", "PassageLayout", "head_tensors", "layout_features",
-           "lead_order", "passage_layout"]
+from tpc_core.engine.scoring.head import ScoringHead
+
+__all__ = ["LAYOUT_FEATURES", "PASSAGE_MARKER", "LeadCorrection", "PassageLayout", "layout_features", "lead_order",
+           "passage_layout"]
 
 # Numbered passage markers ("Passage 3:", "Document [2] (Title: ...)", "Article 1"): a multi-passage prompt's layout.
 PASSAGE_MARKER = re.compile(r"^[ \t]*(?:Passage|Document|Article|Doc|Source|Text|Story)\s*\[?\d+\]?",
@@ -242,42 +244,28 @@ def layout_features(documents: Sequence[str], spans: Sequence[Sequence[tuple[int
     return torch.tensor(rows, dtype=torch.float32)
 
 
-def head_tensors(weight: torch.Tensor, bias: float, hidden_weight: torch.Tensor | None,
-                 hidden_bias: torch.Tensor | None, **standardisation: torch.Tensor) -> dict[str, torch.Tensor]:
-    """A small scoring head's tensors as saved: output layer, optional hidden layer, and the named
-    standardisation vectors, float32 and contiguous."""
-    tensors = {"weight": weight, "bias": torch.tensor([float(bias)]), **standardisation}
-    if hidden_weight is not None and hidden_bias is not None:
-        tensors.update(hidden_weight=hidden_weight, hidden_bias=hidden_bias)
-    return {name: tensor.float().contiguous() for name, tensor in tensors.items()}
-
-
 @dataclass(frozen=True)
-class LeadCorrection:
+class LeadCorrection(ScoringHead):
     """``-round + correction(features)``: lead-per-passage plus what a small model learned to add.
 
     The correction is linear in the standardised :data:`LAYOUT_FEATURES`, or one GELU hidden layer, in units of
     rounds: a correction of +1 moves a sentence one round earlier. With the correction at zero everywhere
     (:meth:`zero`, or ``enabled=False`` in :meth:`scores`) sentences are ordered exactly as :func:`lead_order`.
+    Weights, file and checks are :class:`tpc_core.engine.scoring.head.ScoringHead`'s (``mean`` and ``std`` of
+    each feature; ``weight`` is ``(F,)`` for a linear correction).
 
     Attributes:
-        weight: ``(H,)`` output weights after the hidden layer, or ``(F,)`` for a linear correction.
-        bias: Output intercept.
-        mean: ``(F,)`` training mean of each feature.
-        std: ``(F,)`` training standard deviation of each (1 where constant).
-        hidden_weight: Optional ``(H, F)`` hidden-layer weights.
-        hidden_bias: Optional ``(H,)`` hidden-layer biases.
         for_summaries: Whether it also orders prompts that ask in writing for a summary (it was trained for them);
             otherwise those are ordered by lead-per-passage alone and it serves prompts that ask nothing.
     """
 
-    weight: torch.Tensor
-    bias: float
-    mean: torch.Tensor
-    std: torch.Tensor
-    hidden_weight: torch.Tensor | None = None
-    hidden_bias: torch.Tensor | None = None
     for_summaries: bool = False
+
+    kind: ClassVar[str] = "lead_correction"
+    what: ClassVar[str] = "lead correction"
+    features: ClassVar[tuple[str, ...]] = LAYOUT_FEATURES
+    config_keys: ClassVar[tuple[str, ...]] = ("for_summaries",)
+    retrain: ClassVar[str] = "python -m training.salience.lead"
 
     @classmethod
     def zero(cls) -> LeadCorrection:
@@ -294,10 +282,7 @@ class LeadCorrection:
         if features.ndim != 2 or features.shape[1] != len(LAYOUT_FEATURES):
             raise ValueError(f"The lead correction expects (n, {len(LAYOUT_FEATURES)}) layout features, got "
                              f"{tuple(features.shape)}.")
-        inputs = (features.float() - self.mean) / self.std
-        if self.hidden_weight is not None and self.hidden_bias is not None:
-            inputs = torch.nn.functional.gelu(inputs @ self.hidden_weight.T + self.hidden_bias)
-        return inputs @ self.weight + self.bias
+        return self.output(self.standardised(features))
 
     def scores(self, documents: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]], counts: Sequence[int],
                *, enabled: bool = True) -> torch.Tensor:
@@ -320,57 +305,3 @@ class LeadCorrection:
             return base
         with torch.inference_mode():
             return base + self.correction(layout_features(documents, spans, counts, layout=layout)).double()
-
-    def save(self, path: str | Path, metadata: dict[str, str] | None = None) -> None:
-        """Write the correction as one safetensors file (``metadata``: provenance strings kept in its header)."""
-        from safetensors.torch import save_file
-
-        tensors = head_tensors(self.weight, self.bias, self.hidden_weight, self.hidden_bias,
-                               mean=self.mean, std=self.std)
-        save_file(tensors, str(path), metadata={**(metadata or {}), "kind": "lead_correction",
-                                                "features": ",".join(LAYOUT_FEATURES),
-                                                "for_summaries": str(self.for_summaries).lower()})
-
-    @classmethod
-    def load(cls, path: str | Path) -> LeadCorrection:
-        """Read a correction written by :meth:`save`.
-
-        Raises:
-            ValueError: The file is not a lead correction, was made with other features, or its shapes do not
-                fit together.
-        """
-        from safetensors import safe_open
-
-        with safe_open(str(path), framework="pt") as handle:
-            metadata = handle.metadata() or {}
-            if metadata.get("kind") != "lead_correction":
-                raise ValueError(f"{path} is not a lead correction (its kind is {metadata.get('kind')!r}).")
-            if metadata.get("features") != ",".join(LAYOUT_FEATURES):
-                raise ValueError(f"{path} was trained with other layout features; retrain it with "
-                                 "python -m training.salience.lead.")
-            tensors = {name: handle.get_tensor(name).float() for name in handle.keys()}
-        if not _shapes_fit(tensors, len(LAYOUT_FEATURES)):
-            raise ValueError(f"{path}: inconsistent lead correction shapes "
-                             f"({ {name: tuple(t.shape) for name, t in tensors.items()} }).")
-        return cls(tensors["weight"], float(tensors["bias"].item()), tensors["mean"], tensors["std"],
-                   tensors.get("hidden_weight"), tensors.get("hidden_bias"),
-                   for_summaries=metadata.get("for_summaries") == "true")
-
-
-def _shapes_fit(tensors: dict[str, torch.Tensor], width: int) -> bool:
-    """Whether a saved lead correction's tensors are a linear or a one-hidden-layer head over ``width`` features,
-    with its feature means and positive spreads."""
-    weight = tensors.get("weight")
-    bias = tensors.get("bias")
-    if weight is None or bias is None or weight.ndim != 1 or bias.numel() != 1:
-        return False
-    if tensors.get("mean", torch.empty(0)).shape != (width,) or tensors.get("std", torch.empty(0)).shape != (width,):
-        return False
-    if not bool((tensors["std"] > 0).all()):
-        return False
-    hidden_weight = tensors.get("hidden_weight")
-    hidden_bias = tensors.get("hidden_bias")
-    if hidden_weight is None:
-        return weight.shape == (width,)
-    return (hidden_bias is not None and hidden_weight.shape == (weight.shape[0], width)
-            and hidden_bias.shape == (weight.shape[0],))

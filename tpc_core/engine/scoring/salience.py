@@ -20,12 +20,13 @@ from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from typing import ClassVar
 
 import torch
 
 from tpc_core.engine.scoring.coverage import section_ranks
-from tpc_core.engine.scoring.lead import PASSAGE_MARKER, LeadCorrection, head_tensors, lead_order
+from tpc_core.engine.scoring.head import ScoringHead
+from tpc_core.engine.scoring.lead import PASSAGE_MARKER, LeadCorrection, lead_order
 from tpc_core.engine.values import Segmented
 
 __all__ = ["HAND_FEATURES", "PASSAGE_MARKER", "Salience", "SalienceHead", "SalienceModel", "hand_features",
@@ -173,24 +174,36 @@ def prompt_features(prompt: Segmented, embeddings: torch.Tensor) -> tuple[torch.
 
 
 @dataclass(frozen=True)
-class SalienceHead:
+class SalienceHead(ScoringHead):
     """A sentence scorer over ``[embedding, standardised layout features]``: linear, or one GELU hidden layer.
 
-    Attributes:
-        weight: ``(H,)`` output weights after the hidden layer, or ``(d + F,)`` for a linear head.
-        bias: Output intercept.
-        hand_mean: ``(F,)`` training mean of each layout feature.
-        hand_std: ``(F,)`` training standard deviation of each (1 where constant).
-        hidden_weight: Optional ``(H, d + F)`` hidden-layer weights.
-        hidden_bias: Optional ``(H,)`` hidden-layer biases.
+    Weights, file and checks are :class:`tpc_core.engine.scoring.head.ScoringHead`'s: ``mean`` and ``std`` of
+    each of the :data:`HAND_FEATURES` (saved as ``hand_mean`` and ``hand_std``), ``weight`` ``(d + F,)`` for a
+    linear head, ``hidden_weight`` ``(H, d + F)``. Its files carry no kind of their own: their ``kind`` is the
+    training recipe (``emb-mlp``), kept as provenance.
     """
 
-    weight: torch.Tensor
-    bias: float
-    hand_mean: torch.Tensor
-    hand_std: torch.Tensor
-    hidden_weight: torch.Tensor | None = None
-    hidden_bias: torch.Tensor | None = None
+    kind: ClassVar[str] = "salience_head"
+    marks_files: ClassVar[bool] = False
+    what: ClassVar[str] = "salience head"
+    features: ClassVar[tuple[str, ...]] = HAND_FEATURES
+    tensor_names: ClassVar[tuple[str, str]] = ("hand_mean", "hand_std")
+    retrain: ClassVar[str] = "python -m training.salience.train"
+
+    @classmethod
+    def fits_width(cls, width: int) -> bool:
+        """An embedding of at least one column before the layout features."""
+        return width > len(HAND_FEATURES)
+
+    @property
+    def hand_mean(self) -> torch.Tensor:
+        """``(F,)`` training mean of each layout feature (:attr:`mean`)."""
+        return self.mean
+
+    @property
+    def hand_std(self) -> torch.Tensor:
+        """``(F,)`` training standard deviation of each layout feature, 1 where constant (:attr:`std`)."""
+        return self.std
 
     @property
     def embedding_dim(self) -> int:
@@ -209,54 +222,7 @@ class SalienceHead:
             raise ValueError(f"The salience head expects ({len(embeddings)}, {self.embedding_dim}) embeddings and "
                              f"({len(embeddings)}, {len(HAND_FEATURES)}) layout features, got "
                              f"{tuple(embeddings.shape)} and {tuple(hand.shape)}: train a head for this encoder.")
-        inputs = torch.cat([embeddings.float(), (hand.float() - self.hand_mean) / self.hand_std], dim=1)
-        if self.hidden_weight is not None and self.hidden_bias is not None:
-            inputs = torch.nn.functional.gelu(inputs @ self.hidden_weight.T + self.hidden_bias)
-        return inputs @ self.weight + self.bias
-
-    def save(self, path: str | Path, metadata: dict[str, str] | None = None) -> None:
-        """Write the head as one safetensors file (``metadata``: provenance strings kept in its header)."""
-        from safetensors.torch import save_file
-
-        tensors = head_tensors(self.weight, self.bias, self.hidden_weight, self.hidden_bias,
-                               hand_mean=self.hand_mean, hand_std=self.hand_std)
-        save_file(tensors, str(path), metadata={**(metadata or {}), "features": ",".join(HAND_FEATURES)})
-
-    @classmethod
-    def load(cls, path: str | Path) -> SalienceHead:
-        """Read a head written by :meth:`save`.
-
-        Raises:
-            ValueError: The file is not a salience head, was made with other layout features, or its shapes
-                do not fit together.
-        """
-        from safetensors import safe_open
-
-        needed = {"weight", "bias", "hand_mean", "hand_std"}
-        with safe_open(str(path), framework="pt") as handle:
-            names = set(handle.keys())
-            if not needed <= names:
-                raise ValueError(f"{path} is not a salience head: it holds {sorted(names)}, not {sorted(needed)}.")
-            features = (handle.metadata() or {}).get("features")
-            if features != ",".join(HAND_FEATURES):
-                raise ValueError(f"{path} was trained with other layout features ({features}); retrain it with "
-                                 "python -m training.salience.train.")
-            tensors = {name: handle.get_tensor(name).float() for name in names}
-        hidden = (tensors.get("hidden_weight"), tensors.get("hidden_bias"))
-        weight = tensors["weight"]
-        bias = tensors["bias"]
-        features_count = len(HAND_FEATURES)
-        ok = weight.ndim == 1 and bias.numel() == 1 and tensors["hand_mean"].shape == (features_count,) \
-            and tensors["hand_std"].shape == (features_count,) and bool((tensors["hand_std"] > 0).all())
-        if hidden[0] is not None:
-            ok = ok and hidden[1] is not None and hidden[0].ndim == 2 and hidden[0].shape[0] == weight.shape[0] \
-                and hidden[1].shape == (weight.shape[0],) and hidden[0].shape[1] > features_count
-        else:
-            ok = ok and weight.shape[0] > features_count
-        if not ok:
-            raise ValueError(f"{path}: inconsistent salience head shapes "
-                             f"({ {name: tuple(t.shape) for name, t in tensors.items()} }).")
-        return cls(weight, float(bias.item()), tensors["hand_mean"], tensors["hand_std"], *hidden)
+        return self.output(torch.cat([embeddings.float(), self.standardised(hand)], dim=1))
 
 
 def salience_scores(head: SalienceHead, prompt: Segmented, embeddings: torch.Tensor, *,

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.protocol.data import HELDOUT_IDS, data_file
+from data_access.paths import HELDOUT_IDS, data_file
 from synthesis.templates import DATASET2MAXLEN, DATASET2METRIC, DATASET2PROMPT, QA_DEV_TEMPLATES
 
 __all__ = [
@@ -119,12 +119,12 @@ def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 
 
 def default_qa_dev_path() -> Path:
-    """``$TPC_QA_DEV``, else ``qa_dev.jsonl`` under the data root (:func:`~benchmarks.protocol.data.data_root`)."""
+    """``$TPC_QA_DEV``, else ``qa_dev.jsonl`` under the data root (:func:`~data_access.paths.data_root`)."""
     return data_file("qa_dev.jsonl", QA_DEV_ENV)
 
 
 def default_summ_dev_path() -> Path:
-    """``$TPC_SUMM_DEV``, else ``summ_dev.jsonl`` under the data root (:func:`~benchmarks.protocol.data.data_root`)."""
+    """``$TPC_SUMM_DEV``, else ``summ_dev.jsonl`` under the data root (:func:`~data_access.paths.data_root`)."""
     return data_file("summ_dev.jsonl", SUMM_DEV_ENV)
 
 
@@ -177,7 +177,7 @@ def load_qa_dev(path: str | os.PathLike[str] | None = None, *, split: str | None
 
 def recall_samples(qa: str | None, *, dev: bool) -> list[Sample]:
     """The rows a recall benchmark reads: ``qa_dev``'s dev split, or the held-out train rows the CSE never saw
-    (:data:`~benchmarks.protocol.data.HELDOUT_IDS`), each with gold evidence."""
+    (:data:`~data_access.paths.HELDOUT_IDS`), each with gold evidence."""
     if dev:
         samples = load_qa_dev(qa, split="dev")
     else:

@@ -1,4 +1,4 @@
-"""Where the data lives: one root, resolved in one function (:func:`data_root`), for the suites and training.
+"""Where the data lives: one root, resolved in one function (:func:`data_root`), for the benchmarks and training.
 
 The root is ``$TPC_DATA`` when set, else ``shared/data`` beside the repository checkout (``../shared/data`` from
 the checkout root; see its README). A file-specific variable (``$TPC_QA_DEV``, ``$TPC_SUMM_DEV``) or a command's
@@ -16,7 +16,7 @@ from pathlib import Path
 __all__ = ["CHECKOUT", "DATA_ENV", "HELDOUT_IDS", "data_file", "data_root"]
 
 DATA_ENV = "TPC_DATA"
-CHECKOUT = Path(__file__).resolve().parents[2]
+CHECKOUT = Path(__file__).resolve().parents[1]
 """The repository checkout this code runs from."""
 HELDOUT_IDS = CHECKOUT / "training" / "results" / "2026-11-23" / "validation_ids.json"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.protocol.loaders import DataNotFoundError, load_longbench, load_qa_dev, load_summ_dev, load_zeroscrolls
+from data_access.loaders import DataNotFoundError, load_longbench, load_qa_dev, load_summ_dev, load_zeroscrolls
 from synthesis.templates import DATASET2PROMPT, fill_template, instruction_query
 
 
