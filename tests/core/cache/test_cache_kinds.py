@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -117,3 +118,28 @@ def test_every_row_shows_a_value_without_its_password():
         assert "s3cret" not in cache_kind(value).shown(value)
     secret = SecretURL("rediss://u:s3cret@h/0")
     assert cache_kind(secret).key is not None and "s3cret" not in repr(cache_kind(secret).shown(secret))
+
+
+def test_the_engine_reads_the_store_the_facade_resolved_and_resolves_no_cache_value(tpc_mini):
+    from tpc_core.cache import MemoryCache
+    from tpc_core.engine.options import CompressionOptions
+
+    engine, counter, own = tpc_mini.engine, tpc_mini.token_counter, MemoryCache()
+    options = CompressionOptions.build(rate=0.3, cache=own)
+    with pytest.raises(ValueError, match="no stores"):  # never silently uncached
+        engine.compress([(TEXT,)], ["When was it finished?"], counter, options)
+    stores = tpc_mini.cache_store(own)
+    assert stores is not None and stores.cache is own
+    assert tpc_mini.cache_store("memory").cache is tpc_mini.cache_store("memory").cache  # one cache per value
+    first = engine.compress([(TEXT,)], ["When was it finished?"], counter, options, stores=stores)[0]
+    again = engine.compress([(TEXT,)], ["When was it finished?"], counter, options, stores=stores)[0]
+    assert (first.cache_misses, again.cache_hits) == (1, 1)
+    assert tpc_mini.cache_store(None) is None and not hasattr(engine, "stores")
+
+
+def test_the_readme_shows_the_table_of_kinds():
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
+    rows = ["| `cache=` kind (tried in this order) | what it takes |", "| --- | --- |",
+            *(f"| {kind.name} | {kind.accepts} |" for kind in CACHE_KINDS)]
+    assert "\n".join(rows) + "\n" in readme, "README's table of cache= kinds differs from CACHE_KINDS:\n" + \
+        "\n".join(rows)
