@@ -90,7 +90,7 @@ class TPCCompressor(PretrainedMixin, CacheMethods):
         finder = TaskFinder(self.config.agnostic, self._request_head,
                             self._ctd.describe if self.config.ctd is not None else None, name=self.config.name)
         return Engine(self._scorer, finder, self.config.agnostic, self._default_counter, self.config.splitter,
-                      self._salience, self.document_store, self.language_notice())
+                      self._salience, self.language_notice())
 
     @property
     def scorer(self) -> Scorer:
@@ -186,7 +186,7 @@ class TPCCompressor(PretrainedMixin, CacheMethods):
         documents = [as_documents(context, position) for position, context in enumerate(contexts)]
         questions = as_questions(question, len(documents))
         counter = self._default_counter if token_counter is None else resolve_token_counter(token_counter)
-        return self.engine.compress(documents, questions, counter, settings)
+        return self.engine.compress(documents, questions, counter, settings, stores=self.cache_store(settings.cache))
 
     @overload
     def compress_messages(self, messages: Sequence[Any], target_tokens: int | None = ..., rate: float | None = ...,
@@ -213,7 +213,8 @@ class TPCCompressor(PretrainedMixin, CacheMethods):
         :mod:`tpc_core.conversation.compress`.
         """
         result = compress_conversation(self.engine, messages, target_tokens=target_tokens, rate=rate,
-                                       token_counter=token_counter, strict=strict, emptied=emptied, **options)
+                                       token_counter=token_counter, strict=strict, emptied=emptied,
+                                       stores=self.cache_store(options.get("cache")), **options)
         return result if return_result else result.messages
 
     # A str is itself a Sequence[str], so the two overloads overlap; the str one is listed first and wins, as in

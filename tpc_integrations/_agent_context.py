@@ -232,6 +232,7 @@ def compress_view(settings: TPCAgentContextSettings, ledger: ToolResultLedger, m
     options = {name: value for name, value in settings.engine_options().items()
                if name in ENGINE_KEYWORDS and name not in ("target_tokens", "rate", "token_counter")}
     engine = settings.compressor.engine
+    stores = settings.compressor.cache_store(options.get("cache"))
     fixed = origin - sum(result.tokens for result in results)
     entries = [ledger.get(result.key) for result in results]
     current = fixed + sum(entry.tokens if entry else result.tokens for entry, result in zip(entries, results))
@@ -240,7 +241,7 @@ def compress_view(settings: TPCAgentContextSettings, ledger: ToolResultLedger, m
     reads: list[Any] = []
     fates = ledger.fit(results, room, lambda result, share: compress_tool_text(
         engine, result.text, result.question, share, text_counter, options, reads, result.tokens,
-        budget_label=functools.partial(tool_share, room + fixed, fixed)), text_counter)
+        budget_label=functools.partial(tool_share, room + fixed, fixed), stores=stores), text_counter)
     texts: dict[int, list[str | None]] = {}
     for (m, p), (entry, _) in zip(slots, fates):
         if entry.text != read[m].parts[p]:
@@ -254,7 +255,7 @@ def compress_view(settings: TPCAgentContextSettings, ledger: ToolResultLedger, m
     misses = sum(read.cache_misses for read in reads)
     if history:
         result = compress_conversation(settings.compressor.engine, view, strict=settings.strict,
-                                       emptied=settings.emptied, keep_parts=tool_parts,
+                                       emptied=settings.emptied, keep_parts=tool_parts, stores=stores,
                                        **{**settings.engine_options(), "target_tokens": budget})
         view = result.messages
         sent = result.compressed_tokens if view_counter is None else view_counter(result.messages)

@@ -15,7 +15,9 @@ its own layer (except in the bottom layer of ``tpc_core``: ``config`` and ``vers
   adapters, the chain-input adapter and the agents' context → ``_messages`` / ``_ingest`` → ``_common`` →
   ``_engine_options`` → ``_checks``, ``_peer_names``, ``_failsafe``, ``_outcomes``.
 
-Further rules: no folder of the engine holds more than 10 modules (a folder that grows past that is split into
+Further rules: the engine imports nothing of ``cache``, ``loading`` or ``conversation``, not even for a type (it
+receives a resolved ``cache=`` as a store and calls no hook up into them); no folder of the engine holds more than 10
+modules (a folder that grows past that is split into
 sub-packages by concern: the count of modules, not of lines); the cache has no copy of the scorer's code: it never
 imports the scoring or task packages, never tokenizes and never calls an encoder; it reads through the engine's
 per-document step.
@@ -141,6 +143,27 @@ def test_the_layer_check_looks_inside_the_engine_and_the_adapters():
     assert upward_imports(graph, SCOPES) == ["tpc_core.engine.pipeline (line 6) -> tpc_core.engine",
                                              "tpc_core.engine.values (line 21) -> tpc_core.engine.selection.budget",
                                              "tpc_integrations._outcomes (line 13) -> tpc_integrations._common"]
+
+
+ABOVE_THE_ENGINE = ("tpc_core.cache", "tpc_core.loading", "tpc_core.conversation")
+
+
+def imports_above_the_engine(graph: dict[str, dict[str, int]]) -> list[str]:
+    """Every import (type-only ones included) from the engine into the cache, the loading or the conversation."""
+    return [f"{source} (line {line}) -> {target}" for source, targets in sorted(graph.items())
+            if _inside(source, "tpc_core.engine") for target, line in sorted(targets.items())
+            if any(_inside(target, package) for package in ABOVE_THE_ENGINE)]
+
+
+def test_the_engine_imports_nothing_of_the_cache_the_loading_or_the_conversation():
+    found = imports_above_the_engine(CODE_GRAPH)
+    assert not found, "the engine reaches up (hand it what it needs instead):\n" + "\n".join(found)
+
+
+def test_the_check_of_the_engine_finds_an_import_into_the_cache():
+    graph = {"tpc_core.engine.pipeline": {"tpc_core.cache.documents": 12, "tpc_core.engine.reading": 3},
+             "tpc_core.cache.documents": {"tpc_core.engine.reading": 4}}
+    assert imports_above_the_engine(graph) == ["tpc_core.engine.pipeline (line 12) -> tpc_core.cache.documents"]
 
 
 @pytest.mark.parametrize("scope", sorted(SCOPES))

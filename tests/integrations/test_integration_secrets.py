@@ -91,6 +91,25 @@ def test_no_adapter_shows_the_password_of_its_cache_url(engine, case, wrap):
         assert not any(secret in str(error.value) for secret in secrets)
 
 
+@pytest.mark.parametrize("adapter_class, bad", [
+    (TPCDocumentCompressor, {"target_tokens": 10, "rate": 0.5}),  # the settings' own check, after the fields
+    (TPCDocumentTransformer, {"mode": "warm", "rate": 0.5}),  # a subclass's check, after the fields
+    (TPCMessagesCompressor, {"task_description": "the task"}),
+    (TPCNodePostprocessor, {"model": "tpc-mini", "model_name_or_path": "tpc-mini"}),  # the peer names' check
+], ids=lambda value: value.__name__ if isinstance(value, type) else "")
+@pytest.mark.parametrize("how", ["init", "model_validate"])
+def test_an_error_about_the_whole_settings_quotes_them_without_the_password(engine, adapter_class, bad, how):
+    """pydantic quotes the whole input in an error no field owns; every way in hides the password first."""
+    url = "redis://app:S3cr3tPassw0rd@cache.internal:6379/0"
+    with pytest.raises(ValidationError) as error:
+        if how == "init":
+            adapter_class(compressor=engine, cache=url, **bad)
+        else:
+            adapter_class.model_validate({"cache": url, **bad})
+    assert "S3cr" not in str(error.value) + repr(error.value.errors())
+    assert "cache.internal" in repr(error.value.errors())  # the input is quoted, its password hidden
+
+
 @pytest.mark.parametrize("adapter_class", ADAPTERS, ids=lambda cls: cls.__name__)
 def test_copies_keep_the_password_so_a_copy_connects_as_the_original(engine, adapter_class):
     url = "redis://app:s3cretPassw0rd@cache.internal:6379/0"

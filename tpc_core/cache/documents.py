@@ -22,7 +22,7 @@ from tpc_core.cache.stores import SentenceCache
 from tpc_core.engine.reading import Stored
 from tpc_core.segmentation import SentenceSplitter
 
-__all__ = ["CachedDocuments", "cached_documents"]
+__all__ = ["CachedDocuments", "ModelCache", "cached_documents"]
 
 logger = logging.getLogger(__name__)
 _unnamed_splitters: set[str] = set()
@@ -42,6 +42,25 @@ def cached_documents(cache: SentenceCache, model: Mapping[str, Any],
                            "(give it one that changes whenever its cuts change).", name)
         return None
     return CachedDocuments(cache, fingerprint(model, identity, cache.dtype))
+
+
+class ModelCache:
+    """One cache for one model (and scorer): what the compressor resolves a ``cache=`` value into and hands the
+    engine, which asks it for the store of the splitter a call uses (the engine's
+    :class:`~tpc_core.engine.reading.DocumentStores`).
+
+    Args:
+        cache: The cache.
+        model: What its entries depend on beside the splitter (the compressor's ``cache_fingerprint``).
+    """
+
+    def __init__(self, cache: SentenceCache, model: Mapping[str, Any]) -> None:
+        self.cache = cache
+        self.model = model
+
+    def for_splitter(self, splitter: SentenceSplitter) -> CachedDocuments | None:
+        """The store of the documents ``splitter`` cuts (:func:`cached_documents`)."""
+        return cached_documents(self.cache, self.model, splitter)
 
 
 class CachedDocuments:

@@ -1,12 +1,13 @@
-"""The query-time cache methods of :class:`tpc_core.TPCCompressor` (``warm_cache``, ``cache_info``, and the
-store its engine reads through), as a mixin, so the compressor itself holds only the compression calls."""
+"""The query-time cache methods of :class:`tpc_core.TPCCompressor` (``warm_cache``, ``cache_info``, and
+``cache_store``: a ``cache=`` value resolved into the store its engine reads through), as a mixin, so the compressor
+itself holds only the compression calls."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from tpc_core.cache.documents import CachedDocuments, cached_documents
+from tpc_core.cache.documents import ModelCache
 from tpc_core.cache.resolve import CacheRegistry
 from tpc_core.cache.stores import CacheInfo
 from tpc_core.segmentation import SentenceSplitter
@@ -32,10 +33,17 @@ class CacheMethods:
 
     splitter: Callable[[str | SentenceSplitter | None], SentenceSplitter]
 
-    def document_store(self, spec: Any, split: SentenceSplitter) -> CachedDocuments | None:
-        """The engine's store for a ``cache=`` value (:mod:`tpc_core.cache.documents`), ``None`` for no cache."""
+    def cache_store(self, spec: Any) -> ModelCache | None:
+        """A ``cache=`` value resolved (once, here) into the store the engine receives (``stores=`` of
+        :meth:`~tpc_core.engine.pipeline.Engine.compress`): this compressor's cache for that value (one per value,
+        :class:`~tpc_core.cache.resolve.CacheRegistry`) under its model's fingerprint; ``None`` for no cache.
+
+        Raises:
+            TypeError, ValueError, PermissionError, ImportError: A value ``cache=`` refuses
+                (:func:`~tpc_core.cache.resolve.resolve_cache`).
+        """
         cache = self._caches.resolve(spec)
-        return None if cache is None else cached_documents(cache, self.cache_fingerprint, split)
+        return None if cache is None else ModelCache(cache, self.cache_fingerprint)
 
     def warm_cache(self, texts: Sequence[str], *, cache: Any, splitter: str | SentenceSplitter | None = None,
                    batch_size: int = 16) -> int:
@@ -52,7 +60,8 @@ class CacheMethods:
             How many entries were written.
         """
         split = self.splitter(splitter)
-        store = self.engine.store(cache, split)
+        stores = self.cache_store(cache)
+        store = None if stores is None else stores.for_splitter(split)
         if store is None:
             raise ValueError("warm_cache needs a cache, a splitter it can name (a built-in one, or an object with a "
                              "cache_identity string) and a scorer with embed_documents and an identity.")

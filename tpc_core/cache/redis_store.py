@@ -46,7 +46,7 @@ from tpc_core.diagnostics.notices import runtime_warning
 
 __all__ = ["DEFAULT_NAMESPACE", "DEFAULT_TIMEOUT", "REDIS_SCHEMES", "CacheUnavailable", "CircuitBreaker",
            "CircuitOpen", "RedisCache", "as_redis_cache", "is_redis_client", "is_redis_url", "redacted_url",
-           "shared_redis_cache"]
+           "redis_settings", "shared_redis_cache"]
 
 logger = logging.getLogger(__name__)
 
@@ -332,29 +332,41 @@ def _describe(client: Any) -> str:
     return f"redis://{kwargs.get('host', '?')}:{kwargs.get('port', '?')}/{kwargs.get('db', 0)}"
 
 
-def as_redis_cache(spec: Any) -> RedisCache | None:
-    """The :class:`RedisCache` that a ``cache=`` value stands for, or ``None`` when it names no Redis server.
+def redis_settings(spec: Any) -> dict[str, Any] | None:
+    """What makes the :class:`RedisCache` of a Redis object given as ``cache=`` (its ``client``, and the
+    ``namespace`` and ``ttl`` it keeps), read without a round trip; ``None`` when ``spec`` is no such object.
 
-    A ``redis://`` URL (:meth:`RedisCache.from_url`; or a secret holding one), a redis-py client, LangChain's
-    ``RedisStore`` (its client, namespace and ttl) or LlamaIndex's ``RedisKVStore`` (its client) become one; anything
-    else is ``None``.
+    A redis-py client, LangChain's ``RedisStore`` (its client, namespace and ttl) or LlamaIndex's ``RedisKVStore``
+    (its client) are such objects; a URL is not (see :func:`is_redis_url`).
     """
-    spec = reveal(spec)
     if isinstance(spec, str):
-        return RedisCache.from_url(spec) if is_redis_url(spec) else None
+        return None
     if is_redis_client(spec):
-        return RedisCache(spec)
+        return {"client": spec}
     client = getattr(spec, "client", None)
     if is_byte_store(spec) and is_redis_client(client):  # langchain_community.storage.RedisStore
         prefix = getattr(spec, "namespace", None)
         ttl = getattr(spec, "ttl", None)
-        return RedisCache(client, namespace=f"{prefix}/{DEFAULT_NAMESPACE}" if prefix else DEFAULT_NAMESPACE,
-                          ttl=ttl if isinstance(ttl, (int, float)) and ttl > 0 else None)
+        return {"client": client, "namespace": f"{prefix}/{DEFAULT_NAMESPACE}" if prefix else DEFAULT_NAMESPACE,
+                "ttl": ttl if isinstance(ttl, (int, float)) and ttl > 0 else None}
     # llama_index.storage.kvstore.redis.RedisKVStore keeps its client in an attribute it does not publish.
     client = vars(spec).get("_redis_client") if hasattr(spec, "__dict__") else None
     if is_key_value_store(spec) and is_redis_client(client):
-        return RedisCache(client)
+        return {"client": client}
     return None
+
+
+def as_redis_cache(spec: Any) -> RedisCache | None:
+    """The :class:`RedisCache` that a ``cache=`` value stands for, or ``None`` when it names no Redis server.
+
+    A ``redis://`` URL (:meth:`RedisCache.from_url`; or a secret holding one), a redis-py client, LangChain's
+    ``RedisStore`` or LlamaIndex's ``RedisKVStore`` (:func:`redis_settings`) become one; anything else is ``None``.
+    """
+    spec = reveal(spec)
+    if isinstance(spec, str):
+        return RedisCache.from_url(spec) if is_redis_url(spec) else None
+    settings = redis_settings(spec)
+    return None if settings is None else RedisCache(**settings)
 
 
 @functools.lru_cache(maxsize=8)

@@ -32,6 +32,7 @@ from tpc_core.conversation.records import WHOLE_RECORD, RecordsInProse, read_rec
 from tpc_core.engine.options import CompressionOptions
 from tpc_core.engine.output.result import CompressionResult
 from tpc_core.engine.pipeline import BudgetLabel, Engine
+from tpc_core.engine.reading import DocumentStores
 from tpc_core.engine.selection.fitting import drop_to_fit
 from tpc_core.engine.tokens import TokenCounter
 
@@ -81,7 +82,7 @@ def fair_share(sizes: Sequence[int], room: int) -> int:
 def compress_tool_text(engine: Engine, text: str, question: str | None, target_tokens: int,
                        counter: Callable[[str], int], options: Mapping[str, Any],
                        results: list[CompressionResult] | None = None, tokens: int | None = None,
-                       budget_label: BudgetLabel | None = None) -> str:
+                       budget_label: BudgetLabel | None = None, stores: DocumentStores | None = None) -> str:
     """``text`` within ``target_tokens`` (``counter``'s count), most relevant to ``question`` first: whole records
     of a structured text (:func:`tpc_core.conversation.records.read_records`), else verbatim sentences in order (a
     block of records inside the prose one unit, kept or left out whole).
@@ -98,6 +99,8 @@ def compress_tool_text(engine: Engine, text: str, question: str | None, target_t
         tokens: ``counter(text)``, where the caller has counted it already.
         budget_label: How the warnings name ``target_tokens`` (the caller's share of its own budget; default:
             "this tool result's budget").
+        stores: ``options["cache"]`` as the compressor resolved it (``TPCCompressor.cache_store``), which the
+            engine reads through; required when ``options`` name a cache.
     """
     if (counter(text) if tokens is None else tokens) <= target_tokens:
         return text
@@ -109,7 +112,7 @@ def compress_tool_text(engine: Engine, text: str, question: str | None, target_t
     if records is None:  # prose, where a block of records inside it (a table, a fence) is one unit
         prose = RecordsInProse(engine.splitter(options.get("splitter")))
         settings = CompressionOptions.build(target_tokens=target_tokens, **{**options, "splitter": prose})
-        result = engine.compress([(text,)], [question], engine_counter, settings,
+        result = engine.compress([(text,)], [question], engine_counter, settings, stores=stores,
                                  budget_label=budget_label or _tool_budget)[0]
         if results is not None:
             results.append(result)
@@ -120,7 +123,7 @@ def compress_tool_text(engine: Engine, text: str, question: str | None, target_t
         return frame if room == 0 else ""
     settings = CompressionOptions.build(target_tokens=room, **{**options, "splitter": WHOLE_RECORD,
                                                                 "document_separator": records.separator})
-    result = engine.compress([records.records], [question], engine_counter, settings,
+    result = engine.compress([records.records], [question], engine_counter, settings, stores=stores,
                              budget_label=budget_label or _tool_budget)[0]
     if results is not None:
         results.append(result)

@@ -26,7 +26,15 @@ from tpc_core.diagnostics.progress import progress_preference
 from tpc_core.engine.cancellation import check_cancelled
 from tpc_core.engine.options import CompressionOptions, as_documents
 from tpc_core.engine.output.result import CompressionResult, to_result
-from tpc_core.engine.reading import DocumentStore, EmbedDocuments, LazyEmbeddings, ReadBatch, read_prompts, segment
+from tpc_core.engine.reading import (
+    DocumentStore,
+    DocumentStores,
+    EmbedDocuments,
+    LazyEmbeddings,
+    ReadBatch,
+    read_prompts,
+    segment,
+)
 from tpc_core.engine.scoring.salience import Salience
 from tpc_core.engine.scoring.scorers import Scorer, needs_embeddings, score_prompts
 from tpc_core.engine.selection.assembly import compress_scored
@@ -36,15 +44,12 @@ from tpc_core.engine.values import Scored, Segmented
 from tpc_core.options.checks import check_splitter
 from tpc_core.segmentation import SentenceSplitter, get_splitter
 
-__all__ = ["BudgetLabel", "Engine", "StoreFor"]
+__all__ = ["BudgetLabel", "Engine"]
 
 logger = logging.getLogger(__name__)
 
 BudgetLabel = Callable[[int], str]
 """A prompt's budget (tokens) as a warning names it, e.g. ``"the 7 tokens your budget of 20 leaves ..."``."""
-
-StoreFor = Callable[[Any, SentenceSplitter], "DocumentStore | None"]
-"""The store a ``cache=`` value stands for, for one splitter (``None``: no cache); the compressor resolves it."""
 
 
 @dataclass
@@ -58,7 +63,6 @@ class Engine:
         default_counter: The CSE tokenizer's counter (what ``token_counter=None`` means; a store's counts are its).
         default_splitter: The checkpoint's splitter name (what ``splitter=None`` means).
         salience: The checkpoint's salience models, if it has any.
-        stores: Resolves a ``cache=`` value to a store (``None``: caching is off).
         language: Notices prompts in a script the checkpoint's languages are not written in (``None``: the
             checkpoint declares no languages).
     """
@@ -69,7 +73,6 @@ class Engine:
     default_counter: TokenCounter
     default_splitter: str
     salience: Salience | None = None
-    stores: StoreFor | None = None
     language: LanguageNotice | None = None
     _splitters: dict[str, SentenceSplitter] = field(default_factory=dict, repr=False)
     _splitters_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -93,21 +96,21 @@ class Engine:
                 self._splitters[splitter] = get_splitter(splitter)
             return self._splitters[splitter]
 
-    def store(self, cache: Any, splitter: SentenceSplitter) -> DocumentStore | None:
-        """The store ``cache`` stands for (``None`` when it is ``None`` or no store resolver was given; then the call
-        runs uncached)."""
-        if cache is None or self.stores is None:
-            return None
-        return self.stores(cache, splitter)
-
     def compress(self, documents: Sequence[tuple[str, ...]], questions: Sequence[str | None], counter: TokenCounter,
-                 options: CompressionOptions, *, budget_label: BudgetLabel | None = None) -> list[CompressionResult]:
-        """Compress checked prompts (each a tuple of documents), ``options.batch_size`` at a time: read (through the
-        cache ``options.cache`` names) → tasks → scores → budget and assembly → result.
+                 options: CompressionOptions, *, stores: DocumentStores | None = None,
+                 budget_label: BudgetLabel | None = None) -> list[CompressionResult]:
+        """Compress checked prompts (each a tuple of documents), ``options.batch_size`` at a time: read (through
+        ``stores``) → tasks → scores → budget and assembly → result.
+
+        ``stores`` is ``options.cache`` as the caller resolved it (``TPCCompressor.cache_store``): the engine reads
+        through the store it gives for the call's splitter. ``options.cache`` itself is never resolved here.
 
         ``budget_label`` names a prompt's budget in the warnings (default ``"the whole budget of N tokens"``): a
         caller whose budget here is a share of the user's (a conversation, a tool result) says whose and what took
         the rest.
+
+        Raises:
+            ValueError: ``options.cache`` names a cache but no ``stores`` came with it (it would run uncached).
 
         Warns:
             UserWarning: At the caller's line, when sentences larger than the whole budget were skipped (also
@@ -119,10 +122,13 @@ class Engine:
         """
         from tqdm.auto import tqdm
 
+        if options.cache is not None and stores is None:
+            raise ValueError("Engine.compress got cache= in its options but no stores: resolve it first "
+                             "(TPCCompressor.cache_store(cache)) and pass it as stores=.")
         if self.language is not None:
             self.language.check(documents)
         split = self.splitter(options.splitter)
-        store = self.store(options.cache, split)
+        store = None if stores is None else stores.for_splitter(split)
         chunks = range(0, len(documents), options.batch_size)
         show = options.show_progress
         progress = tqdm(chunks, desc="tpc compress", unit="batch",

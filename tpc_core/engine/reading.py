@@ -5,7 +5,8 @@ returns a :class:`ReadBatch`, whose :meth:`~ReadBatch.embed` gives the sentence 
 engine scores, read by the scorer's per-document step (``Scorer.embed_documents``). A sentence cache is a wrapper
 around that step (a :class:`DocumentStore`, :mod:`tpc_core.cache.documents`): it gives back what it holds for a
 document (its spans and counts at segmentation, its embeddings at the embedding step) and stores what the scorer
-computes for the others, keyed by the scorer's identity.
+computes for the others, keyed by the scorer's identity. The engine never resolves a ``cache=`` value: the caller
+hands it the store (:class:`DocumentStores`, one per splitter) it resolved.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from tpc_core.engine.values import DocumentSentences, KnownDocument, Segmented, 
 from tpc_core.segmentation import LineAwareSplitter, SentenceSplitter, split_sentences
 from tpc_core.segmentation.length import cut_sentences
 
-__all__ = ["DocumentStore", "EmbedDocuments", "EmbedPrompts", "LazyEmbeddings", "ReadBatch", "Stored", "embed_prompts",
-           "read_prompts", "segment"]
+__all__ = ["DocumentStore", "DocumentStores", "EmbedDocuments", "EmbedPrompts", "LazyEmbeddings", "ReadBatch", "Stored",
+           "embed_prompts", "read_prompts", "segment"]
 
 EmbedDocuments = Callable[[Sequence[DocumentSentences]], Sequence[torch.Tensor]]
 """A scorer's per-document step: each document's sentence embeddings ``(n_sentences, d)``, each sentence read inside
@@ -64,6 +65,13 @@ class DocumentStore(Protocol):
     def get_many(self, texts: Sequence[str]) -> list[Any]: ...
 
     def put_many(self, items: Sequence[tuple[str, Stored]]) -> int: ...
+
+
+class DocumentStores(Protocol):
+    """A ``cache=`` value as the facade resolved it, for this engine's model: the :class:`DocumentStore` of the
+    documents one splitter cuts (``None``: that splitter's documents are not cached)."""
+
+    def for_splitter(self, splitter: SentenceSplitter) -> DocumentStore | None: ...
 
 
 def embed_prompts(embed_documents: EmbedDocuments, prompts: Sequence[Segmented]) -> list[torch.Tensor]:
