@@ -13,8 +13,8 @@ through its own ``wrap_model_call``, the model not called:
 * floor: plain forward passes of the MiniLM backbone over the tool results' text (the new tokens;
   :class:`benchmarks.protocol.methods.forward_floor.MiniLMForward`, median of ``--repeats`` after one warm-up).
 
-One warm-up call on other text first (the model's one-time work). Reported: cold ms, cold / floor, warm ms, the engine calls of the cold call (one batched call reads every new
-result) and the load average before and after.
+One warm-up call on other text first (the model's one-time work). Reported: cold ms, cold / floor, warm ms, the
+engine calls of the cold call (one batched call reads every new result) and the load average before and after.
 """
 
 from __future__ import annotations
