@@ -16,7 +16,8 @@ In a LangGraph graph of your own (a ``pre_model_hook``, or a node before the mod
 Each tool result is compressed once, when it first reaches the model, toward the user's latest request and the
 tool call that asked for it, and is then sent as the same bytes on every later call, so a provider's prompt cache
 keeps its prefix; earlier results are compressed further only when the budget demands it, all together and by
-enough that ``plan_ahead`` more results fit without another change (:mod:`tpc_core.conversation.tool_results`). Needs ``pip install tpc-langchain[agents]``.
+enough that ``plan_ahead`` more results fit without another change (:mod:`tpc_core.conversation.tool_results`).
+Needs ``pip install tpc-langchain[agents]``.
 """
 
 from __future__ import annotations
