@@ -302,3 +302,9 @@ def test_a_result_with_no_room_says_so_and_is_never_empty(compressor):
     assert result.content.strip()
     assert "left out" in result.content and str(counter(ARCHIVE)) in result.content
     assert events.data[-1]["compressed"] == 1
+
+
+def test_plan_ahead_is_a_count_of_results(compressor):
+    with pytest.raises(ValueError, match="plan_ahead"):
+        TPCContextMiddleware(compressor=compressor, target_tokens=500, plan_ahead=-1)
+    assert TPCContextMiddleware(compressor=compressor, target_tokens=500).settings.plan_ahead == 2
