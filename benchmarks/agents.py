@@ -16,9 +16,20 @@ message the model receives, the system prompt and the request included):
 * ``trim_messages``: LangChain's ``trim_messages(strategy="last", include_system=True)``;
 * ``clear_tool_uses``: LangChain's ``ContextEditingMiddleware(ClearToolUsesEdit(trigger=budget, keep=1))`` (its
   counter counts the messages without the system prompt: the trigger is the budget less the system prompt);
-* ``tpc``: :class:`tpc_integrations.langchain_agents.TPCContextMiddleware` (``target_tokens=budget``);
+* ``clear_tool_uses_defaults``: ``ClearToolUsesEdit`` at its defaults but the trigger (``keep=3``,
+  ``clear_at_least=0``);
+* ``clear_at_least``: as ``clear_tool_uses``, with ``clear_at_least`` half the budget (a clearing reclaims at least
+  that much, so the next calls add results without another change);
+* ``tpc``: :class:`tpc_integrations.langchain_agents.TPCContextMiddleware` (``target_tokens=budget``, a sentence
+  cache of its own); ``tpc:K``: the same with ``plan_ahead=K``;
 * ``reference``: prompt-aware ``TPCCompressor.compress`` of every tool result of the trajectory as one document
-  each, with the question, at the budget less the system prompt and the request (last call only).
+  each, with the question, at the budget less the system prompt and the request (last call only); and, per TPC
+  method, at the tokens that method's last call gave the tool results (recall at the same tokens sent).
+
+Cost, with a provider's prompt cache: per model call, the cached prefix is the longest run of leading messages
+identical (class and content) to the previous call's in the same trajectory (none on the first call); its tokens are
+billed at 0.1, the rest at 1.0 (output excluded, the same for every method); no cache-write premium and no minimum
+cached length. Reported: the cached share (cached tokens / tokens sent) and the cost in token-units per trajectory.
 
 Reported per method: evidence recall of what the model receives at its last call, the budget overruns (calls over
 the budget), tokens sent over the whole trajectory, the cached prefix kept (per call, the share of the previous
@@ -48,9 +59,11 @@ from benchmarks.protocol.budget import minilm_token_counter
 from benchmarks.protocol.metrics import evidence_recall
 from data_access.loaders import Sample, recall_samples, round_robin
 
-__all__ = ["METHODS", "Trajectory", "build_trajectory", "main", "run"]
+__all__ = ["METHODS", "Trajectory", "build_trajectory", "cache_cost", "cached_tokens", "capture", "main", "run"]
 
-METHODS = ("none", "trim_messages", "clear_tool_uses", "tpc")
+METHODS = ("none", "trim_messages", "clear_tool_uses", "clear_tool_uses_defaults", "clear_at_least", "tpc")
+PLANNED = tuple(f"tpc:{k}" for k in range(5))  # tpc with plan_ahead=k (choosing the default)
+CACHED_PRICE = 0.1
 SYSTEM = "You are a research assistant. Use the search tool, then answer the user's question from what it returns."
 CALLS = (3, 6)
 RESULT_TOKENS = (1000, 5000)
@@ -133,7 +146,7 @@ def _text(message: Any) -> str:
     return "\n".join(part if isinstance(part, str) else part.get("text", "") for part in content)
 
 
-def _capture(middleware: Any, view: list[Any]) -> list[Any]:
+def capture(middleware: Any, view: list[Any]) -> list[Any]:
     """The messages ``middleware.wrap_model_call`` hands the model, and nothing else run."""
     from langchain.agents.middleware import ModelRequest, ModelResponse  # lazy: optional extra
     from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
@@ -152,12 +165,14 @@ def _capture(middleware: Any, view: list[Any]) -> list[Any]:
     return sent
 
 
-def _method(name: str, compressor: Any, budget: int, counter: Callable[[str], int]) -> Callable[[list[Any]], list[Any]]:
+def _method(name: str, compressor: Any, budget: int, counter: Callable[[str], int],
+            cache: Any = None) -> Callable[[list[Any]], list[Any]]:
     """The method ``name`` as a function from what the agent holds to what the model receives (one per trajectory:
-    a middleware keeps what it sent)."""
+    a middleware keeps what it sent; a TPC method uses ``cache``, else a sentence cache of its own)."""
     from langchain.agents.middleware import ClearToolUsesEdit, ContextEditingMiddleware  # lazy: optional extra
     from langchain_core.messages import trim_messages
 
+    from tpc_core.cache import MemoryCache
     from tpc_integrations.langchain_agents import TPCContextMiddleware
 
     def count(messages: Sequence[Any]) -> int:
@@ -168,14 +183,18 @@ def _method(name: str, compressor: Any, budget: int, counter: Callable[[str], in
     if name == "trim_messages":
         return lambda view: trim_messages(view, max_tokens=budget, strategy="last", include_system=True,
                                           token_counter=count)
-    if name == "clear_tool_uses":
-        system = counter(SYSTEM)
-        middleware = ContextEditingMiddleware(edits=[ClearToolUsesEdit(trigger=budget - system, keep=1)],
-                                              token_counter=count)
-        return lambda view: _capture(middleware, view)
-    if name == "tpc":
-        middleware = TPCContextMiddleware(compressor=compressor, target_tokens=budget, token_counter=counter)
-        return lambda view: _capture(middleware, view)
+    if name.startswith("clear_"):
+        trigger = budget - counter(SYSTEM)
+        edit = {"clear_tool_uses": ClearToolUsesEdit(trigger=trigger, keep=1),
+                "clear_tool_uses_defaults": ClearToolUsesEdit(trigger=trigger),
+                "clear_at_least": ClearToolUsesEdit(trigger=trigger, keep=1, clear_at_least=budget // 2)}[name]
+        editing = ContextEditingMiddleware(edits=[edit], token_counter=count)
+        return lambda view: capture(editing, view)
+    if name == "tpc" or name in PLANNED:
+        ahead = {"plan_ahead": int(name.split(":")[1])} if ":" in name else {}
+        middleware = TPCContextMiddleware(compressor=compressor, target_tokens=budget, token_counter=counter,
+                                          cache=cache if cache is not None else MemoryCache(), **ahead)
+        return lambda view: capture(middleware, view)
     raise ValueError(f"Unknown method {name!r}; one of {METHODS}.")
 
 
@@ -190,15 +209,47 @@ def _prefix_kept(before: Sequence[Any], after: Sequence[Any], counter: Callable[
     return same / total if total else 1.0
 
 
+def cached_tokens(before: Sequence[Any], after: Sequence[Any], counter: Callable[[str], int]) -> int:
+    """The tokens of ``after``'s longest run of leading messages identical (class and content) to ``before``'s."""
+    same = 0
+    for old, new in zip(before, after):
+        if type(old) is not type(new) or old.content != new.content:
+            break
+        same += counter(_text(new))
+    return same
+
+
+def cache_cost(sent: Sequence[Sequence[Any]], counter: Callable[[str], int]) -> tuple[int, int, float]:
+    """Over a trajectory's calls: tokens sent, tokens a prompt cache holds (each call's prefix identical to the
+    previous call's), and the cost (uncached at 1.0, cached at :data:`CACHED_PRICE`)."""
+    tokens = [view_tokens(view, counter) for view in sent]
+    cached = [0] + [cached_tokens(a, b, counter) for a, b in zip(sent, sent[1:])]
+    return sum(tokens), sum(cached), sum(t - c for t, c in zip(tokens, cached)) + CACHED_PRICE * sum(cached)
+
+
+def _reference(compressor: Any, trajectory: Trajectory, room: int, counter: Callable[[str], int],
+               cache: Any = None) -> float | None:
+    """Evidence recall of prompt-aware ``compress`` of the trajectory's results at ``room`` tokens."""
+    sample = trajectory.sample
+    result = compressor.compress(trajectory.results, question=sample.question, target_tokens=max(room, 1),
+                                 token_counter=counter, cache=cache)
+    return evidence_recall(result.compressed_prompt, sample.supporting_sentences, sample.context)
+
+
 def run_one(compressor: Any, trajectory: Trajectory, methods: Sequence[str], budget: int,
             counter: Callable[[str], int]) -> dict[str, Any]:
-    """Every method over one trajectory, and the reference at its last call."""
+    """Every method over one trajectory, and the reference at its last call. The TPC methods share one sentence
+    cache (their reads are the same): the first in ``methods`` runs cold, the others' cold figures are not."""
+    from tpc_core.cache import MemoryCache  # lazy: loads torch
+
+    shared = MemoryCache()
+    references = MemoryCache()
     sample = trajectory.sample
     views = trajectory.views()
     row: dict[str, Any] = {"id": sample.id, "source": sample.source, "calls": len(views),
                            "history_tokens": view_tokens(views[-1], counter), "evidence_call": trajectory.evidence_call}
     for name in methods:
-        method = _method(name, compressor, budget, counter)
+        method = _method(name, compressor, budget, counter, shared)
         sent = []
         seconds = []
         for view in views:
@@ -210,18 +261,19 @@ def run_one(compressor: Any, trajectory: Trajectory, methods: Sequence[str], bud
         warm = time.perf_counter() - start
         tokens = [view_tokens(view, counter) for view in sent]
         last = "\n\n".join(_text(message) for message in sent[-1])
+        _, cached, cost = cache_cost(sent, counter)
         row[name] = {"recall": evidence_recall(last, sample.supporting_sentences, sample.context),
                      "tokens_sent": sum(tokens), "last_tokens": tokens[-1], "overruns": sum(t > budget for t in tokens),
                      "request_kept": any(_text(message) == sample.question for message in sent[-1]),
                      "prefix_kept": statistics.fmean(_prefix_kept(a, b, counter) for a, b in zip(sent, sent[1:])),
+                     "cached_tokens": cached, "cost": cost,
                      "cold_ms": 1000 * statistics.fmean(seconds), "warm_ms": 1000 * warm}
+        if name.startswith("tpc"):  # the reference at the tokens this method gave the tool results at its last call
+            results_tokens = sum(counter(_text(m)) for m in sent[-1] if type(m).__name__ == "ToolMessage")
+            row[name]["reference_same_tokens"] = _reference(compressor, trajectory, results_tokens, counter,
+                                                            references)
     room = budget - counter(SYSTEM) - counter(sample.question)
-    start = time.perf_counter()
-    result = compressor.compress(trajectory.results, question=sample.question, target_tokens=max(room, 1),
-                                 token_counter=counter)
-    row["reference"] = {"recall": evidence_recall(result.compressed_prompt, sample.supporting_sentences,
-                                                  sample.context),
-                        "last_tokens": sum(result.document_compressed_tokens), "seconds": time.perf_counter() - start}
+    row["reference"] = {"recall": _reference(compressor, trajectory, room, counter, references), "room": room}
     row["summarization_triggers"] = sum(view_tokens(view, counter) > budget for view in views)
     return row
 
@@ -237,10 +289,15 @@ def summarise(rows: list[dict[str, Any]], methods: Sequence[str]) -> dict[str, A
                          "calls": sum(row["calls"] for row in rows),
                          "tokens_sent": statistics.fmean(o["tokens_sent"] for o in outcomes),
                          "prefix_kept": statistics.fmean(o["prefix_kept"] for o in outcomes),
+                         "cached_share": sum(o["cached_tokens"] for o in outcomes) / max(sum(o["tokens_sent"]
+                                                                                              for o in outcomes), 1),
+                         "cost": statistics.fmean(o["cost"] for o in outcomes),
                          "request_kept": sum(o["request_kept"] for o in outcomes),
                          "cold_ms": statistics.fmean(o["cold_ms"] for o in outcomes),
                          "warm_ms": statistics.fmean(o["warm_ms"] for o in outcomes),
                          "warm_ms_p90": sorted(o["warm_ms"] for o in outcomes)[int(0.9 * (len(outcomes) - 1))]}
+        same = [o["reference_same_tokens"] for o in outcomes if o.get("reference_same_tokens") is not None]
+        summary[name]["reference_same_tokens"] = statistics.fmean(same) if same else None
     recalls = [row["reference"]["recall"] for row in rows if row["reference"]["recall"] is not None]
     summary["reference"] = {"recall": statistics.fmean(recalls) if recalls else None, "recall_rows": len(recalls)}
     summary["summarization"] = {"llm_calls_upper": sum(row["summarization_triggers"] for row in rows),
@@ -251,17 +308,20 @@ def summarise(rows: list[dict[str, Any]], methods: Sequence[str]) -> dict[str, A
 
 def table(summary: dict[str, Any], methods: Sequence[str]) -> str:
     """The markdown table of :func:`summarise`."""
-    lines = ["| method | evidence recall (last call) | calls over budget | tokens sent / trajectory "
-             "| cached prefix kept | request kept | added ms / call, cold | warm (mean, p90) |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| method | evidence recall (last call) | prompt-aware at the same tokens | calls over budget "
+             "| tokens sent / trajectory | cached share | cost / trajectory | cached prefix kept | request kept "
+             "| added ms / call, cold | warm (mean, p90) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for name in methods:
         s = summary[name]
-        lines.append(f"| {name} | {s['recall']:.3f} | {s['overruns']} / {s['calls']} | {s['tokens_sent']:.0f} | "
+        same = s.get("reference_same_tokens")
+        lines.append(f"| {name} | {s['recall']:.3f} | {'-' if same is None else f'{same:.3f}'} | {s['overruns']} / "
+                     f"{s['calls']} | {s['tokens_sent']:.0f} | {s['cached_share']:.3f} | {s['cost']:.0f} | "
                      f"{s['prefix_kept']:.3f} | {s['request_kept']} | {s['cold_ms']:.1f} | "
                      f"{s['warm_ms']:.1f}, {s['warm_ms_p90']:.1f} |")
     reference = summary["reference"]
-    lines.append(f"| reference (prompt-aware compress, last call) | {reference['recall']:.3f} "
-                 "| - | - | - | - | - | - |")
+    lines.append(f"| reference (prompt-aware compress at the budget, last call) | {reference['recall']:.3f} "
+                 "| - | - | - | - | - | - | - | - | - |")
     return "\n".join(lines)
 
 
@@ -271,7 +331,7 @@ def _padding(samples: Sequence[Sample], exclude: str) -> list[str]:
 
 
 def run(split: str, limit: int, budget: int, methods: Sequence[str], out: Path, seed: int = 2026,
-        checkpoint: str = "tpc-mini", data: str | None = None) -> dict[str, Any]:
+        checkpoint: str = "tpc-mini", data: str | None = None, suffix: str = "") -> dict[str, Any]:
     """Build ``limit`` trajectories from ``split`` (held-out train rows or dev), run every method, write .md / .json."""
     import torch  # lazy
 
@@ -286,10 +346,13 @@ def run(split: str, limit: int, budget: int, methods: Sequence[str], out: Path, 
     chosen = round_robin(list(queues.values()), limit)
     counter = minilm_token_counter()
     compressor = TPCCompressor.from_pretrained(checkpoint, device="cpu")
-    rows = []
+    rows: list[dict[str, Any]] = []
+    out.mkdir(parents=True, exist_ok=True)
     for k, sample in enumerate(chosen):
         trajectory = build_trajectory(sample, _padding(samples, sample.context), counter, seed + k)
         rows.append(run_one(compressor, trajectory, methods, budget, counter))
+        partial = out / f"{'dev' if split == 'dev' else 'train'}{suffix}.partial.json"
+        partial.write_text(json.dumps(rows), encoding="utf-8")
         print(f"{k + 1}/{len(chosen)} {sample.id} calls={rows[-1]['calls']} "
               + " ".join(f"{m}={rows[-1][m]['recall']}" for m in (*methods, "reference")), flush=True)
     summary = summarise(rows, methods)
@@ -307,6 +370,7 @@ def run(split: str, limit: int, budget: int, methods: Sequence[str], out: Path, 
             f"{summ['trajectories_triggering']} and {summ['llm_calls_upper']} summarisation calls here.\n")
     out.mkdir(parents=True, exist_ok=True)
     name = "dev" if split == "dev" else "train"
+    name += suffix
     (out / f"{name}.md").write_text(heading + table(summary, methods) + note, encoding="utf-8")
     payload = {"split": split, "limit": limit, "budget": budget, "seed": seed, "checkpoint": checkpoint,
                "load_average_before": load_before, "load_average_after": load_after, "torch_threads": 1,
@@ -322,14 +386,16 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="train: the held-out train rows (data_access.paths.HELDOUT_IDS); dev: once")
     parser.add_argument("--limit", type=int, default=40)
     parser.add_argument("--budget", type=int, default=2000)
-    parser.add_argument("--methods", default=",".join(METHODS), help=f"any of {', '.join(METHODS)}")
+    parser.add_argument("--methods", default=",".join(METHODS),
+                        help=f"any of {', '.join(METHODS + PLANNED)} (tpc:K: plan_ahead=K)")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--data", default=None, help="qa_dev.jsonl (default: ../shared/data)")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/agents"))
     parser.add_argument("--checkpoint", default="tpc-mini")
+    parser.add_argument("--suffix", default="", help="added to the reports' names (train<suffix>.md)")
     args = parser.parse_args(argv)
-    methods = chosen_methods(parser, args.methods, METHODS)
-    run(args.split, args.limit, args.budget, methods, args.out, args.seed, args.checkpoint, args.data)
+    methods = chosen_methods(parser, args.methods, METHODS + PLANNED)
+    run(args.split, args.limit, args.budget, methods, args.out, args.seed, args.checkpoint, args.data, args.suffix)
 
 
 if __name__ == "__main__":

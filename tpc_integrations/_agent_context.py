@@ -16,7 +16,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional, TypeGuard
 
-from pydantic import ConfigDict, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from tpc_core.conversation import (
     Message,
@@ -24,7 +24,8 @@ from tpc_core.conversation import (
     ToolResult,
     ToolResultLedger,
     compress_conversation,
-    compress_tool_text,
+    compress_tool_texts,
+    emptied_note,
     read_messages,
     rebuild_message,
     task_turn,
@@ -108,6 +109,11 @@ class TPCAgentContextSettings(AgentContextOptions, TPCMessagesSettings):
     """Names of tools whose results are always sent whole, byte-identical in every scope (the tool is named by its
     call, in any message shape, or by the tool message's own ``name``): they count as a fixed part of the budget,
     and where they alone overrun it the call's ``over_budget`` says by how much."""
+    plan_ahead: int = Field(default=2, ge=0)
+    """How far ahead a shrink plans: when the tool results no longer fit, the earlier ones are compressed further
+    all at once, to a share that leaves room for this many more results of their mean size, so the next calls add
+    their results without changing the earlier ones (the prompt's prefix stays the same bytes, for a provider's
+    prompt cache). 0: each shrink fits only the results at hand (the most room for each, a change on most calls)."""
     write_back: bool = False
     """False (default): the agent's stored state keeps every message whole; only the model's view is compressed.
     True: the compressed tool results replace the stored ones (same message ids)."""
@@ -199,6 +205,13 @@ def _tool_results(read: Sequence[Message], exclude: Collection[str]
     return results, parts
 
 
+def _emptied(result: ToolResult, counter: Callable[[str], int]) -> str:
+    """What a tool result none of whose text fits is sent as: a note that says so, or the result itself where it
+    counts no more than the note (never an empty text)."""
+    note = emptied_note(result.tokens)
+    return result.text if result.tokens <= counter(note) else note
+
+
 def compress_view(settings: TPCAgentContextSettings, ledger: ToolResultLedger, messages: Sequence[Any],
                   budget: int, trigger: int) -> AgentView:
     """The view ``messages`` (the system prompt first, where the framework sends one) within ``budget`` when it
@@ -239,9 +252,14 @@ def compress_view(settings: TPCAgentContextSettings, ledger: ToolResultLedger, m
     triggered = current > trigger
     room = (budget if triggered else trigger) - fixed
     reads: list[Any] = []
-    fates = ledger.fit(results, room, lambda result, share: compress_tool_text(
-        engine, result.text, result.question, share, text_counter, options, reads, result.tokens,
-        budget_label=functools.partial(tool_share, room + fixed, fixed), stores=stores), text_counter)
+
+    def compress(chosen: Sequence[ToolResult], share: int) -> list[str]:
+        texts = compress_tool_texts(engine, [(result.text, result.question, result.tokens) for result in chosen],
+                                    share, text_counter, options, reads,
+                                    budget_label=functools.partial(tool_share, room + fixed, fixed), stores=stores)
+        return [text if text.strip() else _emptied(result, text_counter) for text, result in zip(texts, chosen)]
+
+    fates = ledger.fit(results, room, compress, text_counter, settings.plan_ahead)
     texts: dict[int, list[str | None]] = {}
     for (m, p), (entry, _) in zip(slots, fates):
         if entry.text != read[m].parts[p]:

@@ -15,8 +15,9 @@ In a LangGraph graph of your own (a ``pre_model_hook``, or a node before the mod
 
 Each tool result is compressed once, when it first reaches the model, toward the user's latest request and the
 tool call that asked for it, and is then sent as the same bytes on every later call, so a provider's prompt cache
-keeps its prefix; earlier results are compressed further, oldest first, only when the budget demands it
-(:mod:`tpc_core.conversation.tool_results`). Needs ``pip install tpc-langchain[agents]``.
+keeps its prefix; earlier results are compressed further only when the budget demands it, all together and by
+enough that ``plan_ahead`` more results fit without another change (:mod:`tpc_core.conversation.tool_results`).
+Needs ``pip install tpc-langchain[agents]``.
 """
 
 from __future__ import annotations
@@ -96,8 +97,8 @@ class TPCContextMiddleware(AgentMiddleware):
         compressor: A ready :class:`tpc_core.TPCCompressor` (else the shared one of ``model_name_or_path``).
         **settings: :class:`tpc_integrations._agent_context.TPCAgentContextSettings`' fields: ``target_tokens``
             or ``target_fraction``, ``trigger_tokens`` / ``trigger_fraction``, ``token_counter`` (a text counter or
-            ``count_tokens_approximately``), ``scope``, ``exclude_tools``, ``write_back``, ``cache``, ``on_error``,
-            ``deadline_ms``, and the model settings of the other adapters.
+            ``count_tokens_approximately``), ``scope``, ``exclude_tools``, ``plan_ahead``, ``write_back``, ``cache``,
+            ``on_error``, ``deadline_ms``, and the model settings of the other adapters.
     """
 
     def __init__(self, compressor: Any = None, **settings: Any) -> None:

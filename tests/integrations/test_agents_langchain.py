@@ -120,7 +120,8 @@ def test_each_result_is_compressed_toward_its_tool_call(compressor):
     for query, sentence in (("the history of the present King of Great Britain", "The history of the present King"),
                             ("Laws of Nature and of Nature's God", "the Laws of Nature and of Nature's God")):
         model = scripted(("search", {"query": query}))
-        run_agent(compressor, model, TPCContextMiddleware(compressor=compressor, target_tokens=160), tools=[search])
+        middleware = TPCContextMiddleware(compressor=compressor, target_tokens=160, plan_ahead=0)
+        run_agent(compressor, model, middleware, tools=[search])
         kept[query] = [m.content for m in model.sent[-1] if isinstance(m, ToolMessage)][0]
         assert sentence in kept[query]
     assert len(set(kept.values())) == 2
@@ -230,10 +231,10 @@ def test_a_result_read_once_is_never_read_again(compressor):
     run_agent(compressor, model, TPCContextMiddleware(compressor=compressor, target_tokens=400), tools=[page],
               callbacks=[events])
     assert len(events.data) == 5
-    # each call reads at most the one result it has not seen; older ones squeezed further come from the cache
-    assert all(event["cache_misses"] <= 1 for event in events.data)
+    # each result is read by the encoder at most once (a result sent whole is read when a shrink first needs it);
+    # older ones squeezed again come from the cache
+    assert sum(event["cache_misses"] for event in events.data) <= 4
     assert sum(event["recompressed"] for event in events.data) > 0
-    assert sum(event["cache_hits"] for event in events.data) >= sum(event["recompressed"] for event in events.data)
 
 
 class SlowSplitter:
@@ -268,7 +269,8 @@ def test_excluded_tools_and_a_trigger_leave_results_whole(compressor):
     run_agent(compressor, model, TPCContextMiddleware(compressor=compressor, target_tokens=100, scope="tools",
                                                       exclude_tools=("read_archive",)), callbacks=[events])
     sent = [m.content for m in model.sent[-1] if isinstance(m, ToolMessage)]
-    assert sent[0] == ARCHIVE and sent[1] in ("", "The archive is open.")  # no room left for the other result
+    # no room left for the other result: it is sent whole, being shorter than a note saying it was left out
+    assert sent[0] == ARCHIVE and sent[1] == "The archive is open."
     assert events.data[-1]["tool_results"] == 1 and events.data[-1]["over_budget"] > 0
     roomy = scripted(("read_archive", {"part": "archive"}))
     run_agent(compressor, roomy, TPCContextMiddleware(compressor=compressor, target_tokens=100, trigger_tokens=5000))
@@ -287,3 +289,22 @@ def test_a_tiny_budget_is_named_as_the_users_budget_in_the_warnings(compressor):
     assert all("whole budget" not in message for message in larger)
     assert all("left of the budget of 30 after the rest of the view (system prompt, request, other turns:"
                in message for message in larger), larger
+
+
+def test_a_result_with_no_room_says_so_and_is_never_empty(compressor):
+    counter = compressor.engine.default_counter
+    budget = counter(SYSTEM) + counter(QUESTION) + 3  # three tokens left for the result: none of its sentences fits
+    model = scripted(("read_archive", {"part": "archive"}))
+    events = Events()
+    run_agent(compressor, model, TPCContextMiddleware(compressor=compressor, target_tokens=budget, scope="tools"),
+              callbacks=[events])
+    result = [m for m in model.sent[-1] if isinstance(m, ToolMessage)][0]
+    assert result.content.strip()
+    assert "left out" in result.content and str(counter(ARCHIVE)) in result.content
+    assert events.data[-1]["compressed"] == 1
+
+
+def test_plan_ahead_is_a_count_of_results(compressor):
+    with pytest.raises(ValueError, match="plan_ahead"):
+        TPCContextMiddleware(compressor=compressor, target_tokens=500, plan_ahead=-1)
+    assert TPCContextMiddleware(compressor=compressor, target_tokens=500).settings.plan_ahead == 2

@@ -98,8 +98,11 @@ def test_the_view_is_always_a_valid_sequence_of_verbatim_selections(compressor, 
                 assert [b for b in after.content if b.get("type") != "text"] == \
                        [b for b in before.content if b.get("type") != "text"]
             for old, new in zip(texts_of(before), texts_of(after)):
+                assert new.strip() or not old.strip()  # an emptied result says so: never an empty text
+                if new.startswith("[tool result of ") and new.endswith("left out: no room in the context budget]"):
+                    continue
                 if old.lstrip().startswith("["):  # JSON: whole records, still JSON (at least "[]" if it fits)
-                    assert new == "" or all(record in json.loads(old) for record in json.loads(new))
+                    assert all(record in json.loads(old) for record in json.loads(new))
                 else:
                     assert is_selection(old, new, splitter)
     again = hook(dict(messages=messages))["llm_input_messages"]

@@ -22,12 +22,15 @@ _EXPORTS = {
     "ToolResult": "tpc_core.conversation.tool_results",
     "ToolResultLedger": "tpc_core.conversation.tool_results",
     "compress_tool_text": "tpc_core.conversation.tool_results",
+    "compress_tool_texts": "tpc_core.conversation.tool_results",
+    "emptied_note": "tpc_core.conversation.tool_results",
     "tool_share": "tpc_core.conversation.tool_results",
     "tool_question": "tpc_core.conversation.tool_results",
 }
 
 __all__ = ["ConversationResult", "Message", "ToolCall", "ToolResult", "ToolResultLedger", "compress_conversation",
-           "compress_tool_text", "read_message", "read_messages", "rebuild_message", "task_turn", "tool_calls_by_id",
+           "compress_tool_text", "compress_tool_texts", "emptied_note", "read_message", "read_messages",
+           "rebuild_message", "task_turn", "tool_calls_by_id",
            "tool_question", "tool_share"]
 
 if TYPE_CHECKING:
@@ -44,6 +47,8 @@ if TYPE_CHECKING:
         ToolResult,
         ToolResultLedger,
         compress_tool_text,
+        compress_tool_texts,
+        emptied_note,
         tool_question,
         tool_share,
     )

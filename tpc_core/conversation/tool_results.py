@@ -7,10 +7,14 @@ reshuffle older results and defeat a provider's prompt cache (a cached prefix mu
    the tool call that asked for it (its name and arguments, :func:`tool_question`);
 2. :class:`ToolResultLedger` remembers what each result was sent as. When the results fit the room the rest of the
    view leaves them, nothing changes; a result seen for the first time is sent whole when it fits, else
-   compressed to its share of the room (:func:`fair_share`: an equal share, what a short result leaves unused
-   going to the others);
-3. only when the results no longer fit are earlier ones compressed further, oldest first, each to the current share
-   (always from its original text, so the same inputs give the same bytes), until they fit.
+   compressed to the current share (the share of the last shrink; :func:`planned_share` before any);
+3. only when the results no longer fit are earlier ones compressed further, all together, to a share planned so
+   that ``ahead`` more results of the same mean size fit too (:func:`planned_share`): the next calls then add their
+   results without changing the earlier ones, and the prompt prefix stays the same bytes until the next shrink
+   (always from the original text, so the same inputs give the same bytes).
+
+A call's compressions (new results and a shrink's) are one batched engine call (:func:`compress_tool_texts`). A
+result with no room at all is sent as a short note that says so (:func:`emptied_note`), never as an empty text.
 
 A structured result (JSON, CSV, a table, code: :mod:`tpc_core.conversation.records`) is reduced by whole records,
 so it stays valid; other text keeps its most relevant sentences, verbatim, in order, and a block of records inside
@@ -36,8 +40,8 @@ from tpc_core.engine.reading import DocumentStores
 from tpc_core.engine.selection.fitting import drop_to_fit
 from tpc_core.engine.tokens import TokenCounter
 
-__all__ = ["LedgerEntry", "ToolResult", "ToolResultLedger", "compress_tool_text", "fair_share", "tool_question",
-           "tool_share"]
+__all__ = ["LedgerEntry", "ToolResult", "ToolResultLedger", "compress_tool_text", "compress_tool_texts", "emptied_note",
+           "fair_share", "planned_share", "tool_question", "tool_share"]
 
 
 def tool_question(request: str | None, name: str | None, args: Any) -> str | None:
@@ -77,6 +81,21 @@ def fair_share(sizes: Sequence[int], room: int) -> int:
         else:
             high = middle - 1
     return low
+
+
+def planned_share(sizes: Sequence[int], room: int, ahead: int) -> int:
+    """The share that fits ``sizes`` and ``ahead`` more results of their mean size in ``room``
+    (:func:`fair_share` over both; ``ahead=0``: the fair share of ``sizes`` alone)."""
+    if not sizes:
+        return fair_share(sizes, room)
+    mean = -(-sum(sizes) // len(sizes))
+    return fair_share([*sizes, *[mean] * max(ahead, 0)], room)
+
+
+def emptied_note(tokens: int) -> str:
+    """What a tool result of ``tokens`` tokens is sent as when none of it fits: a note saying so (a provider rejects
+    an empty tool result, and an empty one would hide that something was left out)."""
+    return f"[tool result of {tokens} tokens left out: no room in the context budget]"
 
 
 def compress_tool_text(engine: Engine, text: str, question: str | None, target_tokens: int,
@@ -133,6 +152,33 @@ def compress_tool_text(engine: Engine, text: str, question: str | None, target_t
     fitted = drop_to_fit([kept], target_tokens, lambda _, records_kept: counter(records.text(records_kept)),
                          weakest=lambda k: (scores.get(k, 0.0), -k))
     return records.text(fitted.kept[0])  # with no record kept, the frame: it fits (room > 0)
+
+
+def compress_tool_texts(engine: Engine, items: Sequence[tuple[str, str | None, int]], target_tokens: int,
+                        counter: Callable[[str], int], options: Mapping[str, Any],
+                        results: list[CompressionResult] | None = None,
+                        budget_label: BudgetLabel | None = None, stores: DocumentStores | None = None) -> list[str]:
+    """Each ``(text, question, tokens)`` of ``items`` within ``target_tokens``, as :func:`compress_tool_text` does
+    one, the plain texts read in one batched engine call (a structured text is reduced by records, on its own;
+    ``stores`` as there)."""
+    texts: list[str] = [text for text, _, _ in items]
+    plain = [k for k, (text, _, tokens) in enumerate(items)
+             if tokens > target_tokens > 0 and read_records(text) is None]
+    if plain:
+        engine_counter = counter if isinstance(counter, TokenCounter) else TokenCounter(counter)
+        prose = RecordsInProse(engine.splitter(options.get("splitter")))
+        settings = CompressionOptions.build(target_tokens=target_tokens, **{**options, "splitter": prose})
+        done = engine.compress([(items[k][0],) for k in plain], [items[k][1] for k in plain], engine_counter,
+                               settings, stores=stores, budget_label=budget_label or _tool_budget)
+        for k, result in zip(plain, done):
+            texts[k] = result.compressed_prompt
+        if results is not None:
+            results.extend(done)
+    for k, (text, question, tokens) in enumerate(items):
+        if k not in plain:
+            texts[k] = compress_tool_text(engine, text, question, target_tokens, counter, options, results, tokens,
+                                          budget_label, stores)
+    return texts
 
 
 def tool_share(budget: int, fixed: int, tokens: int) -> str:
@@ -235,17 +281,21 @@ class ToolResultLedger:
             self._entries.clear()
             self._counts.clear()
 
-    def fit(self, results: Sequence[ToolResult], room: int, compress: Callable[[ToolResult, int], str],
-            counter: Callable[[str], int]) -> list[tuple[LedgerEntry, str]]:
+    def fit(self, results: Sequence[ToolResult], room: int,
+            compress: Callable[[Sequence[ToolResult], int], Sequence[str]], counter: Callable[[str], int],
+            ahead: int = 0) -> list[tuple[LedgerEntry, str]]:
         """Each result's text for this call, with what happened to it: "reused" (the bytes sent before), "whole"
-        (first sent, uncompressed), "compressed" (first sent, compressed to its share) or "recompressed" (sent
-        before, compressed further because the results no longer fit ``room``, oldest first).
+        (first sent, uncompressed), "compressed" (first sent, compressed to the current share) or "recompressed"
+        (sent before, compressed further because the results no longer fit ``room``: every earlier result over the
+        new share at once, the share planned for ``ahead`` more results).
 
         Args:
             results: The view's tool results, oldest first.
             room: What the rest of the view leaves them.
-            compress: Compresses a result's original text to a budget.
+            compress: Compresses results' original texts to one budget (one batched call); an emptied one comes back
+                as :func:`emptied_note`.
             counter: Counts a text.
+            ahead: How many more results of the same mean size a shrink leaves room for.
         """
         sent: list[LedgerEntry] = []
         actions: list[str] = []
@@ -253,16 +303,29 @@ class ToolResultLedger:
             entry = self.get(result.key)
             sent.append(entry or LedgerEntry(result.text, result.tokens, None))
             actions.append("reused" if entry else "whole")
-        share = fair_share([result.tokens for result in results], room)
         if sum(entry.tokens for entry in sent) > room:
-            order = [k for k, action in enumerate(actions) if action == "whole"]
-            order += [k for k, action in enumerate(actions) if action == "reused"]  # new ones first, then oldest
-            for k in order:
-                over = sum(entry.tokens for entry in sent) > room
-                if sent[k].tokens > share and (over or actions[k] == "whole"):
-                    text = compress(results[k], share)
-                    sent[k] = LedgerEntry(text, counter(text), share)
-                    actions[k] = "compressed" if actions[k] == "whole" else "recompressed"
+            targets, share = self._plan(results, sent, actions, room, ahead)
+            texts = compress([results[k] for k in targets], share) if targets else []
+            for k, text in zip(targets, texts):
+                sent[k] = LedgerEntry(text, counter(text), share)
+                actions[k] = "compressed" if actions[k] == "whole" else "recompressed"
         for result, entry in zip(results, sent):
             self.put(result.key, entry)
         return list(zip(sent, actions))
+
+    @staticmethod
+    def _plan(results: Sequence[ToolResult], sent: Sequence[LedgerEntry], actions: Sequence[str], room: int,
+              ahead: int) -> tuple[list[int], int]:
+        """Which results to compress, and to what share: the new ones over the current share (the last shrink's,
+        else the planned one); and, when the earlier ones leave the new ones too little, every earlier one over a
+        share planned anew (:func:`planned_share`)."""
+        sizes = [result.tokens for result in results]
+        new = [k for k, action in enumerate(actions) if action == "whole"]
+        old = [k for k, action in enumerate(actions) if action != "whole"]
+        shares = [share for share in (sent[k].share for k in old) if share is not None]
+        share = min(shares) if shares else planned_share(sizes, room, ahead)
+        shrink: list[int] = []
+        if sum(sent[k].tokens for k in old) + sum(min(sizes[k], share) for k in new) > room:
+            share = planned_share(sizes, room, ahead)
+            shrink = [k for k in old if sent[k].tokens > share]
+        return sorted([k for k in new if sizes[k] > share] + shrink), share

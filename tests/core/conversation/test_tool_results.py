@@ -18,6 +18,7 @@ from tpc_core.conversation.tool_results import (
     ToolResult,
     ToolResultLedger,
     compress_tool_text,
+    compress_tool_texts,
     fair_share,
     tool_question,
     tool_share,
@@ -91,8 +92,8 @@ def test_the_ledger_resends_the_same_bytes_and_squeezes_the_oldest_first():
     counter = len
     results = [ToolResult(ledger.key_of(f"c{k}", "x" * 100), "x" * 100, None, 100) for k in range(3)]
 
-    def cut(result, share):
-        return result.text[:share]
+    def cut(chosen, share):
+        return [result.text[:share] for result in chosen]
 
     first = ledger.fit(results[:1], 60, cut, counter)
     assert first == [(LedgerEntry("x" * 60, 60, 60), "compressed")]
@@ -102,6 +103,34 @@ def test_the_ledger_resends_the_same_bytes_and_squeezes_the_oldest_first():
     assert [entry.tokens for entry, _ in second] == [50, 50]
     roomy = ledger.fit(results[:2], 1000, cut, counter)
     assert [fate for _, fate in roomy] == ["reused", "reused"]
+
+
+def test_a_shrink_plans_ahead_so_the_next_results_change_nothing_before_them():
+    counter = len
+    texts = [chr(ord("a") + k) * 100 for k in range(5)]
+
+    def fates(ahead):
+        ledger = ToolResultLedger()
+        results = [ToolResult(ledger.key_of(f"c{k}", text), text, None, 100) for k, text in enumerate(texts)]
+        batches = []
+
+        def cut(chosen, share):
+            batches.append(len(chosen))
+            return [result.text[:share] for result in chosen]
+
+        calls = [ledger.fit(results[:n], 150, cut, counter, ahead=ahead) for n in range(1, 6)]
+        return [[fate for _, fate in call] for call in calls], calls, batches
+
+    planned, calls, batches = fates(2)
+    # the first is sent whole (it fits); the second gets a share planned for two more; the third shrinks both
+    # earlier ones at once, to a share that leaves room for two more, and the last two change nothing before them
+    assert [[entry.tokens for entry, _ in call] for call in calls[:3]] == [[100], [100, 37], [30, 30, 30]]
+    assert [fate.count("recompressed") for fate in planned] == [0, 0, 2, 0, 0]
+    assert [entry.tokens for entry, _ in calls[4]] == [30] * 5
+    assert batches == [1, 3, 1, 1]  # one batched compression per call that compresses
+    greedy, _, _ = fates(0)
+    assert [fate.count("recompressed") for fate in greedy] == [0, 1, 2, 3, 4]
+    assert all(sum(entry.tokens for entry, _ in call) <= 150 for call in calls)
 
 
 def test_a_structured_result_is_compressed_by_whole_records(tpc_mini):
@@ -181,14 +210,22 @@ def test_the_records_inside_prose_are_its_blocks():
     assert [REPORT[start:end] for start, end in record_blocks(REPORT)] == [TABLE, FENCE]
 
 
-def test_a_table_and_a_json_fence_inside_prose_are_kept_or_dropped_whole(tpc_mini):
+@pytest.mark.parametrize("batched", [False, True], ids=["one", "batched"])
+def test_a_table_and_a_json_fence_inside_prose_are_kept_or_dropped_whole(tpc_mini, batched):
     counter = tpc_mini.engine.default_counter
+
+    def compress(budget: int) -> str:
+        question = "How many pallets did Nice lose?"
+        if batched:  # the agents' path: a call's results read in one engine call
+            return compress_tool_texts(tpc_mini.engine, [(REPORT, question, counter(REPORT))], budget, counter, {})[0]
+        return compress_tool_text(tpc_mini.engine, REPORT, question, budget, counter, {})
+
     units = [REPORT[start:end] for start, end in RecordsInProse(tpc_mini.engine.splitter()).spans(REPORT)]
     assert TABLE in units and FENCE in units
     fates = set()
     for fraction in (0.2, 0.35, 0.5, 0.65, 0.8, 0.95):
         budget = int(counter(REPORT) * fraction)
-        out = compress_tool_text(tpc_mini.engine, REPORT, "How many pallets did Nice lose?", budget, counter, {})
+        out = compress(budget)
         assert 0 < counter(out) <= budget
         for block in (TABLE, FENCE):
             rows = [line for line in block.split("\n")[1:] if line.strip()]  # its own lines (not a lone "```")
