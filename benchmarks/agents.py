@@ -62,7 +62,7 @@ from data_access.loaders import Sample, recall_samples, round_robin
 __all__ = ["METHODS", "Trajectory", "build_trajectory", "cache_cost", "cached_tokens", "capture", "main", "run"]
 
 METHODS = ("none", "trim_messages", "clear_tool_uses", "clear_tool_uses_defaults", "clear_at_least", "tpc")
-PLANNED = tuple(f"tpc:{k}" for k in range(5))  # tpc with plan_ahead=k (choosing the default)
+PLANNED = tuple(f"tpc:{k}" for k in range(9))  # tpc with plan_ahead=k (choosing the default)
 CACHED_PRICE = 0.1
 SYSTEM = "You are a research assistant. Use the search tool, then answer the user's question from what it returns."
 CALLS = (3, 6)
