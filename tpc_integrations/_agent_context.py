@@ -26,6 +26,7 @@ from tpc_core.conversation import (
     compress_conversation,
     compress_tool_texts,
     emptied_note,
+    kept_nothing,
     read_messages,
     rebuild_message,
     task_turn,
@@ -257,7 +258,8 @@ def compress_view(settings: TPCAgentContextSettings, ledger: ToolResultLedger, m
         texts = compress_tool_texts(engine, [(result.text, result.question, result.tokens) for result in chosen],
                                     share, text_counter, options, reads,
                                     budget_label=functools.partial(tool_share, room + fixed, fixed), stores=stores)
-        return [text if text.strip() else _emptied(result, text_counter) for text, result in zip(texts, chosen)]
+        return [_emptied(result, text_counter) if kept_nothing(result.text, text) else text
+                for text, result in zip(texts, chosen)]
 
     fates = ledger.fit(results, room, compress, text_counter, settings.plan_ahead)
     texts: dict[int, list[str | None]] = {}

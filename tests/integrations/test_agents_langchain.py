@@ -24,6 +24,8 @@ from langchain_core.tools import tool
 
 from tests.conversation_helpers import counted, is_selection
 from tests.core.conversation.test_conversations import PARAGRAPHS, QUESTION, SYSTEM
+from tpc_core.conversation import emptied_note, kept_nothing
+from tpc_integrations._agent_context import AgentContext
 from tpc_integrations.langchain_agents import AGENT_EVENT, TPCContextMiddleware
 
 ARCHIVE = "\n\n".join(PARAGRAPHS[:3])
@@ -308,3 +310,47 @@ def test_plan_ahead_is_a_count_of_results(compressor):
     with pytest.raises(ValueError, match="plan_ahead"):
         TPCContextMiddleware(compressor=compressor, target_tokens=500, plan_ahead=-1)
     assert TPCContextMiddleware(compressor=compressor, target_tokens=500).settings.plan_ahead == 2
+
+
+REPORT = ("The northern branch reported that quarterly revenue grew by twelve percent after the new logistics contract "
+          "was signed in March. Costs in the southern warehouses fell because the older forklifts were finally "
+          "replaced with the electric fleet ordered last year.")
+HITS = json.dumps([{"title": f"Result {k}", "snippet": "The quarterly revenue of the northern branch grew by twelve "
+                    "percent after the new logistics contract was signed with the regional carrier in March."}
+                   for k in range(6)], indent=1)
+
+
+def one_result_view(compressor, result: str, target_tokens: int, **settings):
+    messages = [SystemMessage("You are a helpful assistant."),
+                HumanMessage("How did the northern branch revenue change?", id="u"),
+                AIMessage("", tool_calls=[{"name": "search", "args": {"q": "northern branch"}, "id": "c0"}], id="a0"),
+                ToolMessage(result, tool_call_id="c0", id="t0")]
+    context = AgentContext(compressor, label="test", target_tokens=target_tokens, on_error="raise", scope="tools",
+                           **settings)
+    return context.view(messages)
+
+
+@pytest.mark.parametrize("target_tokens", [40, 50])
+def test_a_first_result_keeps_what_fits_whatever_the_plan(compressor, target_tokens):
+    # the plan keeps room for results that may never come: it must not leave out a sentence that fits now
+    view = one_result_view(compressor, REPORT, target_tokens)
+    sent = view.messages[-1].content
+    assert sent.startswith("The northern branch reported") and sent in REPORT
+    assert view.data["over_budget"] == 0
+
+
+@pytest.mark.parametrize("target_tokens", [60, 100])
+def test_a_structured_result_is_never_sent_as_its_bare_frame(compressor, target_tokens):
+    view = one_result_view(compressor, HITS, target_tokens)
+    sent = view.messages[-1].content
+    assert '"title": "Result' in sent  # a whole record, not "[ ]" that reads as "no results"
+    assert json.loads(sent) and all(record in json.loads(HITS) for record in json.loads(sent))
+    assert view.data["over_budget"] == 0
+
+
+def test_a_structured_result_with_no_room_for_a_record_says_so(compressor):
+    counter = compressor.engine.default_counter
+    view = one_result_view(compressor, HITS, 45, plan_ahead=0)
+    sent = view.messages[-1].content
+    assert kept_nothing(HITS, "[\n \n]") and kept_nothing(HITS, " ") and not kept_nothing(HITS, HITS)
+    assert sent == emptied_note(counter(HITS))  # no record fits: a note, not the frame

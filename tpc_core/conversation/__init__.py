@@ -24,12 +24,13 @@ _EXPORTS = {
     "compress_tool_text": "tpc_core.conversation.tool_results",
     "compress_tool_texts": "tpc_core.conversation.tool_results",
     "emptied_note": "tpc_core.conversation.tool_results",
+    "kept_nothing": "tpc_core.conversation.tool_results",
     "tool_share": "tpc_core.conversation.tool_results",
     "tool_question": "tpc_core.conversation.tool_results",
 }
 
 __all__ = ["ConversationResult", "Message", "ToolCall", "ToolResult", "ToolResultLedger", "compress_conversation",
-           "compress_tool_text", "compress_tool_texts", "emptied_note", "read_message", "read_messages",
+           "compress_tool_text", "compress_tool_texts", "emptied_note", "kept_nothing", "read_message", "read_messages",
            "rebuild_message", "task_turn", "tool_calls_by_id",
            "tool_question", "tool_share"]
 
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
         compress_tool_text,
         compress_tool_texts,
         emptied_note,
+        kept_nothing,
         tool_question,
         tool_share,
     )

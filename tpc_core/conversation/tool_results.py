@@ -41,7 +41,7 @@ from tpc_core.engine.selection.fitting import drop_to_fit
 from tpc_core.engine.tokens import TokenCounter
 
 __all__ = ["LedgerEntry", "ToolResult", "ToolResultLedger", "compress_tool_text", "compress_tool_texts", "emptied_note",
-           "fair_share", "planned_share", "tool_question", "tool_share"]
+           "fair_share", "kept_nothing", "planned_share", "tool_question", "tool_share"]
 
 
 def tool_question(request: str | None, name: str | None, args: Any) -> str | None:
@@ -90,6 +90,15 @@ def planned_share(sizes: Sequence[int], room: int, ahead: int) -> int:
         return fair_share(sizes, room)
     mean = -(-sum(sizes) // len(sizes))
     return fair_share([*sizes, *[mean] * max(ahead, 0)], room)
+
+
+def kept_nothing(text: str, sent: str) -> bool:
+    """Whether ``sent``, a compression of the tool result ``text``, holds none of its content: blank, or a structured
+    result's bare frame (``[]``, a CSV header), which a model would read as "no results"."""
+    if not sent.strip():
+        return True
+    records = read_records(text)
+    return records is not None and sent == records.text([])
 
 
 def emptied_note(tokens: int) -> str:
@@ -309,9 +318,25 @@ class ToolResultLedger:
             for k, text in zip(targets, texts):
                 sent[k] = LedgerEntry(text, counter(text), share)
                 actions[k] = "compressed" if actions[k] == "whole" else "recompressed"
+            self._refill(results, sent, targets, room, compress, counter)
         for result, entry in zip(results, sent):
             self.put(result.key, entry)
         return list(zip(sent, actions))
+
+    @staticmethod
+    def _refill(results: Sequence[ToolResult], sent: list[LedgerEntry], targets: Sequence[int], room: int,
+                compress: Callable[[Sequence[ToolResult], int], Sequence[str]], counter: Callable[[str], int]) -> None:
+        """Give each result the plan emptied what ``room`` still holds, oldest first: the plan keeps room for results
+        that may never come, and a result left out now would lose what fits now."""
+        for k in targets:
+            if sent[k].text != emptied_note(results[k].tokens):
+                continue
+            spare = room - sum(entry.tokens for entry in sent) + sent[k].tokens
+            if spare <= (sent[k].share or 0):
+                continue
+            text = compress([results[k]], spare)[0]
+            if counter(text) <= spare:
+                sent[k] = LedgerEntry(text, counter(text), spare)
 
     @staticmethod
     def _plan(results: Sequence[ToolResult], sent: Sequence[LedgerEntry], actions: Sequence[str], room: int,
