@@ -16,6 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from safetensors import SafetensorError
+
 from tpc_core.engine.scoring.head import ScoringHead, head_metadata
 from tpc_core.engine.scoring.lead import LeadCorrection
 from tpc_core.engine.scoring.salience import Salience, SalienceHead, SalienceModel
@@ -58,7 +60,11 @@ def load_head(head_type: HeadFile[Head], reference: str | None, checkpoint_dir: 
     path = inside_checkpoint(Path(checkpoint_dir), reference, what)
     if not path.is_file():
         raise FileNotFoundError(f"The checkpoint names {what} {reference!r} but {path} is missing.")
-    return head_type.load(path)
+    try:
+        return head_type.load(path)
+    except SafetensorError as error:
+        raise ValueError(f"The checkpoint's {what} {path} is not a safetensors file ({error}); a Git LFS pointer? "
+                         "Fetch the real file (git lfs pull) or download the checkpoint again.") from error
 
 
 def load_request_head(config: AgnosticConfig, checkpoint_dir: Path) -> SequenceRequestHead | None:

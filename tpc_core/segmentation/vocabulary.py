@@ -291,20 +291,51 @@ def _by_first_char(patterns: list[str]) -> list[tuple[str, re.Pattern[str]]]:
     """One expression per first character of ``patterns``, which starts with it as a literal: the regex engine scans
     for that character quickly, and a text without it is not scanned at all (marker detection stays a small part of
     a split)."""
-    rests: dict[str, list[str]] = {}
-    for pattern in patterns:
-        rests.setdefault(_first_char(pattern), []).append(pattern[2:] if pattern.startswith("\\") else pattern[1:])
-    return [(first, re.compile(f"{re.escape(first)}(?:{'|'.join(rest).replace('(?P<role>', '(?:')})"))
-            for first, rest in rests.items()]
+    groups: dict[str, list[str]] = {}
+    for pattern in patterns:  # each pattern whole (its own alternation or a quantifier after its first character kept)
+        groups.setdefault(_first_char(pattern), []).append(f"(?:{pattern.replace('(?P<role>', '(?:')})")
+    return [(first, re.compile("|".join(group))) for first, group in groups.items()]
 
 
 def _first_char(pattern: str) -> str:
-    """The literal character a marker's pattern starts with."""
+    """The literal character every match of a marker's pattern starts with.
+
+    Raises:
+        ValueError: The pattern starts with no literal, makes its first one optional (``a?``, ``a*``, ``a{0,1}``), or
+            has alternatives at its top level (write each as a marker of its own).
+    """
     escaped = pattern.startswith("\\")
     first = pattern[1:2] if escaped else pattern[:1]
-    if not first or (first.isalnum() if escaped else first in ".^$*+?{}[]|()\\"):
-        raise ValueError(f"A marker's pattern must start with one literal character; {pattern!r} does not.")
+    after = pattern[2 if escaped else 1:][:1]
+    if not first or (first.isalnum() if escaped else first in ".^$*+?{}[]|()\\") or after in ("?", "*", "{"):
+        raise ValueError(f"A marker's pattern must start with one literal character that every match holds; "
+                         f"{pattern!r} does not.")
+    if _top_level_bar(pattern):
+        raise ValueError(f"A marker's pattern must be one alternative; {pattern!r} has several at its top level: "
+                         "write each as a marker of its own.")
     return first
+
+
+def _top_level_bar(pattern: str) -> bool:
+    """Whether ``pattern`` has a ``|`` outside every group and character class."""
+    depth, in_class, k = 0, False, 0
+    while k < len(pattern):
+        char = pattern[k]
+        if char == "\\":
+            k += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            k += 2 if pattern[k + 1:k + 2] in ("]", "^") else 1
+            continue
+        elif char in "()":
+            depth += 1 if char == "(" else -1
+        elif char == "|" and depth == 0:
+            return True
+        k += 1
+    return False
 
 
 _VOCABULARY = Vocabulary(CHAT_TEMPLATES)

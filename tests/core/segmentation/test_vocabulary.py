@@ -100,3 +100,17 @@ def test_a_bold_label_and_a_nameless_opener_read_as_what_they_are() -> None:
 
 def test_vocabulary_doctests() -> None:
     assert doctest.testmod(vocabulary, raise_on_error=True).attempted >= 4
+
+
+@pytest.mark.parametrize("pattern", [r"<\|zq\|>|<\|zz\|>", r"#?#USER:", r"a*<x>", r"<{0,1}x>"])
+def test_a_pattern_the_fast_scan_would_misread_is_refused_when_registered(pattern: str) -> None:
+    with pytest.raises(ValueError, match="marker's pattern"):
+        register_chat_template(ChatTemplate("probe", (Marker(pattern, MarkerKind.OPEN, "user"),)))
+    assert "probe" not in CHAT_TEMPLATES
+
+
+def test_a_registered_pattern_with_alternatives_inside_a_group_is_found_whole() -> None:
+    text = "Hello there. <|zz|> What is up?"
+    with registered(ChatTemplate("probe", (Marker(r"<\|(?:zq|zz)\|>", MarkerKind.OPEN, "user"),))):
+        assert "<|zz|>" in pieces(text) and is_turn_marker("<|zz|>")
+    assert "<|zz|>" not in pieces(text)

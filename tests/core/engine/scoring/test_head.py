@@ -118,3 +118,12 @@ def test_the_shipped_heads_load_and_save_to_the_same_file(tmp_path, head_type, n
     head.save(tmp_path / "again.safetensors", provenance)
 
     assert _header_and_data(tmp_path / "again.safetensors") == _header_and_data(shipped)
+
+
+@pytest.mark.parametrize("head_type", [AnyHead, LeadCorrection])
+def test_a_head_file_that_is_not_safetensors_is_named_with_its_config_key(tmp_path: Path, head_type) -> None:
+    # what a clone without `git lfs pull` holds in place of the weights
+    (tmp_path / "head.safetensors").write_text("version https://git-lfs.github.com/spec/v1\noid sha256:0123\n"
+                                               "size 1532\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"agnostic.lead_correction .*head.safetensors is not a safetensors file"):
+        load_head(head_type, "head.safetensors", tmp_path, "agnostic.lead_correction")
