@@ -94,7 +94,8 @@ def record_blocks(text: str) -> list[Span]:
         start, end = lines[k]
         line = text[start:end]
         if fence.match(line):
-            close = next((j for j in range(k + 1, len(lines)) if fence.match(text[lines[j][0]:lines[j][1]])), None)
+            close = next((j for j in range(k + 1, len(lines)) if _closes(line, text[lines[j][0]:lines[j][1]], fence)),
+                         None)
             if close is not None:
                 blocks += _paragraph_blocks(text, paragraph)
                 paragraph = []
@@ -109,6 +110,25 @@ def record_blocks(text: str) -> list[Span]:
         k += 1
     blocks += _paragraph_blocks(text, paragraph)
     return [_tight(text, start, end) for start, end in blocks]
+
+
+def _closes(opener: str, line: str, fence: re.Pattern[str]) -> bool:
+    """Whether ``line`` closes the block ``opener`` opens: for a backtick or tilde fence, CommonMark's rule (the same
+    character, at least as many, nothing after them); for another fence of the table, any fence line."""
+    run = _fence_run(opener)
+    if not run:
+        return fence.match(line) is not None
+    closing = _fence_run(line)
+    return closing[:1] == run[:1] and len(closing) >= len(run) and not line.strip()[len(closing):].strip()
+
+
+def _fence_run(line: str) -> str:
+    """The run of backticks or tildes (three or more) a line opens with, after up to three spaces; ``""`` for none."""
+    body = line.lstrip(" ")
+    if len(line) - len(body) > 3 or body[:1] not in ("`", "~"):
+        return ""
+    run = body[:len(body) - len(body.lstrip(body[0]))]
+    return run if len(run) >= 3 else ""
 
 
 class RecordsInProse:

@@ -318,7 +318,9 @@ def _first_char(pattern: str) -> str:
 
 def _top_level_bar(pattern: str) -> bool:
     """Whether ``pattern`` has a ``|`` outside every group and character class."""
-    depth, in_class, k = 0, False, 0
+    depth = 0
+    in_class = False
+    k = 0
     while k < len(pattern):
         char = pattern[k]
         if char == "\\":

@@ -236,3 +236,13 @@ def test_a_table_and_a_json_fence_inside_prose_are_kept_or_dropped_whole(tpc_min
         assert " ".join(out.split()) == " ".join(" ".join(kept_units).split())
         assert [out.index(unit) for unit in kept_units] == sorted(out.index(unit) for unit in kept_units)
     assert fates == {True, False}  # each budget keeps or drops a block whole, and both happen
+
+
+def test_a_fence_closes_only_on_a_bare_fence_of_its_own_kind():
+    # CommonMark: "```json" (an info string) and "~~~" do not close a backtick fence
+    text = ("Two snippets came back.\n\n```python\ndef f():\n    return 1\n\nThen it logged.\n\n~~~\n\n"
+            "```json\n{\"a\": 1}\n```\n\nThat is all.")
+    blocks = [text[start:end] for start, end in record_blocks(text)]
+    assert blocks == [text[text.index("```python"):text.index("\n\nThat is all.")]]
+    longer = "Intro line here.\n\n````\ncode\n```\nmore\n````\n\nOutro line here."
+    assert [longer[start:end] for start, end in record_blocks(longer)] == ["````\ncode\n```\nmore\n````"]
