@@ -4,16 +4,12 @@ process with the real tpc-mini, whose script ends right after the deadline, whil
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
+
+from tests.subprocess_helpers import run_in_checkout
 
 pytest.importorskip("langchain_core")
 
-ROOT = Path(__file__).resolve().parents[2]
 
 _SCRIPT = r"""
 import warnings
@@ -38,9 +34,7 @@ print("DONE", flush=True)
 
 @pytest.mark.slow
 def test_the_process_exits_cleanly_after_a_call_that_passed_its_deadline():
-    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    run = subprocess.run([sys.executable, "-c", _SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True,
-                         timeout=600)
+    run = run_in_checkout("-c", _SCRIPT)
     output = run.stdout + run.stderr
     assert "DONE" in run.stdout, output
     assert run.returncode == 0, output

@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 
 import pytest
-from integration_helpers import EXAMPLES, REPO, example_data
+from integration_helpers import EXAMPLES, example_data
+
+from tests.subprocess_helpers import run_in_checkout
 
 # Every example reads ../shared/data or falls back to the bundled text.
 pytestmark = [pytest.mark.slow, pytest.mark.shared_data]
 
 
 def _run_example(name: str, *args: str) -> str:
-    # The checkout under test comes first on the path (a script's own directory would otherwise shadow it with
-    # whatever copy of the package is installed).
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    result = subprocess.run([sys.executable, str(EXAMPLES / name), *args], cwd=REPO, capture_output=True, text=True,
-                            timeout=900, env=env)
+    result = run_in_checkout(str(EXAMPLES / name), *args, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
     return result.stdout + result.stderr
 

@@ -7,15 +7,11 @@ progress bars (``show_progress=True``) still show.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import warnings
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
+from tests.subprocess_helpers import run_in_checkout
 
 _SCRIPT = r"""
 import warnings
@@ -50,9 +46,7 @@ compressor.compress_batch([text, text], question=["When?", "Who?"], target_token
 
 @pytest.mark.slow
 def test_loading_and_compressing_print_nothing_in_a_fresh_process():
-    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    run = subprocess.run([sys.executable, "-c", _SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True,
-                         timeout=600)
+    run = run_in_checkout("-c", _SCRIPT)
     output = run.stdout + run.stderr
     assert run.returncode == 0, output
     before, _, after = run.stdout.partition("QUIET-OK")
@@ -95,8 +89,6 @@ def test_the_offline_minilm_embeddings_load_without_a_bar():
     script = ("from tpc_integrations.embeddings import MiniLMEncoder\n"
               "vectors = MiniLMEncoder().encode(['a harbour', 'a ferry'])\n"
               "assert len(vectors) == 2 and len(vectors[0]) == 384\n")
-    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    run = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
-                         timeout=300)
+    run = run_in_checkout("-c", script, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     assert (run.stdout + run.stderr).strip() == "", f"printed while loading:\n{run.stdout}{run.stderr}"
