@@ -335,8 +335,9 @@ class ToolResultLedger:
             if spare <= (sent[k].share or 0):
                 continue
             text = compress([results[k]], spare)[0]
-            if counter(text) <= spare:
-                sent[k] = LedgerEntry(text, counter(text), spare)
+            tokens = counter(text)
+            if tokens <= spare:
+                sent[k] = LedgerEntry(text, tokens, spare)
 
     @staticmethod
     def _plan(results: Sequence[ToolResult], sent: Sequence[LedgerEntry], actions: Sequence[str], room: int,
