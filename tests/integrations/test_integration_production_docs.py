@@ -19,7 +19,7 @@ from tpc_core.engine.scoring.lexical import bm25_scores
 from tpc_core.engine.scoring.scorers import CosineBM25, PooledCosine
 from tpc_integrations.langchain import TPCDocumentCompressor
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+README = (Path(__file__).resolve().parents[2] / "docs" / "options-and-production.md").read_text(encoding="utf-8")
 
 
 def test_the_production_section_says_what_each_setting_channel_and_score_means():
