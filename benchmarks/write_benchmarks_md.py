@@ -126,10 +126,18 @@ def render_table(rows: Rows) -> list[str]:
     return lines
 
 
+def record_files(source: str) -> str:
+    """The results file, and the JSON record of the same run beside it where there is one (``a.{md,json}``)."""
+    path = ROOT / RESULTS / source
+    if path.suffix == ".md" and path.with_suffix(".json").is_file():
+        return f"{RESULTS}/{source.removesuffix('.md')}.{{md,json}}"
+    return f"{RESULTS}/{source}"
+
+
 def render_suite(suite: Suite) -> list[str]:
     """A suite's section: its heading, how it was run and where its record is, its table, what to read it with."""
     commands = " and ".join(f"`{command}`" for command in suite.command.splitlines())
-    where = f"`{RESULTS}/{suite.source}`" if suite.source else suite.record
+    where = f"`{record_files(suite.source)}`" if suite.source else suite.record
     said = f"{commands}; recorded {suite.date}, load {suite.load}; {where}. {suite.note}".rstrip()
     paragraph = textwrap.wrap(said, WIDTH, break_long_words=False, break_on_hyphens=False)
     return [f"## {suite.title}", *paragraph, "", *render_table(suite_rows(suite)), ""]
@@ -138,15 +146,14 @@ def render_suite(suite: Suite) -> list[str]:
 INTRODUCTION = """# Benchmarks
 
 TPC against the compressors a user would otherwise pick, at the same budget, counted with the same token counter
-(all-MiniLM-L6-v2's WordPiece, every output re-counted), on the same sentences (one splitter for every sentence
-baseline; LlamaIndex's `percentile_cutoff` and LangChain's `k` set to the largest value that fits). The budget is
-`floor(rate × tokens)` of the text compressed: the context with a question, the whole filled prompt without one.
-Choices are made on held-out `train` rows of `../shared/data`; `dev` is run once, at the end. **Evidence recall**:
-the share of the gold supporting sentences kept verbatim; **answer retention**: a gold answer still in the text;
-1/τ: original over compressed tokens. The machine is 2 shared CPU cores, no GPU unless a section says so; at a load
-above 2 other jobs shared the cores, so read seconds as indicative. `python -m benchmarks.run --help` lists the
-suites; each writes `SUITE.md` and `SUITE.json` (every record, versions, the command). This page is written from
-`benchmarks/results/` by `python -m benchmarks.write_benchmarks_md`.
+(all-MiniLM-L6-v2's WordPiece, every output re-counted), on the same sentences. The budget is `floor(rate × tokens)`
+of the text compressed: the context with a question, the whole filled prompt without one. Choices are made on
+held-out `train` rows of `../shared/data`; `dev` is run once, at the end. **Evidence recall**: the share of the gold
+supporting sentences kept verbatim; **answer retention**: a gold answer still in the text; 1/τ: original over
+compressed tokens. The machine is 2 shared CPU cores, no GPU unless a section says so; at a load above 2 other jobs
+shared the cores, so read seconds as indicative. `python -m benchmarks.run --help` lists the suites; each writes
+`SUITE.md` and `SUITE.json` (every record, versions, the command). This page is written from `benchmarks/results/` by
+`python -m benchmarks.write_benchmarks_md`.
 """
 
 CLOSING = """## What could not be run here
@@ -166,8 +173,7 @@ SUITES: tuple[Suite, ...] = (
     Suite("Prompt-aware: qa_dev, rate 0.2",
           "python -m benchmarks.run --suite dev --rate 0.2 --tpc-model tpc-mini,tpc-mini@pooled_cosine --out OUT",
           "dev.md", "2026-11-25", "not recorded (other jobs shared the cores: s/prompt is indicative)",
-          note="tpc-aware[tpc-mini@pooled_cosine] is the same checkpoint with the paper's cosine alone. Per source: "
-               "the same file."),
+          note="tpc-mini@pooled_cosine: the same checkpoint, the paper's cosine alone. Per source: the same file."),
     Suite("Prompt-agnostic: qa_dev, rate 0.2, `question=None`",
           "python -m benchmarks.run --suite dev --rate 0.2 --methods tpc-agnostic,random,lead,full --out OUT",
           "dev.md", "2026-11-25", "not recorded", table=2,
@@ -183,18 +189,20 @@ SUITES: tuple[Suite, ...] = (
                "tpc-mini here scores a bare document with the lead correction."),
     Suite("Query time against index time",
           "python -m benchmarks.run --suite dev --methods tpc-aware --rate 0.5 --curve-rates '' --out OUT\n"
-          "python -m benchmarks.run --suite dev --methods tpc-aware --rate 0.3 --curve-rates '' --out OUT\n"
           "python -m benchmarks.run --suite index --out OUT",
           "cache/query_vs_index.md", "2026-11-26", "not recorded",
           note="The same questions and prompt sizes: the first row knows the question (the index holds the full "
-               "text and the cache makes it cheap), the others compressed each context at ingestion."),
+               "text and the cache makes it cheap), the others compressed each context at ingestion (the first run "
+               "again with --rate 0.3 for the @0.3 columns). Rows from "
+               "`benchmarks/results/cache/query_time_rate{0.5,0.3}/dev.md` and `benchmarks/results/index/index.md`, "
+               "measured before the lead correction (its index-time figure is the section above)."),
     Suite("The query-time cache: cost", "python -m benchmarks.run --suite cache --out OUT", "cache/cache.md",
           "2026-11-26", "1.89 before, 4.12 after", columns=(0, 1, 2, 3, 4, 5, 7, 8),
           note="20 chunks, 9,313 MiniLM tokens, rate 0.2. LangChain's EmbeddingsFilter on the same chunks took "
                "2,880 ms per call (same file)."),
     Suite("The query-time cache: storage", "python -m benchmarks.cache_storage", "cache_storage/table.md",
           "2026-11-26", "not recorded",
-          note="340 qa_dev train samples, 24,045 stored sentences, rate 0.2. int8 is the default."),
+          note="340 qa_dev train samples, 24,045 stored sentences, rate 0.2; int8 (the default)."),
     Suite("Redis across replicas", "python -m benchmarks.cache_redis --passages 2000",
           "cache_redis/cache_redis.md", "2026-11-27", "5.7 to 7.6 (other jobs running)",
           rows=("median first Redis call / fp32 memory warm (target <= 2)", "Redis warm / fp32 memory warm",
@@ -247,7 +255,8 @@ SUITES: tuple[Suite, ...] = (
                 "engine's own, agnostic, request in the prompt (same)",
                 "warm cached call, 20 chunks, question given, 1 thread: call",
                 "· the question's forward pass (11 tokens + frame)"),
-          note="Main-thread CPU milliseconds on one torch thread (wall times were dominated by the load)."),
+          note="Main-thread CPU milliseconds on one torch thread (wall times were dominated by the load); by part: "
+               "`benchmarks/results/engine_v5/compare_cpu_1thread.md`."),
     Suite("Index-time throughput: short passages against one long prompt", "python -m benchmarks.index_throughput",
           "corpus/index_throughput.md", "2026-11-25", "0.5 before, 1.3 after", columns=(0, 1, 2, 3, 4, 5, 7)),
     Suite("Corpus throughput: `tpc compress-corpus`", "python -m benchmarks.corpus_throughput --docs 512 "
@@ -266,8 +275,8 @@ SUITES: tuple[Suite, ...] = (
           headers=("group", "questions", "contexts", "lead + CTD (describe_bare=True)", "lead alone (default)",
                    "same kept text"),
           rows=("all", "description thrown away (fallback)", "description used (generated / matched / extracted)"),
-          note="Held-out train runs gave the same: `benchmarks/results/ctd_bare/train/`. The CTD took 47 s per "
-               "context against 3.8 s without it, which is why describe_bare is off by default."),
+          note="Held-out train runs gave the same (`benchmarks/results/ctd_bare/train/ctd_bare_qa.{md,json}`). The CTD "
+               "took 47 s per context, 3.8 s without it: describe_bare is off by default."),
     Suite("A one-shot `tpc compress`", "python -m benchmarks.cli_start --runs 3 --out OUT", "cli_start/cli_start.md",
           "2026-12-07", "0.97", columns=(0, 1, 3)),
     Suite("The authors' CPC encoder on this CPU", "python -m benchmarks.hub_cse_timing --lengths 512 2048 "
@@ -285,7 +294,7 @@ SUITES: tuple[Suite, ...] = (
                     ("warm call, median, no deadline / a deadline never reached", "40.7 / 50.4 ms"),
                     ("lateness past a deadline of 50 / 200 / 500 ms, median", "15.3 / 17.3 / 13.4 ms")),
           note="On a crowded CPU the extra worker thread waits for a core; rerun on a quiet machine before quoting "
-               "the ratio. `deadline.json` holds the record."),
+               "the ratio. `benchmarks/results/deadline/deadline.json` holds the record."),
 )
 
 
