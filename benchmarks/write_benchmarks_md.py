@@ -1,5 +1,5 @@
 """BENCHMARKS.md, written from the result files under ``benchmarks/results/``: one current table per suite, each with
-the command that produces it, the day it was recorded and the machine's load.
+the command that produces it, the day it was recorded and the machine's load (``benchmarks/recorded_runs.json``).
 
     python -m benchmarks.write_benchmarks_md           # rewrite BENCHMARKS.md
     python -m benchmarks.write_benchmarks_md --check   # exit 1 when BENCHMARKS.md is not what this writes
@@ -22,6 +22,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = "benchmarks/results"
+# The day each suite's run was recorded and the load its record states, by the suite's title: kept beside the code
+# as data (the runs' own files do not all carry them).
+RECORDED = ROOT / "benchmarks" / "recorded_runs.json"
 OUT = ROOT / "BENCHMARKS.md"
 WIDTH = 120
 
@@ -37,8 +40,6 @@ class Suite:
         command: The command that writes the results file.
         source: The results file, relative to ``benchmarks/results/`` (``None``: the run left none, and
             ``recorded`` says where its figures were written).
-        date: The day the run was recorded.
-        load: The 1-minute load average during the run, as its record states it.
         table: Which Markdown table of ``source`` (0 is the first).
         columns: The columns kept, by index (``None``: all).
         headers: The kept columns' headers, where the file's are longer than a page line allows.
@@ -53,8 +54,6 @@ class Suite:
     title: str
     command: str
     source: str | None
-    date: str
-    load: str
     table: int = 0
     columns: tuple[int, ...] | None = None
     headers: tuple[str, ...] | None = None
@@ -138,7 +137,8 @@ def render_suite(suite: Suite) -> list[str]:
     """A suite's section: its heading, how it was run and where its record is, its table, what to read it with."""
     commands = " and ".join(f"`{command}`" for command in suite.command.splitlines())
     where = f"`{record_files(suite.source)}`" if suite.source else suite.record
-    said = f"{commands}; recorded {suite.date}, load {suite.load}; {where}. {suite.note}".rstrip()
+    recorded = json.loads(RECORDED.read_text(encoding="utf-8"))[suite.title]
+    said = f"{commands}; recorded {recorded['date']}, load {recorded['load']}; {where}. {suite.note}".rstrip()
     paragraph = textwrap.wrap(said, WIDTH, break_long_words=False, break_on_hyphens=False)
     return [f"## {suite.title}", *paragraph, "", *render_table(suite_rows(suite)), ""]
 
@@ -172,39 +172,39 @@ AGENT_HEADERS = ("method", "recall", "aware, same tokens", "over budget", "token
 SUITES: tuple[Suite, ...] = (
     Suite("Prompt-aware: qa_dev, rate 0.2",
           "python -m benchmarks.run --suite dev --rate 0.2 --tpc-model tpc-mini,tpc-mini@pooled_cosine --out OUT",
-          "dev.md", "2026-11-25", "not recorded (other jobs shared the cores: s/prompt is indicative)",
+          "dev.md",
           note="tpc-mini@pooled_cosine: the same checkpoint, the paper's cosine alone. Per source: the same file."),
     Suite("Prompt-agnostic: qa_dev, rate 0.2, `question=None`",
           "python -m benchmarks.run --suite dev --rate 0.2 --methods tpc-agnostic,random,lead,full --out OUT",
-          "dev.md", "2026-11-25", "not recorded", table=2,
+          "dev.md", table=2,
           note="The whole LongBench-style prompt is compressed with no question: TPC finds the request it writes."),
     Suite("Summaries: summ_dev (multi_news), rate 0.2, no question",
-          "python -m benchmarks.run --suite summ --rate 0.2 --out OUT", "summ/rate0.2/summ.md", "2026-11-25",
-          "not recorded", rows=("tpc-mini", "random", "lead", "lead-per-passage", "minilm-centroid", "full"),
+          "python -m benchmarks.run --suite summ --rate 0.2 --out OUT", "summ/rate0.2/summ.md",
+          rows=("tpc-mini", "random", "lead", "lead-per-passage", "minilm-centroid", "full"),
           note="Rate 0.1: `benchmarks/results/summ/rate0.1/summ.md`. LLMLingua was not installed (skipped)."),
     Suite("Index time: each dev context compressed alone, no question",
-          "python -m benchmarks.run --suite index --out OUT", "index_2026-11-28/index.md", "2026-11-28",
-          "not recorded", columns=(0, 1, 2, 3, 4, 5, 6),
+          "python -m benchmarks.run --suite index --out OUT", "index_2026-11-28/index.md",
+          columns=(0, 1, 2, 3, 4, 5, 6),
           note="ER / AR: evidence recall / answer retention of the 193 questions later asked of the 184 contexts. "
                "tpc-mini here scores a bare document with the lead correction."),
     Suite("Query time against index time",
           "python -m benchmarks.run --suite dev --methods tpc-aware --rate 0.5 --curve-rates '' --out OUT\n"
           "python -m benchmarks.run --suite index --out OUT",
-          "cache/query_vs_index.md", "2026-11-26", "not recorded",
+          "cache/query_vs_index.md",
           note="The same questions and prompt sizes: the first row knows the question (the index holds the full "
                "text and the cache makes it cheap), the others compressed each context at ingestion (the first run "
                "again with --rate 0.3 for the @0.3 columns). Rows from "
                "`benchmarks/results/cache/query_time_rate{0.5,0.3}/dev.md` and `benchmarks/results/index/index.md`, "
                "measured before the lead correction (its index-time figure is the section above)."),
     Suite("The query-time cache: cost", "python -m benchmarks.run --suite cache --out OUT", "cache/cache.md",
-          "2026-11-26", "1.89 before, 4.12 after", columns=(0, 1, 2, 3, 4, 5, 7, 8),
+           columns=(0, 1, 2, 3, 4, 5, 7, 8),
           note="20 chunks, 9,313 MiniLM tokens, rate 0.2. LangChain's EmbeddingsFilter on the same chunks took "
                "2,880 ms per call (same file)."),
     Suite("The query-time cache: storage", "python -m benchmarks.cache_storage", "cache_storage/table.md",
-          "2026-11-26", "not recorded",
+
           note="340 qa_dev train samples, 24,045 stored sentences, rate 0.2; int8 (the default)."),
     Suite("Redis across replicas", "python -m benchmarks.cache_redis --passages 2000",
-          "cache_redis/cache_redis.md", "2026-11-27", "5.7 to 7.6 (other jobs running)",
+          "cache_redis/cache_redis.md",
           rows=("median first Redis call / fp32 memory warm (target <= 2)", "Redis warm / fp32 memory warm",
                 "entries of the 20 chunks (247 sentences): fp32 / int8", "warm results identical to uncached",
                 "Redis killed before call 10 of 20: failed calls",
@@ -214,13 +214,13 @@ SUITES: tuple[Suite, ...] = (
     Suite("Conversations: qa_dev dev, rate 0.2 of the whole conversation",
           "python -m benchmarks.conversations --split dev --limit 96 "
           "--methods compress_messages,reference,trim_messages,flattened,message_documents",
-          "conversations/dev.md", "2026-11-26", "not recorded", columns=(0, 1, 2, 3, 4, 5, 6),
+          "conversations/dev.md", columns=(0, 1, 2, 3, 4, 5, 6),
           note="reference: prompt-aware compress of the same documents with the same question. flattened: the "
                "conversation as one text, prompt-agnostic; with the current request head it keeps 0.708 "
                "(`benchmarks/results/conversations/dev_flattened_new_head.md`)."),
     Suite("Agents: held-out train trajectories", "python -m benchmarks.agents --split train --limit 40 --methods "
           "tpc,none,trim_messages,clear_tool_uses,clear_tool_uses_defaults,clear_at_least,tpc:0,tpc:1,tpc:3,tpc:4",
-          "agents/train.md", "2026-12-07", "9.2 before, 1.7 after", columns=(0, 1, 2, 3, 4, 5, 6, 10),
+          "agents/train.md", columns=(0, 1, 2, 3, 4, 5, 6, 10),
           rows=("tpc", "none", "trim_messages", "clear_tool_uses", "clear_at_least", "tpc:0", "tpc:4", REFERENCE),
           headers=AGENT_HEADERS,
           note="40 trajectories, 224 model calls, 2,000 MiniLM tokens for everything the model receives. tpc is "
@@ -228,15 +228,15 @@ SUITES: tuple[Suite, ...] = (
                "at 1.0, per trajectory."),
     Suite("Agents: dev trajectories, once", "python -m benchmarks.agents --split dev --limit 40 --methods "
           "tpc,none,trim_messages,clear_tool_uses,clear_tool_uses_defaults,clear_at_least",
-          "agents/dev.md", "2026-12-07", "0.9 before, 1.4 after", columns=(0, 1, 2, 3, 4, 5, 6, 10),
+          "agents/dev.md", columns=(0, 1, 2, 3, 4, 5, 6, 10),
           rows=("tpc", "none", "trim_messages", "clear_tool_uses", "clear_at_least", REFERENCE),
           headers=AGENT_HEADERS),
     Suite("Agents: the first call over a long history", "python -m benchmarks.agents_latency",
-          "agents/latency.md", "2026-12-07", "0.97 before, 4.19 after",
+          "agents/latency.md",
           headers=("history tokens", "tool results", "cold ms", "floor ms", "cold / floor", "warm ms", "engine calls"),
           note="One torch thread, medians of 3; the floor is plain MiniLM forward passes over the same new tokens."),
     Suite("The written request is kept", "python -m benchmarks.request_kept --set real|stock|bare|generated "
-          "--split train|dev", "request_kept/README.md", "2026-11-28", "4 to 7 (other jobs running)",
+          "--split train|dev", "request_kept/README.md",
           recorded=(("set (prompts)", "kept", "found", "clean"),
                     ("real requests, train, 6 shapes (240)", "1.000", "1.000", "1.000"),
                     ("real requests, dev, 6 shapes (144)", "1.000", "1.000", "1.000"),
@@ -246,10 +246,10 @@ SUITES: tuple[Suite, ...] = (
           note="Prompt-agnostic compress at rate 0.2. kept: the request, as written, is in the output; found: 80% of "
                "its content words are in the task description; clean: 80% of the description's words come from it."),
     Suite("Latency by prompt length", "python -m benchmarks.scorer_latency", "scorer_latency/scorer_latency.md",
-          "2026-11-25", "1.24 before, 1.82 after", where=(1, "tpc-mini@cosine_bm25"), columns=(0, 2, 3, 4, 5),
+           where=(1, "tpc-mini@cosine_bm25"), columns=(0, 2, 3, 4, 5),
           note="Prompt-aware, against plain MiniLM forward passes over the same tokens (the floor)."),
     Suite("The engine's own time and the warm call", "python -m benchmarks.engine_overhead --compare 25617e6 "
-          "--clock cpu --rounds 2 --repeats 5", "engine_v5/README.md", "2026-11-28", "4 to 7 throughout",
+          "--clock cpu --rounds 2 --repeats 5", "engine_v5/README.md",
           table=1, columns=(0, 2, 4), headers=("measure", "measured", "target"),
           rows=("engine's own, prompt-aware 10k (part clock, CPU, 1 thread)",
                 "engine's own, agnostic, request in the prompt (same)",
@@ -258,9 +258,9 @@ SUITES: tuple[Suite, ...] = (
           note="Main-thread CPU milliseconds on one torch thread (wall times were dominated by the load); by part: "
                "`benchmarks/results/engine_v5/compare_cpu_1thread.md`."),
     Suite("Index-time throughput: short passages against one long prompt", "python -m benchmarks.index_throughput",
-          "corpus/index_throughput.md", "2026-11-25", "0.5 before, 1.3 after", columns=(0, 1, 2, 3, 4, 5, 7)),
+          "corpus/index_throughput.md", columns=(0, 1, 2, 3, 4, 5, 7)),
     Suite("Corpus throughput: `tpc compress-corpus`", "python -m benchmarks.corpus_throughput --docs 512 "
-          "--small-docs 64", None, "2026-11-23", "6 to 10 (a training run beside it)",
+          "--small-docs 64", None,
           record="the run's report in BENCHMARKS.md at 5374782 (its output files were not committed)",
           recorded=(("engine", "workers × CPUs", "s (512 docs)", "docs/s", "marginal docs/s", "peak RSS (MiB)"),
                     ("local", "1 × 2", "145.5", "3.52", "3.71", "704"),
@@ -270,26 +270,25 @@ SUITES: tuple[Suite, ...] = (
                "and model loads are paid. At 14.84 docs/s on 2 CPUs, a million such passages is ~37.5 CPU-hours, "
                "assuming linear scaling (measured only up to 2 workers)."),
     Suite("A bare document: does the task descriptor's description help?", "python -m benchmarks.ctd_bare_value "
-          "--set qa --split dev --limit 14 --out OUT", "ctd_bare/dev/ctd_bare_qa.md", "2026-12-07",
-          "8.7 at the end", columns=(0, 1, 2, 3, 4, 6),
+          "--set qa --split dev --limit 14 --out OUT", "ctd_bare/dev/ctd_bare_qa.md", columns=(0, 1, 2, 3, 4, 6),
           headers=("group", "questions", "contexts", "lead + CTD (describe_bare=True)", "lead alone (default)",
                    "same kept text"),
           rows=("all", "description thrown away (fallback)", "description used (generated / matched / extracted)"),
           note="Held-out train runs gave the same (`benchmarks/results/ctd_bare/train/ctd_bare_qa.{md,json}`). The CTD "
                "took 47 s per context, 3.8 s without it: describe_bare is off by default."),
     Suite("A one-shot `tpc compress`", "python -m benchmarks.cli_start --runs 3 --out OUT", "cli_start/cli_start.md",
-          "2026-12-07", "0.97", columns=(0, 1, 3)),
+           columns=(0, 1, 3)),
     Suite("The authors' CPC encoder on this CPU", "python -m benchmarks.hub_cse_timing --lengths 512 2048 "
-          "--threads 2", "hub_cse_timing.json", "2026-11-23", "7.4 before", read=hub_cse_rows,
+          "--threads 2", "hub_cse_timing.json", read=hub_cse_rows,
           note="A randomly initialised model of Llama-3.2-1B's shape (same cost, no download), fp32, 2 threads."),
     Suite("A GPU: tpc-mini on an NVIDIA H200", "python -m benchmarks.device_check --device cuda",
-          "device_check/h200_issue31/README.md", "2026-11-26", "not recorded (a lent GPU machine)",
+          "device_check/h200_issue31/README.md",
           columns=(0, 1, 3, 4),
           headers=("mode", "kept-set Jaccard, CUDA bf16 vs CPU fp32", "evidence recall CPU / CUDA", "overruns"),
           note="42 qa_dev train rows, rate 0.2. Latency, median of 5: 9.3 / 33.6 / 39.3 / 112.9 ms at 1k / 4k / 10k / "
                "32k tokens prompt-aware; no memory growth over 100 calls (same file)."),
     Suite("`deadline_ms`: overhead and accuracy", "python -m benchmarks.deadline --out OUT", "deadline/README.md",
-          "2026-11-27", "9.1 before, 9.5 after",
+
           recorded=(("measure", "value"),
                     ("warm call, median, no deadline / a deadline never reached", "40.7 / 50.4 ms"),
                     ("lateness past a deadline of 50 / 200 / 500 ms, median", "15.3 / 17.3 / 13.4 ms")),
