@@ -169,6 +169,18 @@ REFERENCE = "reference (prompt-aware compress at the budget, last call)"
 AGENT_HEADERS = ("method", "recall", "aware, same tokens", "over budget", "tokens sent", "cached share", "cost",
                  "warm ms (mean, p90)")
 
+AGENT_METHODS = ("tpc", "none", "trim_messages", "clear_tool_uses", "clear_tool_uses_defaults", "clear_at_least")
+
+
+def agents_suite(title: str, split: str, more: tuple[str, ...] = (), shown: tuple[str, ...] = (),
+                 note: str = "") -> Suite:
+    """An agents run: the methods it ran (``more`` beside the common ones), the rows shown (``shown`` beside them)."""
+    methods = ",".join((*AGENT_METHODS, *more))
+    rows = ("tpc", "none", "trim_messages", "clear_tool_uses", "clear_at_least", *shown, REFERENCE)
+    return Suite(title, f"python -m benchmarks.agents --split {split} --limit 40 --methods {methods}",
+                 f"agents/{split}.md", columns=(0, 1, 2, 3, 4, 5, 6, 10), rows=rows, headers=AGENT_HEADERS, note=note)
+
+
 SUITES: tuple[Suite, ...] = (
     Suite("Prompt-aware: qa_dev, rate 0.2",
           "python -m benchmarks.run --suite dev --rate 0.2 --tpc-model tpc-mini,tpc-mini@pooled_cosine --out OUT",
@@ -218,19 +230,12 @@ SUITES: tuple[Suite, ...] = (
           note="reference: prompt-aware compress of the same documents with the same question. flattened: the "
                "conversation as one text, prompt-agnostic; with the current request head it keeps 0.708 "
                "(`benchmarks/results/conversations/dev_flattened_new_head.md`)."),
-    Suite("Agents: held-out train trajectories", "python -m benchmarks.agents --split train --limit 40 --methods "
-          "tpc,none,trim_messages,clear_tool_uses,clear_tool_uses_defaults,clear_at_least,tpc:0,tpc:1,tpc:3,tpc:4",
-          "agents/train.md", columns=(0, 1, 2, 3, 4, 5, 6, 10),
-          rows=("tpc", "none", "trim_messages", "clear_tool_uses", "clear_at_least", "tpc:0", "tpc:4", REFERENCE),
-          headers=AGENT_HEADERS,
-          note="40 trajectories, 224 model calls, 2,000 MiniLM tokens for everything the model receives. tpc is "
-               "plan_ahead=2 (the default); tpc:K sets plan_ahead=K. Cost: the cached prefix billed at 0.1, the rest "
-               "at 1.0, per trajectory."),
-    Suite("Agents: dev trajectories, once", "python -m benchmarks.agents --split dev --limit 40 --methods "
-          "tpc,none,trim_messages,clear_tool_uses,clear_tool_uses_defaults,clear_at_least",
-          "agents/dev.md", columns=(0, 1, 2, 3, 4, 5, 6, 10),
-          rows=("tpc", "none", "trim_messages", "clear_tool_uses", "clear_at_least", REFERENCE),
-          headers=AGENT_HEADERS),
+    agents_suite("Agents: held-out train trajectories", "train", ("tpc:0", "tpc:1", "tpc:3", "tpc:4"),
+                 ("tpc:0", "tpc:4"),
+                 note="40 trajectories, 224 model calls, 2,000 MiniLM tokens for everything the model receives. tpc "
+                      "is plan_ahead=2 (the default); tpc:K sets plan_ahead=K. Cost: the cached prefix billed at 0.1, "
+                      "the rest at 1.0, per trajectory."),
+    agents_suite("Agents: dev trajectories, once", "dev"),
     Suite("Agents: the first call over a long history", "python -m benchmarks.agents_latency",
           "agents/latency.md",
           headers=("history tokens", "tool results", "cold ms", "floor ms", "cold / floor", "warm ms", "engine calls"),
