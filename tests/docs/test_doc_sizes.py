@@ -85,3 +85,14 @@ def test_benchmarks_md_is_what_its_generator_writes():
 
     assert (ROOT / "BENCHMARKS.md").read_text(encoding="utf-8") == write(), \
         "BENCHMARKS.md differs from its generator's output: run python -m benchmarks.write_benchmarks_md"
+
+
+USER_PAGES = ["README.md", "BENCHMARKS.md", *(name for name in PAGES if name.startswith("docs/"))]
+ISSUE = re.compile(r"\b[Ii]ssues? #?\d+|(?<![\w/])#\d{2,3}\b")
+
+
+@pytest.mark.parametrize("name", USER_PAGES)
+def test_the_user_pages_say_what_is_not_how_it_was_built(name):
+    found = [f"{number}: {match.group()}" for number, line in enumerate(lines_of(name), 1)
+             for match in [ISSUE.search(line)] if match]
+    assert not found, f"{name} names issues (the history goes to CHANGELOG.md or nowhere): {found}"
