@@ -1,6 +1,8 @@
 """Agent trajectories: what a tool-calling agent's model receives, call after call, under one token budget.
 
-``python -m benchmarks.agents --split train --limit 40`` (held-out train rows), then ``--split dev`` once.
+``python -m benchmarks.agents --split train --limit 40`` (held-out train rows), then ``--split dev`` once;
+``--kinds`` picks trajectory kinds (:data:`KINDS`, :func:`build_trajectory`; reports
+``benchmarks/results/agents/train_kinds*.md``).
 
 Each qa_dev row with evidence labels becomes one trajectory: a system prompt, the row's question as the user's
 request, then 3–6 tool calls (``search`` with the question as its query and a page number), each answered by a tool

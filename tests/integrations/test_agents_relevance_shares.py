@@ -1,6 +1,7 @@
-"""An agent's tool results share the budget by relevance (the real tpc-mini): the result that holds the answer keeps
-it however early it was read, later results that answer nothing give their room away, and the view keeps its shape
-and its budget on every call."""
+"""An agent's tool results sharing the budget by relevance (``ToolResultLedger(shares="relevance")``, the real
+tpc-mini): the result that holds the answer keeps it however early it was read, later results that answer nothing
+give their room away, and the view keeps its shape and its budget on every call; the default even shares split the
+room whatever the results hold."""
 
 from __future__ import annotations
 
@@ -54,6 +55,7 @@ def test_the_result_read_first_keeps_the_answer_as_unrelated_results_arrive(comp
     budget = tight_budget(counter)
     context = AgentContext(compressor, label="test", target_tokens=budget, on_error="raise", scope="tools",
                            plan_ahead=plan_ahead)
+    context.ledger = ToolResultLedger(shares="relevance")
     for n in range(1, len(UNRELATED) + 2):
         held = view_at(n)
         view = context.view(held)
@@ -70,7 +72,7 @@ def test_an_even_share_leaves_the_answer_out_where_relevance_keeps_it(compressor
     budget = tight_budget(counter)
     context = AgentContext(compressor, label="test", target_tokens=budget, on_error="raise", scope="tools",
                            plan_ahead=0)
-    context.ledger = ToolResultLedger(shares="even")
+    assert context.ledger.shares == "even"  # the default
     for n in range(1, len(UNRELATED) + 2):
         sent = context.view(view_at(n)).messages
         assert counted(sent, counter) <= budget

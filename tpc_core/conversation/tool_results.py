@@ -11,7 +11,9 @@ reshuffle older results and defeat a provider's prompt cache (a cached prefix mu
 3. only when the results no longer fit are earlier ones compressed further, all together, to a share planned so
    that ``ahead`` more results of the same mean size fit too (:func:`planned_share`): the next calls then add their
    results without changing the earlier ones, and the prompt prefix stays the same bytes until the next shrink
-   (always from the original text, so the same inputs give the same bytes).
+   (always from the original text, so the same inputs give the same bytes). The ledger's ``shares`` says how a
+   shrink shares the room: evenly (each result the same share), or by relevance (every result compressed together,
+   :func:`compress_tool_texts_together`, so a result read early that holds what the task needs keeps it).
 
 A call's compressions (new results and a shrink's) are one batched engine call (:func:`compress_tool_texts`). A
 result with no room at all is sent as a short note that says so (:func:`emptied_note`), never as an empty text.
@@ -285,8 +287,8 @@ class LedgerEntry:
     share: int | None
 
 
-SHARES = ("relevance", "even")
-"""How a shrink shares the room between tool results (:class:`ToolResultLedger`)."""
+SHARES = ("even", "relevance")
+"""How a shrink shares the room between tool results (:class:`ToolResultLedger`; the first is the default)."""
 
 JOINT_TRIES = 4
 """How many times results compressed together are compressed again, within less, when their texts overrun."""
@@ -300,12 +302,13 @@ class ToolResultLedger:
     """What each tool result was sent as, per key, so later calls send the same bytes (thread-safe, the
     ``max_entries`` most recently used kept).
 
-    ``shares`` is how a shrink shares the room: "relevance" (default) compresses every result together, so the
-    engine's scores decide which results keep sentences (a result with the evidence keeps more, one that answers
-    nothing may keep none); "even" gives each result the same share (:func:`planned_share`).
+    ``shares`` is how a shrink shares the room: "even" (default) gives each result the same share
+    (:func:`planned_share`); "relevance" compresses every result together, so the engine's scores decide which
+    results keep sentences (a result with the evidence keeps more, one that answers nothing may keep none; a result
+    the scores miss loses what an even share would have kept of it).
     """
 
-    def __init__(self, max_entries: int = 4096, shares: str = "relevance") -> None:
+    def __init__(self, max_entries: int = 4096, shares: str = SHARES[0]) -> None:
         if shares not in SHARES:
             raise ValueError(f"shares must be one of {SHARES}, got {shares!r}.")
         self._entries: OrderedDict[str, LedgerEntry] = OrderedDict()

@@ -47,7 +47,7 @@ def cut(chosen, share):
 
 def test_a_shrink_keeps_the_earlier_result_that_holds_the_answer():
     texts = ["r" * SIZE, "i" * SIZE, "s" * SIZE]
-    by_relevance = ToolResultLedger()
+    by_relevance = ToolResultLedger(shares="relevance")
     together = Together()
     results = results_of(by_relevance, texts)
     first = by_relevance.fit(results[:1], 1500, cut, len, 0, together)
@@ -71,7 +71,7 @@ def test_a_shrink_keeps_the_earlier_result_that_holds_the_answer():
 def test_a_new_result_changes_nothing_before_it_until_a_shrink_shares_the_room_again():
     texts = ["r" * SIZE, "i" * SIZE, "s" * SIZE, "j" * SIZE]
     note = emptied_note(SIZE)
-    ledger = ToolResultLedger()
+    ledger = ToolResultLedger(shares="relevance")
     together = Together()
     results = results_of(ledger, texts)
     calls = [ledger.fit(results[:n], 1800, cut, len, 2, together) for n in range(1, 5)]
@@ -89,7 +89,7 @@ def test_a_new_result_changes_nothing_before_it_until_a_shrink_shares_the_room_a
 
 def test_texts_that_do_not_fit_together_fall_back_to_even_shares():
     texts = ["r" * SIZE, "s" * SIZE]
-    ledger = ToolResultLedger()
+    ledger = ToolResultLedger(shares="relevance")
     results = results_of(ledger, texts)
 
     def overrunning(chosen, total):
@@ -101,7 +101,7 @@ def test_texts_that_do_not_fit_together_fall_back_to_even_shares():
 
 def test_a_plan_that_would_leave_out_everything_uses_the_room_at_hand():
     # the plan keeps room for two more results; a sentence longer than that share must still be sent now
-    ledger = ToolResultLedger()
+    ledger = ToolResultLedger(shares="relevance")
     text = "r" * SIZE
 
     def whole_sentences(chosen, total):
@@ -112,10 +112,17 @@ def test_a_plan_that_would_leave_out_everything_uses_the_room_at_hand():
 
 
 def test_without_a_joint_compression_every_share_is_even():
-    ledger = ToolResultLedger()
+    ledger = ToolResultLedger(shares="relevance")
     results = results_of(ledger, ["r" * SIZE, "i" * SIZE])
     fates = ledger.fit(results, 1000, cut, len)
     assert [entry.tokens for entry, _ in fates] == [500, 500]
+
+
+def test_even_shares_are_the_default():
+    ledger = ToolResultLedger()
+    results = results_of(ledger, ["r" * SIZE, "i" * SIZE])
+    fates = ledger.fit(results, 1000, cut, len, 0, Together())
+    assert ledger.shares == "even" and [entry.tokens for entry, _ in fates] == [500, 500]
 
 
 def test_an_unknown_sharing_rule_is_refused():
@@ -154,7 +161,7 @@ def test_the_joint_compression_keeps_the_evidence_wherever_it_is(tpc_mini):
 
 
 def test_a_repeated_result_is_compressed_once_and_sent_as_the_same_bytes():
-    ledger = ToolResultLedger()
+    ledger = ToolResultLedger(shares="relevance")
     together = Together()
     text = "r" * SIZE
     results = [ToolResult(ledger.key_of(call_id, text), text, None, SIZE) for call_id in ("c0", "c1", "c0")]
