@@ -1,6 +1,8 @@
 """Agent trajectories: what a tool-calling agent's model receives, call after call, under one token budget.
 
-``python -m benchmarks.agents --split train --limit 40`` (held-out train rows), then ``--split dev`` once.
+``python -m benchmarks.agents --split train --limit 40`` (held-out train rows), then ``--split dev`` once;
+``--kinds`` picks trajectory kinds (:data:`KINDS`, :func:`build_trajectory`; reports
+``benchmarks/results/agents/train_kinds*.md``).
 
 Each qa_dev row with evidence labels becomes one trajectory: a system prompt, the row's question as the user's
 request, then 3–6 tool calls (``search`` with the question as its query and a page number), each answered by a tool
@@ -21,7 +23,8 @@ message the model receives, the system prompt and the request included):
 * ``clear_at_least``: as ``clear_tool_uses``, with ``clear_at_least`` half the budget (a clearing reclaims at least
   that much, so the next calls add results without another change);
 * ``tpc``: :class:`tpc_integrations.langchain_agents.TPCContextMiddleware` (``target_tokens=budget``, a sentence
-  cache of its own); ``tpc:K``: the same with ``plan_ahead=K``;
+  cache of its own); ``tpc:K``: the same with ``plan_ahead=K``; ``even:K`` / ``rel:K``: the same with the ledger's
+  shares "even" (each result the same share) / "relevance" (a shrink compresses the results together);
 * ``reference``: prompt-aware ``TPCCompressor.compress`` of every tool result of the trajectory as one document
   each, with the question, at the budget less the system prompt and the request (last call only); and, per TPC
   method, at the tokens that method's last call gave the tool results (recall at the same tokens sent).
@@ -59,10 +62,13 @@ from benchmarks.protocol.budget import minilm_token_counter
 from benchmarks.protocol.metrics import evidence_recall
 from data_access.loaders import Sample, recall_samples, round_robin
 
-__all__ = ["METHODS", "Trajectory", "build_trajectory", "cache_cost", "cached_tokens", "capture", "main", "run"]
+__all__ = ["KINDS", "METHODS", "Trajectory", "build_trajectory", "cache_cost", "cached_tokens", "capture",
+           "evidence_units", "main", "run", "spreadable"]
 
 METHODS = ("none", "trim_messages", "clear_tool_uses", "clear_tool_uses_defaults", "clear_at_least", "tpc")
-PLANNED = tuple(f"tpc:{k}" for k in range(9))  # tpc with plan_ahead=k (choosing the default)
+PLANNED = tuple(f"{rule}:{k}" for rule in ("tpc", "even", "rel") for k in range(9))
+"""tpc with plan_ahead=k (choosing the default): the ledger's default sharing (tpc), or shares="even" / "relevance"."""
+RULES = {"even": "even", "rel": "relevance"}
 CACHED_PRICE = 0.1
 SYSTEM = "You are a research assistant. Use the search tool, then answer the user's question from what it returns."
 CALLS = (3, 6)
@@ -104,18 +110,46 @@ def _groups(sample: Sample, count: int) -> list[str]:
     return groups
 
 
-def build_trajectory(sample: Sample, padding: Sequence[str], counter: Callable[[str], int], seed: int) -> Trajectory:
-    """One trajectory from ``sample`` (see the module's docstring), padded from ``padding`` (other rows' documents)."""
-    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage  # lazy: optional extra
+KINDS = ("grouped", "single", "spread", "repeat", "empty", "mixed")
+"""Trajectory kinds (:func:`build_trajectory`): where the evidence is and what else the agent reads."""
+SHORT_TOKENS = (150, 400)
+LONG_TOKENS = (3000, 6000)
 
-    rng = random.Random(seed)
+
+def _cut_between(unit: str, evidence: Sequence[str]) -> list[str]:
+    """``unit`` cut before each of its supporting sentences but the first, so each piece holds one (verbatim)."""
+    starts = sorted({unit.find(sentence) for sentence in evidence if sentence in unit} - {-1})
+    cuts = [0, *starts[1:], len(unit)]
+    return [unit[a:b].strip() for a, b in zip(cuts, cuts[1:]) if unit[a:b].strip()]
+
+
+def evidence_units(sample: Sample) -> tuple[list[str], list[str]]:
+    """The row's documents that hold supporting sentences (a document holding several cut between them, so each
+    piece can go to a tool result of its own), and its other documents."""
+    units = split_documents(sample.context)
+    evidence: list[str] = []
+    rest: list[str] = []
+    for unit in units:
+        inside = [sentence for sentence in sample.supporting_sentences if sentence in unit]
+        if inside:
+            evidence.extend(_cut_between(unit, inside))
+        else:
+            rest.append(unit)
+    return evidence, rest
+
+
+def spreadable(sample: Sample) -> bool:
+    """Whether the row's evidence can be spread over two tool results at least."""
+    return len(evidence_units(sample)[0]) >= 2
+
+
+def _grouped(sample: Sample, padding: Sequence[str], counter: Callable[[str], int],
+             rng: random.Random) -> list[str]:
+    """The row's text in 3-6 contiguous groups, each inside 1-5k tokens of padding (the first benchmark's kind)."""
     groups = _groups(sample, rng.randint(*CALLS))
     rng.shuffle(groups)
-    query = casual(sample.question)
-    messages: list[Any] = [SystemMessage(SYSTEM), HumanMessage(sample.question, id="request")]
     results = []
-    evidence_call = []
-    for k, group in enumerate(groups):
+    for group in groups:
         target = rng.randint(*RESULT_TOKENS)
         pieces = []
         tokens = counter(group)
@@ -124,12 +158,84 @@ def build_trajectory(sample: Sample, padding: Sequence[str], counter: Callable[[
             pieces.append(piece)
             tokens += counter(piece)
         pieces.insert(rng.randint(0, len(pieces)), group)
-        text = "\n\n".join(pieces)
-        call = {"name": "search", "args": {"query": query, "page": k + 1}, "id": f"call_{k}"}
+        results.append("\n\n".join(pieces))
+    return results
+
+
+def _placed(sample: Sample, padding: Sequence[str], counter: Callable[[str], int], rng: random.Random,
+            spread: bool, sizes: Sequence[int]) -> list[str]:
+    """Tool results of ``sizes`` tokens: the row's evidence in one of them (``spread``: over 2-4), its other documents
+    and other rows' documents around it, each result's pieces in a random order."""
+    evidence, rest = evidence_units(sample)
+    rest = list(rest)
+    rng.shuffle(rest)
+    calls = len(sizes)
+    if spread:
+        holders = rng.sample(range(calls), min(len(evidence), rng.randint(2, 4), calls))
+    else:
+        holders = [rng.randrange(calls)]
+    assigned: list[list[str]] = [[] for _ in range(calls)]
+    for k, unit in enumerate(evidence):
+        assigned[holders[k % len(holders)]].append(unit)
+    results = []
+    for k, target in enumerate(sizes):
+        pieces = list(assigned[k])
+        tokens = sum(counter(piece) for piece in pieces)
+        while tokens < target and rest:
+            pieces.append(rest.pop())
+            tokens += counter(pieces[-1])
+        while tokens < target:
+            pieces.append(padding[rng.randrange(len(padding))])
+            tokens += counter(pieces[-1])
+        rng.shuffle(pieces)
+        results.append("\n\n".join(pieces))
+    return results
+
+
+def _sizes(rng: random.Random, calls: int, mixed: bool) -> list[int]:
+    if not mixed:
+        return [rng.randint(*RESULT_TOKENS) for _ in range(calls)]
+    return [rng.randint(*(SHORT_TOKENS if rng.random() < 0.5 else LONG_TOKENS)) for _ in range(calls)]
+
+
+def build_trajectory(sample: Sample, padding: Sequence[str], counter: Callable[[str], int], seed: int,
+                     kind: str = "grouped") -> Trajectory:
+    """One trajectory from ``sample`` of ``kind``, padded from ``padding`` (other rows' documents).
+
+    Kinds: "grouped" (the row's text in 3-6 contiguous groups, one per result); "single" (the row's evidence in one
+    of 3-6 results of 1-5k tokens, its other documents and other rows' around it); "spread" (the evidence over
+    2-4 of them); "repeat" ("single", and one more call, the same tool call again, whose result repeats an earlier
+    result verbatim); "empty" ("spread", and one more call whose result answers nothing: "No results found");
+    "mixed" ("spread" with results short (150-400 tokens) or long (3-6k) at random).
+    """
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage  # lazy: optional extra
+
+    if kind not in KINDS:
+        raise ValueError(f"Unknown trajectory kind {kind!r}; one of {KINDS}.")
+    rng = random.Random(seed)
+    query = casual(sample.question)
+    if kind == "grouped":
+        results = _grouped(sample, padding, counter, rng)
+    else:
+        sizes = _sizes(rng, rng.randint(*CALLS), kind == "mixed")
+        results = _placed(sample, padding, counter, rng, kind in ("spread", "empty", "mixed"), sizes)
+    pages = list(range(1, len(results) + 1))
+    if kind == "repeat":
+        source = rng.randrange(len(results))
+        at = rng.randint(source + 1, len(results))
+        results.insert(at, results[source])
+        pages.insert(at, pages[source])
+    if kind == "empty":
+        at = rng.randint(0, len(results))
+        results.insert(at, f'No results found for "{query}".')
+        pages.insert(at, len(results))
+    messages: list[Any] = [SystemMessage(SYSTEM), HumanMessage(sample.question, id="request")]
+    evidence_call = []
+    for k, (text, page) in enumerate(zip(results, pages)):
+        call = {"name": "search", "args": {"query": query, "page": page}, "id": f"call_{k}"}
         messages += [AIMessage("", tool_calls=[call], id=f"ai_{k}"),
                      ToolMessage(text, tool_call_id=call["id"], name="search", id=f"tool_{k}")]
-        results.append(text)
-        if any(s in group for s in sample.supporting_sentences):
+        if any(s in text for s in sample.supporting_sentences):
             evidence_call.append(k)
     return Trajectory(sample, messages, results, evidence_call)
 
@@ -194,6 +300,11 @@ def _method(name: str, compressor: Any, budget: int, counter: Callable[[str], in
         ahead = {"plan_ahead": int(name.split(":")[1])} if ":" in name else {}
         middleware = TPCContextMiddleware(compressor=compressor, target_tokens=budget, token_counter=counter,
                                           cache=cache if cache is not None else MemoryCache(), **ahead)
+        rule = RULES.get(name.split(":")[0])
+        if rule is not None:  # the ledger's sharing rule, which the middleware's settings do not name
+            from tpc_core.conversation import ToolResultLedger
+
+            middleware.context.ledger = ToolResultLedger(shares=rule)
         return lambda view: capture(middleware, view)
     raise ValueError(f"Unknown method {name!r}; one of {METHODS}.")
 
@@ -237,13 +348,14 @@ def _reference(compressor: Any, trajectory: Trajectory, room: int, counter: Call
 
 
 def run_one(compressor: Any, trajectory: Trajectory, methods: Sequence[str], budget: int,
-            counter: Callable[[str], int]) -> dict[str, Any]:
+            counter: Callable[[str], int], cache_dir: Path | None = None) -> dict[str, Any]:
     """Every method over one trajectory, and the reference at its last call. The TPC methods share one sentence
-    cache (their reads are the same): the first in ``methods`` runs cold, the others' cold figures are not."""
-    from tpc_core.cache import MemoryCache  # lazy: loads torch
+    cache (their reads are the same): the first in ``methods`` runs cold, the others' cold figures are not; with
+    ``cache_dir``, a directory cache there, shared across runs (then no figure is cold)."""
+    from tpc_core.cache import DirectoryCache, MemoryCache  # lazy: loads torch
 
-    shared = MemoryCache()
-    references = MemoryCache()
+    shared = MemoryCache() if cache_dir is None else DirectoryCache(cache_dir / "tools")
+    references = MemoryCache() if cache_dir is None else DirectoryCache(cache_dir / "references")
     sample = trajectory.sample
     views = trajectory.views()
     row: dict[str, Any] = {"id": sample.id, "source": sample.source, "calls": len(views),
@@ -268,7 +380,7 @@ def run_one(compressor: Any, trajectory: Trajectory, methods: Sequence[str], bud
                      "prefix_kept": statistics.fmean(_prefix_kept(a, b, counter) for a, b in zip(sent, sent[1:])),
                      "cached_tokens": cached, "cost": cost,
                      "cold_ms": 1000 * statistics.fmean(seconds), "warm_ms": 1000 * warm}
-        if name.startswith("tpc"):  # the reference at the tokens this method gave the tool results at its last call
+        if name == "tpc" or name in PLANNED:  # the reference at the tokens its last call gave the tool results
             results_tokens = sum(counter(_text(m)) for m in sent[-1] if type(m).__name__ == "ToolMessage")
             row[name]["reference_same_tokens"] = _reference(compressor, trajectory, results_tokens, counter,
                                                             references)
@@ -330,9 +442,40 @@ def _padding(samples: Sequence[Sample], exclude: str) -> list[str]:
             if len(document) > 200]
 
 
+def _kind_table(rows: list[dict[str, Any]], methods: Sequence[str], kinds: Sequence[str]) -> str:
+    """Per kind and TPC method: recall, prompt-aware at the same tokens, their ratio, cost, cached share; and the
+    baselines' recall and cost (the trade-off curve, one row per setting)."""
+    lines = ["| kind | method | recall | prompt-aware at the same tokens | ratio | cost / trajectory | cached share "
+             "| calls over budget |", "|---|---|---|---|---|---|---|---|"]
+    for kind in kinds:
+        chosen = [row for row in rows if row["kind"] == kind]
+        if not chosen:
+            continue
+        summary = summarise(chosen, methods)
+        for name in methods:
+            s = summary[name]
+            same = s.get("reference_same_tokens")
+            ratio = "-" if not same or s["recall"] is None else f"{s['recall'] / same:.3f}"
+            lines.append(f"| {kind} ({len(chosen)}) | {name} | {s['recall']:.3f} | "
+                         f"{'-' if same is None else f'{same:.3f}'} | {ratio} | {s['cost']:.0f} | "
+                         f"{s['cached_share']:.3f} | {s['overruns']} / {s['calls']} |")
+    return "\n".join(lines)
+
+
+def _chosen(samples: Sequence[Sample], limit: int, kind: str) -> list[Sample]:
+    """``limit`` rows, round robin over the sources; for a kind that spreads the evidence, rows it can spread."""
+    eligible = [s for s in samples if kind not in ("spread", "empty", "mixed") or spreadable(s)]
+    queues: dict[str, list[Sample]] = {}
+    for sample in eligible:
+        queues.setdefault(sample.source, []).append(sample)
+    return round_robin(list(queues.values()), limit)
+
+
 def run(split: str, limit: int, budget: int, methods: Sequence[str], out: Path, seed: int = 2026,
-        checkpoint: str = "tpc-mini", data: str | None = None, suffix: str = "") -> dict[str, Any]:
-    """Build ``limit`` trajectories from ``split`` (held-out train rows or dev), run every method, write .md / .json."""
+        checkpoint: str = "tpc-mini", data: str | None = None, suffix: str = "",
+        kinds: Sequence[str] = ("grouped",), cache_dir: Path | None = None) -> dict[str, Any]:
+    """Build ``limit`` trajectories of each of ``kinds`` from ``split`` (held-out train rows or dev), run every
+    method, write .md / .json. Rows already in the run's ``.partial.json`` (same split, suffix) are not run again."""
     import torch  # lazy
 
     from tpc_core import TPCCompressor
@@ -340,26 +483,30 @@ def run(split: str, limit: int, budget: int, methods: Sequence[str], out: Path, 
     torch.set_num_threads(1)
     load_before = os.getloadavg()
     samples = recall_samples(data, dev=split == "dev")
-    queues: dict[str, list[Sample]] = {}
-    for sample in samples:
-        queues.setdefault(sample.source, []).append(sample)
-    chosen = round_robin(list(queues.values()), limit)
     counter = minilm_token_counter()
     compressor = TPCCompressor.from_pretrained(checkpoint, device="cpu")
-    rows: list[dict[str, Any]] = []
     out.mkdir(parents=True, exist_ok=True)
-    for k, sample in enumerate(chosen):
-        trajectory = build_trajectory(sample, _padding(samples, sample.context), counter, seed + k)
-        rows.append(run_one(compressor, trajectory, methods, budget, counter))
-        partial = out / f"{'dev' if split == 'dev' else 'train'}{suffix}.partial.json"
-        partial.write_text(json.dumps(rows), encoding="utf-8")
-        print(f"{k + 1}/{len(chosen)} {sample.id} calls={rows[-1]['calls']} "
-              + " ".join(f"{m}={rows[-1][m]['recall']}" for m in (*methods, "reference")), flush=True)
+    name = ("dev" if split == "dev" else "train") + suffix
+    partial = out / f"{name}.partial.json"
+    rows: list[dict[str, Any]] = json.loads(partial.read_text(encoding="utf-8")) if partial.exists() else []
+    done = {(row.get("kind", "grouped"), row["id"]) for row in rows}
+    for kind_index, kind in enumerate(kinds):
+        for k, sample in enumerate(_chosen(samples, limit, kind)):
+            if (kind, sample.id) in done:
+                continue
+            trajectory_seed = seed + k if kind == "grouped" else seed + 1000 * (kind_index + 1) + k
+            trajectory = build_trajectory(sample, _padding(samples, sample.context), counter, trajectory_seed, kind)
+            row = run_one(compressor, trajectory, methods, budget, counter, cache_dir)
+            rows.append({"kind": kind, **row})
+            partial.write_text(json.dumps(rows), encoding="utf-8")
+            print(f"{kind} {k + 1}/{limit} {sample.id} calls={row['calls']} "
+                  + " ".join(f"{m}={row[m]['recall']}" for m in (*methods, "reference")), flush=True)
+    rows = [row for row in rows if row["kind"] in kinds]
     summary = summarise(rows, methods)
     load_after = os.getloadavg()
     history = statistics.fmean(row["history_tokens"] for row in rows)
     heading = (f"## Agent trajectories, qa_dev {'dev' if split == 'dev' else 'held-out train'} ({len(rows)} "
-               f"trajectories, {summary['tpc' if 'tpc' in summary else methods[0]]['calls']} model calls, budget "
+               f"trajectories of kinds {', '.join(kinds)}, {summary[methods[0]]['calls']} model calls, budget "
                f"{budget} MiniLM tokens for everything the model receives; history at the last call "
                f"{history:.0f} tokens on average; one torch thread; load average {load_before[0]:.2f} before, "
                f"{load_after[0]:.2f} after)\n\n")
@@ -368,15 +515,13 @@ def run(split: str, limit: int, budget: int, methods: Sequence[str], out: Path, 
             f"{summ['llm_calls_upper']} of {summ['model_calls']} model calls ({summ['trajectories_triggering']} of "
             f"{len(rows)} trajectories); each trigger is one extra LLM call, so it would spend between "
             f"{summ['trajectories_triggering']} and {summ['llm_calls_upper']} summarisation calls here.\n")
-    out.mkdir(parents=True, exist_ok=True)
-    name = "dev" if split == "dev" else "train"
-    name += suffix
-    (out / f"{name}.md").write_text(heading + table(summary, methods) + note, encoding="utf-8")
+    by_kind = "\n\n### Per kind\n\n" + _kind_table(rows, methods, kinds) + "\n" if len(kinds) > 1 else ""
+    (out / f"{name}.md").write_text(heading + table(summary, methods) + note + by_kind, encoding="utf-8")
     payload = {"split": split, "limit": limit, "budget": budget, "seed": seed, "checkpoint": checkpoint,
-               "load_average_before": load_before, "load_average_after": load_after, "torch_threads": 1,
-               "summary": summary, "rows": rows}
+               "kinds": list(kinds), "load_average_before": load_before, "load_average_after": load_after,
+               "torch_threads": 1, "summary": summary, "rows": rows}
     (out / f"{name}.json").write_text(json.dumps(payload, indent=1), encoding="utf-8")
-    print(heading + table(summary, methods) + note)
+    print(heading + table(summary, methods) + note + by_kind)
     return payload
 
 
@@ -387,15 +532,23 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--limit", type=int, default=40)
     parser.add_argument("--budget", type=int, default=2000)
     parser.add_argument("--methods", default=",".join(METHODS),
-                        help=f"any of {', '.join(METHODS + PLANNED)} (tpc:K: plan_ahead=K)")
+                        help=f"any of {', '.join(METHODS + PLANNED)} (tpc:K: plan_ahead=K; even:K, rel:K: "
+                        "with shares='even' / 'relevance')")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--data", default=None, help="qa_dev.jsonl (default: ../shared/data)")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/agents"))
     parser.add_argument("--checkpoint", default="tpc-mini")
     parser.add_argument("--suffix", default="", help="added to the reports' names (train<suffix>.md)")
+    parser.add_argument("--kinds", default="grouped", help=f"trajectory kinds, any of {', '.join(KINDS)} "
+                        "(--limit trajectories of each)")
+    parser.add_argument("--cache-dir", type=Path, default=None,
+                        help="a sentence cache shared across runs (a re-run with other methods reads it; cold ms are "
+                             "then not cold)")
     args = parser.parse_args(argv)
     methods = chosen_methods(parser, args.methods, METHODS + PLANNED)
-    run(args.split, args.limit, args.budget, methods, args.out, args.seed, args.checkpoint, args.data, args.suffix)
+    kinds = chosen_methods(parser, args.kinds, KINDS)
+    run(args.split, args.limit, args.budget, methods, args.out, args.seed, args.checkpoint, args.data, args.suffix,
+        kinds, args.cache_dir)
 
 
 if __name__ == "__main__":

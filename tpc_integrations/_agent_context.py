@@ -25,6 +25,7 @@ from tpc_core.conversation import (
     ToolResultLedger,
     compress_conversation,
     compress_tool_texts,
+    compress_tool_texts_together,
     emptied_note,
     kept_nothing,
     read_messages,
@@ -261,7 +262,15 @@ def compress_view(settings: TPCAgentContextSettings, ledger: ToolResultLedger, m
         return [_emptied(result, text_counter) if kept_nothing(result.text, text) else text
                 for text, result in zip(texts, chosen)]
 
-    fates = ledger.fit(results, room, compress, text_counter, settings.plan_ahead)
+    def compress_together(chosen: Sequence[ToolResult], total: int) -> list[str]:
+        texts = compress_tool_texts_together(engine, [(result.text, result.question, result.tokens)
+                                                      for result in chosen], total, text_counter, options, reads,
+                                             budget_label=functools.partial(tool_share, room + fixed, fixed),
+                                             stores=stores)
+        return [_emptied(result, text_counter) if kept_nothing(result.text, text) else text
+                for text, result in zip(texts, chosen)]
+
+    fates = ledger.fit(results, room, compress, text_counter, settings.plan_ahead, compress_together)
     texts: dict[int, list[str | None]] = {}
     for (m, p), (entry, _) in zip(slots, fates):
         if entry.text != read[m].parts[p]:

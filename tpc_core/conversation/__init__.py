@@ -23,6 +23,7 @@ _EXPORTS = {
     "ToolResultLedger": "tpc_core.conversation.tool_results",
     "compress_tool_text": "tpc_core.conversation.tool_results",
     "compress_tool_texts": "tpc_core.conversation.tool_results",
+    "compress_tool_texts_together": "tpc_core.conversation.tool_results",
     "emptied_note": "tpc_core.conversation.tool_results",
     "kept_nothing": "tpc_core.conversation.tool_results",
     "tool_share": "tpc_core.conversation.tool_results",
@@ -30,9 +31,9 @@ _EXPORTS = {
 }
 
 __all__ = ["ConversationResult", "Message", "ToolCall", "ToolResult", "ToolResultLedger", "compress_conversation",
-           "compress_tool_text", "compress_tool_texts", "emptied_note", "kept_nothing", "read_message", "read_messages",
-           "rebuild_message", "task_turn", "tool_calls_by_id",
-           "tool_question", "tool_share"]
+           "compress_tool_text", "compress_tool_texts", "compress_tool_texts_together", "emptied_note", "kept_nothing",
+           "read_message", "read_messages", "rebuild_message", "task_turn", "tool_calls_by_id", "tool_question",
+           "tool_share"]
 
 if TYPE_CHECKING:
     from tpc_core.conversation.compress import ConversationResult, compress_conversation, task_turn
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
         ToolResultLedger,
         compress_tool_text,
         compress_tool_texts,
+        compress_tool_texts_together,
         emptied_note,
         kept_nothing,
         tool_question,

@@ -11,7 +11,9 @@ reshuffle older results and defeat a provider's prompt cache (a cached prefix mu
 3. only when the results no longer fit are earlier ones compressed further, all together, to a share planned so
    that ``ahead`` more results of the same mean size fit too (:func:`planned_share`): the next calls then add their
    results without changing the earlier ones, and the prompt prefix stays the same bytes until the next shrink
-   (always from the original text, so the same inputs give the same bytes).
+   (always from the original text, so the same inputs give the same bytes). The ledger's ``shares`` says how a
+   shrink shares the room: evenly (each result the same share), or by relevance (every result compressed together,
+   :func:`compress_tool_texts_together`, so a result read early that holds what the task needs keeps it).
 
 A call's compressions (new results and a shrink's) are one batched engine call (:func:`compress_tool_texts`). A
 result with no room at all is sent as a short note that says so (:func:`emptied_note`), never as an empty text.
@@ -40,8 +42,9 @@ from tpc_core.engine.reading import DocumentStores
 from tpc_core.engine.selection.fitting import drop_to_fit
 from tpc_core.engine.tokens import TokenCounter
 
-__all__ = ["LedgerEntry", "ToolResult", "ToolResultLedger", "compress_tool_text", "compress_tool_texts", "emptied_note",
-           "fair_share", "kept_nothing", "planned_share", "tool_question", "tool_share"]
+__all__ = ["SHARES", "LedgerEntry", "ToolResult", "ToolResultLedger", "compress_tool_text", "compress_tool_texts",
+           "compress_tool_texts_together", "emptied_note", "fair_share", "joint_question", "kept_nothing",
+           "planned_share", "tool_question", "tool_share"]
 
 
 def tool_question(request: str | None, name: str | None, args: Any) -> str | None:
@@ -190,6 +193,53 @@ def compress_tool_texts(engine: Engine, items: Sequence[tuple[str, str | None, i
     return texts
 
 
+def joint_question(questions: Sequence[str | None]) -> str | None:
+    """What several tool results are compressed toward together: the lines every question shares (the user's
+    request, a call every result answers), else every distinct line, in order (``None`` when there is none)."""
+    lines = [[line for line in (question or "").split("\n") if line.strip()] for question in questions]
+    common = [line for line in dict.fromkeys(lines[0] if lines else []) if all(line in other for other in lines)]
+    chosen = common or list(dict.fromkeys(line for question in lines for line in question))
+    return "\n".join(chosen) or None
+
+
+def compress_tool_texts_together(engine: Engine, items: Sequence[tuple[str, str | None, int]], target_tokens: int,
+                                 counter: Callable[[str], int], options: Mapping[str, Any],
+                                 results: list[CompressionResult] | None = None,
+                                 budget_label: BudgetLabel | None = None,
+                                 stores: DocumentStores | None = None) -> list[str]:
+    """The ``(text, question, tokens)`` of ``items`` within ``target_tokens`` together, shared by relevance: the
+    prose texts are the documents of one prompt-aware prompt toward their :func:`joint_question`, so the engine keeps
+    the most relevant sentences of all of them (a text none of whose sentences is among them comes back ``""``). A
+    structured text is reduced by whole records on its own (:func:`compress_tool_text`), to the :func:`fair_share`
+    of the target, before the prose shares what it leaves."""
+    texts: list[str] = [text for text, _, _ in items]
+    if sum(tokens for _, _, tokens in items) <= target_tokens:
+        return texts
+    structured = [k for k, (text, _, _) in enumerate(items) if read_records(text) is not None]
+    share = fair_share([tokens for _, _, tokens in items], target_tokens)
+    used = 0
+    for k in structured:
+        text, question, tokens = items[k]
+        texts[k] = compress_tool_text(engine, text, question, share, counter, options, results, tokens, budget_label,
+                                      stores)
+        used += counter(texts[k])
+    plain = [k for k in range(len(items)) if k not in structured]
+    room = target_tokens - used
+    if not plain or room <= 0:  # nothing in prose, or no room left for it: its texts emptied
+        return [("" if k in plain else text) for k, text in enumerate(texts)]
+    engine_counter = counter if isinstance(counter, TokenCounter) else TokenCounter(counter)
+    prose = RecordsInProse(engine.splitter(options.get("splitter")))
+    settings = CompressionOptions.build(target_tokens=room, **{**options, "splitter": prose})
+    question = joint_question([items[k][1] for k in plain])
+    result = engine.compress([tuple(items[k][0] for k in plain)], [question], engine_counter, settings,
+                             stores=stores, budget_label=budget_label or _tool_budget)[0]
+    if results is not None:
+        results.append(result)
+    for k, document in zip(plain, result.compressed_documents):
+        texts[k] = document
+    return texts
+
+
 def tool_share(budget: int, fixed: int, tokens: int) -> str:
     """A tool result's budget, ``tokens``, named as its share of what the caller's ``budget`` leaves after the rest
     of the view (``fixed`` tokens: the system prompt, the request, the other turns and excluded tools)."""
@@ -237,15 +287,35 @@ class LedgerEntry:
     share: int | None
 
 
+SHARES = ("even", "relevance")
+"""How a shrink shares the room between tool results (:class:`ToolResultLedger`; the first is the default)."""
+
+JOINT_TRIES = 4
+"""How many times results compressed together are compressed again, within less, when their texts overrun."""
+
+Compress = Callable[[Sequence[ToolResult], int], Sequence[str]]
+"""Compresses results' original texts to one budget each (``compress``), or all within one budget together
+(``compress_together``); an emptied one comes back as :func:`emptied_note`."""
+
+
 class ToolResultLedger:
     """What each tool result was sent as, per key, so later calls send the same bytes (thread-safe, the
-    ``max_entries`` most recently used kept)."""
+    ``max_entries`` most recently used kept).
 
-    def __init__(self, max_entries: int = 4096) -> None:
+    ``shares`` is how a shrink shares the room: "even" (default) gives each result the same share
+    (:func:`planned_share`); "relevance" compresses every result together, so the engine's scores decide which
+    results keep sentences (a result with the evidence keeps more, one that answers nothing may keep none; a result
+    the scores miss loses what an even share would have kept of it).
+    """
+
+    def __init__(self, max_entries: int = 4096, shares: str = SHARES[0]) -> None:
+        if shares not in SHARES:
+            raise ValueError(f"shares must be one of {SHARES}, got {shares!r}.")
         self._entries: OrderedDict[str, LedgerEntry] = OrderedDict()
         self._counts: OrderedDict[str, int] = OrderedDict()
         self._lock = threading.Lock()
         self.max_entries = max_entries
+        self.shares = shares
 
     def count(self, text: str, counter: Callable[[str], int]) -> int:
         """``counter(text)``, remembered by the text's digest: a view re-sent on every call is counted once (a
@@ -290,21 +360,21 @@ class ToolResultLedger:
             self._entries.clear()
             self._counts.clear()
 
-    def fit(self, results: Sequence[ToolResult], room: int,
-            compress: Callable[[Sequence[ToolResult], int], Sequence[str]], counter: Callable[[str], int],
-            ahead: int = 0) -> list[tuple[LedgerEntry, str]]:
+    def fit(self, results: Sequence[ToolResult], room: int, compress: Compress, counter: Callable[[str], int],
+            ahead: int = 0, compress_together: Compress | None = None) -> list[tuple[LedgerEntry, str]]:
         """Each result's text for this call, with what happened to it: "reused" (the bytes sent before), "whole"
         (first sent, uncompressed), "compressed" (first sent, compressed to the current share) or "recompressed"
-        (sent before, compressed further because the results no longer fit ``room``: every earlier result over the
-        new share at once, the share planned for ``ahead`` more results).
+        (sent before, compressed again because the results no longer fit ``room``: every earlier result at once,
+        the room planned for ``ahead`` more results).
 
         Args:
             results: The view's tool results, oldest first.
             room: What the rest of the view leaves them.
-            compress: Compresses results' original texts to one budget (one batched call); an emptied one comes back
-                as :func:`emptied_note`.
+            compress: Compresses results' original texts to one budget each (one batched call).
             counter: Counts a text.
             ahead: How many more results of the same mean size a shrink leaves room for.
+            compress_together: Compresses results within one budget together (with ``shares="relevance"``: the
+                shrink, and the new results of one call); ``None``: every share even.
         """
         sent: list[LedgerEntry] = []
         actions: list[str] = []
@@ -313,19 +383,72 @@ class ToolResultLedger:
             sent.append(entry or LedgerEntry(result.text, result.tokens, None))
             actions.append("reused" if entry else "whole")
         if sum(entry.tokens for entry in sent) > room:
-            targets, share = self._plan(results, sent, actions, room, ahead)
-            texts = compress([results[k] for k in targets], share) if targets else []
-            for k, text in zip(targets, texts):
-                sent[k] = LedgerEntry(text, counter(text), share)
-                actions[k] = "compressed" if actions[k] == "whole" else "recompressed"
-            self._refill(results, sent, targets, room, compress, counter)
+            together = compress_together if self.shares == "relevance" else None
+            if together is None or not self._share_by_relevance(results, sent, actions, room, ahead, together,
+                                                                counter):
+                self._share_evenly(results, sent, actions, room, ahead, compress, counter)
         for result, entry in zip(results, sent):
             self.put(result.key, entry)
         return list(zip(sent, actions))
 
+    def _share_evenly(self, results: Sequence[ToolResult], sent: list[LedgerEntry], actions: list[str], room: int,
+                      ahead: int, compress: Compress, counter: Callable[[str], int]) -> None:
+        """Every result over the share compressed to it (:meth:`_plan`), then what the plan emptied refilled."""
+        targets, share = self._plan(results, sent, actions, room, ahead)
+        texts = compress([results[k] for k in targets], share) if targets else []
+        for k, text in zip(targets, texts):
+            sent[k] = LedgerEntry(text, counter(text), share)
+            actions[k] = "compressed" if actions[k] == "whole" else "recompressed"
+        self._refill(results, sent, targets, room, compress, counter)
+
+    @staticmethod
+    def _share_by_relevance(results: Sequence[ToolResult], sent: list[LedgerEntry], actions: list[str], room: int,
+                            ahead: int, together: Compress, counter: Callable[[str], int]) -> bool:
+        """The results within ``room`` with the room shared by relevance; ``False`` (``sent`` untouched) where the
+        texts, counted one by one, do not fit (the caller then shares evenly).
+
+        The new results alone, when the earlier ones leave them their even shares: compressed together within the
+        sum of those shares, the earlier results' bytes kept. Else a shrink: every result compressed together
+        within what the even shares of the results at hand sum to (the room less ``ahead`` results' shares), each
+        entry keeping the even share as the share of the results to come.
+        """
+        sizes = [result.tokens for result in results]
+        new = [k for k, action in enumerate(actions) if action == "whole"]
+        old = [k for k, action in enumerate(actions) if action != "whole"]
+        shares = [share for share in (sent[k].share for k in old) if share is not None]
+        share = min(shares) if shares else planned_share(sizes, room, ahead)
+        chosen = new
+        if sum(sent[k].tokens for k in old) + sum(min(sizes[k], share) for k in new) > room:
+            share = planned_share(sizes, room, ahead)
+            chosen = list(range(len(results)))
+        spare = room - sum(sent[k].tokens for k in range(len(results)) if k not in chosen)
+        # a text read twice (a repeated result) is compressed once and sent as the same bytes each time: its copies
+        # take their own shares
+        firsts = {results[k].text: k for k in reversed(chosen)}
+        unique = sorted(firsts.values())
+        copies = [sum(results[k].text == results[first].text for k in chosen) for first in unique]
+        total = sum(min(sizes[k], share) for k in unique)
+        fitted = _fit_together([results[k] for k in unique], copies, total, spare, together, counter)
+        at_hand = spare // max(copies, default=1)
+        if fitted is not None and at_hand > total and all(_emptied_text(results[k], text)
+                                                          for k, (text, _) in zip(unique, fitted)):
+            # the plan keeps room for results that may never come: it must not leave out all that fits now
+            fitted = _fit_together([results[k] for k in unique], copies, at_hand, spare, together, counter) or fitted
+        if fitted is None:
+            return False
+        by_text = {results[k].text: fitted_text for k, fitted_text in zip(unique, fitted)}
+        for k, (text, tokens) in ((k, by_text[results[k].text]) for k in chosen):
+            if actions[k] == "whole":
+                sent[k] = LedgerEntry(text, tokens, share)
+                actions[k] = "whole" if text == results[k].text else "compressed"
+            elif text != sent[k].text:
+                sent[k] = LedgerEntry(text, tokens, share)
+                actions[k] = "recompressed"
+        return True
+
     @staticmethod
     def _refill(results: Sequence[ToolResult], sent: list[LedgerEntry], targets: Sequence[int], room: int,
-                compress: Callable[[Sequence[ToolResult], int], Sequence[str]], counter: Callable[[str], int]) -> None:
+                compress: Compress, counter: Callable[[str], int]) -> None:
         """Give each result the plan emptied what ``room`` still holds, oldest first: the plan keeps room for results
         that may never come, and a result left out now would lose what fits now."""
         for k in targets:
@@ -355,3 +478,25 @@ class ToolResultLedger:
             share = planned_share(sizes, room, ahead)
             shrink = [k for k in old if sent[k].tokens > share]
         return sorted([k for k in new if sizes[k] > share] + shrink), share
+
+
+def _emptied_text(result: ToolResult, text: str) -> bool:
+    """Whether ``text``, what ``result`` is sent as, holds none of it (blank, or the note that says so)."""
+    return not text.strip() or text == emptied_note(result.tokens)
+
+
+def _fit_together(chosen: Sequence[ToolResult], copies: Sequence[int], total: int, spare: int, together: Compress,
+                  counter: Callable[[str], int]) -> list[tuple[str, int]] | None:
+    """``chosen`` compressed together within ``total``, each text with its count, where their counts (each sent
+    ``copies`` times) sum to at most ``spare``; where they do not (a counter's joins, the notes of emptied results),
+    again with the total lowered by the overrun, up to :data:`JOINT_TRIES` tries; else ``None``."""
+    for _ in range(JOINT_TRIES):
+        if total <= 0:
+            return None
+        texts = list(together(chosen, total))
+        tokens = [counter(text) for text in texts]
+        over = sum(count * times for count, times in zip(tokens, copies)) - spare
+        if over <= 0:
+            return list(zip(texts, tokens))
+        total -= -(-over // max(copies, default=1))
+    return None
