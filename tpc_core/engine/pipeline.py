@@ -37,6 +37,7 @@ from tpc_core.engine.reading import (
 )
 from tpc_core.engine.scoring.salience import Salience
 from tpc_core.engine.scoring.scorers import Scorer, needs_embeddings, score_prompts
+from tpc_core.engine.scoring.threads import small_pass_threads
 from tpc_core.engine.selection.assembly import compress_scored
 from tpc_core.engine.task.finder import FoundRequest, TaskFinder
 from tpc_core.engine.tokens import TokenCounter
@@ -134,7 +135,8 @@ class Engine:
         progress = tqdm(chunks, desc="tpc compress", unit="batch",
                         disable=(not show) if show is not None else (len(chunks) <= 1 or None))
         results: list[CompressionResult] = []
-        with progress_preference(show):  # one-time work in the call (a model converted on first use) too
+        # The preference covers one-time work in the call too (a model converted on first use).
+        with progress_preference(show), small_pass_threads(options.small_pass_threads):
             self._compress_batches(documents, questions, counter, options, progress, split, store, results)
         self._warn(results, split, budget_label)
         return results

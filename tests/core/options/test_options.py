@@ -206,7 +206,7 @@ def test_the_query_time_and_index_time_options_are_those_of_today():
                                     "keep_request", "splitter", "cache")
     assert set(options_for("query")) == {"budget_scope", "min_score", "top_n"}
     assert set(options_for("index")) == {"batch_size", "show_progress", "describe_bare"}
-    assert options_for("none") == ("document_separator",)
+    assert options_for("none") == ("document_separator", "small_pass_threads")
 
 
 def test_peer_names_are_validation_aliases_of_the_adapter_fields():
