@@ -267,6 +267,18 @@ def test_a_directory_that_cannot_be_written_is_refused_with_its_path(tmp_path):
         DirectoryCache("/proc/tpc-cache")
 
 
+@pytest.mark.parametrize("directory", ["/proc/x/", "/sys/nope/"])
+def test_a_directory_whose_file_system_takes_no_files_is_refused_by_the_check(directory):
+    with pytest.raises(PermissionError, match=directory.rstrip("/")):
+        DirectoryCache.check_path(directory)
+
+
+def test_the_check_makes_nothing_and_leaves_nothing_behind(tmp_path):
+    DirectoryCache.check_path(tmp_path / "not" / "yet")
+    DirectoryCache.check_path(tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_read_only_directory_is_refused(tmp_path):
     import os
 
