@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tpc_core.cache.entry import DEFAULT_DTYPE, DamagedEntry, Entry, check_dtype, decode_entry, encode_entry
-from tpc_core.diagnostics.notices import runtime_warning
+from tpc_core.diagnostics.notices import operator_notice
 
 __all__ = ["DEFAULT_DIRECTORY_MAX_BYTES", "DEFAULT_MAX_BYTES", "STALE_TEMPORARY_SECONDS", "CacheInfo", "DirectoryCache",
            "MemoryCache", "SentenceCache"]
@@ -85,7 +85,6 @@ class SentenceCache:
         self._lock = threading.Lock()
         self._counts = {"hits": 0, "misses": 0, "evictions": 0, "errors": 0, "bytes": 0, "entries": 0}
         self._warned = False
-        self._warned_damage = False
 
     # ------------------------------------------------------------------ hooks
     def fetch(self, keys: Sequence[str]) -> list[object | None]:
@@ -157,11 +156,8 @@ class SentenceCache:
 
     def report_damaged(self, key: str, reason: str) -> None:
         """Log and count an entry that cannot be trusted (it is recomputed and overwritten by the caller)."""
-        with self._lock:
-            first = not self._warned_damage
-            self._warned_damage = True
-        runtime_warning(logger, f"Sentence cache entry {key} is damaged ({reason}); the document is read again and the "
-                                "entry overwritten.", warn=first)
+        operator_notice(logger, f"Sentence cache entry {key} is damaged ({reason}); the document is read again and the "
+                                "entry overwritten.")
         self._add(errors=1)
 
     def info(self) -> CacheInfo:
@@ -195,8 +191,8 @@ class SentenceCache:
             self._warned = True
         logger.debug("Sentence cache: could not %s %r: %r", action, self, error)
         if first:
-            runtime_warning(logger, f"The sentence cache {self!r} failed ({type(error).__name__}: {error}); "
-                                    "compression goes on without it where it fails (this warning is shown once).")
+            operator_notice(logger, f"The sentence cache {self!r} failed ({type(error).__name__}: {error}); "
+                                    "compression goes on without it where it fails (logged once).")
 
 
 class MemoryCache(SentenceCache):

@@ -21,7 +21,7 @@ import torch
 from tpc_core.config import AgnosticConfig
 from tpc_core.diagnostics.caller import warn_at_caller
 from tpc_core.diagnostics.language import LanguageNotice
-from tpc_core.diagnostics.notices import runtime_warning
+from tpc_core.diagnostics.notices import operator_notice
 from tpc_core.diagnostics.progress import progress_preference
 from tpc_core.engine.cancellation import check_cancelled
 from tpc_core.engine.options import CompressionOptions, as_documents
@@ -116,10 +116,12 @@ class Engine:
         Warns:
             UserWarning: At the caller's line, when sentences larger than the whole budget were skipped (also
                 counted in ``CompressionResult.oversized_sentences``).
-            TPCRuntimeWarning: Once per call, at the caller's line (and logged), when the output keeps only part of
-                a sentence the splitter cut for its length (``CompressionResult.truncated_sentences``); and once per
-                script and engine, for a prompt mostly in a script the checkpoint's languages are not written in
-                (:mod:`tpc_core.diagnostics.language`).
+            TPCRuntimeWarning: Once per script and engine, for a prompt mostly in a script the checkpoint's
+                languages are not written in (:mod:`tpc_core.diagnostics.language`).
+
+        Logs:
+            WARNING: Once per call, when the output keeps only part of a sentence the splitter cut for its length
+                (also counted in ``CompressionResult.truncated_sentences``).
         """
         from tqdm.auto import tqdm
 
@@ -175,7 +177,7 @@ class Engine:
         if truncated:  # one warning per call, however many prompts
             # the length cap of the built-in splitters (get_splitter); a caller's own splitter may state none
             limit = getattr(split, "max_sentence_chars", "the splitter's limit of")
-            runtime_warning(logger, f"{truncated} sentence(s) longer than {limit} characters were "
+            operator_notice(logger, f"{truncated} sentence(s) longer than {limit} characters were "
                                     "cut at word boundaries into pieces, and the output keeps only some pieces of "
                                     "them, so it holds part of a sentence (CompressionResult.truncated_sentences "
                                     "counts them; get_splitter(name, max_sentence_chars=...) sets the limit).")
