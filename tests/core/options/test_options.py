@@ -63,6 +63,7 @@ def _option_classes():
     """Each class of the adapters' option fields, with the options the model gives it and its own defaults."""
     from tpc_integrations._engine_options import (
         AgentContextOptions,
+        ChatMemoryOptions,
         ConversationOptions,
         EveryAdapterOptions,
         IndexTimeOptions,
@@ -71,7 +72,8 @@ def _option_classes():
 
     return {EveryAdapterOptions: (options_for("every"), {}), QueryTimeOptions: (options_for("query"), {}),
             ConversationOptions: (("budget_scope",), {}), IndexTimeOptions: (options_for("index"), {}),
-            AgentContextOptions: (("cache",), {"cache": "memory"})}
+            AgentContextOptions: (("cache",), {"cache": "memory"}),
+            ChatMemoryOptions: (("cache",), {"cache": "memory"})}
 
 
 def test_the_adapters_declared_option_fields_are_the_models():
