@@ -3,6 +3,8 @@ each one's section holds."""
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
 from tpc_core.segmentation import split_sentences
@@ -86,7 +88,12 @@ def test_a_run_in_heading_is_kept_only_with_a_sentence_of_its_section(tpc_mini, 
         first, *rest = [paragraph[start:end] for start, end in split_sentences(paragraph)]
         sections[first] = set(rest)
     for rate in (0.2, 0.3, 0.4, 0.5):
-        result = tpc_mini.compress(document, question=question, rate=rate, describe_bare=False)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = tpc_mini.compress(document, question=question, rate=rate, describe_bare=False)
+        # a sentence larger than a small budget is skipped, and the caller is told
+        oversized = [w for w in caught if "larger than the whole budget" in str(w.message)]
+        assert len(oversized) == (1 if result.oversized_sentences else 0)
         kept = [sentence.text for sentence in result.kept_sentences()]
         assert result.compressed_tokens <= result.budget
         assert [text for text in texts if text in kept] == kept  # verbatim, in order
