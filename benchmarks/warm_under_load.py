@@ -9,9 +9,10 @@ qa_dev ``train`` contexts (:func:`benchmarks.protocol.chunks.retrieval_set`). Ea
 at rate 0.2 with a question never asked before in the run (qa_dev ``train`` questions, in order), so nothing but
 the documents comes from the cache. Two settings of ``small_pass_threads``: ``1`` (the default: the small passes on
 a worker with one intra-op thread) and ``None`` (every pass in the caller's thread with torch's setting). Each round
-times both, quiet and then beside ``--busy`` processes that spin on a core each, and also the cold call (no
-cache) quiet. Medians over every round; the ratios are between medians of this run. The 1-minute load average is
-recorded before and after each phase: "quiet" means only that this run adds no load (other processes may).
+times both (the first one first, then the other first, in turn), quiet and then beside ``--busy`` processes that
+spin on a core each, and also the cold call (no cache) quiet. Medians over every round; the ratios are between
+medians of this run. The 1-minute load average is recorded before and after each phase: "quiet" means only that
+this run adds no load (other processes may).
 Prints the table and writes ``warm_under_load.{md,json}`` to ``--out``. Asserts nothing.
 """
 
@@ -119,12 +120,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     times: dict[str, dict[str, list[float]]] = {setting: {"warm_quiet": [], "warm_loaded": [], "cold_quiet": []}
                                                 for setting in SETTINGS}
     loads: list[tuple[str, float, float]] = []
-    for _ in range(args.rounds):
+    for round_number in range(args.rounds):
+        # The settings swap places every round, so neither is always the first after a change of load.
+        order = list(SETTINGS.items())[:: 1 if round_number % 2 == 0 else -1]
         for phase in ("warm_quiet", "warm_loaded", "cold_quiet"):
             before = os.getloadavg()[0]
             busy = busy_processes(args.busy) if phase == "warm_loaded" else []
             try:
-                for setting, threads in SETTINGS.items():
+                for setting, threads in order:
                     calls = args.calls if phase != "cold_quiet" else cold_calls
                     run = call(threads, cached=phase != "cold_quiet")
                     run()  # one untimed call per setting and phase

@@ -162,7 +162,8 @@ class TPCChatMemory(ChatMemoryOptions, TPCMessagesSettings, BaseMemory):
                 if data.get("target_tokens") is not None or data.get("target_token") is not None:
                     raise ValueError("token_limit and target_tokens are the same budget here: pass one of them.")
                 data["target_tokens"] = limit
-        super().__init__(compressor=compressor, **data)
+        # What super() reaches (ChatMemoryOptions declares no __init__), named so type checkers read its signature.
+        TPCMessagesSettings.__init__(self, compressor=compressor, **data)
 
     def get(self, input: Optional[Union[str, ChatMessage]] = None, **kwargs: Any  # LlamaIndex's name
             ) -> List[ChatMessage]:
