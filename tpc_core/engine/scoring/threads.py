@@ -37,6 +37,17 @@ _POOLS_LOCK = threading.Lock()
 _SETTING_LOCK = threading.Lock()  # one worker at a time changes (and puts back) torch's process-wide count
 
 
+def _forget_pools() -> None:
+    """In a forked child: the parent's workers did not come along, so the child makes its own pools."""
+    global _POOLS_LOCK
+    _POOLS.clear()
+    _POOLS_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pools)
+
+
 @contextlib.contextmanager
 def small_pass_threads(threads: int | None) -> Iterator[None]:
     """Within the block, small passes run on workers with ``threads`` intra-op threads (``None``: in the caller's

@@ -6,7 +6,9 @@ count it sees there.
 
 from __future__ import annotations
 
+import signal
 import threading
+import time
 
 import pytest
 import torch
@@ -88,3 +90,31 @@ def test_cancellation_reaches_a_pass_on_a_worker(tiny):
 def test_small_pass_threads_refuses_what_is_not_a_positive_int_or_none(tiny, value):
     with pytest.raises(ValueError, match="small_pass_threads"):
         tiny.compress(TEXT, rate=0.5, small_pass_threads=value)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+def test_a_forked_child_runs_small_passes_on_workers_of_its_own(tiny):
+    import os
+
+    tiny.encoder.encode_questions(["When did the harbour open?"])  # the parent's workers exist
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child reports through the pipe and exits
+        try:
+            shape = tuple(tiny.encoder.encode_questions(["Where did the boats go?"]).shape)
+            os.write(write, repr(shape).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    for _ in range(600):  # a child whose pass waits on the parent's workers never ends: stop it after a minute
+        done, status = os.waitpid(child, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(child, signal.SIGKILL)
+        os.waitpid(child, 0)
+        pytest.fail("the forked child's small pass never ran")
+    reported = os.read(read, 100).decode()
+    os.close(read)
+    assert status == 0 and reported.startswith("(1, ")
