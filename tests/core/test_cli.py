@@ -101,8 +101,8 @@ def test_the_cli_and_the_api_document_what_each_does_with_an_empty_input(tiny, m
     result = tiny.compress(" \n\t", rate=0.5)
     assert (result.status, result.compressed_prompt, result.scored) == ("empty", "", False)
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = " ".join(readme.split("## Command line", 1)[1].split("\n## ", 1)[0].split())
+    page = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text(encoding="utf-8")
+    section = " ".join(page.split("## Exit codes", 1)[1].split("\n## ", 1)[0].split())
     assert "2 for every usage or input error" in section and "**empty or whitespace-only input**" in section
     assert "standard input is empty: nothing to compress" in section
     assert 'compressor.compress("")` returns an empty result' in section

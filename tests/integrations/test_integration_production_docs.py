@@ -19,12 +19,12 @@ from tpc_core.engine.scoring.lexical import bm25_scores
 from tpc_core.engine.scoring.scorers import CosineBM25, PooledCosine
 from tpc_integrations.langchain import TPCDocumentCompressor
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+README = (Path(__file__).resolve().parents[2] / "docs" / "options-and-production.md").read_text(encoding="utf-8")
 
 
 def test_the_production_section_says_what_each_setting_channel_and_score_means():
     section = README.split("## Production", 1)[1].split("\n## ", 1)[0]
-    for needed in ("on_error", "deadline_ms", "strict", "emptied", "Settings errors", "Runtime warnings", "Events",
+    for needed in ("on_error", "deadline_ms", "strict", "emptied", "Settings errors", "Warnings or logs", "Events",
                    "Score scales", "salience", "cosine", 'dtype="fp32"', "max_bytes"):
         assert needed in section, needed
     assert re.search(r"can exceed 1", section)

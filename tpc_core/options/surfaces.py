@@ -2,7 +2,7 @@
 
 * :func:`keywords_class`: the source of the ``CompressKeywords`` TypedDict that types ``compress(**options)``
   (static, so type checkers read it), the generated part of :mod:`tpc_core.options.keywords`;
-* :func:`markdown_table`: the README's option table;
+* :func:`markdown_table`: the option list of docs/options-and-production.md;
 * :func:`add_option_flags` / :func:`flag_options`: the ``tpc compress`` flags, and the options they were given;
 * :func:`option_field`: an option as a settings class's field, declared in the class (the adapters' settings);
   :func:`option_field_drift` says where such a class differs from the model.
@@ -34,9 +34,8 @@ __all__ = ["KEYWORDS_BEGIN", "KEYWORDS_PATH", "README_PATH", "TABLE_BEGIN", "TAB
            "markdown_table", "option_field", "option_field_drift", "options_for", "readme_with_table", "type_source"]
 
 KEYWORDS_PATH = Path(__file__).with_name("keywords.py")
-README_PATH = Path(__file__).resolve().parents[2] / "README.md"
-TABLE_BEGIN = "<!-- compress options: generated from tpc_core.options.CompressOptions (python -m tpc_core.options " \
-              "--write); do not edit -->"
+README_PATH = Path(__file__).resolve().parents[2] / "docs" / "options-and-production.md"
+TABLE_BEGIN = "<!-- compress options: generated from CompressOptions by python -m tpc_core.options --write -->"
 TABLE_END = "<!-- end of compress options -->"
 
 
@@ -121,13 +120,14 @@ def keywords_with_class(source: str) -> str:
 
 
 def markdown_table() -> str:
-    """The README's table of the options: name, type, default, meaning (one row per field, in order)."""
-    rows = ["| option | type | default | meaning |", "|---|---|---|---|"]
+    """The docs' list of the options: name, type, default, meaning (one item per field, in order), wrapped at 120."""
+    items = []
     for name, field in CompressOptions.model_fields.items():
-        kind = type_source(keyword_type(name)).replace("|", "\\|")
-        meaning = _description(field).replace("|", "\\|")
-        rows.append(f"| `{name}` | `{kind}` | `{field.default!r}` | {meaning} |")
-    return "\n".join(rows)
+        kind = type_source(keyword_type(name))
+        item = f"- `{name}` (`{kind}`, default `{field.default!r}`): {_description(field)}"
+        items.append(textwrap.fill(item, width=120, subsequent_indent="  ", break_long_words=False,
+                                   break_on_hyphens=False))
+    return "\n".join(items)
 
 
 def readme_with_table(readme: str) -> str:
@@ -139,7 +139,7 @@ def readme_with_table(readme: str) -> str:
     start = readme.find(TABLE_BEGIN)
     end = readme.find(TABLE_END)
     if start < 0 or end < start:
-        raise ValueError(f"README has no option table between {TABLE_BEGIN!r} and {TABLE_END!r}.")
+        raise ValueError(f"{README_PATH.name} has no option list between {TABLE_BEGIN!r} and {TABLE_END!r}.")
     return f"{readme[:start]}{TABLE_BEGIN}\n{markdown_table()}\n{readme[end:]}"
 
 

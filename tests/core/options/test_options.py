@@ -55,7 +55,7 @@ def test_the_readme_table_is_generated_from_the_model():
     assert readme_with_table(readme) == readme, "run python -m tpc_core.options --write"
     table = markdown_table()
     for name, field in FIELDS.items():
-        row = next(line for line in table.splitlines() if line.startswith(f"| `{name}` |"))
+        row = next(" ".join(item.split()) for item in re.split(r"\n(?=- `)", table) if item.startswith(f"- `{name}` ("))
         assert f"`{field.default!r}`" in row and " ".join(field.description.split()[:4]) in row
 
 
