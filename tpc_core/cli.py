@@ -7,8 +7,10 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from tpc_core.loading.registry import DEFAULT_MODEL, REGISTRY
+from tpc_core.loading.device_names import check_device_string
+from tpc_core.loading.registry import DEFAULT_MODEL, REGISTRY, check_checkpoint_name
 from tpc_core.options import CompressOptions
 from tpc_core.options.surfaces import add_option_flags, flag_options
 
@@ -19,10 +21,13 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``tpc`` argument parser."""
     from tpc_core import __version__
 
-    parser = argparse.ArgumentParser(prog="tpc", description="Task-agnostic Prompt Compression (TPC).")
+    # No prefix matching (allow_abbrev=False, on every command): a typo such as --rat is an error, never another flag.
+    parser = argparse.ArgumentParser(prog="tpc", description="Task-agnostic Prompt Compression (TPC).",
+                                     allow_abbrev=False)
     parser.add_argument("--version", action="version", version=f"tpc-langchain {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
-    compress = commands.add_parser("compress", help="Compress a text file (or - for standard input).")
+    compress = commands.add_parser("compress", help="Compress a text file (or - for standard input).",
+                                   allow_abbrev=False)
     compress.add_argument("file", help="Path of a UTF-8 text file, or - to read standard input. An empty or "
                                        "whitespace-only input is an error (exit code 2), where the Python API "
                                        "returns an empty result.")
@@ -41,11 +46,12 @@ def build_parser() -> argparse.ArgumentParser:
                           help="Also write a standalone HTML page of the result: the prompt as sent, kept sentences "
                                "highlighted, dropped ones dimmed, each shaded by its score (UTF-8; the normal "
                                "output is printed as well).")
-    commands.add_parser("models", help="List the registered names: what each is and whether it is published.")
+    commands.add_parser("models", help="List the registered names: what each is and whether it is published.",
+                        allow_abbrev=False)
     from tpc_core.corpus.local import add_corpus_parser
 
     add_corpus_parser(commands)
-    info = commands.add_parser("info", help="Show the model, device and versions.")
+    info = commands.add_parser("info", help="Show the model, device and versions.", allow_abbrev=False)
     info.add_argument("--model", "-m", default=DEFAULT_MODEL)
     info.add_argument("--device", default=None)
     return parser
@@ -112,6 +118,25 @@ def registry_lines() -> list[str]:
     return lines
 
 
+def _checked_inputs(args: argparse.Namespace) -> tuple[str | None, dict[str, Any]]:
+    """What needs no model, checked before the heavy imports and the (slow) model load: the checkpoint name, the
+    device string, and for ``compress`` its options, its input text (returned) and the HTML path.
+
+    Raises:
+        ValueError, TypeError, FileNotFoundError: What is wrong, in words for the user.
+    """
+    check_checkpoint_name(args.model)
+    if args.device is not None:
+        check_device_string(args.device)
+    if args.command != "compress":
+        return None, {}
+    options = flag_options(args)
+    CompressOptions.build(**options)
+    text = _read_input(args.file)
+    _check_html_path(args.html)
+    return text, options
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``tpc`` command; exit code 2 for every usage or input error."""
     args = build_parser().parse_args(argv)
@@ -123,15 +148,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         _quiet_loading()
         return run_corpus_command(args)
-    try:  # everything that needs no model is checked before the (slow) model load
-        text = None
-        options = {}
-        if args.command == "compress":
-            options = flag_options(args)
-            CompressOptions.build(**options)
-            text = _read_input(args.file)
-            _check_html_path(args.html)
-    except (ValueError, TypeError) as error:
+    try:
+        text, options = _checked_inputs(args)
+    except (ValueError, TypeError, FileNotFoundError) as error:
         print(f"tpc: error: {error}", file=sys.stderr)
         return 2
     _quiet_loading()

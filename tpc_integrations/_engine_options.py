@@ -23,8 +23,8 @@ from tpc_core.options import option_field
 from tpc_core.segmentation import SentenceSplitter
 from tpc_integrations._peer_names import PEER_ALIASES, peer_aliases
 
-__all__ = ["AgentContextOptions", "ConversationOptions", "EveryAdapterOptions", "IndexTimeOptions", "QueryTimeOptions",
-           "engine_option"]
+__all__ = ["AgentContextOptions", "ChatMemoryOptions", "ConversationOptions", "EveryAdapterOptions", "IndexTimeOptions",
+           "QueryTimeOptions", "engine_option"]
 
 
 def engine_option(name: str, default: Any, *, note: str | None = None, repr: bool | None = None) -> Any:
@@ -88,6 +88,15 @@ class IndexTimeOptions(_OptionFields):
         "Off by default at index time: stored documents ask nothing, and on held-out training contexts the CTD's "
         "descriptions did not change what was kept (``benchmarks.ctd_bare_value``) while costing seconds per "
         "document; such documents are selected by salience and coverage under the fallback task."))
+
+
+class ChatMemoryOptions(_OptionFields):
+    """The option a chat memory sets apart from every adapter: the sentence cache, on in memory by default (each
+    ``get`` reads the history again, and only the turns added since the last one are new)."""
+
+    cache: Any = engine_option("cache", "memory", repr=True, note=(
+        "A chat memory's default is \"memory\": a ``get`` after one more turn reads only that turn; None turns it "
+        "off."))
 
 
 class AgentContextOptions(_OptionFields):

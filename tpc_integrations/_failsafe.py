@@ -3,8 +3,8 @@
 A production chain must not fail a query because compression failed, nor wait on it past a deadline:
 
 * ``on_error="passthrough"``: any exception inside compression (the model fails to load, the device runs out of
-  memory, a store or a splitter raises, a document cannot be read) returns the input unchanged; one runtime warning
-  (:mod:`tpc_core.diagnostics.notices`: logged on ``tpc_integrations`` and warned at the caller's line) names the error,
+  memory, a store or a splitter raises, a document cannot be read) returns the input unchanged; one WARNING record
+  on ``tpc_integrations`` (:mod:`tpc_core.diagnostics.notices`: an operator's event, not a warning) names the error,
   and the call's event carries ``fallback="error"`` and ``error="TypeName: message"``. ``"raise"`` (the default)
   lets the original exception through.
 * ``deadline_ms``: the compression runs in a worker thread and the call waits at most that long. A call that
@@ -29,7 +29,7 @@ from typing import Any, Generic, Literal, Optional, TypeVar
 
 from pydantic import BaseModel, model_validator
 
-from tpc_core.diagnostics import runtime_warning
+from tpc_core.diagnostics import operator_notice
 from tpc_core.engine import run_cancellable
 
 __all__ = ["Fallback", "FailSafeSettings", "Progress", "guarded"]
@@ -115,7 +115,7 @@ def guarded(settings: FailSafeSettings, label: str, work: Callable[[Progress[Any
         if settings.on_error == "raise":
             raise
         fallback = Fallback("error", "input", f"{type(error).__name__}: {error}", 0, total)
-        runtime_warning(logger, f"{label} failed ({fallback.error}); on_error='passthrough' returns its input "
+        operator_notice(logger, f"{label} failed ({fallback.error}); on_error='passthrough' returns its input "
                                 "unchanged.")
         return None, fallback, progress
     if finished:
@@ -123,7 +123,7 @@ def guarded(settings: FailSafeSettings, label: str, work: Callable[[Progress[Any
     progress.stop.set()
     done = len(progress.done)
     fallback = Fallback("deadline", "partial" if done else "input", None, done, total)
-    runtime_warning(logger, f"{label} passed its deadline of {settings.deadline_ms:g} ms: "
+    operator_notice(logger, f"{label} passed its deadline of {settings.deadline_ms:g} ms: "
                             + (f"{done} of {total} documents compressed, the rest returned whole." if done else
                                "its input is returned uncompressed."))
     return None, fallback, progress

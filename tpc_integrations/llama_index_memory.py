@@ -31,6 +31,7 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
 from pydantic import BaseModel, ConfigDict, FieldSerializationInfo, field_serializer, field_validator
 
 from tpc_core.conversation import ConversationResult
+from tpc_integrations._engine_options import ChatMemoryOptions
 from tpc_integrations._messages import TPCMessagesSettings, compress_messages_call, guarded_conversation
 
 __all__ = ["TPCChatMemory", "TPCEvent"]
@@ -78,7 +79,7 @@ class TPCEvent(BaseEvent):
         return "TPCEvent"
 
 
-class TPCChatMemory(TPCMessagesSettings, BaseMemory):
+class TPCChatMemory(ChatMemoryOptions, TPCMessagesSettings, BaseMemory):
     """A memory whose ``get`` returns the stored conversation compressed under one token budget: the latest user
     turn is the task, kept whole with system messages; earlier turns, assistant replies and tool results keep the
     sentences most relevant to it.
@@ -100,6 +101,8 @@ class TPCChatMemory(TPCMessagesSettings, BaseMemory):
           they are returned whole, the rest as short as it goes, with a runtime warning and ``over_budget`` in the
           event (``strict=True``: a ``ValueError`` saying how many tokens they need).
         * ``token_limit`` (what LlamaIndex memories call their budget) is accepted as ``target_tokens``.
+        * ``cache`` is ``"memory"`` by default: every ``get`` reads the whole history, and the messages read before
+          come from the sentence cache, so a ``get`` after one more turn reads only that turn.
         * Each ``get`` emits a :class:`TPCEvent` (``name="tpc_messages_compression"``) with the call's figures.
     """
 
@@ -159,7 +162,8 @@ class TPCChatMemory(TPCMessagesSettings, BaseMemory):
                 if data.get("target_tokens") is not None or data.get("target_token") is not None:
                     raise ValueError("token_limit and target_tokens are the same budget here: pass one of them.")
                 data["target_tokens"] = limit
-        super().__init__(compressor=compressor, **data)
+        # What super() reaches (ChatMemoryOptions declares no __init__), named so type checkers read its signature.
+        TPCMessagesSettings.__init__(self, compressor=compressor, **data)
 
     def get(self, input: Optional[Union[str, ChatMessage]] = None, **kwargs: Any  # LlamaIndex's name
             ) -> List[ChatMessage]:

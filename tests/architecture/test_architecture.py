@@ -552,7 +552,7 @@ def test_data_names_through_the_benchmarks_are_found(tmp_path):
 # Files at the top of tests/: fixtures and helpers shared by several folders; every test sits in a folder that mirrors
 # the code it tests (tests/core/<package>/ for tpc_core, tests/integrations/, tests/benchmarks/, ...).
 TOP_LEVEL_TEST_HELPERS = {"conftest.py", "checkpoint_helpers.py", "conversation_helpers.py", "golden_cases.py",
-                          "subprocess_helpers.py"}
+                          "notice_helpers.py", "subprocess_helpers.py"}
 
 
 def test_tests_mirror_the_packages():

@@ -108,3 +108,36 @@ def test_the_cli_and_the_api_document_what_each_does_with_an_empty_input(tiny, m
     assert 'compressor.compress("")` returns an empty result' in section
     compress_help = cli.build_parser()._subparsers._group_actions[0].choices["compress"].format_help()
     assert "whitespace-only input is an error (exit code 2)" in " ".join(compress_help.split())
+
+
+_MODULES_AFTER_MAIN = """
+import sys
+from tpc_core.cli import main
+code = main(sys.argv[1:])
+heavy = sorted(name for name in ("torch", "transformers") if name in sys.modules)
+print("HEAVY", ",".join(heavy) or "none", "CODE", code, file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--device", "bogus"), "is not a device name"),
+    (("--device", "cuda:x"), "is not a device name"),
+    (("--model", "./no/such/checkpoint"), "No such checkpoint directory"),
+    (("--model", "tpc-mni"), "did you mean 'tpc-mini'"),
+])
+def test_errors_that_need_no_model_come_before_torch_and_transformers_are_imported(tmp_path, args, message):
+    from tests.subprocess_helpers import run_in_checkout
+
+    path = tmp_path / "doc.txt"
+    path.write_text(TEXT, encoding="utf-8")
+    done = run_in_checkout("-c", _MODULES_AFTER_MAIN, "compress", str(path), *args)
+    assert message in done.stderr
+    assert "HEAVY none CODE 2" in done.stderr, done.stderr
+
+
+def test_a_prefix_of_a_flag_is_an_error_not_that_flag(tmp_path):
+    path = tmp_path / "doc.txt"
+    path.write_text(TEXT, encoding="utf-8")
+    done = run("compress", str(path), "--rat", "0.2")
+    assert done.returncode == 2
+    assert "unrecognized arguments: --rat" in done.stderr

@@ -160,6 +160,13 @@ def test_adapters_refuse_a_directory_they_cannot_write_naming_it(tmp_path):
         TPCDocumentCompressor(cache=str(blocker))
 
 
+@pytest.mark.parametrize("directory", ["/proc/x/", "/sys/nope/"])
+def test_adapters_refuse_a_directory_on_a_file_system_that_takes_no_files(directory):
+    for adapter_class in (TPCDocumentCompressor, TPCNodePostprocessor):
+        with pytest.raises(PermissionError, match=directory.rstrip("/")):
+            adapter_class(cache=directory)
+
+
 def test_langchain_warm_ingestion_then_query_time_compression_from_the_cache(compressor, sample, tmp_path):
     from langchain_classic.retrievers import ContextualCompressionRetriever
     from langchain_classic.storage import LocalFileStore

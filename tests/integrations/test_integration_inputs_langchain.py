@@ -19,7 +19,7 @@ from langchain_core.runnables import RunnablePassthrough
 from pydantic import ValidationError
 
 from tests.conversation_helpers import is_selection
-from tpc_core.diagnostics import TPCRuntimeWarning
+from tests.notice_helpers import logged_only
 from tpc_integrations.langchain import INPUTS_EVENT, TPCInputCompressor
 
 pytestmark = pytest.mark.slow
@@ -195,10 +195,10 @@ def test_bad_settings_are_refused_at_construction(compressor, settings, words):
         TPCInputCompressor(compressor=compressor, **settings)
 
 
-def test_passthrough_returns_the_input_unchanged_and_says_why(compressor, documents):
+def test_passthrough_returns_the_input_unchanged_and_says_why(compressor, documents, caplog):
     runnable = TPCInputCompressor(compressor=compressor, target_tokens=BUDGET, on_error="passthrough")
     inputs = {"context": [documents[0], 3], "question": "q"}
-    with pytest.warns(TPCRuntimeWarning, match="passthrough"):
+    with logged_only(caplog, "passthrough"):
         out, data = runnable.compress(inputs)
     assert out["context"][0] == documents[0] and out["context"][0] is not documents[0] and out["context"][1] == 3
     assert data["fallback"] == "error" and data["error"].startswith("TypeError") and data["mode"] == "fallback"

@@ -42,7 +42,7 @@ from tpc_core.cache.entry import DEFAULT_DTYPE, Entry
 from tpc_core.cache.external import is_byte_store, is_key_value_store
 from tpc_core.cache.secret import SecretURL, redacted_url, reveal
 from tpc_core.cache.stores import CacheInfo, SentenceCache
-from tpc_core.diagnostics.notices import runtime_warning
+from tpc_core.diagnostics.notices import operator_notice
 
 __all__ = ["DEFAULT_NAMESPACE", "DEFAULT_TIMEOUT", "REDIS_SCHEMES", "CacheUnavailable", "CircuitBreaker",
            "CircuitOpen", "RedisCache", "as_redis_cache", "is_redis_client", "is_redis_url", "redacted_url",
@@ -298,8 +298,8 @@ class RedisCache(SentenceCache):
 
     def _failed(self, action: str, error: BaseException) -> None:
         """A failed round trip (see :class:`SentenceCache`): raised when ``strict``, else counted and reported once
-        per outage as every failing store is (a :class:`~tpc_core.diagnostics.TPCRuntimeWarning` and a WARNING
-        record; a call skipped by the open circuit is only logged at DEBUG)."""
+        per outage as every failing store is (a WARNING record, :func:`~tpc_core.diagnostics.operator_notice`; a call
+        skipped by the open circuit is only logged at DEBUG)."""
         if self.strict:
             raise error if isinstance(error, CacheUnavailable) else CacheUnavailable(str(error))
         with self._faults:
@@ -308,8 +308,8 @@ class RedisCache(SentenceCache):
             self._outage = True
         logger.debug("Sentence cache: %s", error)
         if first:
-            runtime_warning(logger, f"The sentence cache {self!r} failed ({error}); calls go on uncached, and try it "
-                                    "again as the circuit allows (this warning is shown once per outage).")
+            operator_notice(logger, f"The sentence cache {self!r} failed ({error}); calls go on uncached, and try it "
+                                    "again as the circuit allows (logged once per outage).")
 
 
 def _reason(error: BaseException) -> str:

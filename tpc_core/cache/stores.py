@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tpc_core.cache.entry import DEFAULT_DTYPE, DamagedEntry, Entry, check_dtype, decode_entry, encode_entry
-from tpc_core.diagnostics.notices import runtime_warning
+from tpc_core.diagnostics.notices import operator_notice
 
 __all__ = ["DEFAULT_DIRECTORY_MAX_BYTES", "DEFAULT_MAX_BYTES", "STALE_TEMPORARY_SECONDS", "CacheInfo", "DirectoryCache",
            "MemoryCache", "SentenceCache"]
@@ -85,7 +85,6 @@ class SentenceCache:
         self._lock = threading.Lock()
         self._counts = {"hits": 0, "misses": 0, "evictions": 0, "errors": 0, "bytes": 0, "entries": 0}
         self._warned = False
-        self._warned_damage = False
 
     # ------------------------------------------------------------------ hooks
     def fetch(self, keys: Sequence[str]) -> list[object | None]:
@@ -157,11 +156,8 @@ class SentenceCache:
 
     def report_damaged(self, key: str, reason: str) -> None:
         """Log and count an entry that cannot be trusted (it is recomputed and overwritten by the caller)."""
-        with self._lock:
-            first = not self._warned_damage
-            self._warned_damage = True
-        runtime_warning(logger, f"Sentence cache entry {key} is damaged ({reason}); the document is read again and the "
-                                "entry overwritten.", warn=first)
+        operator_notice(logger, f"Sentence cache entry {key} is damaged ({reason}); the document is read again and the "
+                                "entry overwritten.")
         self._add(errors=1)
 
     def info(self) -> CacheInfo:
@@ -195,8 +191,8 @@ class SentenceCache:
             self._warned = True
         logger.debug("Sentence cache: could not %s %r: %r", action, self, error)
         if first:
-            runtime_warning(logger, f"The sentence cache {self!r} failed ({type(error).__name__}: {error}); "
-                                    "compression goes on without it where it fails (this warning is shown once).")
+            operator_notice(logger, f"The sentence cache {self!r} failed ({type(error).__name__}: {error}); "
+                                    "compression goes on without it where it fails (logged once).")
 
 
 class MemoryCache(SentenceCache):
@@ -272,6 +268,15 @@ class MemoryCache(SentenceCache):
         return f"MemoryCache(max_bytes={self.max_bytes}, dtype={self.dtype!r})"
 
 
+def _probe_write(directory: Path) -> None:
+    """Make a file in ``directory`` and remove it at once (an ``OSError`` where it cannot be made)."""
+    probe, probe_path = tempfile.mkstemp(dir=directory, prefix=".tpc-write-check-")
+    try:
+        os.close(probe)
+    finally:
+        os.unlink(probe_path)
+
+
 class DirectoryCache(SentenceCache):
     """One file per entry under ``directory``, safe for threads and for processes sharing it, at most ``max_bytes``.
 
@@ -306,9 +311,7 @@ class DirectoryCache(SentenceCache):
         self.check_path(directory)
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            probe, probe_path = tempfile.mkstemp(dir=self.directory, prefix=".write-check-")
-            os.close(probe)
-            os.unlink(probe_path)
+            _probe_write(self.directory)
         except OSError as error:
             raise PermissionError(f"The sentence cache directory {self.directory} is not writable ({error}); pass "
                                   "a directory this process may write, or cache='memory'.") from error
@@ -317,8 +320,10 @@ class DirectoryCache(SentenceCache):
 
     @staticmethod
     def check_path(directory: str | os.PathLike[str]) -> None:
-        """Whether ``directory`` could hold a cache, found without creating anything: an existing directory this
-        process may write, or a path whose nearest existing parent is one.
+        """Whether ``directory`` could hold a cache, found without making it: an existing directory this process
+        may write, or a path whose nearest existing parent is one. Writing is tried (permission bits say nothing for
+        root, nor for a read-only or virtual file system): a probe file is made in that directory and removed at
+        once, so nothing is left behind.
 
         Raises:
             ValueError: An empty path.
@@ -334,10 +339,16 @@ class DirectoryCache(SentenceCache):
         parent = path
         while not parent.exists() and parent != parent.parent:
             parent = parent.parent
-        if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
-            reason = "is a file" if parent.exists() and not parent.is_dir() else "is not writable"
+        if not parent.is_dir():
+            reason = "is a file" if parent.exists() else "does not exist"
             raise PermissionError(f"The sentence cache directory {path} cannot be made or written ({parent} {reason}); "
                                   "pass a directory this process may write, or cache='memory'.")
+        try:
+            _probe_write(parent)
+        except OSError as error:
+            raise PermissionError(f"The sentence cache directory {path} cannot be made or written ({parent} is not "
+                                  f"writable: {error.strerror or error}); pass a directory this process may write, "
+                                  "or cache='memory'.") from error
 
     def _path(self, key: str) -> Path:
         if not _SAFE_KEY.match(key):

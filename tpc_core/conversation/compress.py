@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import logging
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
@@ -45,7 +44,7 @@ from tpc_core.conversation.plan import (
     task_turn,
 )
 from tpc_core.conversation.user_turn import MATERIAL_TOKENS, around_request, caller_patterns, material_parts
-from tpc_core.diagnostics.notices import runtime_warning
+from tpc_core.diagnostics.notices import caller_warning
 from tpc_core.engine.options import CompressionOptions, as_documents
 from tpc_core.engine.output.result import CompressionResult
 from tpc_core.engine.pipeline import Engine
@@ -59,8 +58,6 @@ from tpc_core.segmentation import Span
 __all__ = ["EMPTIED", "MATERIAL_TOKENS", "ConversationPlan", "ConversationResult", "ConversationWork", "assemble_part",
            "compress_conversation", "fit_parts", "fit_work", "fixed_parts", "paragraph_cuts", "plan_conversation",
            "plan_work", "read_parts", "shortfall_message", "task_turn"]
-
-logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -316,7 +313,7 @@ def _finish(messages: Sequence[Any], work: ConversationWork, texts: dict[tuple[i
     if warning is not None:
         if strict:
             raise ValueError(warning)
-        runtime_warning(logger, warning)
+        caller_warning(warning)
     rebuilt = [rebuild_message(original, message, parts, drop_empty=emptied != "empty")
                for original, message, parts in zip(messages, work.read, new_parts)]
     return ConversationResult(rebuilt, plan.origin_tokens, compressed, plan.budget, plan.protected_tokens, plan.task,

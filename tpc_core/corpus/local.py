@@ -220,7 +220,8 @@ def compress_corpus(source: str | Path, out: str | Path, settings: CorpusSetting
 def add_corpus_parser(commands: Any) -> argparse.ArgumentParser:
     """Register ``tpc compress-corpus`` on the ``tpc`` subcommand parsers."""
     parser = commands.add_parser(
-        "compress-corpus", help="Compress every row of a JSONL/Parquet corpus into a directory of Parquet files.",
+        "compress-corpus", allow_abbrev=False,
+        help="Compress every row of a JSONL/Parquet corpus into a directory of Parquet files.",
         description="Compress the text column of every row of IN and write the rows, with compressed_text, "
                     "origin_tokens, compressed_tokens, task_description, task_source and compression, to OUT (a "
                     "directory of Parquet files). Rows already in OUT are skipped: run the same command again to "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tpc_core.diagnostics.caller import register_library_path, warn_at_caller
 from tpc_core.diagnostics.language import LanguageNotice, language_scripts
-from tpc_core.diagnostics.notices import TPCRuntimeWarning, runtime_warning
+from tpc_core.diagnostics.notices import TPCRuntimeWarning, caller_warning, operator_notice
 
-__all__ = ["LanguageNotice", "TPCRuntimeWarning", "language_scripts", "register_library_path", "runtime_warning",
-           "warn_at_caller"]
+__all__ = ["LanguageNotice", "TPCRuntimeWarning", "caller_warning", "language_scripts", "operator_notice",
+           "register_library_path", "warn_at_caller"]

@@ -11,18 +11,16 @@ for an English checkpoint) is not noticed: its script says nothing of it.
 from __future__ import annotations
 
 import functools
-import logging
 import re
 import threading
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
-from tpc_core.diagnostics.notices import runtime_warning
+from tpc_core.diagnostics.notices import caller_warning
 
 __all__ = ["LANGUAGE_SCRIPTS", "LanguageNotice", "dominant_script", "language_scripts", "script_of"]
 
-logger = logging.getLogger(__name__)
 
 LANGUAGE_SCRIPTS: Mapping[str, tuple[str, ...]] = {
     **{code: ("Latin",) for code in ("en", "fr", "de", "es", "it", "pt", "nl", "sv", "da", "no", "fi", "pl", "cs",
@@ -114,7 +112,7 @@ class LanguageNotice:
                 if found[0] in self.noticed:
                     continue
                 self.noticed.add(found[0])
-            runtime_warning(logger, self.message(found[0]))
+            caller_warning(self.message(found[0]))
 
     def message(self, script: str) -> str:
         """What the notice says for a prompt mostly in ``script``."""

@@ -1,10 +1,15 @@
-"""Runtime warnings: what a call did less well than asked, reported the one way every part of the library does.
+"""Runtime notices: what a call did less well than asked, each on the one channel whose reader can act on it.
 
-A call that succeeds but cannot do all it was asked (a sentence larger than the budget skipped, a conversation
-whose protected messages exceed its budget, a damaged cache entry, a store that fails, an adapter that fell back
-to its input) says so twice, in the same words: a ``warnings.warn`` pointing at the user's line (the developer
-sees it where the call was made; :mod:`tpc_core.diagnostics.caller`) and a ``WARNING`` record on the module's logger (a
-deployment's logs keep it). Settings errors are exceptions raised before any work; per-call figures are events.
+* :func:`caller_warning`: a ``warnings.warn`` (a :class:`TPCRuntimeWarning`) pointing at the user's line
+  (:mod:`tpc_core.diagnostics.caller`), for what the caller's code should change: a budget too small for the
+  conversation's protected messages, a prompt in a script the checkpoint was not trained on. (The budget warnings
+  of a compression, a sentence larger than the whole budget, are also at the caller's line.)
+* :func:`operator_notice`: a ``WARNING`` record on the module's logger, for what an operator should see in a
+  deployment's logs: a cache store that fails or a damaged entry, an adapter that fell back to its input or passed
+  its deadline, a sentence the splitter cut for length (also counted in ``CompressionResult.truncated_sentences``).
+
+One event is told on one channel, never both. Settings errors are exceptions raised before any work; per-call
+figures are events.
 """
 
 from __future__ import annotations
@@ -13,16 +18,18 @@ import logging
 
 from tpc_core.diagnostics.caller import warn_at_caller
 
-__all__ = ["TPCRuntimeWarning", "runtime_warning"]
+__all__ = ["TPCRuntimeWarning", "caller_warning", "operator_notice"]
 
 
 class TPCRuntimeWarning(UserWarning):
-    """A call succeeded but did less than it was asked (see the module's docstring)."""
+    """A call succeeded but did less than it was asked, in a way the caller's code can change (see the module)."""
 
 
-def runtime_warning(logger: logging.Logger, message: str, *, warn: bool = True) -> None:
-    """Report ``message`` on ``logger`` at WARNING and, with ``warn``, as a :class:`TPCRuntimeWarning` at the first
-    frame outside the library (``warn=False``: logged only, where the warning was already shown once)."""
+def caller_warning(message: str) -> None:
+    """``message`` as a :class:`TPCRuntimeWarning` at the first frame outside the library."""
+    warn_at_caller(message, TPCRuntimeWarning)
+
+
+def operator_notice(logger: logging.Logger, message: str) -> None:
+    """``message`` as a ``WARNING`` record on ``logger``."""
     logger.warning(message)
-    if warn:
-        warn_at_caller(message, TPCRuntimeWarning)

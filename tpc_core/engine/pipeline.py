@@ -21,7 +21,7 @@ import torch
 from tpc_core.config import AgnosticConfig
 from tpc_core.diagnostics.caller import warn_at_caller
 from tpc_core.diagnostics.language import LanguageNotice
-from tpc_core.diagnostics.notices import runtime_warning
+from tpc_core.diagnostics.notices import operator_notice
 from tpc_core.diagnostics.progress import progress_preference
 from tpc_core.engine.cancellation import check_cancelled
 from tpc_core.engine.options import CompressionOptions, as_documents
@@ -37,6 +37,7 @@ from tpc_core.engine.reading import (
 )
 from tpc_core.engine.scoring.salience import Salience
 from tpc_core.engine.scoring.scorers import Scorer, needs_embeddings, score_prompts
+from tpc_core.engine.scoring.threads import small_pass_threads
 from tpc_core.engine.selection.assembly import compress_scored
 from tpc_core.engine.task.finder import FoundRequest, TaskFinder
 from tpc_core.engine.tokens import TokenCounter
@@ -115,10 +116,12 @@ class Engine:
         Warns:
             UserWarning: At the caller's line, when sentences larger than the whole budget were skipped (also
                 counted in ``CompressionResult.oversized_sentences``).
-            TPCRuntimeWarning: Once per call, at the caller's line (and logged), when the output keeps only part of
-                a sentence the splitter cut for its length (``CompressionResult.truncated_sentences``); and once per
-                script and engine, for a prompt mostly in a script the checkpoint's languages are not written in
-                (:mod:`tpc_core.diagnostics.language`).
+            TPCRuntimeWarning: Once per script and engine, for a prompt mostly in a script the checkpoint's
+                languages are not written in (:mod:`tpc_core.diagnostics.language`).
+
+        Logs:
+            WARNING: Once per call, when the output keeps only part of a sentence the splitter cut for its length
+                (also counted in ``CompressionResult.truncated_sentences``).
         """
         from tqdm.auto import tqdm
 
@@ -134,7 +137,8 @@ class Engine:
         progress = tqdm(chunks, desc="tpc compress", unit="batch",
                         disable=(not show) if show is not None else (len(chunks) <= 1 or None))
         results: list[CompressionResult] = []
-        with progress_preference(show):  # one-time work in the call (a model converted on first use) too
+        # The preference covers one-time work in the call too (a model converted on first use).
+        with progress_preference(show), small_pass_threads(options.small_pass_threads):
             self._compress_batches(documents, questions, counter, options, progress, split, store, results)
         self._warn(results, split, budget_label)
         return results
@@ -173,7 +177,7 @@ class Engine:
         if truncated:  # one warning per call, however many prompts
             # the length cap of the built-in splitters (get_splitter); a caller's own splitter may state none
             limit = getattr(split, "max_sentence_chars", "the splitter's limit of")
-            runtime_warning(logger, f"{truncated} sentence(s) longer than {limit} characters were "
+            operator_notice(logger, f"{truncated} sentence(s) longer than {limit} characters were "
                                     "cut at word boundaries into pieces, and the output keeps only some pieces of "
                                     "them, so it holds part of a sentence (CompressionResult.truncated_sentences "
                                     "counts them; get_splitter(name, max_sentence_chars=...) sets the limit).")

@@ -25,7 +25,6 @@ import dataclasses
 import functools
 import logging
 import os
-import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -44,7 +43,7 @@ from tpc_core.loading.registry import (
     DEFAULT_MODEL,
     RegisteredModel,
     UnpublishedModelError,
-    did_you_mean,
+    check_checkpoint_name,
     lookup,
     unpublished_message,
 )
@@ -75,9 +74,6 @@ class HubOptions:
         """Keyword arguments for a base model's ``from_pretrained``."""
         return {"revision": base_revision, "token": self.token, "cache_dir": self.cache_dir,
                 "local_files_only": self.local_files_only, "trust_remote_code": self.trust_remote_code}
-
-
-_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
 def _hub_offline_hint(name: str) -> str:
@@ -120,10 +116,7 @@ def _locate(name_or_path: str | os.PathLike[str], options: HubOptions,
             raise FileNotFoundError(f"{path} is not a TPC checkpoint: it has no {CONFIG_NAME}. "
                                     "Create one with TPCCompressor.save_pretrained() or training/export.py.")
         return _Location(directory=path)
-    if not _HUB_ID.match(name):
-        raise FileNotFoundError(f"No such checkpoint directory: {path}. Registered names: tpc-mini (offline), "
-                                "cpc-llama-1b, cpc-mistral-7b (Hub); or a Hub repo id like 'org/name'."
-                                f"{did_you_mean(name)}")
+    check_checkpoint_name(name)
     return _Location(repo_id=name, revision=options.revision)
 
 

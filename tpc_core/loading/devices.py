@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["ACCEPTED_DEVICES", "available_devices", "check_device_name", "resolve_device", "resolve_dtype"]
+from tpc_core.loading.device_names import ACCEPTED_DEVICES
 
-ACCEPTED_DEVICES = ("auto", "cpu", "cuda", "cuda:N", "mps")
-"""The device strings TPC accepts (``N``: a CUDA device index)."""
+__all__ = ["ACCEPTED_DEVICES", "available_devices", "check_device_name", "resolve_device", "resolve_dtype"]
 
 _DTYPES = {"fp32": torch.float32, "float32": torch.float32, "bf16": torch.bfloat16,
            "bfloat16": torch.bfloat16, "fp16": torch.float16, "float16": torch.float16}

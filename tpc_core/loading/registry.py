@@ -4,13 +4,14 @@ and the paper's sizes (not published: they say so instead of pretending)."""
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from tpc_core.diagnostics.language import LanguageNotice, language_scripts
 
-__all__ = ["DEFAULT_MODEL", "HubCSE", "RegisteredModel", "REGISTRY", "UnpublishedModelError", "checkpoints_by_script",
-           "did_you_mean",
+__all__ = ["DEFAULT_MODEL", "HubCSE", "RegisteredModel", "REGISTRY", "UnpublishedModelError", "check_checkpoint_name",
+           "checkpoints_by_script", "did_you_mean",
            "language_notice", "lookup", "unpublished_message"]
 
 DEFAULT_MODEL = "tpc-mini"
@@ -126,6 +127,23 @@ REGISTRY: dict[str, RegisteredModel] = {
 def lookup(name: str) -> RegisteredModel | None:
     """The registered checkpoint called ``name``, or ``None``."""
     return REGISTRY.get(name)
+
+
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
+
+def check_checkpoint_name(name: str) -> None:
+    """Refuse a checkpoint name that can be nothing: not registered, not an existing directory, not shaped like a
+    Hub repo id (``org/name``). Checked without loading anything.
+
+    Raises:
+        FileNotFoundError: Naming the registered names (and a close one, for a typo).
+    """
+    if lookup(name) is not None or Path(name).expanduser().is_dir() or _HUB_ID.match(name):
+        return
+    raise FileNotFoundError(f"No such checkpoint directory: {Path(name).expanduser()}. Registered names: tpc-mini "
+                            "(offline), cpc-llama-1b, cpc-mistral-7b (Hub); or a Hub repo id like 'org/name'."
+                            f"{did_you_mean(name)}")
 
 
 def did_you_mean(name: str) -> str:

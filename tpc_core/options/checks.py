@@ -15,8 +15,8 @@ from typing import Any
 from tpc_core.segmentation import SPLITTER_NAMES
 
 __all__ = ["BUDGET_SCOPES", "check_batch_size", "check_budget_scope", "check_flag", "check_min_score",
-           "check_optional_flag", "check_rate", "check_separator", "check_splitter", "check_target_tokens",
-           "check_top_n", "compile_patterns", "refuse_lone_surrogates", "validate_budget_args",
+           "check_optional_flag", "check_rate", "check_separator", "check_small_pass_threads", "check_splitter",
+           "check_target_tokens", "check_top_n", "compile_patterns", "refuse_lone_surrogates", "validate_budget_args",
            "validate_filter_args"]
 
 BUDGET_SCOPES = ("global", "per_document")
@@ -85,6 +85,14 @@ def check_batch_size(batch_size: Any) -> int:
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive int, got {batch_size!r}.")
     return batch_size
+
+
+def check_small_pass_threads(threads: Any) -> int | None:
+    """``small_pass_threads``: ``None`` or a positive int."""
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+        raise ValueError(f"small_pass_threads must be a positive int (intra-op threads) or None (the caller's thread "
+                         f"and setting), got {threads!r}.")
+    return threads
 
 
 def check_flag(name: str) -> Any:

@@ -61,6 +61,11 @@ class CompressKeywords(TypedDict, total=False):
             the cost of a generation per prompt (seconds on a CPU): worth it only for a checkpoint whose
             descriptions pay on your documents (measure first). Prompts that write their request are the same either
             way. Default: ``False``.
+        small_pass_threads: On a CPU, the intra-op threads of the context encoder's small forward passes (a
+            question, a few new sentences): they run on worker threads of their own with this many, so that on busy
+            cores they do not wait for threads held by other work; larger passes, and the caller's own torch work,
+            keep the caller's setting. None runs every pass in the caller's thread with its setting (see
+            ``tpc_core.engine.scoring.threads``). Default: ``1``.
         cache: Sentence cache: what each document is before any question (its sentences, their counts and
             embeddings) is stored once and read back on every later call. None (off), "memory" (an LRU in this
             process), a directory path (shared by processes), a ``tpc_core.cache.SentenceCache``, a LangChain byte
@@ -79,4 +84,5 @@ class CompressKeywords(TypedDict, total=False):
     batch_size: int
     show_progress: bool | None
     describe_bare: bool
+    small_pass_threads: int | None
     cache: Any

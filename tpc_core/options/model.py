@@ -34,6 +34,7 @@ from tpc_core.options.checks import (
     check_optional_flag,
     check_rate,
     check_separator,
+    check_small_pass_threads,
     check_splitter,
     check_target_tokens,
     check_top_n,
@@ -141,6 +142,12 @@ class CompressOptions(BaseModel):
     loaded; True lets a description the CTD writes choose what is kept, at the cost of a generation per prompt
     (seconds on a CPU): worth it only for a checkpoint whose descriptions pay on your documents (measure first).
     Prompts that write their request are the same either way."""
+    small_pass_threads: Annotated[Optional[int], BeforeValidator(check_small_pass_threads),
+                                  Reach(adapters="none")] = 1
+    """On a CPU, the intra-op threads of the context encoder's small forward passes (a question, a few new
+    sentences): they run on worker threads of their own with this many, so that on busy cores they do not wait for
+    threads held by other work; larger passes, and the caller's own torch work, keep the caller's setting. None runs
+    every pass in the caller's thread with its setting (see :mod:`tpc_core.engine.scoring.threads`)."""
     cache: Annotated[Any, Field(repr=False), Reach()] = None
     """Sentence cache: what each document is before any question (its sentences, their counts and embeddings) is
     stored once and read back on every later call. None (off), "memory" (an LRU in this process), a directory path

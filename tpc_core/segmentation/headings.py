@@ -11,6 +11,12 @@ back.`` are sentences) and does not end in a name's abbreviation (``Edgar Kaiser
 ``.`` label is the weakest sign (``Line one about cats.`` reads the same), so it counts only where the document has
 two or more of them.
 
+A run-in heading opens a paragraph and its section follows on the same line (``Impact. Orders failed for an
+hour.``, ``Contents of the box. The kit holds a jug.``): a label ending in ``.`` of at most four words, which may hold
+an article but no pronoun or auxiliary verb (``Rent is due. Pay on the first.`` opens with a sentence). A short
+sentence reads the same, so run-in labels count only where the document opens two or more lines with one: what it
+does elsewhere tells a set of sections from a sentence.
+
 A heading's section is what follows it up to the next heading that follows a sentence (a heading right under
 another opens the same section: ``# Report`` over ``## Impact``), a chat-template marker or the end of the
 document. A heading with no sentence in its section (a closing ``Thanks.``) is no heading here.
@@ -26,7 +32,7 @@ from collections.abc import Sequence
 from tpc_core.segmentation.layout import TEMPLATE_LABEL
 from tpc_core.segmentation.markers import is_turn_marker
 
-__all__ = ["heading_sections", "is_heading"]
+__all__ = ["heading_sections", "is_heading", "is_run_in_heading"]
 
 _ATX = re.compile(r"[ \t]{0,3}#{1,6}[ \t]+(?P<body>.+?)(?:[ \t]+#+)?[ \t]*")
 _BOLD = re.compile(r"(?P<fence>\*\*|__)(?P<body>[^*_]+?)(?P=fence)[ \t]*[.:]?[ \t]*")
@@ -39,6 +45,8 @@ _SENTENCE_WORDS = frozenset(
     "i you he she it we they me him her us them my our your their its this that these those there here "
     "is are was were am be been being has have had do does did will would can could should shall may might must "
     "not no yes a an the".split())
+# A run-in label may hold an article ("Contents of the box.", "Flushing a new cartridge."), never a pronoun or verb.
+_RUN_IN_SENTENCE_WORDS = _SENTENCE_WORDS - {"a", "an", "the"}
 _NAME_ENDINGS = frozenset("jr sr inc ltd co corp bros st mr mrs ms dr prof no vol jnr snr plc llc ag sa".split())
 _LETTERS = re.compile(r"[^\W\d_]+")
 _LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # those of str.splitlines
@@ -48,6 +56,9 @@ _MAX_PLAIN_WORDS = {".": 3, ":": 6}  # a colon announces what follows: a surer s
 # A plain label ending in "." is the weakest sign ("Line one about cats." reads the same): such lines are headings
 # only where the document has at least this many of them, as sections come in sets.
 _MIN_PLAIN_DOT_LABELS = 2
+_MAX_RUN_IN_WORDS = 4
+# Run-in labels, like plain "." labels, count only where the document opens at least this many lines with one.
+_MIN_RUN_IN_LABELS = 2
 
 
 def is_heading(line: str) -> bool:
@@ -73,6 +84,24 @@ def is_heading(line: str) -> bool:
     return _bare(label.group("body"), _MAX_PLAIN_WORDS[label.group("end")])
 
 
+def is_run_in_heading(text: str) -> bool:
+    """Whether ``text`` (a sentence span that opens its line, followed on that line by more text) reads as a run-in
+    heading: a label ending in ``.`` that only names a section (see the module).
+
+    >>> is_run_in_heading("Contents of the box."), is_run_in_heading("Rent is due.")
+    (True, False)
+    """
+    label = _LABEL.fullmatch(text.strip())
+    if label is None or label.group("end") != "." or not label.group("body")[:1].isupper():
+        return False
+    if TEMPLATE_LABEL.match(text.strip()):
+        return False
+    words = [word.lower() for word in _LETTERS.findall(label.group("body"))]
+    if not words or _RUN_IN_SENTENCE_WORDS.intersection(words) or words[-1] in _NAME_ENDINGS:
+        return False
+    return _bare(label.group("body"), _MAX_RUN_IN_WORDS)
+
+
 def _is_plain_dot(line: str) -> bool:
     """Whether a heading line is a plain label ending in ``.`` (no markdown, no bold, no colon)."""
     text = line.strip()
@@ -88,16 +117,23 @@ def _bare(body: str, max_words: int) -> bool:
 def heading_sections(document: str, spans: Sequence[tuple[int, int]]) -> dict[int, tuple[int, ...]]:
     """Each bare heading of ``document`` (a span index) and the sentences of its section (not headings), in order.
 
-    A span is a heading only where it stands alone on its line (:func:`is_heading`) and its section holds a
+    A span is a heading only where it stands alone on its line (:func:`is_heading`), or opens its line with more
+    text after it there (:func:`is_run_in_heading`, where the document has two or more), and its section holds a
     sentence.
 
-    >>> text = "Impact.\\nOrders failed for an hour.\\n## Notes\\nWe rolled back."
-    >>> spans = [(0, 7), (8, 34), (35, 43), (44, 59)]
+    >>> text = "# Impact\\nOrders failed for an hour.\\n## Notes\\nWe rolled back."
+    >>> spans = [(0, 8), (9, 35), (36, 44), (45, 60)]
     >>> heading_sections(text, spans)
     {0: (1,), 2: (3,)}
+    >>> text = "Impact. Orders failed for an hour.\\nNotes. We rolled back.\\nRent is due. Pay on the first."
+    >>> heading_sections(text, [(0, 7), (8, 34), (35, 41), (42, 57), (58, 70), (71, 88)])
+    {0: (1,), 2: (3, 4, 5)}
     """
     headings = [end - start <= _MAX_HEADING_CHARS and is_heading(document[start:end])
                 and _alone_on_line(document, start, end) for start, end in spans]
+    run_in = [not heading and _run_in(document, spans, index) for index, heading in enumerate(headings)]
+    if sum(run_in) >= _MIN_RUN_IN_LABELS:
+        headings = [heading or opens for heading, opens in zip(headings, run_in)]
     plain_dot = [heading and _is_plain_dot(document[start:end]) for heading, (start, end) in zip(headings, spans)]
     if sum(plain_dot) < _MIN_PLAIN_DOT_LABELS:
         headings = [heading and not dot for heading, dot in zip(headings, plain_dot)]
@@ -107,6 +143,18 @@ def heading_sections(document: str, spans: Sequence[tuple[int, int]]) -> dict[in
         if section:
             sections[index] = section
     return sections
+
+
+def _run_in(document: str, spans: Sequence[tuple[int, int]], index: int) -> bool:
+    """Whether span ``index`` opens its line, the next span follows it on the same line, and it reads as a run-in
+    heading."""
+    start, end = spans[index]
+    if index + 1 >= len(spans) or end - start > _MAX_HEADING_CHARS:
+        return False
+    before = document[:start].rstrip(" \t")
+    between = document[end:spans[index + 1][0]]
+    return (not before or before[-1] in _LINE_BREAKS) and not any(char in _LINE_BREAKS for char in between) \
+        and is_run_in_heading(document[start:end])
 
 
 def _alone_on_line(document: str, start: int, end: int) -> bool:

@@ -10,13 +10,13 @@ from __future__ import annotations
 import logging
 import socket
 import time
-import warnings
 
 import pytest
 
 from benchmarks.protocol.cache_redis_server import RedisServer, RedisServerUnavailable
 from tests.core.cache.test_cache import FINGERPRINT, make_entry
 from tests.core.cache.test_cache_compressor import CHUNKS, facts
+from tests.notice_helpers import logged_only
 from tpc_core.cache import SecretURL, decode_entry, resolve_cache
 from tpc_core.cache.redis_store import (
     CacheUnavailable,
@@ -26,7 +26,6 @@ from tpc_core.cache.redis_store import (
     is_redis_url,
     redacted_url,
 )
-from tpc_core.diagnostics import TPCRuntimeWarning
 
 redis = pytest.importorskip("redis", reason="the Redis cache tests need redis-py: pip install redis")
 pytestmark = pytest.mark.enable_socket
@@ -96,22 +95,17 @@ def test_bad_options_are_refused_before_any_connection():
         RedisCache.from_url("redis://127.0.0.1:1/0").get_many(["tpc-a"])
 
 
-def test_a_dead_server_is_a_runtime_warning_and_a_logged_warning(tpc_mini, caplog):
-    """Every failing store says so on both channels (tpc_core.diagnostics.notices): a TPCRuntimeWarning at the
-    caller's line and a WARNING record, in the same words, once per outage."""
+def test_a_dead_server_is_a_logged_warning_and_not_a_warning(tpc_mini, caplog):
+    """A failing store is an operator's event (tpc_core.diagnostics.notices): one WARNING record per outage, and no
+    warning at the caller's line."""
     with socket.socket() as probe:  # a port nothing listens on: bound, then closed
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     url = f"redis://127.0.0.1:{port}/0"
     expected = facts(tpc_mini.compress(CHUNKS[:2], question=QUESTION, rate=0.3))
-    with caplog.at_level(logging.INFO), pytest.warns(TPCRuntimeWarning, match="calls go on uncached") as caught:
+    with logged_only(caplog, "calls go on uncached", count=1):
         down = tpc_mini.compress(CHUNKS[:2], question=QUESTION, rate=0.3, cache=url)
     assert facts(down) == expected
-    warned = [str(w.message) for w in caught if issubclass(w.category, TPCRuntimeWarning)]
-    logged = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and "calls go on uncached"
-              in r.getMessage()]
-    assert len(warned) == 1 and logged == warned
-    assert caught[0].filename == __file__  # warned at the caller's line
 
 
 # ---------------------------------------------------------------------------------------------- a real server
@@ -197,7 +191,7 @@ def test_damaged_and_foreign_values_are_recomputed_and_overwritten(tpc_mini, ser
     assert all(decode_entry(client.get(key)) for key in keys)  # overwritten with sound entries
 
 
-def test_a_dead_server_costs_the_cache_not_the_call_and_the_circuit_retries(tpc_mini, tmp_path):
+def test_a_dead_server_costs_the_cache_not_the_call_and_the_circuit_retries(tpc_mini, tmp_path, caplog):
     try:
         server = RedisServer(tmp_path / "redis").start()
     except RedisServerUnavailable as error:
@@ -209,16 +203,15 @@ def test_a_dead_server_costs_the_cache_not_the_call_and_the_circuit_retries(tpc_
         expected = facts(tpc_mini.compress(CHUNKS[:3], question=QUESTION, rate=0.3))
         tpc_mini.warm_cache(CHUNKS[:3], cache=cache)
         server.kill()
-        with pytest.warns(UserWarning, match="calls go on uncached") as caught:
+        with logged_only(caplog, "calls go on uncached", count=1):
             down = tpc_mini.compress(CHUNKS[:3], question=QUESTION, rate=0.3, cache=cache)
-        assert len([w for w in caught if "sentence cache" in str(w.message)]) == 1
         assert facts(down) == expected and down.cache_misses == 3
         assert cache.circuit.failures == 1 and not cache.circuit.allows()
         errors = cache.info().errors
-        with warnings.catch_warnings(record=True) as again:
-            warnings.simplefilter("always")
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
             skipped = tpc_mini.compress(CHUNKS[:3], question=QUESTION, rate=0.3, cache=cache)
-        assert not [w for w in again if "sentence cache" in str(w.message)]  # one warning per outage
+        assert not [r for r in caplog.records if "sentence cache" in r.getMessage()]  # one record per outage
         assert facts(skipped) == expected
         assert cache.info().errors == errors and cache.circuit.failures == 1  # skipped: no round trip was made
         server.start()  # same port; the entries died with it (no persistence)
@@ -230,7 +223,7 @@ def test_a_dead_server_costs_the_cache_not_the_call_and_the_circuit_retries(tpc_
         server.stop()
 
 
-def test_a_hung_server_is_bounded_by_the_timeout_then_skipped(tpc_mini, tmp_path):
+def test_a_hung_server_is_bounded_by_the_timeout_then_skipped(tpc_mini, tmp_path, caplog):
     try:
         server = RedisServer(tmp_path / "redis").start()
     except RedisServerUnavailable as error:
@@ -241,7 +234,7 @@ def test_a_hung_server_is_bounded_by_the_timeout_then_skipped(tpc_mini, tmp_path
         expected = facts(tpc_mini.compress(CHUNKS[:2], question=QUESTION, rate=0.3))
         tpc_mini.warm_cache(CHUNKS[:1], cache=cache)
         server.pause()
-        with pytest.warns(UserWarning, match="TimeoutError"):
+        with logged_only(caplog, "TimeoutError"):
             assert facts(tpc_mini.compress(CHUNKS[:2], question=QUESTION, rate=0.3, cache=cache)) == expected
         assert cache.circuit.failures == 1 and not cache.circuit.allows()
         assert facts(tpc_mini.compress(CHUNKS[:2], question=QUESTION, rate=0.3, cache=cache)) == expected
@@ -295,7 +288,7 @@ def test_other_values_are_not_taken_for_redis(tmp_path):
     assert as_redis_cache({"mget": 1}) is None
 
 
-def test_a_password_protected_server_is_reached_with_the_password_that_nothing_shows(tpc_mini, tmp_path):
+def test_a_password_protected_server_is_reached_with_the_password_that_nothing_shows(tpc_mini, tmp_path, caplog):
     password = "s3cret-Passw0rd"
     try:
         server = RedisServer(tmp_path / "redis", password=password).start()
@@ -324,9 +317,9 @@ def test_a_password_protected_server_is_reached_with_the_password_that_nothing_s
 
         # A wrong password costs the call its cache, never its result; the warning names the server, not the password.
         wrong = server.url.replace(password, "not-the-" + password)
-        with pytest.warns(UserWarning, match="calls go on uncached") as caught:
+        with logged_only(caplog, "calls go on uncached"):
             fallback = tpc_mini.compress(CHUNKS[:3], question=QUESTION, rate=0.3, cache=SecretURL(wrong))
         assert facts(fallback) == expected and fallback.cache_misses == 3
-        assert not any(password in str(warning.message) for warning in caught)
+        assert not any(password in record.getMessage() for record in caplog.records)
     finally:
         server.stop()

@@ -63,6 +63,7 @@ def _option_classes():
     """Each class of the adapters' option fields, with the options the model gives it and its own defaults."""
     from tpc_integrations._engine_options import (
         AgentContextOptions,
+        ChatMemoryOptions,
         ConversationOptions,
         EveryAdapterOptions,
         IndexTimeOptions,
@@ -71,7 +72,8 @@ def _option_classes():
 
     return {EveryAdapterOptions: (options_for("every"), {}), QueryTimeOptions: (options_for("query"), {}),
             ConversationOptions: (("budget_scope",), {}), IndexTimeOptions: (options_for("index"), {}),
-            AgentContextOptions: (("cache",), {"cache": "memory"})}
+            AgentContextOptions: (("cache",), {"cache": "memory"}),
+            ChatMemoryOptions: (("cache",), {"cache": "memory"})}
 
 
 def test_the_adapters_declared_option_fields_are_the_models():
@@ -206,7 +208,7 @@ def test_the_query_time_and_index_time_options_are_those_of_today():
                                     "keep_request", "splitter", "cache")
     assert set(options_for("query")) == {"budget_scope", "min_score", "top_n"}
     assert set(options_for("index")) == {"batch_size", "show_progress", "describe_bare"}
-    assert options_for("none") == ("document_separator",)
+    assert options_for("none") == ("document_separator", "small_pass_threads")
 
 
 def test_peer_names_are_validation_aliases_of_the_adapter_fields():

@@ -6,6 +6,7 @@ texts hypothesis draws; the report and the warning on the real tpc-mini."""
 
 from __future__ import annotations
 
+import logging
 import sys
 import warnings
 from dataclasses import replace
@@ -14,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.notice_helpers import logged_only
 from tpc_core.diagnostics.notices import TPCRuntimeWarning
 from tpc_core.segmentation import get_splitter
 from tpc_core.segmentation.length import cut_sentences
@@ -72,36 +74,31 @@ def test_a_cut_falls_at_a_word_boundary_and_never_inside_a_word_that_fits():
 
 
 @pytest.mark.slow
-def test_a_result_that_keeps_part_of_a_cut_sentence_says_so_and_the_call_warns_once_at_the_callers_line(tpc_mini):
+def test_a_result_that_keeps_part_of_a_cut_sentence_says_so_and_the_call_logs_it_once(tpc_mini, caplog):
     text = _lease(300)  # its long sentence is about 13,000 characters: the 2,000-character cap cuts it
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with logged_only(caplog, "1 sentence\\(s\\) longer than 2000 characters were cut at word boundaries", count=1):
         result = tpc_mini.compress(text, question=QUESTION, target_tokens=1200)
     assert result.truncated_sentences == 1
     kept = [sentence.text for sentence in result.kept_sentences()]
     assert any(piece.startswith("the tenant shall keep item number") for piece in kept)  # a piece from its middle
     assert all(len(sentence.text) <= 2000 for sentence in result.sentences)
-    shown = [warning for warning in caught if issubclass(warning.category, TPCRuntimeWarning)]
-    assert len(shown) == 1 and shown[0].filename == __file__
-    assert "1 sentence(s) longer than 2000 characters were cut at word boundaries" in str(shown[0].message)
     assert result.to_dict()["truncated_sentences"] == 1
 
-    # Two such prompts in one call: one warning, counting both.
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    # Two such prompts in one call: one record, counting both.
+    with logged_only(caplog, "sentence\\(s\\) longer than", count=1):
         batch = tpc_mini.compress_batch([text, _lease(200)], question=QUESTION, target_tokens=1200)
     assert [r.truncated_sentences for r in batch] == [1, 1]
-    shown = [str(warning.message) for warning in caught if issubclass(warning.category, TPCRuntimeWarning)]
-    assert len(shown) == 1 and shown[0].startswith("2 sentence(s)")
+    assert [r.getMessage()[:14] for r in caplog.records if "longer than" in r.getMessage()] == ["2 sentence(s) "]
 
 
 @pytest.mark.slow
-def test_a_cut_sentence_kept_whole_or_dropped_whole_is_not_reported(tpc_mini):
+def test_a_cut_sentence_kept_whole_or_dropped_whole_is_not_reported(tpc_mini, caplog):
     text = _lease(60)  # about 2,700 characters: cut once
-    with warnings.catch_warnings(record=True) as caught:
+    with caplog.at_level(logging.WARNING), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         whole = tpc_mini.compress(text, question=QUESTION, rate=1.0)  # the budget covers it: every piece kept
         dropped = tpc_mini.compress(text, question="When is rent due?", target_tokens=30)
     assert whole.compressed_prompt == text and whole.truncated_sentences == 0
     assert "item number" not in dropped.compressed_prompt and dropped.truncated_sentences == 0
     assert not [warning for warning in caught if issubclass(warning.category, TPCRuntimeWarning)]
+    assert "longer than" not in caplog.text

@@ -27,6 +27,7 @@ from tpc_core.engine.cancellation import check_cancelled
 from tpc_core.engine.fast_encoder import BatchEncoder, tokenizer_fingerprint
 from tpc_core.engine.scoring.pooling import PoolPlan, plan_pooling, pool_question, pool_sentence, pool_spans
 from tpc_core.engine.scoring.slim import SlimBert, slim_encoder
+from tpc_core.engine.scoring.threads import run_pass
 
 __all__ = ["POOL_GROUP_BYTES", "ContextSentenceEncoder", "DeferredModel", "PoolPlan", "Slot", "Window",
            "bidirectional_mask", "pad_batch", "plan_batches", "plan_pooling", "plan_windows", "pool_question",
@@ -328,8 +329,10 @@ class ContextSentenceEncoder:
         rows = self.max_rows or len(batch)
         if len(batch) > rows:
             return _stack_padded([self.forward(batch[first: first + rows]) for first in range(0, len(batch), rows)])
+        positions = len(batch) * max((len(ids) for ids in batch), default=0)
         try:
-            return self._forward(batch, padded)
+            # A small pass runs on a worker with few intra-op threads (see tpc_core.engine.scoring.threads).
+            return run_pass(lambda: self._forward(batch, padded), positions, self.device)
         except (torch.OutOfMemoryError, RuntimeError) as error:
             if len(batch) == 1 or not _out_of_memory(error):
                 raise
