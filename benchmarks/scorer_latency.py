@@ -4,11 +4,11 @@ Usage:
     python -m benchmarks.scorer_latency [--lengths 1000,4000,10000,32000] [--repeats 3]
         [--scorer tpc-mini@pooled_cosine --scorer tpc-mini@cosine_bm25] [--out benchmarks/results/scorer_latency]
 
-Each ``--scorer`` is a TPC model, optionally with ``@SCORER`` (``benchmarks.protocol.methods.tpc.split_model_spec``).
+Each ``--scorer`` is a TPC model, optionally with ``@SCORER`` (``evaluation.methods.tpc.split_model_spec``).
 Prompts are real dev contexts concatenated to each length (``benchmarks.engine_overhead.build_prompt``, MiniLM tokens),
 with the first row's question. For every length and scorer, in one process: the median wall time of ``compress(text,
 question=..., rate=0.2)`` over ``--repeats`` runs after one warm-up, and the MiniLM forward floor over the same tokens
-(:mod:`benchmarks.protocol.methods.forward_floor`); the ratio column is compress / floor.
+(:mod:`evaluation.methods.forward_floor`); the ratio column is compress / floor.
 Scorers share the CSE pass, so the difference between two rows of one length is what the scoring function itself costs.
 The 1-minute load average before and after is printed with the table: on shared cores the seconds are noise. Writes
 ``scorer_latency.{md,json}`` to ``--out``; asserts nothing.
@@ -24,9 +24,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.protocol.methods.forward_floor import MiniLMForward
-from benchmarks.protocol.methods.tpc import split_model_spec
-from benchmarks.protocol.timing_inputs import build_prompt
+from benchmarks.harness.timing_inputs import build_prompt
+from evaluation.methods.forward_floor import MiniLMForward
+from evaluation.methods.tpc import split_model_spec
 
 DEFAULT_SCORERS = ("tpc-mini@pooled_cosine", "tpc-mini@cosine_bm25")
 

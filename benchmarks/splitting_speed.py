@@ -18,7 +18,7 @@ import os
 import statistics
 import time
 
-from benchmarks.protocol.timing_inputs import build_prompt
+from benchmarks.harness.timing_inputs import build_prompt
 from tpc_core.segmentation import split_sentences
 
 

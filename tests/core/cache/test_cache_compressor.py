@@ -334,7 +334,7 @@ class _EmbedOnly:
 
 
 def test_a_scorer_without_a_per_document_step_is_not_run(tpc_mini):
-    """The engine runs whole scorers only (training/scorer's research scorers are whole: tests/training)."""
+    """The engine runs whole scorers only: one without a per-document step is refused."""
     compressor = copy.deepcopy(tpc_mini)
     compressor.scorer = _EmbedOnly(tpc_mini.scorer)  # assigning a scorer rebuilds the engine around it
     with pytest.raises(AttributeError, match="embed_documents"):

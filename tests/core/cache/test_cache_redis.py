@@ -14,7 +14,7 @@ import warnings
 
 import pytest
 
-from benchmarks.protocol.cache_redis_server import RedisServer, RedisServerUnavailable
+from benchmarks.harness.cache_redis_server import RedisServer, RedisServerUnavailable
 from tests.core.cache.test_cache import FINGERPRINT, make_entry
 from tests.core.cache.test_cache_compressor import CHUNKS, facts
 from tpc_core.cache import SecretURL, decode_entry, resolve_cache

@@ -11,7 +11,7 @@ import os
 import pytest
 from corpus_helpers import ROOT, TASK, corpus_rows, read_out, run_cli, write_jsonl
 
-from benchmarks.protocol.cache_redis_server import RedisServer, RedisServerUnavailable
+from benchmarks.harness.cache_redis_server import RedisServer, RedisServerUnavailable
 from tpc_core.cache.redis_store import CacheUnavailable
 from tpc_core.corpus import table as corpus_table
 from tpc_core.corpus.io import MANIFEST_NAME, CorpusInputError, CorpusSettings

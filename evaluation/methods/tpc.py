@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import tpc_core
-from benchmarks.protocol.budget import MiniLMTokenCounter
-from benchmarks.protocol.methods.base import AGNOSTIC, AWARE, Compressed, Method
+from evaluation.budget import MiniLMTokenCounter
+from evaluation.methods.base import AGNOSTIC, AWARE, Compressed, Method
 
 __all__ = ["DEFAULT_TPC_MODEL", "TPCMethod", "split_model_spec"]
 

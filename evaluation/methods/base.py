@@ -5,10 +5,10 @@ A method runs in the prompt-aware setting (:data:`AWARE`: it is given the questi
 :meth:`Method.unavailable_reason` and is skipped, never crashing the run. Sentence-level methods split with the
 project's shared splitter, :func:`split_spans`.
 
-The methods themselves: :mod:`benchmarks.protocol.methods.baselines` (sentence scorers, the full prompt),
-:mod:`benchmarks.protocol.methods.peers` (LlamaIndex, LangChain, LLMLingua),
-:mod:`benchmarks.protocol.methods.trimwise`, :mod:`benchmarks.protocol.methods.tpc`;
-:mod:`benchmarks.protocol.methods.registry` builds them by name.
+The methods themselves: :mod:`evaluation.methods.baselines` (sentence scorers, the full prompt),
+:mod:`evaluation.methods.peers` (LlamaIndex, LangChain, LLMLingua),
+:mod:`evaluation.methods.trimwise`, :mod:`evaluation.methods.tpc`;
+:mod:`evaluation.methods.registry` builds them by name.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchmarks.protocol.budget import MiniLMTokenCounter
+from evaluation.budget import MiniLMTokenCounter
 from tpc_core.segmentation import split_sentences
 
 __all__ = ["AGNOSTIC", "AWARE", "Compressed", "Method", "split_spans", "split_text", "tpc_core_unavailable_reason"]
@@ -83,7 +83,7 @@ class Method:
     @property
     def embedder(self) -> Any:
         if self.embedder_factory is None:
-            from benchmarks.protocol.methods.embedder import shared_embedder  # lazy: loads torch
+            from evaluation.methods.embedder import shared_embedder  # lazy: loads torch
 
             self.embedder_factory = shared_embedder
         return self.embedder_factory()

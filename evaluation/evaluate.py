@@ -4,7 +4,7 @@
   fill the task template with the compressed context.
 * prompt-agnostic: fill the template first, then compress the whole prompt with no question.
 
-Budgets come from :func:`benchmarks.protocol.budget.budget_for` on the text being compressed, counted with the one
+Budgets come from :func:`evaluation.budget.budget_for` on the text being compressed, counted with the one
 MiniLM counter, and every output is re-counted with it. Records are cached per sample, so an interrupted run
 resumes; a method failing on one sample records the error and the run goes on.
 """
@@ -18,12 +18,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.protocol.budget import MiniLMTokenCounter, budget_for
-from benchmarks.protocol.cache import JsonCache, cache_key
-from benchmarks.protocol.methods.base import AGNOSTIC, AWARE, Method
-from benchmarks.protocol.metrics import answer_retention, evidence_recall, score_prediction
-from benchmarks.protocol.reader import CachedReader
 from data_access.loaders import Sample
+from evaluation.budget import MiniLMTokenCounter, budget_for
+from evaluation.cache import JsonCache, cache_key
+from evaluation.methods.base import AGNOSTIC, AWARE, Method
+from evaluation.metrics import answer_retention, evidence_recall, score_prediction
+from evaluation.reader import CachedReader
 from synthesis.templates import NO_CHAT_TEMPLATE, fill_template, instruction_query
 
 __all__ = ["SETTINGS", "evaluate", "compress_one"]

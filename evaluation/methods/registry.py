@@ -1,10 +1,10 @@
 """The compared methods by name: the default rows, the opt-in ones, and one row per TPC checkpoint.
 
 Every method maps ``(text, question | None, budget)`` to a compressed text under one budget, one token counter
-and one sentence splitter (:mod:`benchmarks.protocol.methods.base`). :func:`build_method` makes one from its name:
-sentence-level baselines (:mod:`benchmarks.protocol.methods.baselines`), the real LlamaIndex / LangChain components and
-LLMLingua (:mod:`benchmarks.protocol.methods.peers`), trimwise (:mod:`benchmarks.protocol.methods.trimwise`) and TPC
-(:mod:`benchmarks.protocol.methods.tpc`).
+and one sentence splitter (:mod:`evaluation.methods.base`). :func:`build_method` makes one from its name:
+sentence-level baselines (:mod:`evaluation.methods.baselines`), the real LlamaIndex / LangChain components and
+LLMLingua (:mod:`evaluation.methods.peers`), trimwise (:mod:`evaluation.methods.trimwise`) and TPC
+(:mod:`evaluation.methods.tpc`).
 
 :data:`METHOD_NAMES` are the default rows; :data:`OPT_IN_METHOD_NAMES` run only when named with ``--methods``
 (they cannot run offline: trimwise's tiktoken-based strategies). :data:`ALL_METHOD_NAMES` is both.
@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.protocol.budget import MiniLMTokenCounter
-from benchmarks.protocol.methods.base import AGNOSTIC, AWARE, Method
-from benchmarks.protocol.methods.baselines import (
+from evaluation.budget import MiniLMTokenCounter
+from evaluation.methods.base import AGNOSTIC, AWARE, Method
+from evaluation.methods.baselines import (
     BM25Sentences,
     FullPrompt,
     LeadPerPassage,
@@ -32,9 +32,9 @@ from benchmarks.protocol.methods.baselines import (
     MiniLMCosine,
     RandomSentences,
 )
-from benchmarks.protocol.methods.peers import LangChainFilter, LlamaIndexOptimizer, LLMLinguaMethod
-from benchmarks.protocol.methods.tpc import DEFAULT_TPC_MODEL, TPCMethod
-from benchmarks.protocol.methods.trimwise import TrimwiseHybrid, TrimwiseLexical, TrimwiseSemantic, TrimwiseStructural
+from evaluation.methods.peers import LangChainFilter, LlamaIndexOptimizer, LLMLinguaMethod
+from evaluation.methods.tpc import DEFAULT_TPC_MODEL, TPCMethod
+from evaluation.methods.trimwise import TrimwiseHybrid, TrimwiseLexical, TrimwiseSemantic, TrimwiseStructural
 
 __all__ = [
     "ALL_METHOD_NAMES",

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from benchmarks.protocol.budget import MiniLMTokenCounter
 from data_access.loaders import Sample, round_robin
+from evaluation.budget import MiniLMTokenCounter
 from tpc_core.segmentation import split_sentences
 
 __all__ = ["LEFT_OUT_SOURCES", "Chunk", "build_chunks", "retrieval_set", "spread_over_sources"]

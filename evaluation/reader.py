@@ -18,7 +18,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any, Protocol
 
-from benchmarks.protocol.cache import JsonCache, cache_key
+from evaluation.cache import JsonCache, cache_key
 
 __all__ = ["Reader", "HFReader", "OpenAIReader", "CachedReader", "resolve_reader", "ReaderUnavailable"]
 

@@ -1,9 +1,9 @@
 """Summarisation suite: prompt-agnostic compression where there is no question to restate.
 
 Each summ_dev sample (LongBench ``multi_news``) is filled into its task template and the WHOLE prompt is
-compressed with ``question=None`` at one budget per sample (:func:`benchmarks.protocol.budget.budget_for` on the filled
+compressed with ``question=None`` at one budget per sample (:func:`evaluation.budget.budget_for` on the filled
 prompt, MiniLM tokens), through the same per-sample machinery as the other suites
-(:func:`benchmarks.protocol.evaluate.evaluate`: cache, warm-up, error records, re-counting). What is measured is how
+(:func:`evaluation.evaluate.evaluate`: cache, warm-up, error records, re-counting). What is measured is how
 much of the human-written reference summary survives in the compressed text: ROUGE-1 and ROUGE-2 *recall* of
 the reference by the compressed prompt. No reader LLM is involved, and the summaries are never trained on.
 """
@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
-from benchmarks.protocol.budget import MiniLMTokenCounter
-from benchmarks.protocol.cache import JsonCache
-from benchmarks.protocol.evaluate import evaluate
-from benchmarks.protocol.methods.base import AGNOSTIC, Method
-from benchmarks.protocol.metrics import rouge_n_recall
 from data_access.loaders import Sample
+from evaluation.budget import MiniLMTokenCounter
+from evaluation.cache import JsonCache
+from evaluation.evaluate import evaluate
+from evaluation.methods.base import AGNOSTIC, Method
+from evaluation.metrics import rouge_n_recall
 
 __all__ = ["ROUGE_FIELDS", "evenly_spaced", "score_summary_record", "evaluate_summ"]
 
@@ -66,7 +66,7 @@ def evaluate_summ(
     """Compress every filled prompt with every method (prompt-agnostic) and score it against ``answers[0]``.
 
     Returns:
-        ``(records, skipped)`` as :func:`benchmarks.protocol.evaluate.evaluate`, each record with ``rouge1_recall`` and
+        ``(records, skipped)`` as :func:`evaluation.evaluate.evaluate`, each record with ``rouge1_recall`` and
         ``rouge2_recall`` added and the compressed text dropped.
     """
     unsupported = [name for name, method in methods.items() if AGNOSTIC not in method.settings]

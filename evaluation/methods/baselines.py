@@ -1,7 +1,7 @@
 """Sentence-level baselines, and the full prompt: the rows TPC is compared with that need no other framework.
 
 Each :class:`SentenceScorer` splits with the shared splitter, scores sentences its own way, and keeps the best
-under the budget with :func:`benchmarks.protocol.budget.select_under_budget` (original order, never over budget).
+under the budget with :func:`evaluation.budget.select_under_budget` (original order, never over budget).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.protocol.budget import MiniLMTokenCounter, join_spans, select_under_budget
-from benchmarks.protocol.methods.base import AWARE, Compressed, Method, split_text, tpc_core_unavailable_reason
+from evaluation.budget import MiniLMTokenCounter, join_spans, select_under_budget
+from evaluation.methods.base import AWARE, Compressed, Method, split_text, tpc_core_unavailable_reason
 
 __all__ = ["BM25Sentences", "FullPrompt", "LeadPerPassage", "LeadSentences", "MiniLMCentroid", "MiniLMCosine",
            "RandomSentences", "SentenceScorer"]

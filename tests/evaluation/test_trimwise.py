@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.protocol.budget import join_spans, minilm_token_counter
-from benchmarks.protocol.evaluate import evaluate
-from benchmarks.protocol.methods.base import split_spans
-from benchmarks.protocol.methods.registry import METHOD_NAMES, OPT_IN_METHOD_NAMES, build_method, method_settings
-from benchmarks.protocol.methods.trimwise import drop_lowest_until_fits, spans_within
 from data_access.loaders import Sample
+from evaluation.budget import join_spans, minilm_token_counter
+from evaluation.evaluate import evaluate
+from evaluation.methods.base import split_spans
+from evaluation.methods.registry import METHOD_NAMES, OPT_IN_METHOD_NAMES, build_method, method_settings
+from evaluation.methods.trimwise import drop_lowest_until_fits, spans_within
 
 pytest.importorskip("trimwise")
 pytest.importorskip("llama_index.postprocessor.trimwise")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.protocol.metrics import (
+from evaluation.metrics import (
     answer_retention,
     classification_score,
     code_sim,

@@ -4,11 +4,11 @@
 before any question exists (``compressor.compress_batch(contexts, question=None, rate=r)``). This suite measures
 what that costs the questions asked later: every distinct **dev** context of qa_dev is compressed bare (the
 context alone, ``question=None``) at each rate, and each dev question is then scored on its context's compressed
-text with the benchmark's proxies: evidence recall (:func:`benchmarks.protocol.metrics.evidence_recall`, the share of
-its ``supporting_sentences`` kept) and answer retention (:func:`benchmarks.protocol.metrics.answer_retention`).
+text with the benchmark's proxies: evidence recall (:func:`evaluation.metrics.evidence_recall`, the share of
+its ``supporting_sentences`` kept) and answer retention (:func:`evaluation.metrics.answer_retention`).
 
 Budgets, the MiniLM counter, caching, warm-up and error records are the other suites' own
-(:func:`benchmarks.protocol.evaluate.evaluate` in its prompt-agnostic setting on bare samples: template ``{context}``).
+(:func:`evaluation.evaluate.evaluate` in its prompt-agnostic setting on bare samples: template ``{context}``).
 A context shared by several dev questions is compressed once, as a store would hold it once; the random
 baseline is seeded by the context's id, so it too keeps one version per context.
 """
@@ -21,13 +21,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from benchmarks.protocol.budget import MiniLMTokenCounter
-from benchmarks.protocol.cache import JsonCache
-from benchmarks.protocol.evaluate import evaluate
-from benchmarks.protocol.methods.base import AGNOSTIC, Method
-from benchmarks.protocol.metrics import answer_retention, evidence_recall
-from benchmarks.protocol.report import aggregate, pyplot, save_figure
 from data_access.loaders import Sample
+from evaluation.budget import MiniLMTokenCounter
+from evaluation.cache import JsonCache
+from evaluation.evaluate import evaluate
+from evaluation.methods.base import AGNOSTIC, Method
+from evaluation.metrics import answer_retention, evidence_recall
+from evaluation.report import aggregate, pyplot, save_figure
 
 __all__ = [
     "BARE_TEMPLATE",
@@ -85,7 +85,7 @@ def evaluate_index(
         ``(records, skipped)``: one record per (method, question) with ``setting = "index"``, ``rate``,
         ``context_id``, the context's budget / tokens / seconds, ``evidence_recall`` and ``answer_retention``
         (``None`` where the question has no gold evidence or answer in its context); ``skipped`` as
-        :func:`benchmarks.protocol.evaluate.evaluate`.
+        :func:`evaluation.evaluate.evaluate`.
 
     Raises:
         ValueError: A method that needs a question (there is none at index time).
@@ -118,7 +118,7 @@ def evaluate_index(
 
 
 def index_summary(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """:func:`benchmarks.protocol.report.aggregate` of one rate's records: method -> source | ``overall`` -> figures.
+    """:func:`evaluation.report.aggregate` of one rate's records: method -> source | ``overall`` -> figures.
 
     Each figure also holds ``contexts``, the distinct contexts compressed (``samples`` counts questions), and
     its ``seconds_mean`` is per distinct context (a context asked about twice was compressed once).

@@ -18,8 +18,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from benchmarks.protocol.budget import MiniLMTokenCounter, minilm_token_counter
-from benchmarks.protocol.methods.base import AWARE, Compressed, Method
+from evaluation.budget import MiniLMTokenCounter, minilm_token_counter
+from evaluation.methods.base import AWARE, Compressed, Method
 
 __all__ = ["BATCH_SIZE", "FLOOR_METHOD", "WINDOW_TOKENS", "MiniLMForward", "MiniLMForwardFloor", "token_windows"]
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.protocol.budget import MiniLMTokenCounter, join_spans
-from benchmarks.protocol.methods.base import (
+from evaluation.budget import MiniLMTokenCounter, join_spans
+from evaluation.methods.base import (
     AGNOSTIC,
     AWARE,
     Compressed,
@@ -25,7 +25,7 @@ from benchmarks.protocol.methods.base import (
     split_text,
     tpc_core_unavailable_reason,
 )
-from benchmarks.protocol.methods.baselines import MiniLMCentroid, MiniLMCosine
+from evaluation.methods.baselines import MiniLMCentroid, MiniLMCosine
 
 __all__ = ["TrimwiseHybrid", "TrimwiseLexical", "TrimwiseMethod", "TrimwiseSemantic", "TrimwiseStructural",
            "drop_lowest_until_fits", "spans_within"]
@@ -81,7 +81,7 @@ class TrimwiseMethod(Method):
     block fits it keeps a prefix of the best one. It writes ``[…omitted…]`` into gaps when that still fits, so
     its text is not verbatim; the output here is rebuilt from the source ranges it reports
     (``metadata["trimwise"]["spans"]``): the shared splitter's sentences lying wholly inside a kept range, joined
-    by :func:`~benchmarks.protocol.budget.join_spans`. A sentence trimwise cut is dropped, never truncated. Should the
+    by :func:`~evaluation.budget.join_spans`. A sentence trimwise cut is dropped, never truncated. Should the
     rebuilt text still exceed the budget (not expected: WordPiece counts add up over whitespace joins), its
     sentences are dropped lowest MiniLM cosine first, to the question or, without one, to their centroid
     (:func:`drop_lowest_until_fits`); trimwise exposes no per-block ranks.

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.protocol.budget import budget_for, join_spans, minilm_token_counter, select_under_budget
-from benchmarks.protocol.evaluate import compress_one, evaluate
-from benchmarks.protocol.methods.base import Compressed, Method, split_spans
-from benchmarks.protocol.methods.registry import build_method
 from data_access.loaders import Sample
+from evaluation.budget import budget_for, join_spans, minilm_token_counter, select_under_budget
+from evaluation.evaluate import compress_one, evaluate
+from evaluation.methods.base import Compressed, Method, split_spans
+from evaluation.methods.registry import build_method
 from synthesis.templates import QA_DEV_TEMPLATES
 
 CONTEXT = (

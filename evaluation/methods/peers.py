@@ -12,8 +12,8 @@ import importlib.util
 import os
 from typing import Any
 
-from benchmarks.protocol.budget import MiniLMTokenCounter, join_spans
-from benchmarks.protocol.methods.base import (
+from evaluation.budget import MiniLMTokenCounter, join_spans
+from evaluation.methods.base import (
     AWARE,
     Compressed,
     Method,
@@ -83,7 +83,7 @@ class LlamaIndexOptimizer(_BudgetSearch):
         from llama_index.core.postprocessor import SentenceEmbeddingOptimizer  # lazy: optional extra (llamaindex)
         from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode  # lazy: optional extra (llamaindex)
 
-        from benchmarks.protocol.methods.embedder import llama_index_embedding  # lazy: loads torch
+        from evaluation.methods.embedder import llama_index_embedding  # lazy: loads torch
 
         optimizer = SentenceEmbeddingOptimizer(
             embed_model=llama_index_embedding(self.embedder),
@@ -125,7 +125,7 @@ class LangChainFilter(_BudgetSearch):
         )
         from langchain_core.documents import Document  # lazy: optional extra (langchain)
 
-        from benchmarks.protocol.methods.embedder import langchain_embeddings  # lazy: loads torch
+        from evaluation.methods.embedder import langchain_embeddings  # lazy: loads torch
 
         documents = [Document(page_content=sentence, metadata={"index": i}) for i, sentence in enumerate(sentences)]
         kept = EmbeddingsFilter(embeddings=langchain_embeddings(self.embedder), k=k).compress_documents(
