@@ -76,8 +76,8 @@ class RequestHeadConfig:
             ``role == "fit"`` ones join the train prompts, ``role == "check"`` ones (held-out families, and the
             train families on other rows) are only measured, per family and shape. ``None``: none.
         layout_set_path: Records of ``training.curation.layout_set`` (the same QA rows written in chat templates,
-            markdown / XML / JSON / e-mail / ticket shells, requests before, between and after the material;
-            issue 31), used like ``instruction_path``'s: ``fit`` rows in the seen layouts join the train prompts,
+            markdown / XML / JSON / e-mail / ticket shells, requests before, between and after the material),
+            used like ``instruction_path``'s: ``fit`` rows in the seen layouts join the train prompts,
             ``check`` rows (every layout, held-out ones included) are only measured. ``None``: none.
         baseline_head: A head file measured on the same encoded prompts for comparison (e.g. the one that
             ships before retraining), or ``None``.
