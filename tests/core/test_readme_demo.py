@@ -1,7 +1,7 @@
 """The README demo, ``tpc compress examples/data/declaration_of_independence.txt --rate 0.2``: a bare document.
 
 With no question and no written request, the kept sentences must still read as a summary of the text: they
-must include its key statements. The statements below were chosen by reading the document, on 2026-11-25,
+must include its key statements. The statements below were chosen by reading the document,
 BEFORE the salience head was trained or selected, and were not changed afterwards. They are the
 purpose of the document, its founding principle, the government-by-consent clause that follows from it, and
 the thesis that the list of grievances supports. All four together are about 175 of the ~230 tokens that rate
