@@ -49,7 +49,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args or args[0] in ("-h", "--help", "list"):
         print(usage(), end="")
         return 0
-    name, rest = args[0], args[1:]
+    name = args[0]
+    rest = args[1:]
     if name not in SUITES:
         print(f"python -m benchmarks: unknown suite {name!r}\n\n{usage()}", end="", file=sys.stderr)
         return 2
