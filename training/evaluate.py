@@ -34,7 +34,7 @@ from evaluation.evaluate import compress_one
 from evaluation.methods.base import AGNOSTIC, AWARE, Compressed, Method
 from evaluation.methods.registry import build_method
 from evaluation.methods.tpc import split_model_spec
-from training.common.cli import start_cli
+from training.common.cli import report_json, start_cli
 from training.curation.format_families import render
 
 __all__ = ["evaluate_checkpoints", "in_family", "loaded_tpc_method", "select_samples", "spread_subset", "main"]
@@ -220,11 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                   data_path=args.data,
                                   max_samples=args.max_samples, rate=args.rate, split=args.split, ids=ids,
                                   families=args.family)
-    text = json.dumps(report, indent=2)
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
-    print(text)
+    report_json(report, args.out)
     return 0
 
 

@@ -25,7 +25,7 @@ from data_access.loaders import load_qa_dev
 from data_access.tokens import minilm_token_counter
 from evaluation.evaluate import compress_one
 from evaluation.methods.base import AWARE
-from training.common.cli import start_cli
+from training.common.cli import report_json, start_cli
 from training.evaluate import loaded_tpc_method, select_samples
 
 __all__ = ["WEIGHTS", "choose_weight", "cross_validate", "folds_by_source", "main", "recall_by_weight"]
@@ -123,11 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     per_weight = recall_by_weight(samples, WEIGHTS, checkpoint=args.checkpoint, rate=args.rate)
     scored = set.intersection(*(set(ids) for ids in per_weight.values()))
     folds = {i: f for i, f in folds_by_source(samples, args.folds).items() if i in scored}
-    text = json.dumps(report(per_weight, folds, args.folds), indent=2)
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
-    print(text)
+    report_json(report(per_weight, folds, args.folds), args.out)
     return 0
 
 
