@@ -58,9 +58,9 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.conversations import casual, chosen_methods, split_documents
-from benchmarks.protocol.budget import minilm_token_counter
-from benchmarks.protocol.metrics import evidence_recall
 from data_access.loaders import Sample, recall_samples, round_robin
+from evaluation.budget import minilm_token_counter
+from evaluation.metrics import evidence_recall
 
 __all__ = ["KINDS", "METHODS", "Trajectory", "build_trajectory", "cache_cost", "cached_tokens", "capture",
            "evidence_units", "main", "run", "spreadable"]

@@ -11,7 +11,7 @@ through its own ``wrap_model_call``, the model not called:
 * cold: a fresh middleware and an empty sentence cache, every tool result new (median of ``--repeats``);
 * warm: the same call again, every result seen before (median of ``--repeats``);
 * floor: plain forward passes of the MiniLM backbone over the tool results' text (the new tokens;
-  :class:`benchmarks.protocol.methods.forward_floor.MiniLMForward`, median of ``--repeats`` after one warm-up).
+  :class:`evaluation.methods.forward_floor.MiniLMForward`, median of ``--repeats`` after one warm-up).
 
 One warm-up call on other text first (the model's one-time work). Reported: cold ms, cold / floor, warm ms, the
 engine calls of the cold call (one batched call reads every new result) and the load average before and after.
@@ -30,8 +30,8 @@ from typing import Any
 
 from benchmarks.agents import SYSTEM, capture
 from benchmarks.conversations import split_documents
-from benchmarks.protocol.budget import minilm_token_counter
-from benchmarks.protocol.loaders import recall_samples
+from evaluation.budget import minilm_token_counter
+from evaluation.loaders import recall_samples
 
 __all__ = ["history", "main", "measure"]
 
@@ -67,7 +67,7 @@ def history(documents: Sequence[str], question: str, tokens: int, counter: Any) 
 
 def measure(compressor: Any, view: list[Any], results: list[str], budget: int, repeats: int) -> dict[str, Any]:
     """Cold and warm ms of the middleware's call on ``view``, its engine calls, and the encoder's floor."""
-    from benchmarks.protocol.methods.forward_floor import MiniLMForward  # lazy: loads torch
+    from evaluation.methods.forward_floor import MiniLMForward  # lazy: loads torch
     from tpc_core.cache import MemoryCache  # lazy: loads torch
     from tpc_integrations.langchain_agents import TPCContextMiddleware  # lazy: optional extra
 

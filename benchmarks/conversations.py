@@ -18,7 +18,7 @@ with a system message first and the row's question as the last user turn; and si
 
  The budget is ``rate`` (0.2) of the
 whole conversation, counted with one counter for every method: MiniLM's WordPiece
-(:func:`benchmarks.protocol.budget.minilm_token_counter`), summed over every text part of every message.
+(:func:`evaluation.budget.minilm_token_counter`), summed over every text part of every message.
 
 Methods:
 
@@ -33,7 +33,7 @@ Methods:
   ``compress_messages`` did before it read each part's paragraphs as documents.
 
 Reported: evidence recall (gold supporting sentences found verbatim,
-:func:`benchmarks.protocol.metrics.evidence_recall`), budget overruns (must be 0), conversations whose protected
+:func:`evaluation.metrics.evidence_recall`), budget overruns (must be 0), conversations whose protected
 messages (system, latest user turn) come back intact, and seconds per conversation.
 """
 
@@ -47,9 +47,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.protocol.budget import minilm_token_counter
-from benchmarks.protocol.metrics import evidence_recall
 from data_access.loaders import Sample, load_qa_dev, round_robin
+from evaluation.budget import minilm_token_counter
+from evaluation.metrics import evidence_recall
 from tpc_core.conversation.messages import read_message
 
 __all__ = ["SHAPES", "build_conversation", "chosen_methods", "main", "run"]

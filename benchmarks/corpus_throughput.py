@@ -30,8 +30,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from benchmarks.protocol.report import pyplot, save_figure
-from benchmarks.protocol.timing_inputs import TASK, load_passages
+from benchmarks.harness.timing_inputs import TASK, load_passages
+from evaluation.report import pyplot, save_figure
 
 ROOT = Path(__file__).resolve().parents[1]
 #: (name, engine, workers, cpus per worker)

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.protocol.budget import budget_for, minilm_token_counter
-from benchmarks.protocol.metrics import rouge_n_recall
-from benchmarks.protocol.summ import evenly_spaced
 from data_access.loaders import load_summ_dev
+from evaluation.budget import budget_for, minilm_token_counter
+from evaluation.metrics import rouge_n_recall
+from evaluation.summ import evenly_spaced
 from synthesis.templates import fill_template
 from tpc_core.segmentation import get_splitter
 

@@ -7,12 +7,12 @@ Usage:
     python -m benchmarks.ctd_bare_value --set summ --split dev --limit 40 --out benchmarks/results/ctd_bare/dev
 
 A bare document (no question, no written request) is compressed twice by tpc-mini through the benchmark protocol
-(:func:`benchmarks.protocol.evaluate.evaluate`: MiniLM token counts, ``budget = rate x origin``, a sqlite cache so an
+(:func:`evaluation.evaluate.evaluate`: MiniLM token counts, ``budget = rate x origin``, a sqlite cache so an
 interrupted run resumes where it stopped): with ``describe_bare=True`` (the CTD writes a description, which the task
 finder uses — generated / matched / extracted — or throws away: fallback) and with ``describe_bare=False`` (the
 fallback task at once: the lead correction alone). The same budget both ways.
 
-``--set qa``: the index-time protocol (:mod:`benchmarks.protocol.index`): every distinct qa_dev context alone at
+``--set qa``: the index-time protocol (:mod:`evaluation.index`): every distinct qa_dev context alone at
 ``--rate`` (default 0.5), each question then scored by evidence recall on its context's compressed text. ``--split
 train`` takes the held-out train rows (:data:`data_access.paths.HELDOUT_IDS`), never dev; ``dev`` the dev rows.
 ``--set summ``: summary sources compressed bare (the documents alone, no instruction) at ``--rate`` (default 0.2),
@@ -40,16 +40,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from benchmarks.protocol.budget import minilm_token_counter
-from benchmarks.protocol.cache import JsonCache
-from benchmarks.protocol.evaluate import evaluate
-from benchmarks.protocol.index import BARE_TEMPLATE, index_contexts
-from benchmarks.protocol.methods.base import AGNOSTIC
-from benchmarks.protocol.methods.tpc import DEFAULT_TPC_MODEL, TPCMethod
-from benchmarks.protocol.metrics import evidence_recall, rouge_n_recall
-from benchmarks.protocol.summ import evenly_spaced
 from data_access.loaders import Sample, load_summ_dev, recall_samples
 from data_access.paths import data_file
+from evaluation.budget import minilm_token_counter
+from evaluation.cache import JsonCache
+from evaluation.evaluate import evaluate
+from evaluation.index import BARE_TEMPLATE, index_contexts
+from evaluation.methods.base import AGNOSTIC
+from evaluation.methods.tpc import DEFAULT_TPC_MODEL, TPCMethod
+from evaluation.metrics import evidence_recall, rouge_n_recall
+from evaluation.summ import evenly_spaced
 
 ROOT = Path(__file__).resolve().parents[1]
 WITH = "lead+ctd"

@@ -9,7 +9,7 @@ Usage:
   ``train``: held-out-style prompts the dev results never read), compressed at ``--rate`` prompt-aware (the row's
   question) and prompt-agnostic (the question written inside the row's LongBench template, no CTD:
   ``describe_bare=False``). Reported per mode: the mean Jaccard of the kept sentence sets, the share of prompts
-  kept exactly alike, evidence recall on each side (:func:`benchmarks.protocol.metrics.evidence_recall`), overruns (a
+  kept exactly alike, evidence recall on each side (:func:`evaluation.metrics.evidence_recall`), overruns (a
   result whose text, recounted, is over its budget) and verbatim (every kept sentence is the original's, in
   order). Without ``../shared/data`` the prompts are cut from the bundled example text (no evidence recall).
 * **Latency** by prompt length (1k, 4k, 10k, 32k tokens; ``--quick``: 256 and 1k): the median of ``--repeats``
@@ -57,9 +57,9 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.engine_split import EncoderClock, timed
-from benchmarks.protocol.metrics import evidence_recall
-from benchmarks.protocol.timing_inputs import load_passages
+from benchmarks.harness.timing_inputs import load_passages
 from data_access.loaders import DataNotFoundError, load_qa_dev
+from evaluation.metrics import evidence_recall
 from synthesis.templates import QA_DEV_TEMPLATES, fill_template
 from tpc_core import REGISTRY, TPCConfig
 

@@ -20,7 +20,7 @@ the CTD generates one; left out with ``--compare``); and a warm cached call (the
 chunks of qa_dev ``train`` contexts, ``--tokens`` in all, the first one's question, ``cache="memory"`` filled by
 the warm-ups, so every chunk is served from the cache; ``--threads 1`` or ``--clock cpu`` for one
 thread). A "MiniLM forward floor" row is the median time of plain
-forward passes of the MiniLM backbone over the same prompt's tokens (:mod:`benchmarks.protocol.methods.forward_floor`),
+forward passes of the MiniLM backbone over the same prompt's tokens (:mod:`evaluation.methods.forward_floor`),
 and a last line prints prompt-aware / floor against the speed floor's limit of 1.15×.
 
 ``--compare REV`` measures the same thing for a git revision checked out in a temporary ``git worktree``: each
@@ -217,16 +217,16 @@ def measure(clock: PartClock, compressor: Any, text: str | list[str], question: 
 
 def make_inputs(tokens: int) -> dict[str, Any]:
     """Each mode's input and question, from the data root (``$TPC_DATA``): the prompt of real dev contexts
-    (:func:`benchmarks.protocol.timing_inputs.build_prompt`), the same inside LongBench's multi-document QA template
+    (:func:`benchmarks.harness.timing_inputs.build_prompt`), the same inside LongBench's multi-document QA template
     (the question written in the prompt, as users send it), the bare prompt (no request written: the CTD must write
     one), and the cache suite's retrieval set for the warm call (20 chunks of qa_dev ``train`` contexts of about
     ``tokens / 20`` MiniLM tokens each, and the first one's question). JSON-serialisable: ``--compare`` makes them
     once, in this tree, and both trees' workers read them (``--inputs``)."""
-    # lazy: a --compare base revision runs this file as its worker, without benchmarks.protocol or synthesis
-    from benchmarks.protocol.budget import minilm_token_counter
-    from benchmarks.protocol.chunks import retrieval_set
-    from benchmarks.protocol.timing_inputs import build_prompt
+    # lazy: a --compare base revision runs this file as its worker, without evaluation or synthesis
+    from benchmarks.harness.timing_inputs import build_prompt
     from data_access.loaders import load_qa_dev
+    from evaluation.budget import minilm_token_counter
+    from evaluation.chunks import retrieval_set
     from synthesis.templates import QA_DEV_TEMPLATES, fill_template
 
     counter = minilm_token_counter()
@@ -320,7 +320,7 @@ def report(args: argparse.Namespace) -> None:
     """One process: the modes' table and each mode's parts."""
     import torch
 
-    from benchmarks.protocol.methods.forward_floor import MiniLMForward
+    from evaluation.methods.forward_floor import MiniLMForward
 
     load_before = os.getloadavg()
     modes = (*MODES[:2], WARM) if args.quick else (*MODES, WARM)

@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.protocol.timing_inputs import load_passages
+from benchmarks.harness.timing_inputs import load_passages
 
 CORPUS_TOKENS = (60, 300)
 

@@ -35,7 +35,7 @@ import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from benchmarks.protocol.timing_inputs import TASK, build_prompt, load_passages
+from benchmarks.harness.timing_inputs import TASK, build_prompt, load_passages
 from tpc_core.corpus.io import CorpusSettings, plan_corpus, write_manifest
 from tpc_core.corpus.local import run_local
 

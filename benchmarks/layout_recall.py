@@ -26,10 +26,10 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from benchmarks.protocol.budget import minilm_token_counter
-from benchmarks.protocol.metrics import evidence_recall
-from benchmarks.protocol.recall_runs import recall_parser, write_recall_run
+from benchmarks.harness.recall_runs import recall_parser, write_recall_run
 from data_access.loaders import Sample, recall_samples
+from evaluation.budget import minilm_token_counter
+from evaluation.metrics import evidence_recall
 from synthesis.layouts import HELD_OUT_LAYOUTS, LAYOUTS, render, written_question
 from synthesis.templates import fill_template
 from tpc_core import TPCCompressor

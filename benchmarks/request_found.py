@@ -24,8 +24,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from benchmarks.protocol.request_outcomes import Outcome, summarise, summary_markdown
 from data_access.loaders import default_qa_dev_path, read_jsonl
+from evaluation.request_outcomes import Outcome, summarise, summary_markdown
 from synthesis.instructions import INSTRUCTION_FAMILIES, instruction_records, request_of
 from tpc_core import TPCCompressor
 from tpc_core.engine.options import CompressionOptions

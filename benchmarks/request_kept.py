@@ -7,9 +7,9 @@ request the prompt writes.
 ``python -m benchmarks.request_kept --set generated --documents 60 --per-document 3 --out runs/eval/request_kept_gen``
 
 - ``real``: requests written by people (``real_requests``: L-Eval questions and instructions over long documents),
-  each placed in the everyday shapes of :data:`benchmarks.protocol.stock_templates.EVERYDAY_SHAPES`;
+  each placed in the everyday shapes of :data:`benchmarks.harness.stock_templates.EVERYDAY_SHAPES`;
 - ``stock``: ``qa_dev`` rows in the frameworks' stock templates
-  (:data:`~benchmarks.protocol.stock_templates.STOCK_TEMPLATES`), with evidence recall against prompt-aware
+  (:data:`~benchmarks.harness.stock_templates.STOCK_TEMPLATES`), with evidence recall against prompt-aware
   compression of the same prompt at the same budget;
 - ``bare``: the ``real_requests`` documents alone (prompts that ask nothing);
 - ``generated``: prompts of the open-ended layout generator (``synthesis.generator``) over the held-out ``qa_dev``
@@ -39,11 +39,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.protocol.budget import minilm_token_counter
-from benchmarks.protocol.metrics import evidence_recall
-from benchmarks.protocol.stock_templates import EVERYDAY_SHAPES, STOCK_TEMPLATES, fill
+from benchmarks.harness.stock_templates import EVERYDAY_SHAPES, STOCK_TEMPLATES, fill
 from data_access.loaders import default_qa_dev_path, read_jsonl, recall_samples
 from data_access.paths import data_file
+from evaluation.budget import minilm_token_counter
+from evaluation.metrics import evidence_recall
 from tpc_core import TPCCompressor
 from tpc_core.engine.task.grounding import content_words, request_covered
 

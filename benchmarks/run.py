@@ -33,10 +33,22 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.cache_suite import CacheSuiteSettings, run_cache_suite
-from benchmarks.protocol.budget import minilm_token_counter
-from benchmarks.protocol.cache import JsonCache
-from benchmarks.protocol.evaluate import evaluate
-from benchmarks.protocol.index import (
+from benchmarks.timing import DEFAULT_LENGTHS, run_speed_suite
+from data_access.loaders import (
+    LONGBENCH_TASKS,
+    ZEROSCROLLS_TASKS,
+    DataNotFoundError,
+    Sample,
+    load_longbench,
+    load_qa_dev,
+    load_summ_dev,
+    load_zeroscrolls,
+    round_robin,
+)
+from evaluation.budget import minilm_token_counter
+from evaluation.cache import JsonCache
+from evaluation.evaluate import evaluate
+from evaluation.index import (
     INDEX_METHODS,
     INDEX_RATES,
     INDEX_SMOKE_METHODS,
@@ -45,9 +57,9 @@ from benchmarks.protocol.index import (
     index_table,
     plot_index_recall,
 )
-from benchmarks.protocol.methods.base import AGNOSTIC, Method
-from benchmarks.protocol.methods.forward_floor import FLOOR_METHOD
-from benchmarks.protocol.methods.registry import (
+from evaluation.methods.base import AGNOSTIC, Method
+from evaluation.methods.forward_floor import FLOOR_METHOD
+from evaluation.methods.registry import (
     ALL_METHOD_NAMES,
     METHOD_NAMES,
     OPT_IN_METHOD_NAMES,
@@ -56,9 +68,9 @@ from benchmarks.protocol.methods.registry import (
     method_specs,
     tpc_model_labels,
 )
-from benchmarks.protocol.methods.tpc import DEFAULT_TPC_MODEL, TPCMethod
-from benchmarks.protocol.reader import CachedReader, ReaderUnavailable, resolve_reader
-from benchmarks.protocol.report import (
+from evaluation.methods.tpc import DEFAULT_TPC_MODEL, TPCMethod
+from evaluation.reader import CachedReader, ReaderUnavailable, resolve_reader
+from evaluation.report import (
     aggregate,
     dev_tables,
     environment_info,
@@ -73,19 +85,7 @@ from benchmarks.protocol.report import (
     write_json,
     zeroscrolls_table,
 )
-from benchmarks.protocol.summ import evaluate_summ, evenly_spaced
-from benchmarks.timing import DEFAULT_LENGTHS, run_speed_suite
-from data_access.loaders import (
-    LONGBENCH_TASKS,
-    ZEROSCROLLS_TASKS,
-    DataNotFoundError,
-    Sample,
-    load_longbench,
-    load_qa_dev,
-    load_summ_dev,
-    load_zeroscrolls,
-    round_robin,
-)
+from evaluation.summ import evaluate_summ, evenly_spaced
 
 __all__ = ["main", "parse_args", "stratified"]
 

@@ -6,7 +6,7 @@ runs in a fresh subprocess (``python -m benchmarks.timing --worker ...``) so its
 the method, warms up once on the shortest prompt, then times ``repeats`` calls per length and reports the median.
 Embedding caches are cleared at every call, so each compression pays for its own embeddings.
 
-Besides the compressors, the row ``minilm-forward-floor`` (:mod:`benchmarks.protocol.methods.forward_floor`, timing
+Besides the compressors, the row ``minilm-forward-floor`` (:mod:`evaluation.methods.forward_floor`, timing
 only) runs plain MiniLM forward passes over each prompt's tokens (510-token windows, batch 8): what reading every token
 once with that backbone costs, the reference TPC's prompt-aware time is held to.
 """
@@ -27,12 +27,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.protocol.budget import MiniLMTokenCounter, budget_for, minilm_token_counter
-from benchmarks.protocol.methods.base import AWARE, Method
-from benchmarks.protocol.methods.forward_floor import FLOOR_METHOD, MiniLMForwardFloor
-from benchmarks.protocol.methods.registry import MethodSpec, build_method
-from benchmarks.protocol.methods.tpc import DEFAULT_TPC_MODEL
 from data_access.loaders import Sample
+from evaluation.budget import MiniLMTokenCounter, budget_for, minilm_token_counter
+from evaluation.methods.base import AWARE, Method
+from evaluation.methods.forward_floor import FLOOR_METHOD, MiniLMForwardFloor
+from evaluation.methods.registry import MethodSpec, build_method
+from evaluation.methods.tpc import DEFAULT_TPC_MODEL
 from synthesis.templates import QA_DEV_TEMPLATES, fill_template
 
 __all__ = ["DEFAULT_LENGTHS", "build_timed_method", "build_length_prompts", "run_speed_suite"]
@@ -79,7 +79,7 @@ def _worker(method_name: str, prompts_path: Path, repeats: Sequence[int], rate: 
     import psutil  # lazy: optional (benchmarks extra)
     import torch  # lazy: loads torch
 
-    from benchmarks.protocol.methods.embedder import shared_embedder  # lazy: loads torch
+    from evaluation.methods.embedder import shared_embedder  # lazy: loads torch
 
     prompts = {int(k): v for k, v in json.loads(prompts_path.read_text()).items()}
     counter = minilm_token_counter()
@@ -129,7 +129,7 @@ def run_speed_suite(
 ) -> list[dict[str, Any]]:  # fmt: skip
     """Time every method in its own subprocess; failures become ``{"method", "error"}`` entries.
 
-    ``methods``: method names, or :class:`~benchmarks.protocol.methods.registry.MethodSpec` rows (several TPC
+    ``methods``: method names, or :class:`~evaluation.methods.registry.MethodSpec` rows (several TPC
     checkpoints).
     """
     counter = minilm_token_counter()

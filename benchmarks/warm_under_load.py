@@ -5,7 +5,7 @@ Usage:
                                                       [--out benchmarks/results/warm_under_load]
 
 One compressor (``tpc-mini``) and a memory cache hold ``--chunks`` (20) chunks of about 500 MiniLM tokens cut from
-qa_dev ``train`` contexts (:func:`benchmarks.protocol.chunks.retrieval_set`). Each timed call compresses all of them
+qa_dev ``train`` contexts (:func:`evaluation.chunks.retrieval_set`). Each timed call compresses all of them
 at rate 0.2 with a question never asked before in the run (qa_dev ``train`` questions, in order), so nothing but
 the documents comes from the cache. Two settings of ``small_pass_threads``: ``1`` (the default: the small passes on
 a worker with one intra-op thread) and ``None`` (every pass in the caller's thread with torch's setting). Each round
@@ -98,8 +98,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
     import torch  # lazy: loads torch
 
-    from benchmarks.protocol.budget import minilm_token_counter
-    from benchmarks.protocol.chunks import retrieval_set
+    from evaluation.budget import minilm_token_counter
+    from evaluation.chunks import retrieval_set
     from data_access.loaders import load_qa_dev
     from tpc_core import TPCCompressor
 

@@ -83,7 +83,7 @@ class Sample:
         question: The task input (question, abstract, few-shot query); may be empty.
         answers: Gold answers (any one is correct).
         template: Prompt with ``{context}`` / ``{input}`` placeholders.
-        metric: Reader metric name (see :mod:`benchmarks.protocol.metrics`).
+        metric: Reader metric name (see :mod:`evaluation.metrics`).
         max_new_tokens: Reader answer length.
         supporting_sentences: Gold evidence sentences (qa_dev), for evidence recall.
         all_classes: Label set (LongBench ``trec``).

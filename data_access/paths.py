@@ -4,8 +4,8 @@ The root is ``$TPC_DATA`` when set, else ``shared/data`` beside the repository c
 the checkout root; see its README). A file-specific variable (``$TPC_QA_DEV``, ``$TPC_SUMM_DEV``) or a command's
 own option (``--qa``, ``--nq``, ``--data`` ...) still wins for that one file.
 
-:data:`HELDOUT_IDS` is the list of train rows that CSE and the request head never trained on (written by the
-2026-11-23 held-out probe, see its README): evaluations on "held-out train rows" read it from here.
+:data:`HELDOUT_IDS` is the list of train rows that the CSE and the request head never trained on (the CSE run's
+``validation_ids.json``, the file the model card names): evaluations on "held-out train rows" read it from here.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 No special tokens, no truncation. BERT's pre-tokenizer splits on whitespace and punctuation, so the count of
 sentences joined by whitespace equals the sum of their counts. The benchmarks' budget rule
-(:mod:`benchmarks.protocol.budget`) hands it on under its own name.
+(:mod:`evaluation.budget`) hands it on under its own name.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The prompt and layout generators that training and the benchmarks share: one package, imported openly by both
 (layering: ``training`` -> ``benchmarks`` -> ``synthesis`` -> ``tpc_core``, and ``training`` -> ``synthesis``).
 
-* the open-ended generator for the request finder (issue 35): prompts composed from random parts on many axes
+* the open-ended generator for the request finder: prompts composed from random parts on many axes
   (shell, wrapper vocabulary, header lines, request position and style, distractors, questions inside the
   material, instructions, prompts that ask nothing), with the request's exact character spans and its clean
   words. Modules: :mod:`~synthesis.parts` (the tables and the span-tracking builder), :mod:`~synthesis.material`

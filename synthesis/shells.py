@@ -14,7 +14,9 @@ import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from synthesis.markers import template_token
 from synthesis.parts import NAMES, READ_LINES, Piece, PromptBuilder, cased, json_escape, key_name
+from tpc_core.segmentation.vocabulary import MarkerKind
 
 __all__ = ["CHAT_TEMPLATES", "SHELLS", "SHELL_FAMILIES", "SHELL_POSITIONS", "Slots", "halves", "material_escaped",
            "one_line_request", "render_shell"]
@@ -107,32 +109,50 @@ def _chat_turns(slots: Slots, rng: random.Random) -> list[Turn]:
     return [("user", [*header, *_ordered(slots, material), *_notes(slots)])]
 
 
-def _role_turns(open_tag: str, close: str, generation: str, bos: str = "", assistant: str = "assistant",
+def _role_turns(template: str, after_open: str, after_close: str, *, assistant: str = "assistant",
                 system_turn: bool = True) -> Callable[[str | None, list[Turn]], list[Piece]]:
+    """A template whose turns open with a token naming the role and close with one token (ChatML, Llama 3, Phi-3,
+    Gemma): the tokens are the library's (:func:`synthesis.markers.template_token`), the line breaks after them
+    this shell's. Without a system turn, the system text opens the first user turn."""
+    def opener(role: str) -> str:
+        return template_token(template, MarkerKind.OPEN, role) + after_open
+
+    close = template_token(template, MarkerKind.CLOSE) + after_close
+    bos = template_token(template, MarkerKind.START)
+
     def render(system: str | None, turns: list[Turn]) -> list[Piece]:
         pieces: list[Piece] = [(bos, False)]
         if system and system_turn:
-            pieces.append((f"{open_tag.format(role='system')}{system}{close}", False))
+            pieces.append((f"{opener('system')}{system}{close}", False))
         elif system:
             turns = [(turns[0][0], [(f"{system}\n\n", False), *turns[0][1]]), *turns[1:]]
         for role, content in turns:
-            pieces += [(open_tag.format(role=assistant if role == "assistant" else role), False), *content,
-                       (close, False)]
-        return [*pieces, (generation, False)]
+            pieces += [(opener(assistant if role == "assistant" else role), False), *content, (close, False)]
+        return [*pieces, (opener(assistant), False)]
     return render
 
 
 def _inst(system_block: bool) -> Callable[[str | None, list[Turn]], list[Piece]]:
-    """Llama 2 (``<<SYS>>`` inside the first ``[INST]``) and Mistral (system text merged into it)."""
+    """Llama 2 (``<<SYS>>`` inside the first ``[INST]``) and Mistral (system text merged into it), with the
+    library's ``llama2`` tokens."""
+    start = template_token("llama2", MarkerKind.START)
+    user = template_token("llama2", MarkerKind.OPEN, "user")
+    answer = template_token("llama2", MarkerKind.OPEN, "assistant")
+    system_open = template_token("llama2", MarkerKind.OPEN, "system")
+    system_close = template_token("llama2", MarkerKind.RESUME)
+    end = template_token("llama2", MarkerKind.CLOSE)
+
     def render(system: str | None, turns: list[Turn]) -> list[Piece]:
-        pieces: list[Piece] = [("<s>[INST] ", False)]
+        pieces: list[Piece] = [(f"{start}{user} ", False)]
         if system:
-            pieces.append((f"<<SYS>>\n{system}\n<</SYS>>\n\n" if system_block else f"{system}\n\n", False))
+            block = f"{system_open}\n{system}\n{system_close}\n\n" if system_block else f"{system}\n\n"
+            pieces.append((block, False))
         for role, content in turns:
             if role == "assistant":
-                pieces += [(" ", False), *content, (" </s><s>[INST] " if system_block else "</s>[INST] ", False)]
+                after = f" {end}{start}{user} " if system_block else f"{end}{user} "
+                pieces += [(" ", False), *content, (after, False)]
             else:
-                pieces += [*content, (" [/INST]", False)]
+                pieces += [*content, (f" {answer}", False)]
         return pieces
     return render
 
@@ -147,15 +167,17 @@ def _transcript(user: str, bot: str) -> Callable[[str | None, list[Turn]], list[
 
 
 CHAT_TEMPLATES: Mapping[str, Callable[[str | None, list[Turn]], list[Piece]]] = {
-    "chatml": _role_turns("<|im_start|>{role}\n", "<|im_end|>\n", "<|im_start|>assistant\n"),
-    "llama3": _role_turns("<|start_header_id|>{role}<|end_header_id|>\n\n", "<|eot_id|>",
-                          "<|start_header_id|>assistant<|end_header_id|>\n\n", bos="<|begin_of_text|>"),
-    "phi3": _role_turns("<|{role}|>\n", "<|end|>\n", "<|assistant|>\n"),
-    "gemma": _role_turns("<start_of_turn>{role}\n", "<end_of_turn>\n", "<start_of_turn>model\n", bos="<bos>",
-                         assistant="model", system_turn=False),
-    "llama2": _inst(system_block=True), "mistral": _inst(system_block=False),
-    "user_assistant": _transcript("User", "Assistant"), "human_ai": _transcript("Human", "AI"),
+    "chatml": _role_turns("chatml", "\n", "\n"),
+    "llama3": _role_turns("llama3", "\n\n", ""),
+    "phi3": _role_turns("phi3", "\n", "\n"),
+    "gemma": _role_turns("gemma", "\n", "\n", assistant="model", system_turn=False),
+    "llama2": _inst(system_block=True),
+    "mistral": _inst(system_block=False),  # Mistral's instruction format writes Llama 2's tokens
+    "user_assistant": _transcript("User", "Assistant"),
+    "human_ai": _transcript("Human", "AI"),
 }
+"""The chat shells: every special token a chat shell writes is one of the library's
+(``tpc_core.segmentation.vocabulary.CHAT_TEMPLATES``); the transcripts write role labels."""
 
 
 # ------------------------------------------------------------------ key-value formats

@@ -27,7 +27,7 @@ MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 class TextEncoder(Protocol):
     """What the two framework wrappers need: ``encode(texts)`` giving one vector per text. An optional ``name``
     and ``batch_size`` are reported to LlamaIndex. :class:`MiniLMEncoder` is one;
-    ``benchmarks.protocol.methods.embedder``' cached sentence-transformers embedder is another."""
+    ``evaluation.methods.embedder``' cached sentence-transformers embedder is another."""
 
     def encode(self, texts: Sequence[str]) -> list[list[float]]: ...
 

@@ -3,11 +3,11 @@
 ``python -m training.evaluate --checkpoint trained=runs/tpc-mini-trained --checkpoint zero-shot=tpc-mini
 --baseline minilm-cosine --setting aware --setting agnostic --rate 0.2 --out metrics.json``
 
-Every method gets the same budget: ``benchmarks.protocol.budget.budget_for`` on the text being compressed, counted
+Every method gets the same budget: ``evaluation.budget.budget_for`` on the text being compressed, counted
 with the MiniLM tokenizer, and the TPC compressors count with it too. ``aware``: compress the context given
 the question; ``agnostic``: fill the sample's LongBench-style template (question inside) and compress the
 whole prompt with ``question=None`` (the CTD writes the task description). Metrics: evidence recall (share
-of gold supporting sentences kept verbatim) and answer retention (``benchmarks.protocol.metrics``).
+of gold supporting sentences kept verbatim) and answer retention (``evaluation.metrics``).
 
 Recipe choices are made on held-out training samples, never on dev: ``--split train --ids
 RUN/validation_ids.json`` measures the samples a ``cse_train`` run with ``validation_fraction`` left out.
@@ -28,13 +28,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.protocol.evaluate import compress_one
-from benchmarks.protocol.methods.base import AGNOSTIC, AWARE, Compressed, Method
-from benchmarks.protocol.methods.registry import build_method
-from benchmarks.protocol.methods.tpc import split_model_spec
 from data_access.loaders import load_qa_dev
 from data_access.tokens import minilm_token_counter
-from training.common.cli import start_cli
+from evaluation.evaluate import compress_one
+from evaluation.methods.base import AGNOSTIC, AWARE, Compressed, Method
+from evaluation.methods.registry import build_method
+from evaluation.methods.tpc import split_model_spec
+from training.common.cli import report_json, start_cli
 from training.curation.format_families import render
 
 __all__ = ["evaluate_checkpoints", "in_family", "loaded_tpc_method", "select_samples", "spread_subset", "main"]
@@ -101,7 +101,7 @@ def evaluate_checkpoints(checkpoints: dict[str, str], *, baselines: Sequence[str
 
     Args:
         checkpoints: Label -> checkpoint (name, directory or Hub id) for ``TPCCompressor.from_pretrained``.
-        baselines: ``benchmarks.protocol.methods.registry`` names, run in the prompt-aware setting.
+        baselines: ``evaluation.methods.registry`` names, run in the prompt-aware setting.
         settings: ``"aware"`` and/or ``"agnostic"`` for the checkpoints.
         data_path: qa_dev JSONL (default: the benchmark's default location).
         max_samples: N dev samples spread evenly over the split (``None``: all); the file is grouped by
@@ -220,11 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                   data_path=args.data,
                                   max_samples=args.max_samples, rate=args.rate, split=args.split, ids=ids,
                                   families=args.family)
-    text = json.dumps(report, indent=2)
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
-    print(text)
+    report_json(report, args.out)
     return 0
 
 

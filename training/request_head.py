@@ -7,12 +7,12 @@ request is written (``request_spans``; empty for a summary, a bare document, cod
 prompt is split with the checkpoint's splitter and encoded with the trained CSE through the public
 ``tpc_core`` API, exactly as compression does; a sentence is a positive when it overlaps a request span.
 
-The structural head (:mod:`training.request_sequence`; ``model: sequence``, the kind a checkpoint ships) or the
-per-sentence one (:mod:`training.request_mlp`; ``model: mlp``, research only) over ``[embedding, layout
-features]`` is fitted on the ``train`` families (class weights balance the rare request sentences). The threshold
-is chosen on a slice of the train families held out by record id (``threshold_fraction``); the held-out template
-families (``split == "validation"``) are only measured. Output: ``request_head.safetensors`` and
-``request_head_summary.json`` in ``output_dir``; ``training.export`` copies the head into the checkpoint.
+The structural head (:mod:`training.request_sequence`; ``model: sequence``, the kind a checkpoint ships) over
+``[embedding, layout features]`` is fitted on the ``train`` families (class weights balance the rare request
+sentences). The threshold is chosen on a slice of the train families held out by record id
+(``threshold_fraction``); the held-out template families (``split == "validation"``) are only measured. Output:
+``request_head.safetensors`` and ``request_head_summary.json`` in ``output_dir``; ``training.export`` copies the
+head into the checkpoint.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from training.curation.format_tasks import load_format_inputs, text_pools
 from training.curation.layouts import layout_records, records_digest
 from training.request_sequence import SequenceFitSettings, fit_sequence_head
 
-__all__ = ["RequestHeadConfig", "EncodedPrompt", "fit_head", "head_and_tail", "held_for_threshold", "label_sentences",
+__all__ = ["RequestHeadConfig", "EncodedPrompt", "head_and_tail", "held_for_threshold", "label_sentences",
            "prompt_scores", "train_request_head", "main"]
 
 logger = logging.getLogger(__name__)
@@ -61,10 +61,6 @@ class RequestHeadConfig:
         view_sentences: A prompt longer than this many sentences is seen as its first and last halves of it
             (the layout features count positions from either end, capped, so they mean the same there); the
             middle of a long prompt is context like the rest, and encoding it would only cost time.
-        hidden: Units of the per-sentence head's ReLU hidden layer (0: a logistic regression).
-        l2: The per-sentence head's weight decay.
-        iterations: The per-sentence head's optimiser iterations (L-BFGS steps for a logistic regression,
-            full-batch Adam steps for a hidden layer).
         seed: Initialisation seed (and the sequence model's shuffling seed).
         local_files_only: Never contact the Hub for base models.
         layout_records: Extra train prompts in the layout families (``training.curation.layouts``: requests
@@ -80,8 +76,8 @@ class RequestHeadConfig:
             ``role == "fit"`` ones join the train prompts, ``role == "check"`` ones (held-out families, and the
             train families on other rows) are only measured, per family and shape. ``None``: none.
         layout_set_path: Records of ``training.curation.layout_set`` (the same QA rows written in chat templates,
-            markdown / XML / JSON / e-mail / ticket shells, requests before, between and after the material;
-            issue 31), used like ``instruction_path``'s: ``fit`` rows in the seen layouts join the train prompts,
+            markdown / XML / JSON / e-mail / ticket shells, requests before, between and after the material),
+            used like ``instruction_path``'s: ``fit`` rows in the seen layouts join the train prompts,
             ``check`` rows (every layout, held-out ones included) are only measured. ``None``: none.
         baseline_head: A head file measured on the same encoded prompts for comparison (e.g. the one that
             ships before retraining), or ``None``.
@@ -89,9 +85,8 @@ class RequestHeadConfig:
             ``agnostic.request_threshold``).
         model: ``"sequence"`` (the structural finder over the prompt's sentences,
             :class:`tpc_core.engine.task.request_sequence.SequenceRequestHead`, fitted by
-            :mod:`training.request_sequence` with the ``sequence_*`` settings: the kind a checkpoint can ship) or
-            ``"mlp"`` (the per-sentence head, :class:`training.request_mlp.RequestHead`: research only, the library
-            refuses to load it).
+            :mod:`training.request_sequence` with the ``sequence_*`` settings: the kind a checkpoint ships), the
+            one model this stage fits.
         sequence_width: The sequence model's width.
         sequence_layers: Its self-attention layers.
         sequence_window: Sentences it reads at once.
@@ -112,9 +107,6 @@ class RequestHeadConfig:
     threshold_fraction: float = 0.2
     max_sentences: int = 8
     view_sentences: int = 64
-    hidden: int = 64
-    l2: float = 1e-4
-    iterations: int = 300
     seed: int = 13
     local_files_only: bool = False
     layout_records: int = 0
@@ -139,10 +131,10 @@ class RequestHeadConfig:
     def __post_init__(self) -> None:
         if not 0 < self.threshold_fraction < 1:
             raise ValueError(f"threshold_fraction must be in (0, 1), got {self.threshold_fraction}.")
-        if self.max_sentences < 1 or self.iterations < 1 or self.l2 < 0 or self.view_sentences < 2:
-            raise ValueError("max_sentences and iterations must be >= 1, view_sentences >= 2 and l2 >= 0.")
-        if self.model not in ("mlp", "sequence"):
-            raise ValueError(f"model must be 'mlp' or 'sequence', got {self.model!r}.")
+        if self.max_sentences < 1 or self.view_sentences < 2:
+            raise ValueError("max_sentences must be >= 1 and view_sentences >= 2.")
+        if self.model != "sequence":
+            raise ValueError(f"model must be 'sequence' (the structural request head), got {self.model!r}.")
         if min(self.layout_records, self.layout_without_request, self.layout_key_lookups) < 0:
             raise ValueError("layout_records, layout_without_request and layout_key_lookups must be >= 0.")
 
@@ -247,8 +239,8 @@ def _cached(stem: Path, records: Sequence[dict[str, Any]], compressor: Any, view
 
     The key is the record ids, the CSE checkpoint and the view. A cached prompt is reused only when the
     checkpoint's splitter still gives the same sentences (the splitter may have changed since); the others
-    are encoded again and the cache rewritten. Re-running the stage with other head settings (hidden units,
-    l2) then skips the encoding.
+    are encoded again and the cache rewritten. Re-running the stage with other head settings (the ``sequence_*`` ones)
+    then skips the encoding.
     """
     if not records:
         return []
@@ -277,15 +269,6 @@ def _cached(stem: Path, records: Sequence[dict[str, Any]], compressor: Any, view
                     len(encoded) - fresh)
         _save_cache(tensors, meta, encoded)
     return encoded
-
-
-def fit_head(prompts: Sequence[EncodedPrompt], config: RequestHeadConfig) -> Any:
-    """A per-sentence request head (:class:`training.request_mlp.RequestHead`) fitted full-batch on the encoded
-    prompts' sentence labels (``config`` sets its hidden width, iterations, L2 weight and seed)."""
-    from training.request_mlp import fit_request_head  # lazy: loads torch
-
-    return fit_request_head(prompts, hidden=config.hidden, iterations=config.iterations, l2=config.l2,
-                            seed=config.seed)
 
 
 def prompt_scores(prompts: Sequence[EncodedPrompt], head: Any, threshold: float, max_sentences: int,
@@ -363,7 +346,7 @@ def written_request_outcomes(prompts: Sequence[EncodedPrompt], records: Sequence
                              threshold: float, max_sentences: int, neighbour: float | None = None) -> list[Any]:
     """What the head alone makes of each encoded prompt (``benchmarks.request_found`` outcomes): the extracted
     request, or ``not_extracted`` (compression would then ask the CTD)."""
-    from benchmarks.protocol.request_outcomes import Outcome  # lazy: loads torch
+    from evaluation.request_outcomes import Outcome  # lazy: loads torch
     from tpc_core.engine.task.request.text import pick_request, request_text  # lazy: loads torch
 
     by_id = {str(r["id"]): r for r in records}
@@ -434,14 +417,11 @@ def train_request_head(config: RequestHeadConfig) -> Path:
     encoded_validation = _cached(cache / "validation", validation, compressor, config.view_sentences)
     encoded_check = _cached(cache / "instruction_check", instructions_check, compressor, config.view_sentences)
     encode_seconds = time.perf_counter() - started
-    if config.model == "mlp":
-        head = fit_head(encoded_fit, config)
-    else:
-        head = fit_sequence_head(encoded_fit, SequenceFitSettings(
-            width=config.sequence_width, layers=config.sequence_layers, window=config.sequence_window,
-            epochs=config.sequence_epochs, learning_rate=config.sequence_learning_rate,
-            dropout=config.sequence_dropout, seed=config.seed,
-            checkpoint=str(Path(config.output_dir) / "sequence_fit.pt")))
+    head = fit_sequence_head(encoded_fit, SequenceFitSettings(
+        width=config.sequence_width, layers=config.sequence_layers, window=config.sequence_window,
+        epochs=config.sequence_epochs, learning_rate=config.sequence_learning_rate,
+        dropout=config.sequence_dropout, seed=config.seed,
+        checkpoint=str(Path(config.output_dir) / "sequence_fit.pt")))
     threshold, neighbour, by_threshold = _choose_thresholds(encoded_pick, head, config.max_sentences)
     output = Path(config.output_dir)
     output.mkdir(parents=True, exist_ok=True)
@@ -475,7 +455,7 @@ def _by_set(prompts: Sequence[EncodedPrompt], records: Sequence[dict[str, Any]],
             max_sentences: int, neighbour: float | None) -> dict[str, Any]:
     """The check records of each record set measured apart (per family and shape; held-out components or layouts
     against seen ones by the records' ``split``)."""
-    from benchmarks.protocol.request_outcomes import summarise  # lazy: loads torch
+    from evaluation.request_outcomes import summarise  # lazy: loads torch
 
     by_id = {str(r["id"]): r for r in records}
     result: dict[str, Any] = {}
@@ -494,7 +474,7 @@ def _instruction_summary(config: RequestHeadConfig, fit: Sequence[dict[str, Any]
                          threshold: float, neighbour: float | None) -> dict[str, Any]:
     """The instruction-style check records measured (per family and shape), and the baseline head on the same
     encoded prompts (the held-out CTD families and the check records) where one is given."""
-    from benchmarks.protocol.request_outcomes import summarise  # lazy: loads torch
+    from evaluation.request_outcomes import summarise  # lazy: loads torch
 
     if config.instruction_path is None and config.layout_set_path is None and config.generated_set_path is None:
         return {}
@@ -506,9 +486,9 @@ def _instruction_summary(config: RequestHeadConfig, fit: Sequence[dict[str, Any]
                                                     neighbour)),
         "check_by_set": _by_set(encoded_check, check, head, threshold, config.max_sentences, neighbour)}}
     if config.baseline_head is not None:
-        from training.request_mlp import load_any_head  # lazy: loads torch
+        from tpc_core.engine.task.request_sequence import SequenceRequestHead  # lazy: loads torch
 
-        baseline = load_any_head(config.baseline_head)
+        baseline = SequenceRequestHead.load(config.baseline_head)
         base_threshold = config.baseline_threshold
         summary["baseline"] = {
             "head": config.baseline_head, "threshold": base_threshold,

@@ -9,13 +9,14 @@ table to the module that defines ``Name``, and so is ``from tpc_core.engine impo
 The rules, each a test below:
 
 * no import cycle in the whole tree, nor among the modules of any of the code folders (``tpc_core``,
-  ``tpc_integrations``, ``synthesis``, ``data_access``, ``benchmarks``, ``training``), and the folders import one
-  way only, as :data:`ALLOWED_FOLDER_IMPORTS` lists: ``training`` -> ``benchmarks`` -> ``data_access`` ->
-  ``synthesis`` -> ``tpc_core``, and ``training`` -> ``data_access``, ``synthesis``; ``benchmarks`` that measure
-  the adapters import ``tpc_integrations``' public names (no ``_`` module or name); the core knows none of the
-  others;
-* training and the benchmarks share their data access (``data_access``): training imports the benchmarks'
-  evaluation protocol (methods, metrics, one sample through one method), never a data name through them;
+  ``tpc_integrations``, ``synthesis``, ``data_access``, ``evaluation``, ``benchmarks``, ``training``), and the
+  folders import one way only, as :data:`ALLOWED_FOLDER_IMPORTS` lists: ``training`` and ``benchmarks`` ->
+  ``evaluation`` -> ``data_access`` -> ``synthesis`` -> ``tpc_core``; ``evaluation`` and the ``benchmarks`` that
+  measure the adapters import ``tpc_integrations``' public names (no ``_`` module or name); the core knows none of
+  the others;
+* training and the benchmarks share the evaluation protocol (``evaluation``: methods, metrics, one sample through
+  one method) and their data access (``data_access``); neither imports the other, and training takes no data name
+  through the protocol;
 * nothing imports ``experiments/`` (one-off research scripts: they may use the code, the code never uses them);
 * no private name of another module used: neither ``module._name`` nor ``obj._name`` on an object that the
   using module did not define (``self`` / ``cls`` inside a class of the module are its own).
@@ -34,17 +35,19 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "tpc_core"
 # Code outside tpc_core that must use only its public names (tests may reach inside; they test it).
-CLIENTS = ("tpc_integrations", "synthesis", "data_access", "benchmarks", "training", "examples", "experiments")
+CLIENTS = ("tpc_integrations", "synthesis", "data_access", "evaluation", "benchmarks", "training", "examples",
+           "experiments")
 # The code folders (examples and experiments are scripts that use them; tests may reach inside).
-CODE_FOLDERS = ("tpc_core", "tpc_integrations", "synthesis", "data_access", "benchmarks", "training")
+CODE_FOLDERS = ("tpc_core", "tpc_integrations", "synthesis", "data_access", "evaluation", "benchmarks", "training")
 # Which other code folders each one may import (the layering; anything else is a test failure).
 ALLOWED_FOLDER_IMPORTS = {
     "tpc_core": set(),
     "tpc_integrations": {"tpc_core"},
     "synthesis": {"tpc_core"},
     "data_access": {"tpc_core", "synthesis"},
-    "benchmarks": {"tpc_core", "synthesis", "data_access", "tpc_integrations"},
-    "training": {"tpc_core", "synthesis", "data_access", "benchmarks"},
+    "evaluation": {"tpc_core", "synthesis", "data_access", "tpc_integrations"},
+    "benchmarks": {"tpc_core", "synthesis", "data_access", "evaluation", "tpc_integrations"},
+    "training": {"tpc_core", "synthesis", "data_access", "evaluation"},
 }
 
 
@@ -364,10 +367,12 @@ def test_the_code_folders_are_one_way():
     assert not wrong, "imports against the layering (ALLOWED_FOLDER_IMPORTS):\n" + "\n".join(wrong)
 
 
-def test_benchmarks_use_only_public_names_of_the_adapters():
-    """Benchmarks that measure the adapters import ``tpc_integrations``' public modules and names, nothing else."""
+@pytest.mark.parametrize("folder", ["evaluation", "benchmarks"])
+def test_the_measurements_use_only_public_names_of_the_adapters(folder):
+    """The protocol and the benchmarks that measure the adapters import ``tpc_integrations``' public modules and
+    names, nothing else."""
     found = []
-    for module, path in _modules("benchmarks").items():
+    for module, path in _modules(folder).items():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if (isinstance(node, ast.ImportFrom) and node.level == 0
                     and (node.module or "").startswith("tpc_integrations")):
@@ -378,7 +383,7 @@ def test_benchmarks_use_only_public_names_of_the_adapters():
             else:
                 continue
             found.extend(f"{module} line {node.lineno}" for name in names if _is_private(name))
-    assert not found, "private tpc_integrations names imported by benchmarks:\n" + "\n".join(found)
+    assert not found, f"private tpc_integrations names imported by {folder}:\n" + "\n".join(found)
 
 
 def _top(dotted: str) -> str:
@@ -456,13 +461,13 @@ def test_no_private_attribute_of_another_modules_object(folder):
 def test_foreign_private_detection(tmp_path):
     source = ("class A:\n    def __init__(self):\n        self._own = 1\n    def f(self, other):\n"
               "        return self._own, other._own, other._theirs, self._inherited\n"
-              "from benchmarks.protocol.evaluate import _tpc_method\n"
+              "from evaluation.evaluate import _tpc_method\n"
               "def g(compressor):\n    return compressor._splitter(None), sys._getframe(1)\n")
     path = tmp_path / "client.py"
     path.write_text(source, encoding="utf-8")
     assert foreign_private_uses(path) == ["line 5: other._theirs",
                                           "line 5: self._inherited (inherited from another module)",
-                                          "line 6: from benchmarks.protocol.evaluate import _tpc_method",
+                                          "line 6: from evaluation.evaluate import _tpc_method",
                                           "line 8: compressor._splitter"]
 
 
@@ -484,7 +489,7 @@ def _path_literals(path: Path) -> list[tuple[int, str]]:
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings]
 
 
-@pytest.mark.parametrize("folder", ["synthesis", "data_access", "benchmarks", "training"])
+@pytest.mark.parametrize("folder", ["synthesis", "data_access", "evaluation", "benchmarks", "training"])
 def test_data_and_dated_paths_come_from_one_place(folder):
     """The data root (``../shared/data``, ``$TPC_DATA``) and the held-out ids' dated path are written once, in
     ``data_access/paths.py``; every other module asks it (research scripts live in ``experiments/``)."""
@@ -526,27 +531,46 @@ def data_names_through(path: Path, folder: str) -> list[str]:
     return found
 
 
-def test_training_and_the_benchmarks_import_each_other_for_no_data():
-    """Both read data through ``data_access``: training may import the benchmarks' evaluation protocol, never
-    their data (nor a data name they hand on); the benchmarks never import training at all (the layering)."""
+def _folder_edges(graph: dict[str, dict[str, int]], source: str, target: str) -> list[str]:
+    """Every import of a ``target`` folder's module by a ``source`` folder's module, as ``a -> b (line N)``."""
+    return [f"{module} -> {imported} (line {line})" for module, edges in sorted(graph.items())
+            if module.split(".")[0] == source for imported, line in sorted(edges.items())
+            if imported.split(".")[0] == target]
+
+
+def test_training_and_the_benchmarks_do_not_import_each_other():
+    """Both use the evaluation protocol (``evaluation``) and read data through ``data_access``: neither folder
+    imports the other, and the protocol and the data access import neither of them."""
+    found = [*_folder_edges(CODE_GRAPH, "training", "benchmarks"), *_folder_edges(CODE_GRAPH, "benchmarks", "training")]
+    assert not found, "training and benchmarks import each other (move what both need into evaluation/):\n" + \
+        "\n".join(found)
+    for lower in ("evaluation", "data_access"):
+        assert not [*_folder_edges(CODE_GRAPH, lower, "training"), *_folder_edges(CODE_GRAPH, lower, "benchmarks")]
+
+
+def test_the_folder_edges_are_found():
+    graph = {"training.evaluate": {"evaluation.evaluate": 3, "benchmarks.run": 7}, "benchmarks.run": {"tpc_core": 1},
+             "evaluation.budget": {"data_access.tokens": 2}}
+    assert _folder_edges(graph, "training", "benchmarks") == ["training.evaluate -> benchmarks.run (line 7)"]
+    assert _folder_edges(graph, "benchmarks", "training") == []
+
+
+def test_training_takes_no_data_name_through_the_protocol():
+    """Training reads data from ``data_access``, never a data name the protocol hands on."""
     assert {"data_file", "HELDOUT_IDS", "load_qa_dev", "minilm_token_counter"} <= DATA_NAMES
     found = [f"{path.relative_to(ROOT)} {hit}" for path in _modules("training").values()
-             for hit in data_names_through(path, "benchmarks")]
-    assert not found, "training imports data through benchmarks (import it from data_access):\n" + "\n".join(found)
-    assert not [target for module, edges in CODE_GRAPH.items() if module.startswith("benchmarks")
-                for target in edges if target.startswith("training")]
-    assert not [target for module, edges in CODE_GRAPH.items() if module.startswith("data_access")
-                for target in edges if target.split(".")[0] in ("training", "benchmarks")]
+             for hit in data_names_through(path, "evaluation")]
+    assert not found, "training imports data through evaluation (import it from data_access):\n" + "\n".join(found)
 
 
-def test_data_names_through_the_benchmarks_are_found(tmp_path):
-    source = ("from benchmarks.protocol.budget import budget_for, minilm_token_counter\n"
-              "from benchmarks.protocol.evaluate import compress_one\n"
-              "def f():\n    from benchmarks.protocol import budget\n    from data_access.paths import data_file\n")
+def test_data_names_through_the_protocol_are_found(tmp_path):
+    source = ("from evaluation.budget import budget_for, minilm_token_counter\n"
+              "from evaluation.evaluate import compress_one\n"
+              "def f():\n    from evaluation import budget\n    from data_access.paths import data_file\n")
     path = tmp_path / "module.py"
     path.write_text(source, encoding="utf-8")
-    assert data_names_through(path, "benchmarks") == [
-        "line 1: from benchmarks.protocol.budget import minilm_token_counter"]
+    assert data_names_through(path, "evaluation") == [
+        "line 1: from evaluation.budget import minilm_token_counter"]
 
 
 # Files at the top of tests/: fixtures and helpers shared by several folders; every test sits in a folder that mirrors

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.protocol.budget import minilm_token_counter
-from benchmarks.protocol.cache import JsonCache
-from benchmarks.protocol.evaluate import evaluate
-from benchmarks.protocol.methods.base import Compressed, Method
-from benchmarks.protocol.reader import CachedReader
 from data_access.loaders import Sample
+from evaluation.budget import minilm_token_counter
+from evaluation.cache import JsonCache
+from evaluation.evaluate import evaluate
+from evaluation.methods.base import Compressed, Method
+from evaluation.reader import CachedReader
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -124,7 +124,7 @@ def test_smoke_run_end_to_end(tmp_path: Path) -> None:
 
 
 def test_hf_reader_wiring_with_a_tiny_random_llama(tiny_checkpoint: Path, tmp_path: Path) -> None:
-    from benchmarks.protocol.reader import HFReader, ReaderUnavailable, resolve_reader
+    from evaluation.reader import HFReader, ReaderUnavailable, resolve_reader
 
     reader = HFReader(tiny_checkpoint / "ctd_base", device="cpu", max_input_tokens=64)
     long_prompt = "word " * 500 + "Question: what?"  # longer than the window: cut in the middle, still answers

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.protocol.budget import minilm_token_counter
-from benchmarks.protocol.chunks import build_chunks, retrieval_set, spread_over_sources
 from benchmarks.run import main, parse_args
 from data_access.loaders import load_qa_dev
+from evaluation.budget import minilm_token_counter
+from evaluation.chunks import build_chunks, retrieval_set, spread_over_sources
 from tpc_core.segmentation import split_sentences
 
 REPO = Path(__file__).resolve().parents[2]

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.protocol.budget import minilm_token_counter
-from benchmarks.protocol.methods.forward_floor import (
+from benchmarks.run import SPEED_METHODS, parse_args
+from benchmarks.timing import build_timed_method
+from evaluation.budget import minilm_token_counter
+from evaluation.methods.forward_floor import (
     BATCH_SIZE,
     FLOOR_METHOD,
     WINDOW_TOKENS,
     MiniLMForward,
     token_windows,
 )
-from benchmarks.protocol.report import speed_ratio_lines
-from benchmarks.run import SPEED_METHODS, parse_args
-from benchmarks.timing import build_timed_method
+from evaluation.report import speed_ratio_lines
 
 
 def test_token_windows_are_consecutive_and_framed() -> None:

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.protocol.index import (
+from benchmarks.run import main, parse_args
+from data_access.loaders import Sample
+from evaluation.index import (
     BARE_TEMPLATE,
     evaluate_index,
     index_contexts,
@@ -15,10 +17,8 @@ from benchmarks.protocol.index import (
     index_table,
     plot_index_recall,
 )
-from benchmarks.protocol.methods.base import AGNOSTIC, Compressed, Method
-from benchmarks.protocol.methods.registry import build_method
-from benchmarks.run import main, parse_args
-from data_access.loaders import Sample
+from evaluation.methods.base import AGNOSTIC, Compressed, Method
+from evaluation.methods.registry import build_method
 
 CONTEXT_A = "Alpha rose early today. Alpha ate bread. Alpha slept late. Beta sold the old house."  # 4+3+3+5 words
 CONTEXT_B = "Gamma won the race. Gamma went home."  # 4+3 words
@@ -156,7 +156,7 @@ def test_cli_writes_table_json_and_plot(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_minilm_centroid_drops_the_off_topic_sentence() -> None:
-    from benchmarks.protocol.budget import minilm_token_counter
+    from evaluation.budget import minilm_token_counter
 
     counter = minilm_token_counter()
     cats = ["Cats are small domesticated mammals.", "Many people keep cats as pets at home.",

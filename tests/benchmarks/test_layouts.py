@@ -1,4 +1,4 @@
-"""Prompt layouts (issue 31): every layout writes the request verbatim where its span says, seen and held-out
+"""Prompt layouts: every layout writes the request verbatim where its span says, seen and held-out
 layouts are disjoint, and the layout-recall check deals its prompts evenly."""
 
 from __future__ import annotations

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from benchmarks.protocol.budget import minilm_token_counter
-from benchmarks.protocol.report import aggregate, dev_tables, longbench_table
 from benchmarks.timing import build_length_prompts
 from data_access.loaders import Sample
+from evaluation.budget import minilm_token_counter
+from evaluation.report import aggregate, dev_tables, longbench_table
 
 
 def _record(method: str, dataset: str, score: float | None, setting: str = "aware", **extra) -> dict:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.protocol.request_outcomes import Outcome, summarise, summary_markdown
 from benchmarks.request_found import dev_records
+from evaluation.request_outcomes import Outcome, summarise, summary_markdown
 from synthesis.instructions import INSTRUCTION_FAMILIES, SHAPES
 
 QA = Path(__file__).resolve().parents[3] / "shared" / "data" / "qa_dev.jsonl"

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.protocol.budget import minilm_token_counter
-from benchmarks.protocol.cache import JsonCache
-from benchmarks.protocol.evaluate import evaluate
-from benchmarks.protocol.methods.base import AGNOSTIC, Compressed, Method, split_spans
-from benchmarks.protocol.methods.registry import build_method, method_specs, tpc_model_labels
-from benchmarks.protocol.methods.tpc import TPCMethod, _checkpoint_fingerprint
-from benchmarks.protocol.summ import evaluate_summ, evenly_spaced, score_summary_record
 from benchmarks.run import main, parse_args
 from data_access.loaders import Sample, load_summ_dev
+from evaluation.budget import minilm_token_counter
+from evaluation.cache import JsonCache
+from evaluation.evaluate import evaluate
+from evaluation.methods.base import AGNOSTIC, Compressed, Method, split_spans
+from evaluation.methods.registry import build_method, method_specs, tpc_model_labels
+from evaluation.methods.tpc import TPCMethod, _checkpoint_fingerprint
+from evaluation.summ import evaluate_summ, evenly_spaced, score_summary_record
 from synthesis.templates import DATASET2PROMPT, fill_template
 from tpc_core.engine.scoring.lead import passage_layout
 

@@ -1,6 +1,6 @@
-"""One table of bad input, one row per issue-12 item: each gets a clear exception naming the problem, before any
-model runs where that is possible (tiny random checkpoint for wiring; ``test_engine_defects.py`` has the
-behaviours that are not errors)."""
+"""One table of bad input, one row per kind of bad input: each gets a clear exception naming the problem, before any
+model runs where that is possible (tiny random checkpoint for wiring; ``tests/core/engine/test_budget_and_options.py``
+has the behaviours that are not errors)."""
 
 from __future__ import annotations
 
@@ -112,7 +112,7 @@ def test_each_keyword_option_is_declared_once_with_its_default_in_the_options():
         "show_progress": None, "describe_bare": False, "cache": None}
 
 
-# ------------------------------------------------------------------------------------- issue 28: lone surrogates
+# ------------------------------------------------------------------------------------- lone surrogates
 # What errors="surrogateescape" decoding or JSON with a broken \u escape leaves in a str; a tokenizer refuses it
 # with "TypeError: TextEncodeInput must be Union[...]", so it is refused at entry, named, with what to do.
 BROKEN = "Bad \ud800 char. More text here."

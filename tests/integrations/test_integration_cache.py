@@ -1,4 +1,4 @@
-"""Issue 30, the edges: ``cache=`` on both query-time adapters and ``mode="warm"`` on both index-time ones, with the
+"""The edges of ``cache=`` on both query-time adapters and ``mode="warm"`` on both index-time ones, with the
 real frameworks, the real stores (``InMemoryByteStore``, ``LocalFileStore``, ``SimpleKVStore``, a directory,
 "memory") and the real tpc-mini; the events say whether a call was served from the cache."""
 

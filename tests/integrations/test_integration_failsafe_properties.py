@@ -1,4 +1,4 @@
-"""Issue 36: every adapter driven with random faults injected at random stages (the model's loading, the token
+"""Every adapter driven with random faults injected at random stages (the model's loading, the token
 counter, the splitter, the encoder's forward pass, the cache, an unreadable document). With
 ``on_error="passthrough"`` no exception escapes and the output equals the input; with ``"raise"`` the original
 exception type escapes. The faults are injected around the real tpc-mini."""

@@ -1,4 +1,4 @@
-"""Issue 13, part 2: index-time compression inside the real framework objects, on the real tpc-mini.
+"""Index-time compression inside the real framework objects, on the real tpc-mini.
 
 LangChain: ``TPCDocumentTransformer`` feeding an ``InMemoryVectorStore`` (deterministic offline MiniLM embedding).
 LlamaIndex: ``TPCTransform`` inside ``IngestionPipeline.run`` after a ``SentenceSplitter``, then a

@@ -88,7 +88,7 @@ def test_lists_of_message_likes_and_bad_input(compressor):
     assert runnable.invoke([]) == []
     with pytest.raises(TypeError, match="wrap a single message"):
         runnable.invoke(HumanMessage("hi"))
-    with pytest.raises(ValueError, match="need"):  # strict=True (issue 36: the default keeps the chat going)
+    with pytest.raises(ValueError, match="need"):  # strict=True (the default keeps the chat going)
         TPCMessagesCompressor(compressor=compressor, target_tokens=3, strict=True).invoke([("system", SYSTEM),
                                                                                          ("human", QUESTION)])
     with pytest.raises(ValueError, match="latest user turn is the task"):

@@ -69,7 +69,7 @@ def test_async_chat_engine_and_an_input_that_is_not_in_the_history(compressor):
 def test_bad_settings_and_budgets(compressor):
     with pytest.raises(ValueError, match="latest user turn is the task"):
         TPCChatMemory(compressor=compressor, task_description="Answer.")
-    memory = TPCChatMemory(compressor=compressor, target_tokens=2, strict=True)  # issue 36: the default goes on
+    memory = TPCChatMemory(compressor=compressor, target_tokens=2, strict=True)  # the default goes on
     memory.put(ChatMessage(role="system", content=SYSTEM))
     memory.put(ChatMessage(role="user", content=QUESTION))
     with pytest.raises(ValueError, match="need"):

@@ -1,4 +1,4 @@
-"""Issue 13, part 1: what users coming from LLMLingua, EmbeddingsFilter, SentenceEmbeddingOptimizer and rerankers
+"""What users coming from LLMLingua, EmbeddingsFilter, SentenceEmbeddingOptimizer and rerankers
 run into. Peer field names, post-budget knobs, construction-time checks, the empty-query note, copying, and
 LangChain callbacks — each with both adapters where it applies, on the real tpc-mini."""
 

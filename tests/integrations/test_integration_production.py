@@ -1,4 +1,4 @@
-"""Issue 36, the adapters in production: a chat that keeps going, settings checked and refused the one way, metadata
+"""The adapters in production: a chat that keeps going, settings checked and refused the one way, metadata
 of the call that made it, and the fail-safe (``on_error``, ``deadline_ms``) with injected faults. Real tpc-mini for
 behaviour; the faults are injected around it (a loader, a device, a store, a splitter, a document that fail)."""
 
@@ -41,7 +41,7 @@ class Events(BaseCallbackHandler):
         self.seen.append((name, data))
 
 
-# ------------------------------------------------------------------------------- defect 1: the chat goes on
+# ------------------------------------------------------------------------------- the chat goes on
 def test_a_chat_engine_survives_a_pasted_document_with_a_warning_and_an_event(compressor):
     import llama_index.core.instrumentation as instrument
     from llama_index.core.instrumentation.event_handlers import BaseEventHandler
@@ -58,7 +58,7 @@ def test_a_chat_engine_survives_a_pasted_document_with_a_warning_and_an_event(co
     memory = TPCChatMemory(compressor=compressor, target_tokens=100)
     engine = SimpleChatEngine.from_defaults(llm=llm, memory=memory)
     engine.chat("Hello there.")
-    # issue 35: a pasted document (no request found) is compressed prompt-agnostically: the chat goes on in budget
+    # a pasted document (no request found) is compressed prompt-agnostically: the chat goes on in budget
     engine.chat("Please read: " + DOCUMENT)
     sent = list(llm.last_chat_messages)
     assert seen and seen[-1]["over_budget"] == 0 and len(sent[-1].content) < len("Please read: " + DOCUMENT)
@@ -73,7 +73,7 @@ def test_a_chat_engine_survives_a_pasted_document_with_a_warning_and_an_event(co
     # pytest.warns records every warning of the block: a ResourceWarning from another test's connection, collected
     # here, can come first. The one checked is ours.
     ours = [warning for warning in caught if issubclass(warning.category, TPCRuntimeWarning)]
-    assert ours[0].filename == __file__  # defect 8: the warning names this line, not LlamaIndex's code
+    assert ours[0].filename == __file__  # the warning names this line, not LlamaIndex's code
     sent = list(llm.last_chat_messages)
     assert sent[-1].content == "What is this?" and seen[-1]["over_budget"] > 0
     with pytest.raises(ValueError, match="smaller than the messages kept whole"):
@@ -93,7 +93,7 @@ def test_the_messages_runnable_keeps_going_and_says_so_in_its_event(compressor):
     assert name == "tpc_messages_compression" and data["over_budget"] > 0
 
 
-# ------------------------------------------------------------------------------- defect 4: cache strings
+# ------------------------------------------------------------------------------- cache strings
 @pytest.mark.parametrize("typo", ["Memory", "memory ", "mem"])
 def test_a_mistyped_cache_name_is_refused_with_a_hint_and_creates_nothing(tmp_path, monkeypatch, typo):
     monkeypatch.chdir(tmp_path)
@@ -104,7 +104,7 @@ def test_a_mistyped_cache_name_is_refused_with_a_hint_and_creates_nothing(tmp_pa
     assert os.listdir(tmp_path) == []
 
 
-# ------------------------------------------------------------------------------- defect 5: fresh metadata
+# ------------------------------------------------------------------------------- fresh metadata
 def test_query_time_results_carry_only_the_metadata_of_their_own_call(compressor):
     cache = MemoryCache()
     chunks = [Document(page_content=p, id=str(k)) for k, p in enumerate(PARAGRAPHS[2:6])]
@@ -121,7 +121,7 @@ def test_query_time_results_carry_only_the_metadata_of_their_own_call(compressor
         assert "tpc_compression" not in item.node.metadata and item.node.metadata["tpc_task_source"] == "question"
 
 
-# ------------------------------------------------------------------------------- defect 6: counters
+# ------------------------------------------------------------------------------- counters
 def test_a_counter_that_cannot_count_is_refused_when_it_is_set(compressor):
     for adapter_class in (TPCDocumentCompressor, TPCMessagesCompressor):
         with pytest.raises(ValueError, match="counted 0 tokens in the probe text"):
@@ -131,7 +131,7 @@ def test_a_counter_that_cannot_count_is_refused_when_it_is_set(compressor):
     assert TPCDocumentCompressor(compressor=compressor, token_counter=len).engine_options()["token_counter"] is not None
 
 
-# ------------------------------------------------------------------------------- defect 7: token_limit
+# ------------------------------------------------------------------------------- token_limit
 def test_token_limit_is_the_chat_memorys_budget(compressor):
     assert TPCChatMemory.from_defaults(token_limit=500, compressor=compressor).target_tokens == 500
     assert TPCChatMemory(token_limit=500, compressor=compressor).target_tokens == 500
@@ -139,7 +139,7 @@ def test_token_limit_is_the_chat_memorys_budget(compressor):
         TPCChatMemory(token_limit=500, target_tokens=400, compressor=compressor)
 
 
-# ------------------------------------------------------------------------------- defect 8: one channel each
+# ------------------------------------------------------------------------------- one channel each
 def test_every_bad_setting_is_a_value_error_at_construction(tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("x")

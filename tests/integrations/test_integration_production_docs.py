@@ -1,4 +1,4 @@
-"""Issue 36, defect 9: the README's Production section documents every score's scale, and its fp32 recipe gives the
+"""The README's Production section documents every score's scale, and its fp32 recipe gives the
 uncached call's scores exactly (the int8 default moves them slightly)."""
 
 from __future__ import annotations

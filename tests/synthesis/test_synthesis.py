@@ -1,4 +1,4 @@
-"""The open-ended prompt generator (issue 35): deterministic, spans cover exactly the request's words, held-out parts
+"""The open-ended prompt generator: deterministic, spans cover exactly the request's words, held-out parts
 never leak into "seen", every axis is drawn, chat templates carry their real tokens, prompts that ask nothing have
 no spans, and the material keeps the evidence verbatim."""
 

@@ -1,4 +1,4 @@
-"""The generated request-finder set (issue 35): fit records from seen parts only, check records on rows no fit record
+"""The generated request-finder set: fit records from seen parts only, check records on rows no fit record
 of this set, the instruction set or the layout set uses, validation exactly where a held-out part shows, the
 share of prompts that ask nothing, the layout set's schema, deterministic for a seed."""
 

@@ -1,4 +1,4 @@
-"""Instruction-style request records (issue 23): families, shapes, spans, held-out families, no-request prompts."""
+"""Instruction-style request records: families, shapes, spans, held-out families, no-request prompts."""
 
 from __future__ import annotations
 

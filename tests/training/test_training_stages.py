@@ -340,8 +340,7 @@ def test_every_stage_runs_and_the_export_loads_and_compresses(tiny_checkpoint, d
                    "name": "tpc-tiny", "max_size_mb": 20},
     }
     recipe["request_head"] = {"data_path": str(formats),
-                              "cse_checkpoint": str(runs / "cse"), "output_dir": str(runs / "head"),
-                              "iterations": 20}
+                              "cse_checkpoint": str(runs / "cse"), "output_dir": str(runs / "head")}
     recipe["export"]["request_head_dir"] = str(runs / "head")
     path = _write(tmp_path / "recipe.yaml", recipe)
     for main in (cse_main, sft_main, rl_main, head_main, export_main):

@@ -51,31 +51,8 @@ Backends: ``"nupunkt"`` (default: Punkt with nupunkt's pre-trained model, no dep
 other is installed; nothing is ever downloaded), ``"regex"`` (dependency-free rules, fastest) and
 ``"line"`` (one sentence per non-blank line, no joining).
 
-Why ``nupunkt`` is the default and joining is on, measured with
-``python -m benchmarks.segmentation_accuracy`` (2 shared CPU cores, Python 3.11, nupunkt 0.8.0,
-nltk 3.10.4)::
-
-    splitter join | crafted F1 ex.acc | qa_dev intact (words) exact | wrapped exact | CPU ms/10k words
-    nupunkt  on   |   0.990   0.984   |  0.743   0.802   0.583     |     0.740     |   5.5
-    nupunkt  off  |   0.938   0.918   |  0.743   0.802   0.583     |     0.062     |   5.4
-    nltk     on   |   0.844   0.803   |  0.762   0.821   0.596     |     0.742     |  19.9
-    regex    on   |   0.956   0.934   |  0.730   0.782   0.685     |     0.740     |   4.3
-    line     -    |   0.343   0.164   |  0.060   0.107   0.054     |     0.013     |   0.6
-
-* crafted: 61 hand-labelled examples (150 sentences) of the cases above; F1 over exact spans, ex.acc =
-  share of examples split exactly right. nupunkt's one miss is ``"... by Dr.\\nSmith"`` (a line ending in
-  an abbreviation before a capital is kept as a boundary).
-* qa_dev: 1064 gold supporting sentences of ``data/qa_dev.jsonl``. intact = no span straddles the gold
-  start or end; (words) = the same, ignoring spans that only run over punctuation (KV gold drops the
-  trailing comma); exact = the gold sentence is one span. The gold comes from other tokenizers: NQ gold
-  omits the ``Document [n] (Title: ...)`` prefix, meeting gold the speaker label, and paper gold was cut
-  by a Punkt-style splitter at ``"resp."`` / ``"et al."`` (why nltk edges ahead there), so no splitter
-  gets near 1.0 and the differences between backends are small.
-* wrapped: the HotpotQA, NQ and meeting contexts hard-wrapped at 80 columns. Without joining only 6% of
-  gold sentences survive as one span; with it 74.0%, against 74.5% for the same texts unwrapped (e.g. a
-  wrapped line starting with ``"34. "`` reads as a list item). Joining changes nothing on unwrapped data.
-* Speed: 150k words (~200k tokens) of qa_dev contexts take ~0.08 s CPU with the default (0.12-0.42 s
-  wall depending on the load of the shared machine); the work is linear in the text length.
+Why ``nupunkt`` is the default and joining is on: ``python -m benchmarks.segmentation_accuracy`` (its
+table: ``benchmarks/results/segmentation/README.md``).
 
 Modules, one concern each: :mod:`.contract` (``Span``, ``SentenceSplitter`` and the check of a custom
 splitter's spans), :mod:`.layout` (steps 1, 2 and 5), :mod:`.backends` (step 4), :mod:`.length` (step 6),

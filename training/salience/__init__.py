@@ -1,4 +1,4 @@
-"""Salience from human summaries (issue 24): sentence labels for compressing prompts that ask no question.
+"""Salience from human summaries: sentence labels for compressing prompts that ask no question.
 
 * :mod:`training.salience.data`: the summ_train file, licences per dataset, held-out datasets, the library's
   sentence spans and MiniLM token counts.

@@ -1,11 +1,11 @@
 """Index-time proxy on the **train** split of qa_dev: compress each context bare, measure evidence recall.
 
-``benchmarks/protocol/index.py`` (``--suite index``) measures on the dev split; recipes must not be chosen there. This
+``evaluation/index.py`` (``--suite index``) measures on the dev split; recipes must not be chosen there. This
 proxy does the same on the train split: each distinct context is compressed on its own, with no question, at
 ``floor(rate x its sentences' MiniLM tokens)``, by each saved head and by the baselines (lead,
 lead-per-passage as the benchmark defines passages, random, centroid of the CSE embeddings); every train
-question is then scored by :func:`benchmarks.protocol.metrics.evidence_recall` on its context's compressed text, laid
-out by :func:`benchmarks.protocol.budget.join_spans`. The context is one document, as ``TPCDocumentTransformer`` passes
+question is then scored by :func:`evaluation.metrics.evidence_recall` on its context's compressed text, laid
+out by :func:`evaluation.budget.join_spans`. The context is one document, as ``TPCDocumentTransformer`` passes
 it. Caveat: the shipped tpc-mini CSE was itself trained on qa_dev train questions, so its embeddings have seen
 these contexts (the head has not).
 
@@ -29,12 +29,12 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
-from benchmarks.protocol.budget import join_spans
-from benchmarks.protocol.index import index_contexts
-from benchmarks.protocol.methods.baselines import LeadPerPassage
-from benchmarks.protocol.metrics import evidence_recall
 from data_access.loaders import load_qa_dev
 from data_access.paths import data_file
+from evaluation.budget import join_spans
+from evaluation.index import index_contexts
+from evaluation.methods.baselines import LeadPerPassage
+from evaluation.metrics import evidence_recall
 from tpc_core import TPCCompressor
 from tpc_core.engine.scoring.salience import passage_lead_scores
 from tpc_core.engine.selection.budget import resolve_budget

@@ -8,7 +8,7 @@ command resumes: ids already in the output are skipped, and a line torn by a kil
 
 ROUGE here: lower-cased ``\\w+`` word tokens, clipped n-gram counts (each reference n-gram counts at most as
 often as the candidate has it). Recall = clipped overlap / the reference's n-grams. The benchmark's
-:func:`benchmarks.protocol.metrics.rouge_n_recall` tokenises with ``[a-z0-9]+`` instead; the two differ only on
+:func:`evaluation.metrics.rouge_n_recall` tokenises with ``[a-z0-9]+`` instead; the two differ only on
 underscores and non-ASCII letters.
 
 The oracle (the classic greedy ROUGE oracle of extractive summarisation) repeatedly adds the sentence that most

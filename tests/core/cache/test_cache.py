@@ -122,7 +122,7 @@ def test_the_key_depends_on_text_and_fingerprint_and_is_a_safe_name():
     assert one != fingerprint({"model": "a"}, splitter_identity(get_splitter("nupunkt")), "fp32")
     assert one != fingerprint({"model": "b"}, splitter_identity(get_splitter("nupunkt")), "int8")
     assert one != fingerprint({"model": "a"}, splitter_identity(get_splitter("nupunkt", max_sentence_chars=99)), "int8")
-    # entries cut under older splitting rules are never reused (issue 35 changed where chat markers are cut)
+    # entries cut under older splitting rules are never reused (a splitter revision moves where chat markers are cut)
     import importlib
 
     fingerprint_module = importlib.import_module("tpc_core.cache.fingerprint")  # the package shadows it by a function

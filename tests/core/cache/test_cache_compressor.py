@@ -296,7 +296,7 @@ class _NegatedEmbeddings(PooledCosine):
 
 
 def test_the_cache_holds_what_the_scorer_embeds_keyed_by_its_identity(tpc_mini, monkeypatch):
-    """Issue 37: the cache wraps the scorer's per-document step. Scorers that embed alike (pooled_cosine and
+    """The cache wraps the scorer's per-document step. Scorers that embed alike (pooled_cosine and
     tpc-mini's cosine_bm25) share entries; one that embeds differently never gets their embeddings."""
     shared = MemoryCache(dtype="fp32")
     question = "Who declared the causes of the separation?"
@@ -334,7 +334,7 @@ class _EmbedOnly:
 
 
 def test_a_scorer_without_a_per_document_step_is_not_run(tpc_mini):
-    """The engine runs whole scorers only (training/scorer's research scorers are whole: tests/training)."""
+    """The engine runs whole scorers only: one without a per-document step is refused."""
     compressor = copy.deepcopy(tpc_mini)
     compressor.scorer = _EmbedOnly(tpc_mini.scorer)  # assigning a scorer rebuilds the engine around it
     with pytest.raises(AttributeError, match="embed_documents"):

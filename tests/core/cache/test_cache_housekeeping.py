@@ -1,4 +1,4 @@
-"""Issue 36, cache leftovers: DirectoryCache's size bound (least recently used out, by last use) and the temporary
+"""Cache leftovers: DirectoryCache's size bound (least recently used out, by last use) and the temporary
 files a crashed writer leaves; a mistyped cache= string refused without creating anything."""
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from benchmarks.protocol.cache_redis_server import RedisServer, RedisServerUnavailable
+from benchmarks.harness.cache_redis_server import RedisServer, RedisServerUnavailable
 from tests.core.cache.test_cache import FINGERPRINT, make_entry
 from tests.core.cache.test_cache_compressor import CHUNKS, facts
 from tests.notice_helpers import logged_only

@@ -1,4 +1,4 @@
-"""Issue 36, the engine side of a chat that keeps going: a budget below the protected messages (strict or best
+"""The engine side of a chat that keeps going: a budget below the protected messages (strict or best
 effort), Anthropic-style content blocks (tool_use / tool_result, nested text blocks) read, compressed and counted,
 and what becomes of a message that loses every sentence (``emptied``). Pure parts without a model; behaviour with
 the real shipped tpc-mini."""
@@ -96,7 +96,7 @@ def test_anthropic_tool_results_are_compressed_and_counted_for_the_question_aske
 @pytest.mark.slow
 def test_best_effort_when_the_protected_messages_exceed_the_budget(tpc_mini):
     # what must be kept whole over the budget: a long system message (a long latest user turn is compressed
-    # around its request, or prompt-agnostically, since issue 35: tests/core/conversation/test_single_message_chats.py)
+    # around its request, or prompt-agnostically: tests/core/conversation/test_single_message_chats.py)
     conversation = [{"role": "system", "content": SYSTEM + " Background: " + DOCUMENT},
                     {"role": "user", "content": DOCUMENT}, {"role": "assistant", "content": "Noted."},
                     {"role": "user", "content": "What is this about?"}]

@@ -246,7 +246,7 @@ def test_bad_arguments_fail_clearly(tpc_mini):
 
 
 def test_a_counter_that_counts_an_empty_text_still_holds_the_budget(tpc_mini):
-    """A counter with special tokens counts "" as 1-2 tokens: every emptied part costs that (review of issue 31)."""
+    """A counter with special tokens counts "" as 1-2 tokens: every emptied part costs that."""
     def with_special(text: str) -> int:
         return len(text.split()) + 1
 

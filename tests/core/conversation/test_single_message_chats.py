@@ -1,4 +1,4 @@
-"""The latest user turn when it carries material (issue 35): compressed around its request, under the one budget.
+"""The latest user turn when it carries material: compressed around its request, under the one budget.
 
 The single-message "document + question" chat: the request sentences are found by the checkpoint's request head
 and kept verbatim; the pasted material is compressed for them with the other messages. Real shipped tpc-mini.
@@ -98,7 +98,7 @@ def test_single_message_chats_hold_the_budget_and_keep_the_request(tpc_mini, fir
 
 
 def test_a_pasted_document_with_no_request_over_the_budget_is_compressed_prompt_agnostically(tpc_mini):
-    """Issue 36's defect 1 at its root: a user who pastes a document and asks nothing no longer ends the chat."""
+    """A user who pastes a document and asks nothing gets the chat compressed, not ended."""
     counter = tpc_mini.token_counter
     document = "\n\n".join(PARAGRAPHS[1:6])
     assert tpc_mini.find_request(document) is None

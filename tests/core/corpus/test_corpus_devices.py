@@ -1,5 +1,5 @@
 """tpc compress-corpus --device: checked before anything is read or written; Ray actors reserve a GPU each for
-CUDA, and a cluster without enough GPUs is refused instead of waited on (issue 29)."""
+CUDA, and a cluster without enough GPUs is refused instead of waited on."""
 
 from __future__ import annotations
 

@@ -91,7 +91,7 @@ def test_bare_rows_skip_the_ctd_by_default_on_the_threads_asked_for(tmp_path, tp
     import tpc_core.corpus.table as corpus_table
 
     rows = corpus_rows()[:3]  # para-0 is given a written request the head finds; para-1 and para-2 are bare
-    # (the question follows two paragraphs: the issue-35 sequence head misses a request after a one-sentence text,
+    # (the question follows two paragraphs: the shipped sequence head misses a request after a one-sentence text,
     # a known miss written in the model card)
     rows[0] = {**rows[0], "text": f"{rows[0]['text']}\n\n{rows[1]['text']}\n\nQuestion: What does a decent "
                                   "respect to the opinions of mankind require?"}

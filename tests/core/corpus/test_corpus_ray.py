@@ -71,7 +71,7 @@ def test_a_model_the_workers_cannot_load_is_reported_by_name(ray_cluster, refere
 
 
 def test_ray_warm_cache_stores_every_rows_entry_through_the_command(ray_cluster, reference, tmp_path, tpc_mini):
-    """``--engine ray --warm-cache DIR`` (issue 36): two actors store each row's entry in DIR and keep its text whole;
+    """``--engine ray --warm-cache DIR``: two actors store each row's entry in DIR and keep its text whole;
     a query-time compressor given ``cache=DIR`` then reads no row again and gives the uncached result."""
     out, cache = tmp_path / "out", tmp_path / "entries"
     address = ray_cluster.get_runtime_context().gcs_address

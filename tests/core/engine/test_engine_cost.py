@@ -1,4 +1,4 @@
-"""The engine around the model does each thing once (issue 29): a sentence is tokenized once when the counter is
+"""The engine around the model does each thing once: a sentence is tokenized once when the counter is
 the CSE's own tokenizer, and sentence vectors are pooled in one batched product per forward batch."""
 
 from __future__ import annotations

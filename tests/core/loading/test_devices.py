@@ -1,4 +1,4 @@
-"""Tensors stay on the model's device until one copy to the host (issue 29), checked without a GPU.
+"""Tensors stay on the model's device until one copy to the host, checked without a GPU.
 
 The shipped tpc-mini runs for real on the CPU; :mod:`tests.core.loading.fake_device` only keeps the books of where
 each tensor lives, as if the model sat on an accelerator. Every path that runs the model is covered: prompt-aware,

@@ -247,7 +247,7 @@ def test_hub_parts_must_be_hub_ids(repo):
 def test_benchmark_row_runs_only_where_the_weights_are_cached(hub_cache, monkeypatch, tmp_path):
     from huggingface_hub import constants
 
-    from benchmarks.protocol.methods.tpc import TPCMethod
+    from evaluation.methods.tpc import TPCMethod
 
     method = TPCMethod(counter=None, aware=True, model="cpc-llama-1b")
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path))

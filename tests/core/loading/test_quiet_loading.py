@@ -30,7 +30,7 @@ text = " ".join(f"The ferry to island {i % 7} left the harbour at {8 + i % 9} o'
 compressor = TPCCompressor.from_pretrained("tpc-mini")
 aware = compressor.compress(text, question="When did the ferry to island 3 leave?", target_tokens=60)
 # (a bare text the shipped head finds no request in, so the CTD loads and runs: the ferry report above gets an
-# invented request from the issue-35 sequence head, a known miss marked in
+# invented request from the shipped sequence head, a known miss marked in
 # tests/core/engine/task/test_request_finding.py)
 bare = open("examples/data/declaration_of_independence.txt", encoding="utf-8").read()
 agnostic = compressor.compress(bare, target_tokens=400, describe_bare=True)

@@ -1,4 +1,4 @@
-"""Issue 22, defect 1: a custom splitter's spans are checked where they enter the pipeline (``reading.segment``), for
+"""A custom splitter's spans are checked where they enter the pipeline (``reading.segment``), for
 ``compress``, ``compress_batch`` and the adapters' ``splitter`` field alike, so "verbatim, in order, within budget"
 holds whatever the splitter returns. Tiny random models for wiring; the contract is the engine's, not a model's."""
 

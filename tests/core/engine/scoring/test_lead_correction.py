@@ -7,7 +7,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmarks.protocol.methods.baselines import LeadPerPassage
+from evaluation.methods.baselines import LeadPerPassage
 from tpc_core.engine.scoring.lead import (
     LAYOUT_FEATURES,
     LeadCorrection,

@@ -229,7 +229,7 @@ def test_the_old_import_path_keeps_its_names_and_names_the_version_that_dropped_
             assert getattr(request, name) is getattr(homes[name], name)
     moved = {"is_grounded", "match_sentences", "request_covered", "request_text", "layout_features"}
     assert moved <= set(request.__all__)
-    with pytest.raises(ImportError, match="dropped in tpc-langchain 0.1.0.*training.request_mlp"):
+    with pytest.raises(ImportError, match="dropped in tpc-langchain 0.1.0.*python -m training.request_head"):
         from tpc_core.engine.task.request import RequestHead  # noqa: F401
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         request.nothing  # noqa: B018

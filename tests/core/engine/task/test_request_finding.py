@@ -1,4 +1,4 @@
-"""The shipped tpc-mini finds requests written as instructions (issue 23), in everyday prompt shapes.
+"""The shipped tpc-mini finds requests written as instructions, in everyday prompt shapes.
 
 Each prompt below writes its request in one of the kinds the request head was taught (an instruction with no
 question mark, a numbered true/false item, a request over two sentences, a multiple-choice stem with its

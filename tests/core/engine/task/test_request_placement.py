@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.protocol.stock_templates import EVERYDAY_SHAPES, STOCK_TEMPLATES, fill
+from benchmarks.harness.stock_templates import EVERYDAY_SHAPES, STOCK_TEMPLATES, fill
 from tpc_core.engine.task.placement import PlaceKind, place_request, reads_as_request
 from tpc_core.segmentation import split_sentences
 

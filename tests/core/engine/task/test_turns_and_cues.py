@@ -1,4 +1,4 @@
-"""Speaker turns of a chat flattened to text and the wording cues of a request (issue 31): layout features of
+"""Speaker turns of a chat flattened to text and the wording cues of a request: layout features of
 the request finder that do not depend on one template."""
 
 from __future__ import annotations

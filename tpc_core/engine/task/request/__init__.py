@@ -3,11 +3,11 @@ the request's sentences and give its own words (:mod:`.text`).
 
 The structural request head that reads the features is :mod:`tpc_core.engine.task.request_sequence`; the rules
 that judge a generated description against the prompt are :mod:`tpc_core.engine.task.grounding` (re-exported
-here, their home before).
+here too).
 
-The per-sentence request head (``RequestHead``, an MLP over each sentence alone) is no longer part of the library:
-no shipped or registered checkpoint uses it. Importing it from here raises :class:`ImportError` naming the
-version that dropped it; its training code lives in ``training.request_mlp``.
+The library has no per-sentence request head (``RequestHead``, an MLP over each sentence alone): no shipped or
+registered checkpoint uses one. Importing it from here raises :class:`ImportError` naming the version that dropped
+it.
 """
 
 from __future__ import annotations
@@ -30,8 +30,7 @@ DROPPED_PER_SENTENCE_HEAD = (
     "The per-sentence request head (RequestHead, an MLP over each sentence alone) was dropped in tpc-langchain "
     "0.1.0: no shipped or registered checkpoint uses it. The checkpoint's request head is the structural one "
     "(tpc_core.engine.task.request_sequence.SequenceRequestHead): train one with python -m training.request_head "
-    "--config training/configs/tpc-mini.yaml (model: sequence). The per-sentence head's training code is in "
-    "training.request_mlp.")
+    "--config training/configs/tpc-mini.yaml (model: sequence).")
 """What loading or importing the per-sentence request head says."""
 
 
