@@ -195,7 +195,7 @@ SUITES: tuple[Suite, ...] = (
           rows=("tpc-mini", "random", "lead", "lead-per-passage", "minilm-centroid", "full"),
           note="Rate 0.1: `benchmarks/results/summ/rate0.1/summ.md`. LLMLingua was not installed (skipped)."),
     Suite("Index time: each dev context compressed alone, no question",
-          "python -m benchmarks.run --suite index --out OUT", "index_2026-11-28/index.md",
+          "python -m benchmarks.run --suite index --out OUT", "index/with_lead_correction.md",
           columns=(0, 1, 2, 3, 4, 5, 6),
           note="ER / AR: evidence recall / answer retention of the 193 questions later asked of the 184 contexts. "
                "tpc-mini here scores a bare document with the lead correction."),
@@ -287,7 +287,7 @@ SUITES: tuple[Suite, ...] = (
           "--threads 2", "hub_cse_timing.json", read=hub_cse_rows,
           note="A randomly initialised model of Llama-3.2-1B's shape (same cost, no download), fp32, 2 threads."),
     Suite("A GPU: tpc-mini on an NVIDIA H200", "python -m benchmarks.device_check --device cuda",
-          "device_check/h200_issue31/README.md",
+          "device_check/h200_real_weights/README.md",
           columns=(0, 1, 3, 4),
           headers=("mode", "kept-set Jaccard, CUDA bf16 vs CPU fp32", "evidence recall CPU / CUDA", "overruns"),
           note="42 qa_dev train rows, rate 0.2. Latency, median of 5: 9.3 / 33.6 / 39.3 / 112.9 ms at 1k / 4k / 10k / "
