@@ -246,7 +246,6 @@ def compress_view(settings: TPCAgentContextSettings, ledger: ToolResultLedger, m
     options = {name: value for name, value in settings.engine_options().items()
                if name in ENGINE_KEYWORDS and name not in ("target_tokens", "rate", "token_counter")}
     engine = settings.compressor.engine
-    stores = settings.compressor.cache_store(options.get("cache"))
     fixed = origin - sum(result.tokens for result in results)
     entries = [ledger.get(result.key) for result in results]
     current = fixed + sum(entry.tokens if entry else result.tokens for entry, result in zip(entries, results))
@@ -257,7 +256,7 @@ def compress_view(settings: TPCAgentContextSettings, ledger: ToolResultLedger, m
     def compress(chosen: Sequence[ToolResult], share: int) -> list[str]:
         texts = compress_tool_texts(engine, [(result.text, result.question, result.tokens) for result in chosen],
                                     share, text_counter, options, reads,
-                                    budget_label=functools.partial(tool_share, room + fixed, fixed), stores=stores)
+                                    budget_label=functools.partial(tool_share, room + fixed, fixed))
         return [_emptied(result, text_counter) if kept_nothing(result.text, text) else text
                 for text, result in zip(texts, chosen)]
 
@@ -275,7 +274,7 @@ def compress_view(settings: TPCAgentContextSettings, ledger: ToolResultLedger, m
     misses = sum(read.cache_misses for read in reads)
     if history:
         result = compress_conversation(settings.compressor.engine, view, strict=settings.strict,
-                                       emptied=settings.emptied, keep_parts=tool_parts, stores=stores,
+                                       emptied=settings.emptied, keep_parts=tool_parts,
                                        **{**settings.engine_options(), "target_tokens": budget})
         view = result.messages
         sent = result.compressed_tokens if view_counter is None else view_counter(result.messages)

@@ -48,7 +48,7 @@ def _check_sent(sent: list, compressor) -> None:
     assert [m.id for m in sent[1:5]] == ["h1", "a1", "t1", "a2"] and sent[3].tool_call_id == "call_7"
     assert sent[2].tool_calls[0]["id"] == "call_7"
     for before, after in zip(full, sent):
-        assert all(is_selection(o, n, compressor.splitter()) for o, n in zip(texts_of(before), texts_of(after)))
+        assert all(is_selection(o, n, compressor.engine.splitter()) for o, n in zip(texts_of(before), texts_of(after)))
     assert counted(sent, compressor.token_counter) <= BUDGET < counted(full, compressor.token_counter)
 
 

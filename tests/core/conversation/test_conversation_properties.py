@@ -94,7 +94,7 @@ def test_any_conversation_keeps_its_messages_whole_or_as_verbatim_selections(tpc
             assert after == before
         old, new = texts_of(before), texts_of(after)
         assert len(old) == len(new)
-        assert all(is_selection(o, n, tpc_mini.splitter()) for o, n in zip(old, new))
+        assert all(is_selection(o, n, tpc_mini.engine.splitter()) for o, n in zip(old, new))
         if kind == "dict":
             assert {key: v for key, v in after.items() if key != "content"} == \
                 {key: v for key, v in before.items() if key != "content"}

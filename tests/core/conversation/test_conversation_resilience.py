@@ -87,7 +87,7 @@ def test_anthropic_tool_results_are_compressed_and_counted_for_the_question_aske
     assert result.task == QUESTION and str(result.result.task_source) == "question"
     out = result.messages[3]["content"][0]
     text = out["content"][0]["text"] if nested else out["content"]
-    assert text and len(text) < len(DOCUMENT) and is_selection(DOCUMENT, text, tpc_mini.splitter())
+    assert text and len(text) < len(DOCUMENT) and is_selection(DOCUMENT, text, tpc_mini.engine.splitter())
     returned = [SYSTEM, QUESTION, result.messages[2]["content"][0]["text"], text]
     assert result.compressed_tokens == sum(map(counter, returned)) <= 150  # every text returned is counted
     assert result.origin_tokens == sum(map(counter, [SYSTEM, QUESTION, "Let me fetch the text.", DOCUMENT]))

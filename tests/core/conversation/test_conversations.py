@@ -150,7 +150,7 @@ def _check(original: list, compressed: list, compressor, counter, budget: int, t
     assert compressed[0] == original[0] and (not task or compressed[-1] == original[-1])  # system, task: whole
     for before, after in zip(original, compressed):
         for old, new in zip(texts_of(before), texts_of(after), strict=True):
-            assert is_selection(old, new, compressor.splitter())
+            assert is_selection(old, new, compressor.engine.splitter())
     assert counted(compressed, counter) <= budget
 
 

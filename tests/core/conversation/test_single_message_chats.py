@@ -38,7 +38,7 @@ def test_a_pasted_document_is_compressed_around_the_request(tpc_mini, user):
     assert system == SYSTEM
     assert QUESTION in compressed and QUESTION in (result.task or "")  # the request, verbatim, is the task
     assert counter(system) + counter(compressed) == result.compressed_tokens <= 250 < counter(user)
-    assert is_selection(user, compressed, tpc_mini.splitter())  # verbatim sentences of the user's text, in order
+    assert is_selection(user, compressed, tpc_mini.engine.splitter())  # verbatim sentences of the user's text, in order
     assert result.over_budget == 0
 
 
@@ -92,7 +92,7 @@ def test_single_message_chats_hold_the_budget_and_keep_the_request(tpc_mini, fir
     result = tpc_mini.compress_messages(_chat(user), target_tokens=budget, return_result=True)
     compressed = result.messages[1]["content"]
     assert result.compressed_tokens == counter(SYSTEM) + counter(compressed) <= budget
-    assert is_selection(user, compressed, tpc_mini.splitter())
+    assert is_selection(user, compressed, tpc_mini.engine.splitter())
     if result.task != user:  # compressed around the request: it is there, verbatim
         assert QUESTION in compressed
 
@@ -106,6 +106,6 @@ def test_a_pasted_document_with_no_request_over_the_budget_is_compressed_prompt_
     compressed = result.messages[1]["content"]
     assert result.task is None and result.over_budget == 0
     assert counter(SYSTEM) + counter(compressed) == result.compressed_tokens <= 200
-    assert compressed and is_selection(document, compressed, tpc_mini.splitter())
+    assert compressed and is_selection(document, compressed, tpc_mini.engine.splitter())
     roomy = tpc_mini.compress_messages(_chat(document), target_tokens=5000, return_result=True)
     assert roomy.messages[1]["content"] == document and roomy.task == document
