@@ -68,8 +68,8 @@ def replica(role: str, url: str, directory: str, texts: list[str], question: str
 
     from tpc_core import TPCCompressor  # lazy: loads torch
     from tpc_core.cache import DirectoryCache  # lazy: loads torch
-    from tpc_core.compressor import model_fingerprint  # lazy: loads torch
     from tpc_core.cache.redis_store import RedisCache  # lazy: loads torch
+    from tpc_core.compressor import model_fingerprint  # lazy: loads torch
 
     torch.set_num_threads(2)
     compressor = TPCCompressor.from_pretrained("tpc-mini")

@@ -38,6 +38,7 @@ from tpc_core.loading.identity import cse_identity
 from tpc_core.loading.lazy_ctd import LazyDescriptor
 from tpc_core.loading.pretrained import PretrainedMixin
 from tpc_core.loading.registry import language_notice
+from tpc_core.options import Emptied
 from tpc_core.segmentation import SentenceSplitter
 
 __all__ = ["TPCCompressor", "Context", "BUDGET_SCOPES", "model_fingerprint"]
@@ -197,26 +198,27 @@ class TPCCompressor(PretrainedMixin):
 
     @overload
     def compress_messages(self, messages: Sequence[Any], target_tokens: int | None = ..., rate: float | None = ...,
-                          token_counter: TokenCounterSpec = ..., *, strict: bool = ..., emptied: str = ...,
+                          token_counter: TokenCounterSpec = ..., *, strict: bool = ..., emptied: Emptied = ...,
                           return_result: Literal[False] = ..., **options: Unpack[CompressKeywords]) -> list[Any]: ...
 
     @overload
     def compress_messages(self, messages: Sequence[Any], target_tokens: int | None = ..., rate: float | None = ...,
-                          token_counter: TokenCounterSpec = ..., *, strict: bool = ..., emptied: str = ...,
+                          token_counter: TokenCounterSpec = ..., *, strict: bool = ..., emptied: Emptied = ...,
                           return_result: Literal[True], **options: Unpack[CompressKeywords]) -> ConversationResult: ...
 
     def compress_messages(self, messages: Sequence[Any], target_tokens: int | None = None, rate: float | None = None,
-                          token_counter: TokenCounterSpec = None, *, strict: bool = True, emptied: str = "empty",
-                          return_result: bool = False, **options: Any) -> list[Any] | ConversationResult:
+                          token_counter: TokenCounterSpec = None, *, strict: bool = False,
+                          emptied: Emptied = "sentence", return_result: bool = False,
+                          **options: Any) -> list[Any] | ConversationResult:
         """Compress a conversation (dicts, LangChain or LlamaIndex messages) under one budget; the same kind back.
 
         The latest user turn is the task (a long one is compressed around its request sentences, kept verbatim);
         the other texts are compressed for it, verbatim sentences in order; non-text parts, ids and tool calls are
-        kept. ``strict=False`` keeps what must be kept whole over a budget too small for it (with a warning, and
-        ``over_budget`` in the figures) instead of raising; ``emptied`` says what becomes of a message that loses
-        every sentence (:data:`~tpc_core.conversation.compress.EMPTIED`). ``return_result=True`` returns a
-        :class:`~tpc_core.conversation.compress.ConversationResult`: the messages and the figures (tokens before and
-        after, budget, what was kept whole, by how much it is over). Budget, bad input and guarantees:
+        kept. ``strict`` and ``emptied`` are :class:`tpc_core.options.ConversationOptions` (the same defaults as the
+        adapters'): by default what must be kept whole is kept over a budget too small for it (with a warning, and
+        ``over_budget`` in the figures), and a message that loses every sentence keeps one. ``return_result=True``
+        returns a :class:`~tpc_core.conversation.compress.ConversationResult`: the messages and the figures (tokens
+        before and after, budget, what was kept whole, by how much it is over). Budget, bad input and guarantees:
         :mod:`tpc_core.conversation.compress`.
         """
         result = compress_conversation(self.engine, messages, target_tokens=target_tokens, rate=rate,

@@ -99,12 +99,11 @@ class TPCChatMemory(TPCMessagesSettings, BaseMemory):
         * A budget smaller than the messages kept whole (a pasted document in the latest turn) does not end the chat:
           they are returned whole, the rest as short as it goes, with a runtime warning and ``over_budget`` in the
           event (``strict=True``: a ``ValueError`` saying how many tokens they need).
-        * ``token_limit`` (what LlamaIndex memories call their budget) is accepted as ``target_tokens``.
+        * ``token_limit`` (what LlamaIndex memories call their budget) is refused with ``target_tokens``.
         * Each ``get`` emits a :class:`TPCEvent` (``name="tpc_messages_compression"``) with the call's figures.
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", protected_namespaces=(),
-                              use_attribute_docstrings=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
     memory: SerializeAsAny[BaseMemory] = Field(default_factory=DefaultMemory.from_defaults)
     """The memory that stores the full history (default: ``Memory.from_defaults()``); its own limits apply first."""
@@ -143,23 +142,14 @@ class TPCChatMemory(TPCMessagesSettings, BaseMemory):
         Args:
             chat_history: Messages to start with.
             memory: The memory to wrap.
-            **settings: The fields (``target_tokens``, ``rate``, ``token_counter``, ``compressor``, ...);
-                ``token_limit`` is the budget (``target_tokens``); ``llm`` is not used.
+            **settings: The fields (``target_tokens``, ``rate``, ``token_counter``, ``compressor``, ...); ``llm`` is
+                not used.
         """
         settings.pop("llm", None)
         inner = memory if memory is not None else DefaultMemory.from_defaults()
         if chat_history:
             inner.set(list(chat_history))
         return cls(memory=inner, **settings)
-
-    def __init__(self, compressor: Any = None, **data: Any) -> None:
-        if "token_limit" in data:  # LlamaIndex's memories call their budget token_limit
-            limit = data.pop("token_limit")
-            if limit is not None:
-                if data.get("target_tokens") is not None or data.get("target_token") is not None:
-                    raise ValueError("token_limit and target_tokens are the same budget here: pass one of them.")
-                data["target_tokens"] = limit
-        super().__init__(compressor=compressor, **data)
 
     def get(self, input: Optional[Union[str, ChatMessage]] = None, **kwargs: Any  # LlamaIndex's name
             ) -> List[ChatMessage]:

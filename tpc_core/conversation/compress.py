@@ -100,7 +100,7 @@ message that had text and drops its other emptied text parts (what no major prov
 
 def compress_conversation(engine: Engine, messages: Sequence[Any], *,
                           target_tokens: int | None = None, rate: float | None = None,
-                          token_counter: TokenCounterSpec = None, strict: bool = True, emptied: str = "empty",
+                          token_counter: TokenCounterSpec = None, strict: bool = False, emptied: str = "sentence",
                           keep_parts: Collection[tuple[int, int]] = (), **options: Any) -> ConversationResult:
     """Compress a conversation under one budget (see the module's docstring and
     :meth:`tpc_core.TPCCompressor.compress_messages`, which documents the arguments): :func:`plan_work` (what is
@@ -108,10 +108,11 @@ def compress_conversation(engine: Engine, messages: Sequence[Any], *,
     paragraphs), :func:`fit_work` (the parts rebuilt within the room), then the messages rebuilt.
 
     Args:
-        strict: ``True`` (the engine's default): a budget smaller than what must be kept is a ``ValueError``.
-            ``False`` (the adapters' default): the protected messages are kept whole, the others emptied (see
-            ``emptied``), and the result says by how much it is over (``over_budget``), with a runtime warning.
-        emptied: See :data:`EMPTIED` (the engine's default "empty"; the adapters' "sentence").
+        strict: ``False`` (the default everywhere, :class:`tpc_core.options.ConversationOptions`): the protected
+            messages are kept whole, the others emptied (see ``emptied``), and the result says by how much it is over
+            (``over_budget``), with a runtime warning. ``True``: a budget smaller than what must be kept is a
+            ``ValueError``.
+        emptied: See :data:`EMPTIED` (default "sentence").
         keep_parts: Text parts kept as they are, ``(message, part)``, beside the protected messages: they count in
             what the budget must hold (an agent's tool results, fitted by its ledger, and those of excluded tools).
     """

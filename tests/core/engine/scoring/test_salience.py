@@ -168,7 +168,8 @@ def test_a_checkpoint_with_a_head_scores_coverage_tasks_with_it(headed_checkpoin
     prompt = segment((TEXT,), get_splitter("nupunkt"), compressor.token_counter, CompressionOptions(rate=0.3))
     embeddings = compressor.engine.scorer.embed([prompt])
     task = Task(None, TaskSource.COVERAGE, Selection.COVERAGE)
-    scored = score_prompts(compressor.engine.scorer, [prompt], embeddings, [task], compressor.config.agnostic, salience=head)
+    scored = score_prompts(compressor.engine.scorer, [prompt], embeddings, [task], compressor.config.agnostic,
+                           salience=head)
     expected = salience_scores(head, prompt, embeddings[0], lead_weight=1.0)
     assert scored[0].scores == pytest.approx(expected.tolist())
     # a question is still scored by relevance, whatever the head says

@@ -43,7 +43,8 @@ def test_bare_prompts_get_the_fallback_task_without_a_generation(tpc_mini):
     assert tasks == [Task(settings.fallback_description, TaskSource.FALLBACK, Selection.COVERAGE),
                      Task.from_question("Which grievances are listed?")]
     # The same task the finder reaches when the CTD writes a description the prompt does not ground.
-    ungrounded = TaskFinder(settings, tpc_mini.engine.task_finder.head, lambda texts: ["Quantum chromodynamics."] * len(texts))
+    head = tpc_mini.engine.task_finder.head
+    ungrounded = TaskFinder(settings, head, lambda texts: ["Quantum chromodynamics."] * len(texts))
     assert ungrounded.find(prompts[:1], embeddings[:1], [None], separator="\n\n") == tasks[:1]
 
 
