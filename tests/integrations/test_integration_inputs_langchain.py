@@ -16,10 +16,10 @@ from langchain_core.language_models import FakeListLLM
 from langchain_core.prompts import PromptTemplate
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnablePassthrough
-from pydantic import ValidationError
 
 from tests.conversation_helpers import is_selection
 from tpc_core.diagnostics import TPCRuntimeWarning
+from tpc_integrations._checks import TPCSettingsError
 from tpc_integrations.langchain import INPUTS_EVENT, TPCInputCompressor
 
 pytestmark = pytest.mark.slow
@@ -191,7 +191,7 @@ def test_an_unknown_context_key_names_the_keys_the_input_has(compressor):
     ({"target_token": 10, "rate": 0.5}, "target_tokens"),
 ])
 def test_bad_settings_are_refused_at_construction(compressor, settings, words):
-    with pytest.raises(ValidationError, match=words):
+    with pytest.raises(TPCSettingsError, match=words):
         TPCInputCompressor(compressor=compressor, **settings)
 
 

@@ -226,8 +226,8 @@ def test_empty_contents_pass_through_and_count_nothing(tpc_mini):
 def test_a_budget_below_the_protected_messages_says_what_they_need(tpc_mini):
     need = tpc_mini.token_counter(SYSTEM) + tpc_mini.token_counter(QUESTION)
     with pytest.raises(ValueError, match=f"need {need} tokens"):
-        tpc_mini.compress_messages(dict_conversation(), target_tokens=need - 1)
-    out = tpc_mini.compress_messages(dict_conversation(), target_tokens=need)  # exactly enough: the rest emptied
+        tpc_mini.compress_messages(dict_conversation(), target_tokens=need - 1, strict=True)
+    out = tpc_mini.compress_messages(dict_conversation(), target_tokens=need, emptied="empty")  # the rest emptied
     assert [texts_of(m) for m in out[1:5]] == [[""], [], ["", ], [""]] and out[3]["content"][1] == IMAGE
 
 
