@@ -54,7 +54,8 @@ def test_a_turn_without_material_or_with_a_custom_splitter_stays_whole(tpc_mini)
 
     user = "\n\n".join(PARAGRAPHS[:4]) + "\n\n" + QUESTION
     with pytest.raises(ValueError, match="smaller than the messages kept whole"):
-        tpc_mini.compress_messages(_chat(user), target_tokens=120, splitter=get_splitter("regex"), return_result=True)
+        tpc_mini.compress_messages(_chat(user), target_tokens=120, splitter=get_splitter("regex"), strict=True,
+                                   return_result=True)
 
 
 def test_the_request_is_never_dropped_and_a_budget_below_it_says_so(tpc_mini):
