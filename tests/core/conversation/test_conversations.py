@@ -253,10 +253,11 @@ def test_a_counter_that_counts_an_empty_text_still_holds_the_budget(tpc_mini):
     original = [{"role": "system", "content": "Sys."}] + [
         {"role": "tool", "tool_call_id": f"c{i}", "content": f"Filler alpha beta gamma delta {i}. More words here {i}."}
         for i in range(20)] + [{"role": "user", "content": "Which way does the river flow?"}]
-    out = tpc_mini.compress_messages(original, target_tokens=40, token_counter=with_special)
+    out = tpc_mini.compress_messages(original, target_tokens=40, token_counter=with_special, emptied="empty")
     assert counted(out, with_special) <= 40 and out[0] == original[0] and out[-1] == original[-1]
     with pytest.raises(ValueError, match=r"need 29 tokens .*1 for each of the 20 other text parts"):
-        tpc_mini.compress_messages(original, target_tokens=28, token_counter=with_special)
+        tpc_mini.compress_messages(original, target_tokens=28, token_counter=with_special, strict=True,
+                                   emptied="empty")
 
 
 def test_message_list_counters_are_refused_and_chat_models_count_text(tpc_mini):

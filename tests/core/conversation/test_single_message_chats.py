@@ -67,8 +67,8 @@ def test_the_request_is_never_dropped_and_a_budget_below_it_says_so(tpc_mini):
     tight = tpc_mini.compress_messages(_chat(user), target_tokens=need + 3, return_result=True)
     assert QUESTION in tight.messages[1]["content"] and tight.compressed_tokens <= need + 3
     with pytest.raises(ValueError, match=f"need {need} tokens .*for the request sentences"):
-        tpc_mini.compress_messages(_chat(user), target_tokens=need - 1, return_result=True)
-    relaxed = tpc_mini.compress_messages(_chat(user), target_tokens=need - 1, strict=False, return_result=True)
+        tpc_mini.compress_messages(_chat(user), target_tokens=need - 1, strict=True, return_result=True)
+    relaxed = tpc_mini.compress_messages(_chat(user), target_tokens=need - 1, return_result=True)  # not strict
     assert QUESTION in relaxed.messages[1]["content"] and relaxed.over_budget > 0 and relaxed.warning
 
 
