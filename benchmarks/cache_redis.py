@@ -69,6 +69,7 @@ def replica(role: str, url: str, directory: str, texts: list[str], question: str
     from tpc_core import TPCCompressor  # lazy: loads torch
     from tpc_core.cache import DirectoryCache  # lazy: loads torch
     from tpc_core.cache.redis_store import RedisCache  # lazy: loads torch
+    from tpc_core.compressor import model_fingerprint  # lazy: loads torch
 
     torch.set_num_threads(2)
     compressor = TPCCompressor.from_pretrained("tpc-mini")
@@ -78,7 +79,7 @@ def replica(role: str, url: str, directory: str, texts: list[str], question: str
         return
     reference = compressor.compress(texts, question=question, rate=RATE).compressed_prompt  # also warms torch
     started = time.perf_counter()
-    _ = compressor.cache_fingerprint  # what any cache= costs once per process (the weights hashed): at start-up
+    _ = model_fingerprint(compressor)  # what any cache= costs once per process (the weights hashed): at start-up
     fingerprint_ms = 1000 * (time.perf_counter() - started)
     started = time.perf_counter()
     first_cache = DirectoryCache(directory, dtype="fp32") if role.endswith("directory") else cache

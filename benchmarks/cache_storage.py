@@ -42,13 +42,14 @@ def measure(split: str = "train", rate: float = 0.2, limit: int | None = None,
         fingerprint,
         splitter_identity,
     )  # lazy: loads torch
+    from tpc_core.compressor import model_fingerprint  # lazy: loads torch
 
     compressor = TPCCompressor.from_pretrained(model)
     counter = minilm_token_counter()
     samples = [s for s in load_qa_dev(split=split) if s.supporting_sentences][:limit]
     caches = {dtype: MemoryCache(max_bytes=1 << 40, dtype=dtype) for dtype in DTYPES}
-    identity = splitter_identity(compressor.splitter())
-    prints = {dtype: fingerprint(compressor.cache_fingerprint, identity, dtype) for dtype in DTYPES}
+    identity = splitter_identity(compressor.engine.splitter())
+    prints = {dtype: fingerprint(model_fingerprint(compressor), identity, dtype) for dtype in DTYPES}
     rows: dict[str, list[dict[str, Any]]] = {"uncached": [], **{dtype: [] for dtype in DTYPES}}
     sentences = 0
     seen = set()

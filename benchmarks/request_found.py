@@ -49,10 +49,11 @@ def find_tasks(compressor: Any, records: Iterable[Mapping[str, Any]], *, batch: 
     outcomes: list[Outcome] = []
     for start in range(0, len(records), batch):
         chunk = records[start: start + batch]
-        segmented = [segment((r["prompt"],), compressor.splitter(), compressor.token_counter, options)
+        segmented = [segment((r["prompt"],), compressor.engine.splitter(), compressor.token_counter, options)
                      for r in chunk]
-        tasks = compressor.task_finder.find(segmented, compressor.scorer.embed(segmented), [None] * len(chunk),
-                                            separator=options.document_separator)
+        engine = compressor.engine
+        tasks = engine.task_finder.find(segmented, engine.scorer.embed(segmented), [None] * len(chunk),
+                                        separator=options.document_separator)
         outcomes += [Outcome(str(r["id"]), str(r["family"]), str(r.get("shape", "")), request_of(r),
                              task.description or "", str(task.source)) for r, task in zip(chunk, tasks)]
         if log is not None:

@@ -98,9 +98,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
     import torch  # lazy: loads torch
 
+    from data_access.loaders import load_qa_dev
     from evaluation.budget import minilm_token_counter
     from evaluation.chunks import retrieval_set
-    from data_access.loaders import load_qa_dev
     from tpc_core import TPCCompressor
 
     samples = load_qa_dev(split="train")

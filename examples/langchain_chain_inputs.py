@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> None:
           f"{args.target_tokens})")
     print("\nsentences kept:")
     context = after.split("Context:\n", 1)[1].rsplit("\n\nQuestion:", 1)[0]
-    for start, end in compressor.compressor.splitter().spans(context):
+    for start, end in compressor.compressor.engine.splitter().spans(context):
         print(f"  - {shorten(context[start:end])}")
 
 

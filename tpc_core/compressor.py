@@ -11,14 +11,15 @@ stage that uses it reads it from the options. Neither method's signature or docs
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal, Union, overload
 
 import torch
 
-from tpc_core.cache import CacheRegistry
-from tpc_core.cache.methods import CacheMethods
+from tpc_core.cache import CacheInfo, CacheRegistry
+from tpc_core.cache.documents import ModelCache
 from tpc_core.config import TPCConfig
 from tpc_core.conversation.compress import ConversationResult, compress_conversation
 from tpc_core.engine.options import CompressionOptions, CompressKeywords, Unpack, as_documents, as_questions
@@ -33,16 +34,19 @@ from tpc_core.engine.tokens import TokenCounter, TokenCounterSpec, resolve_token
 from tpc_core.loading.checkpoint import HubOptions
 from tpc_core.loading.copying import picklable_state, restore_state
 from tpc_core.loading.heads import load_request_head, load_salience
+from tpc_core.loading.identity import cse_identity
 from tpc_core.loading.lazy_ctd import LazyDescriptor
 from tpc_core.loading.pretrained import PretrainedMixin
+from tpc_core.loading.registry import language_notice
+from tpc_core.options import Emptied
 from tpc_core.segmentation import SentenceSplitter
 
-__all__ = ["TPCCompressor", "Context", "BUDGET_SCOPES"]
+__all__ = ["TPCCompressor", "Context", "BUDGET_SCOPES", "model_fingerprint"]
 
 Context = Union[str, Sequence[str]]
 
 
-class TPCCompressor(PretrainedMixin, CacheMethods):
+class TPCCompressor(PretrainedMixin):
     """Compresses prompts by keeping the sentences most relevant to a question or a generated task description.
 
     Build one with :meth:`from_pretrained`. The CTD (prompt-agnostic mode) is loaded on first use, so
@@ -58,7 +62,7 @@ class TPCCompressor(PretrainedMixin, CacheMethods):
 
     def __init__(self, config: TPCConfig, encoder: ContextSentenceEncoder, *, checkpoint_dir: Path,
                  hub_options: HubOptions, device: torch.device, dtype: torch.dtype,
-                 descriptor: TaskDescriptor | None = None) -> None:
+                 descriptor: TaskDescriptor | None = None, load_ctd: bool = False) -> None:
         self.config = config
         self.encoder = encoder
         self.checkpoint_dir = Path(checkpoint_dir)
@@ -73,6 +77,8 @@ class TPCCompressor(PretrainedMixin, CacheMethods):
         self._default_counter = resolve_token_counter(None, encoder.tokenizer)
         self._caches = CacheRegistry()  # cache="memory" on two calls, or one directory, is one cache
         self.engine = self._new_engine()
+        if load_ctd:
+            self._ctd.get()
 
     # copy.deepcopy and pickle (Ray actors, multiprocessing) carry the models by value; the engine (its splitters,
     # and a task finder that holds this compressor's CTD) is rebuilt and caches start empty (loading.copying).
@@ -90,39 +96,41 @@ class TPCCompressor(PretrainedMixin, CacheMethods):
         finder = TaskFinder(self.config.agnostic, self._request_head,
                             self._ctd.describe if self.config.ctd is not None else None, name=self.config.name)
         return Engine(self._scorer, finder, self.config.agnostic, self._default_counter, self.config.splitter,
-                      self._salience, self.language_notice())
+                      self._salience, language_notice(self.config.name, self.config.languages),
+                      cache_stores=self._cache_store)
 
-    @property
-    def scorer(self) -> Scorer:
-        """The checkpoint's scorer (``scorer=`` of :meth:`from_pretrained` overrides it; assigning one swaps it)."""
-        return self._scorer
+    @functools.cached_property
+    def _cache_fingerprint(self) -> dict[str, Any]:
+        """What this compressor's cache entries depend on: the CSE's weights by content, its config, tokenizer and
+        dtype, and what the scorer embeds (``Scorer.identity``); the splitter and the storage dtype are added per
+        cache (:func:`tpc_core.cache.fingerprint`)."""
+        return {**cse_identity(self.config, self.checkpoint_dir, None, self.dtype, source=self.encoder.source),
+                "tokenizer": self.encoder.tokenizer_fingerprint, "embedding": self._scorer.identity}
 
-    @scorer.setter
-    def scorer(self, scorer: Scorer) -> None:
+    def _cache_store(self, spec: Any) -> ModelCache | None:
+        """A ``cache=`` value resolved (once, here) into the store the engine receives: this compressor's cache for
+        that value (one per value, :class:`~tpc_core.cache.resolve.CacheRegistry`) under its model's fingerprint;
+        ``None`` for no cache.
+
+        Raises:
+            TypeError, ValueError, PermissionError, ImportError: A value ``cache=`` refuses
+                (:func:`~tpc_core.cache.resolve.resolve_cache`).
+        """
+        cache = self._caches.resolve(spec)
+        return None if cache is None else ModelCache(cache, self._cache_fingerprint)
+
+    def _swap_scorer(self, scorer: Scorer) -> None:
+        """Score with ``scorer`` from now on: the engine is rebuilt around it (the cache keys follow what it embeds).
+        ``from_pretrained(scorer=...)`` is the public way to choose a scorer."""
         self._scorer = scorer
-        self.__dict__.pop("cache_fingerprint", None)  # entries are keyed by what the scorer embeds
+        self.__dict__.pop("_cache_fingerprint", None)  # entries are keyed by what the scorer embeds
         self.engine = self._new_engine()
-
-    @property
-    def task_finder(self) -> TaskFinder:
-        """The prompt-agnostic task finder (request head, CTD)."""
-        return self.engine.task_finder
 
     @property
     def token_counter(self) -> TokenCounter:
         """The default counter: the CSE tokenizer, no special tokens, no truncation; a word too long for
         WordPiece (which would be one ``[UNK]``) counts as its 100-character pieces (see ``tpc_core.engine.tokens``)."""
         return self._default_counter
-
-    @property
-    def task_descriptor_loaded(self) -> bool:
-        """Whether the CTD is loaded (it loads on the first prompt-agnostic call that needs a description)."""
-        return self._ctd.loaded
-
-    @property
-    def task_descriptor(self) -> TaskDescriptor:
-        """The CTD, loaded on first access (thread-safe)."""
-        return self._ctd.get()
 
     def compress(self, context: Context, question: str | None = None, target_tokens: int | None = None,
                  rate: float | None = None, token_counter: TokenCounterSpec = None,
@@ -186,35 +194,35 @@ class TPCCompressor(PretrainedMixin, CacheMethods):
         documents = [as_documents(context, position) for position, context in enumerate(contexts)]
         questions = as_questions(question, len(documents))
         counter = self._default_counter if token_counter is None else resolve_token_counter(token_counter)
-        return self.engine.compress(documents, questions, counter, settings, stores=self.cache_store(settings.cache))
+        return self.engine.compress(documents, questions, counter, settings)
 
     @overload
     def compress_messages(self, messages: Sequence[Any], target_tokens: int | None = ..., rate: float | None = ...,
-                          token_counter: TokenCounterSpec = ..., *, strict: bool = ..., emptied: str = ...,
+                          token_counter: TokenCounterSpec = ..., *, strict: bool = ..., emptied: Emptied = ...,
                           return_result: Literal[False] = ..., **options: Unpack[CompressKeywords]) -> list[Any]: ...
 
     @overload
     def compress_messages(self, messages: Sequence[Any], target_tokens: int | None = ..., rate: float | None = ...,
-                          token_counter: TokenCounterSpec = ..., *, strict: bool = ..., emptied: str = ...,
+                          token_counter: TokenCounterSpec = ..., *, strict: bool = ..., emptied: Emptied = ...,
                           return_result: Literal[True], **options: Unpack[CompressKeywords]) -> ConversationResult: ...
 
     def compress_messages(self, messages: Sequence[Any], target_tokens: int | None = None, rate: float | None = None,
-                          token_counter: TokenCounterSpec = None, *, strict: bool = True, emptied: str = "empty",
-                          return_result: bool = False, **options: Any) -> list[Any] | ConversationResult:
+                          token_counter: TokenCounterSpec = None, *, strict: bool = False,
+                          emptied: Emptied = "sentence", return_result: bool = False,
+                          **options: Any) -> list[Any] | ConversationResult:
         """Compress a conversation (dicts, LangChain or LlamaIndex messages) under one budget; the same kind back.
 
         The latest user turn is the task (a long one is compressed around its request sentences, kept verbatim);
         the other texts are compressed for it, verbatim sentences in order; non-text parts, ids and tool calls are
-        kept. ``strict=False`` keeps what must be kept whole over a budget too small for it (with a warning, and
-        ``over_budget`` in the figures) instead of raising; ``emptied`` says what becomes of a message that loses
-        every sentence (:data:`~tpc_core.conversation.compress.EMPTIED`). ``return_result=True`` returns a
-        :class:`~tpc_core.conversation.compress.ConversationResult`: the messages and the figures (tokens before and
-        after, budget, what was kept whole, by how much it is over). Budget, bad input and guarantees:
+        kept. ``strict`` and ``emptied`` are :class:`tpc_core.options.ConversationOptions` (the same defaults as the
+        adapters'): by default what must be kept whole is kept over a budget too small for it (with a warning, and
+        ``over_budget`` in the figures), and a message that loses every sentence keeps one. ``return_result=True``
+        returns a :class:`~tpc_core.conversation.compress.ConversationResult`: the messages and the figures (tokens
+        before and after, budget, what was kept whole, by how much it is over). Budget, bad input and guarantees:
         :mod:`tpc_core.conversation.compress`.
         """
         result = compress_conversation(self.engine, messages, target_tokens=target_tokens, rate=rate,
-                                       token_counter=token_counter, strict=strict, emptied=emptied,
-                                       stores=self.cache_store(options.get("cache")), **options)
+                                       token_counter=token_counter, strict=strict, emptied=emptied, **options)
         return result if return_result else result.messages
 
     # A str is itself a Sequence[str], so the two overloads overlap; the str one is listed first and wins, as in
@@ -252,7 +260,39 @@ class TPCCompressor(PretrainedMixin, CacheMethods):
             raise TypeError(f"find_request takes a string, got {type(prompt).__name__}.")
         return self.engine.find_request(as_documents(prompt, 0)[0])
 
-    def splitter(self, splitter: str | SentenceSplitter | None = None) -> SentenceSplitter:
-        """The sentence splitter for ``splitter`` (a name, an object with ``spans(text)``, or ``None``: the
-        checkpoint's own); named splitters are built once and shared."""
-        return self.engine.splitter(splitter)
+    def warm_cache(self, texts: Sequence[str], *, cache: Any, splitter: str | SentenceSplitter | None = None,
+                   batch_size: int = 16) -> int:
+        """Store each text's cache entry (sentences, counts, embeddings) without compressing it: what ingestion
+        does so that query-time calls find every chunk. Texts already cached are not read again.
+
+        Args:
+            texts: The documents (chunks), as they will later be passed to :meth:`compress`.
+            cache: Where to store them (any ``cache=`` value, see :class:`~tpc_core.engine.options.CompressKeywords`).
+            splitter: The splitter the later calls will use (default: the checkpoint's).
+            batch_size: Texts encoded together.
+
+        Returns:
+            How many entries were written.
+        """
+        split = self.engine.splitter(splitter)
+        stores = self._cache_store(cache)
+        store = None if stores is None else stores.for_splitter(split)
+        if store is None:
+            raise ValueError("warm_cache needs a cache, a splitter it can name (a built-in one, or an object with a "
+                             "cache_identity string) and a scorer with embed_documents and an identity.")
+        return self.engine.warm(texts, store, split, batch_size)
+
+    def cache_info(self, cache: Any = "memory") -> CacheInfo:
+        """Hits, misses, bytes, evictions, entries and errors of a cache this compressor uses (``"memory"``: its
+        in-process LRU; a directory or store: the one it resolved for that value)."""
+        resolved = self._caches.resolve(cache)
+        if resolved is None:
+            raise ValueError("cache_info needs a cache, not None.")
+        return resolved.info()
+
+
+def model_fingerprint(compressor: TPCCompressor) -> dict[str, Any]:
+    """What the sentence-cache entries ``compressor`` writes depend on (its CSE's weights by content or Hub commits,
+    config, tokenizer, dtype, and what its scorer embeds), computed once per compressor: hashing the weights is the
+    cost any ``cache=`` pays once per process."""
+    return compressor._cache_fingerprint

@@ -16,7 +16,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional, TypeGuard
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from tpc_core.conversation import (
     Message,
@@ -35,8 +35,8 @@ from tpc_core.conversation import (
     tool_question,
     tool_share,
 )
+from tpc_core.options import surface_defaults
 from tpc_integrations._common import ENGINE_KEYWORDS
-from tpc_integrations._engine_options import AgentContextOptions
 from tpc_integrations._failsafe import guarded
 from tpc_integrations._messages import TPCMessagesSettings
 
@@ -79,22 +79,17 @@ class MessageListCounter:
         return f"MessageListCounter({getattr(self.count, '__name__', type(self.count).__name__)})"
 
 
-class TPCAgentContextSettings(AgentContextOptions, TPCMessagesSettings):
+class TPCAgentContextSettings(TPCMessagesSettings):
     """:class:`tpc_integrations._messages.TPCMessagesSettings` for an agent's model calls.
 
     ``target_tokens`` is the budget of everything the model receives (the system prompt and the latest user turn
     included), counted with ``token_counter``: a text counter, or a counter of message lists such as LangChain's
     ``count_tokens_approximately`` (then the whole view is counted with it, message overheads included). ``rate``
-    is refused: an agent's budget is a number of tokens. Defaults differ from the other adapters: a failure passes
-    the call through unchanged (``on_error="passthrough"``) and results are cached in memory (``cache="memory"``).
+    is refused: an agent's budget is a number of tokens. Two defaults differ from the other adapters, each for the
+    reason its row of :data:`tpc_core.options.SURFACE_DEFAULTS` gives: ``on_error="passthrough"`` and
+    ``cache="memory"``.
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", protected_namespaces=(),
-                              use_attribute_docstrings=True)
-
-    on_error: Literal["raise", "passthrough"] = "passthrough"
-    """"passthrough" (default): a compression fault sends the model the messages unchanged, with a warning and the
-    error in the call's event. "raise": the fault reaches the agent."""
     trigger_tokens: Optional[int] = None
     """Compress only when the view counts more than this, then down to ``target_tokens`` (default: the target; not
     below it): below it, new tool results are sent whole."""
@@ -121,11 +116,11 @@ class TPCAgentContextSettings(AgentContextOptions, TPCMessagesSettings):
     True: the compressed tool results replace the stored ones (same message ids)."""
 
     def __init__(self, compressor: Any = None, **data: Any) -> None:
+        data = {**surface_defaults("agents"), **data}
         counter = data.get("token_counter")
         if is_message_counter(counter):
             data["token_counter"] = MessageListCounter(counter)
-        # TPCMessagesSettings' constructor, named: the field class before it in the bases has pydantic's own
-        TPCMessagesSettings.__init__(self, compressor=compressor, **data)
+        super().__init__(compressor, **data)
 
     @model_validator(mode="after")
     def _check_agent_budget(self) -> TPCAgentContextSettings:
@@ -247,7 +242,6 @@ def compress_view(settings: TPCAgentContextSettings, ledger: ToolResultLedger, m
     options = {name: value for name, value in settings.engine_options().items()
                if name in ENGINE_KEYWORDS and name not in ("target_tokens", "rate", "token_counter")}
     engine = settings.compressor.engine
-    stores = settings.compressor.cache_store(options.get("cache"))
     fixed = origin - sum(result.tokens for result in results)
     entries = [ledger.get(result.key) for result in results]
     current = fixed + sum(entry.tokens if entry else result.tokens for entry, result in zip(entries, results))
@@ -258,15 +252,14 @@ def compress_view(settings: TPCAgentContextSettings, ledger: ToolResultLedger, m
     def compress(chosen: Sequence[ToolResult], share: int) -> list[str]:
         texts = compress_tool_texts(engine, [(result.text, result.question, result.tokens) for result in chosen],
                                     share, text_counter, options, reads,
-                                    budget_label=functools.partial(tool_share, room + fixed, fixed), stores=stores)
+                                    budget_label=functools.partial(tool_share, room + fixed, fixed))
         return [_emptied(result, text_counter) if kept_nothing(result.text, text) else text
                 for text, result in zip(texts, chosen)]
 
     def compress_together(chosen: Sequence[ToolResult], total: int) -> list[str]:
         texts = compress_tool_texts_together(engine, [(result.text, result.question, result.tokens)
                                                       for result in chosen], total, text_counter, options, reads,
-                                             budget_label=functools.partial(tool_share, room + fixed, fixed),
-                                             stores=stores)
+                                             budget_label=functools.partial(tool_share, room + fixed, fixed))
         return [_emptied(result, text_counter) if kept_nothing(result.text, text) else text
                 for text, result in zip(texts, chosen)]
 
@@ -284,7 +277,7 @@ def compress_view(settings: TPCAgentContextSettings, ledger: ToolResultLedger, m
     misses = sum(read.cache_misses for read in reads)
     if history:
         result = compress_conversation(settings.compressor.engine, view, strict=settings.strict,
-                                       emptied=settings.emptied, keep_parts=tool_parts, stores=stores,
+                                       emptied=settings.emptied, keep_parts=tool_parts,
                                        **{**settings.engine_options(), "target_tokens": budget})
         view = result.messages
         sent = result.compressed_tokens if view_counter is None else view_counter(result.messages)

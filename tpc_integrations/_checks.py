@@ -20,42 +20,16 @@ from tpc_core.loading import HubOptions, read_checkpoint_config, resolve_device,
 from tpc_core.options import check_splitter
 
 __all__ = ["TPCSettingsError", "check_cache", "check_device", "check_dtype", "check_model", "check_model_kwargs",
-           "check_splitter", "check_token_counter", "hidden_cache", "settings_error"]
+           "check_splitter", "check_token_counter", "hidden_cache"]
 
 #: The text a token counter is tried on when it is set: a counter that gives it no token cannot count.
 COUNTER_PROBE = "TPC checks that this counter counts tokens."
 
 
 class TPCSettingsError(ValueError):
-    """A bad adapter setting. Every settings error is a ``ValueError`` (so is pydantic's ``ValidationError``);
-    the subclasses below are also the type the check raised, for code that catches that."""
-
-
-class SettingsTypeError(TPCSettingsError, TypeError):
-    """A setting of the wrong kind."""
-
-
-class SettingsPermissionError(TPCSettingsError, PermissionError):
-    """A cache directory that cannot be created or written."""
-
-
-class SettingsNotADirectoryError(TPCSettingsError, NotADirectoryError):
-    """A cache path that is a file."""
-
-
-class SettingsOSError(TPCSettingsError, OSError):
-    """Another error of the file system while a setting was checked."""
-
-
-def settings_error(error: Exception) -> Exception:
-    """``error`` as a :class:`TPCSettingsError` of the same kind (its message kept)."""
-    if isinstance(error, ValueError):
-        return error
-    for base, kind in ((TypeError, SettingsTypeError), (PermissionError, SettingsPermissionError),
-                       (NotADirectoryError, SettingsNotADirectoryError), (OSError, SettingsOSError)):
-        if isinstance(error, base):
-            return kind(str(error))
-    return TPCSettingsError(f"{type(error).__name__}: {error}")
+    """A bad adapter setting, raised when the adapter is built: the message names the setting and says what to pass
+    instead. The one error class of the adapters' settings (a wrong kind of value, an impossible value, a peer's
+    spelling, a cache directory that cannot be written are all this)."""
 
 
 def check_token_counter(spec: Any) -> TokenCounter:

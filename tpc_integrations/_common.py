@@ -3,26 +3,28 @@
 The adapters hold no compression logic. Each one turns its framework's objects into a list of texts,
 calls :func:`compress_call` (one :meth:`tpc_core.TPCCompressor.compress` call over all of them, so a
 ``"global"`` budget spans the whole retrieved set; the engine also applies the post-budget filters ``min_score``
-/ ``top_n``) and turns each :class:`DocumentOutcome` back into a new framework object. The settings fields that are
-engine options are :class:`tpc_core.options.CompressOptions`'s own fields (type, check, default, documentation),
-declared by kind of adapter in :mod:`tpc_integrations._engine_options` and inherited, and reach the engine under
-their names (:meth:`TPCEngineSettings.engine_options`). This module imports pydantic but neither framework.
+/ ``top_n``) and turns each :class:`DocumentOutcome` back into a new framework object. The settings that are engine
+options are the option groups of :mod:`tpc_core.options` themselves (type, check, default, documentation), composed
+into each kind of adapter, and reach the engine under their names (:meth:`TPCEngineSettings.engine_options`). This
+module imports pydantic but neither framework.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import os
+import sys
 import threading
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_serializer, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_serializer, model_validator
 
 from tpc_core import DEFAULT_MODEL, TPCCompressor
 from tpc_core.cache import SecretURL
 from tpc_core.engine import TokenCounter, resolve_token_counter
 from tpc_core.loading import resolve_device, resolve_dtype
-from tpc_core.options import CompressOptions, validate_budget_args
+from tpc_core.options import BudgetOptions, CompressOptions, FilterOptions, ReadingOptions, ScopeOptions
 from tpc_integrations._checks import (
     TPCSettingsError,
     check_cache,
@@ -32,10 +34,7 @@ from tpc_integrations._checks import (
     check_model_kwargs,
     check_token_counter,
     hidden_cache,
-    settings_error,
 )
-from tpc_integrations._engine_options import EveryAdapterOptions, QueryTimeOptions
-from tpc_integrations._failsafe import FailSafeSettings
 from tpc_integrations._outcomes import (
     METADATA_KEYS,
     CallOutcome,
@@ -46,7 +45,7 @@ from tpc_integrations._outcomes import (
     ensure_type,
     fresh_metadata,
 )
-from tpc_integrations._peer_names import alias_choices, translate_peer_names
+from tpc_integrations._peer_names import refuse_peer_names
 
 __all__ = [
     "ENGINE_KEYWORDS",
@@ -64,6 +63,11 @@ __all__ = [
     "fresh_metadata",
     "load_shared_compressor",
 ]
+
+if sys.version_info >= (3, 11):
+    from typing import Self
+else:  # pragma: no cover - Python 3.10
+    from typing_extensions import Self
 
 logger = logging.getLogger("tpc_integrations")
 
@@ -126,30 +130,29 @@ def _class_name(cls: type) -> str | None:
     return name() if callable(name) else None
 
 
-class TPCEngineSettings(FailSafeSettings, EveryAdapterOptions):
-    """What every adapter exposes as pydantic fields: the model, the budget, how text is split and counted,
-    and the task to compress for when there is no query. Mixed into each adapter's framework base class.
+class TPCEngineSettings(ReadingOptions, BudgetOptions):
+    """What every adapter exposes as pydantic fields: the model, the budget and how text is read (the option groups
+    of :mod:`tpc_core.options`), how text is counted, the task to compress for when there is no query, and what a
+    fault or a slow call does. Mixed into each adapter's framework base class.
 
     Pass ``compressor=`` (a ready :class:`tpc_core.TPCCompressor`) to skip loading; otherwise the model named
     by ``model_name_or_path`` is checked at construction (it exists and is a TPC checkpoint, the device exists)
     and loaded on first use, or at construction with ``load_on_init=True``, and shared by every adapter
-    configured alike. Field names of LLMLingua, EmbeddingsFilter, SentenceEmbeddingOptimizer and rerankers are
-    accepted where they mean the same (``target_token``, ``model_name``, ``model``, ``device_map``, ``k``) and
-    answered with our field's name where they do not (see :mod:`tpc_integrations._peer_names`).
+    configured alike. Each setting has one name: a peer's (LLMLingua's ``target_token``, a reranker's ``model``,
+    ``k``) is refused with ours (:mod:`tpc_integrations._peer_names`).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", protected_namespaces=(),
                               use_attribute_docstrings=True)
 
-    model_name_or_path: str = Field(default=DEFAULT_MODEL, validation_alias=alias_choices("model_name_or_path"))
+    model_name_or_path: str = DEFAULT_MODEL
     """TPC checkpoint: "tpc-mini" (offline default), "cpc-llama-1b"/"cpc-mistral-7b" (the authors' published CPC
-    encoders, from the Hub), a local directory or a Hub repo id. Ignored when a ready ``compressor`` is passed.
-    Peer names: ``model_name``, ``model``."""
+    encoders, from the Hub), a local directory or a Hub repo id. Ignored when a ready ``compressor`` is passed."""
     revision: Optional[str] = None
     """Hub revision (tag, branch or commit) of the checkpoint; registered names are pinned already."""
-    device: Optional[str] = Field(default=None, validation_alias=alias_choices("device"))
+    device: Optional[str] = None
     """Device: "cpu", "cuda", "cuda:1", "mps", or None for the best available one (no GPU is assumed); checked
-    at construction. Peer name: ``device_map`` (a device string; "auto" is None)."""
+    at construction."""
     dtype: Optional[str] = None
     """Weights dtype: "fp32", "bf16", "fp16", or None (bf16 on CUDA, fp32 elsewhere)."""
     model_kwargs: dict[str, Any] = Field(default_factory=dict, repr=False, exclude=True)
@@ -164,15 +167,20 @@ class TPCEngineSettings(FailSafeSettings, EveryAdapterOptions):
     """A fixed description of the task (e.g. "Answer questions about the company's products"), used instead of
     the one TPC's task descriptor reads from the documents whenever there is no query: prompt-agnostic
     compression without its cost. A query, when given, always wins."""
+    on_error: Literal["raise", "passthrough"] = "raise"
+    """"raise" (default): an exception inside compression reaches the caller. "passthrough": the input comes back
+    unchanged, with one logged warning and the error named in the call's event / callback tags."""
+    deadline_ms: Optional[float] = None
+    """The most milliseconds a call waits for compression; past it the input comes back uncompressed (index time:
+    the batches already done compressed, the rest whole), said in the event. None: no deadline."""
 
     _compressor: Optional[TPCCompressor] = PrivateAttr(default=None)
     _counter: Optional[tuple[Any, TokenCounter]] = PrivateAttr(default=None)
     _agnostic_logged: bool = PrivateAttr(default=False)
 
     def __init__(self, compressor: TPCCompressor | None = None, **data: Any) -> None:
-        """Every setting is checked here, before any retrieval: a bad one raises a ``ValueError`` (pydantic's
-        ``ValidationError`` is one) that names it; where the problem is a wrong type or a directory, the error is
-        also a ``TypeError`` / ``PermissionError`` / ``NotADirectoryError`` (:class:`TPCSettingsError`)."""
+        """Every setting is checked here, before any retrieval: a bad one raises :class:`TPCSettingsError`, whose
+        message names it and says what to pass."""
         if "cache" in data:  # before pydantic sees it: a validation error quotes its input
             data["cache"] = hidden_cache(data["cache"])
         try:
@@ -181,13 +189,15 @@ class TPCEngineSettings(FailSafeSettings, EveryAdapterOptions):
                 raise TypeError(f"compressor must be a tpc_core.TPCCompressor, got {type(compressor).__name__}.")
             if self.token_counter is not None:
                 self._counter = (self.token_counter, check_token_counter(self.token_counter))
-        except (TypeError, OSError) as error:
-            raise settings_error(error) from error
-        self._compressor = compressor
-        if compressor is None:
-            check_model(self.model_name_or_path, self.revision, self.model_kwargs)
-            if self.load_on_init:
-                _ = self.compressor
+            self._compressor = compressor
+            if compressor is None:
+                check_model(self.model_name_or_path, self.revision, self.model_kwargs)
+        except TPCSettingsError:
+            raise
+        except (TypeError, ValueError, OSError) as error:
+            raise TPCSettingsError(_what_to_do(error)) from error
+        if compressor is None and self.load_on_init:
+            _ = self.compressor
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Unpickle with pydantic's own restore, engine included.
@@ -211,14 +221,27 @@ class TPCEngineSettings(FailSafeSettings, EveryAdapterOptions):
     def _peer_names(cls, data: Any) -> Any:
         """Hide a cache URL's password (also where ``__init__`` is bypassed: ``model_validate``), drop the
         ``class_name`` LlamaIndex's ``model_dump`` adds when it names this very class (so a dump validates back),
-        then translate peer names."""
+        then refuse names that are not ours."""
         if isinstance(data, dict):
             if "class_name" in data and data["class_name"] == _class_name(cls):
                 data = {name: value for name, value in data.items() if name != "class_name"}
             if "cache" in data:
                 data = {**data, "cache": hidden_cache(data["cache"])}
-            return translate_peer_names(cls.__name__, data, cls.model_fields, extra_names=("compressor",))
+            refuse_peer_names(cls.__name__, data, cls.model_fields, extra_names=("compressor",))
         return data
+
+    @classmethod
+    def model_validate(cls, obj: Any, *args: Any, **kwargs: Any) -> Self:
+        """pydantic's, the cache URL's password hidden first: a framework's validation that builds the adapter through
+        its constructor quotes the input it was given in its error."""
+        if isinstance(obj, dict) and "cache" in obj:
+            obj = {**obj, "cache": hidden_cache(obj["cache"])}
+        return super().model_validate(obj, *args, **kwargs)
+
+    def __repr_args__(self) -> Any:
+        """The fields pydantic shows, and the cache: an adapter holds a URL's password hidden (``SecretURL``)."""
+        yield from super().__repr_args__()
+        yield "cache", self.cache
 
     @field_serializer("cache")
     def _cache_shown(self, cache: Any) -> Any:
@@ -227,7 +250,9 @@ class TPCEngineSettings(FailSafeSettings, EveryAdapterOptions):
 
     @model_validator(mode="after")
     def _check_settings(self) -> TPCEngineSettings:
-        validate_budget_args(self.target_tokens, self.rate)
+        deadline = self.deadline_ms
+        if deadline is not None and (isinstance(deadline, bool) or not math.isfinite(deadline) or deadline <= 0):
+            raise ValueError(f"deadline_ms must be a positive number of milliseconds or None, got {deadline!r}.")
         check_device(self.device)
         check_dtype(self.dtype, self.device)
         check_model_kwargs(self.model_kwargs)
@@ -283,7 +308,7 @@ class TPCEngineSettings(FailSafeSettings, EveryAdapterOptions):
         return None
 
 
-class TPCSettings(TPCEngineSettings, QueryTimeOptions):
+class TPCSettings(TPCEngineSettings, ScopeOptions, FilterOptions):
     """:class:`TPCEngineSettings` plus what query-time adapters (compressors, postprocessors) add: one budget
     across the retrieved documents and reranker-style knobs applied after it.
 
@@ -293,3 +318,17 @@ class TPCSettings(TPCEngineSettings, QueryTimeOptions):
 
     sort_by_score: bool = False
     """Return documents by TPC score, best first (reranker order); default: the input (retrieval) order."""
+
+
+def _what_to_do(error: Exception) -> str:
+    """The message of a bad setting: the check's own (it names the setting and says what to pass), found inside
+    pydantic's error where a validator raised it."""
+    if isinstance(error, ValidationError):
+        for detail in error.errors():
+            cause = (detail.get("ctx") or {}).get("error")
+            if isinstance(cause, Exception):
+                return str(cause)
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first.get("loc", ()))
+        return f"{where}: {first.get('msg')}; pass a value of the kind its documentation names."
+    return str(error)

@@ -21,39 +21,28 @@ from __future__ import annotations
 
 import contextvars
 import logging
-import math
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, Optional, TypeVar
-
-from pydantic import BaseModel, model_validator
+from typing import Any, Generic, Protocol, TypeVar
 
 from tpc_core.diagnostics import operator_notice
 from tpc_core.engine import run_cancellable
 
-__all__ = ["Fallback", "FailSafeSettings", "Progress", "guarded"]
+__all__ = ["FailSafe", "Fallback", "Progress", "guarded"]
 
 logger = logging.getLogger("tpc_integrations")
 T = TypeVar("T")
 
 
-class FailSafeSettings(BaseModel):
-    """The fail-safe fields every adapter has (mixed into :class:`tpc_integrations._common.TPCEngineSettings`)."""
+class FailSafe(Protocol):
+    """What :func:`guarded` reads of an adapter: its ``on_error`` and ``deadline_ms`` settings."""
 
-    on_error: Literal["raise", "passthrough"] = "raise"
-    """"raise" (default): an exception inside compression reaches the caller. "passthrough": the input comes back
-    unchanged, with one logged warning and the error named in the call's event / callback tags."""
-    deadline_ms: Optional[float] = None
-    """The most milliseconds a call waits for compression; past it the input comes back uncompressed (index time:
-    the batches already done compressed, the rest whole), said in the event. None: no deadline."""
+    @property
+    def on_error(self) -> str: ...
 
-    @model_validator(mode="after")
-    def _check_failsafe(self) -> FailSafeSettings:
-        deadline = self.deadline_ms
-        if deadline is not None and (isinstance(deadline, bool) or not math.isfinite(deadline) or deadline <= 0):
-            raise ValueError(f"deadline_ms must be a positive number of milliseconds or None, got {deadline!r}.")
-        return self
+    @property
+    def deadline_ms(self) -> float | None: ...
 
 
 @dataclass(frozen=True)
@@ -89,7 +78,7 @@ class Progress(Generic[T]):
     stop: threading.Event = field(default_factory=threading.Event)
 
 
-def guarded(settings: FailSafeSettings, label: str, work: Callable[[Progress[Any]], T], total: int
+def guarded(settings: FailSafe, label: str, work: Callable[[Progress[Any]], T], total: int
             ) -> tuple[T | None, Fallback | None, Progress[Any]]:
     """Run ``work`` under the adapter's ``on_error`` and ``deadline_ms``.
 

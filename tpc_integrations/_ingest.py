@@ -22,9 +22,8 @@ from typing import Any, Literal
 
 from pydantic import model_validator
 
-from tpc_core.options import CompressOptions
+from tpc_core.options import BatchOptions, CompressOptions
 from tpc_integrations._common import TPCEngineSettings
-from tpc_integrations._engine_options import IndexTimeOptions
 from tpc_integrations._failsafe import Progress
 from tpc_integrations._outcomes import (
     COMPRESSED_TOKENS_KEY,
@@ -45,7 +44,7 @@ WARMING = ("splitter", "cache", "batch_size", "show_progress")
 # What only compression reads, so mode="warm" refuses it when it is set: every other option, and the task.
 COMPRESSION_ONLY = ("task_description", *(name for name in CompressOptions.model_fields if name not in WARMING))
 
-class TPCIngestSettings(TPCEngineSettings, IndexTimeOptions):
+class TPCIngestSettings(TPCEngineSettings, BatchOptions):
     """:class:`TPCEngineSettings` for index-time transformers: each document gets its own budget.
 
     ``target_tokens`` caps each document; ``rate`` keeps that fraction of each document (default 0.2). With

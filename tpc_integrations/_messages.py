@@ -9,38 +9,26 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import ConfigDict, model_validator
+from pydantic import model_validator
 
 from tpc_core.conversation import ConversationResult
+from tpc_core.options import ConversationOptions, ScopeOptions
 from tpc_integrations._common import TPCEngineSettings
-from tpc_integrations._engine_options import ConversationOptions
 from tpc_integrations._failsafe import guarded
 
 __all__ = ["TPCMessagesSettings", "compress_messages_call", "conversation_event_data", "guarded_conversation"]
 
-class TPCMessagesSettings(TPCEngineSettings, ConversationOptions):
+class TPCMessagesSettings(TPCEngineSettings, ScopeOptions, ConversationOptions):
     """:class:`tpc_integrations._common.TPCEngineSettings` for conversations: the budget is the whole
     conversation's (every text part of every message, counted with ``token_counter``; the chat template's own
-    tokens are not counted), the latest user turn is the task and is kept whole with the system messages.
+    tokens are not counted), the latest user turn is the task and is kept whole with the system messages;
+    ``strict`` and ``emptied`` are ``compress_messages``' own (:class:`tpc_core.options.ConversationOptions`).
 
     ``task_description`` is refused: the conversation's latest user turn is its task (a conversation with no user
     turn is compressed prompt-agnostically).
     """
-
-    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", protected_namespaces=(),
-                              use_attribute_docstrings=True)
-
-    strict: bool = False
-    """False (default): when the messages kept whole (system, developer, the latest user turn) exceed the budget,
-    the chat goes on: they are returned whole, every other message as short as it goes, with a runtime warning and
-    ``over_budget`` in the event. True: that is a ``ValueError`` saying how many tokens they need."""
-    emptied: Literal["sentence", "drop", "empty"] = "sentence"
-    """What becomes of a message that loses every sentence. "sentence" (default; no major provider rejects it):
-    every compressed message that had text keeps at least one sentence, and an emptied text part is left out of a
-    list that keeps another part. "drop": only the latter (a message may come back with ``""``). "empty": every
-    emptied text part stays as ``""`` (OpenAI accepts it; Anthropic rejects empty text blocks)."""
 
     def __init__(self, compressor: Any = None, **data: Any) -> None:
         # Declared so that this class's own calls type-check with compressor=; a type checker still synthesises the

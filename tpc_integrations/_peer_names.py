@@ -1,10 +1,9 @@
 """Field names of the compressors and rerankers users migrate from, and what each means here.
 
-A peer name that means what one of our fields means is accepted: it is one of the field's pydantic validation
-aliases (:func:`alias_choices`; ``target_token`` → ``target_tokens``), its value converted first where the peer's
-convention differs (LLMLingua's ``target_token=-1``). A peer name whose meaning differs is refused with a message
-that names our closest field and says how it differs, instead of pydantic's bare ``extra_forbidden``. Any other
-unknown name gets a "did you mean" from our own field names. The README's migration table is this module's content.
+Each field has one spelling. A peer's spelling is refused when the adapter is built, with a message that names our
+field: where it means the same, with the value to pass (``target_token=300``: pass ``target_tokens=300``); where it
+means something else, with how it differs. Any other unknown name gets a "did you mean" from our own field names.
+The migration table of the docs is this module's content (:data:`PEER_ALIASES`, :data:`PEER_HINTS`).
 """
 
 from __future__ import annotations
@@ -15,11 +14,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import AliasChoices
-
 from tpc_core.options import CompressOptions
 
-__all__ = ["PEER_ALIASES", "PEER_HINTS", "PeerAlias", "alias_choices", "peer_aliases", "translate_peer_names"]
+__all__ = ["PEER_ALIASES", "PEER_HINTS", "PeerAlias", "refuse_peer_names"]
 
 LLMLINGUA = "LLMLingua (LangChain LLMLinguaCompressor, LlamaIndex LongLLMLinguaPostprocessor)"
 OPTIMIZER = "LlamaIndex SentenceEmbeddingOptimizer"
@@ -35,8 +32,8 @@ def _target_token(value: Any) -> Any:
 def _model(value: Any) -> Any:
     if isinstance(value, (str, os.PathLike)):
         return os.fspath(value)
-    raise TypeError(f"model= takes a TPC checkpoint name or path (e.g. 'tpc-mini'), got {type(value).__name__}. "
-                    "Pass a ready tpc_core.TPCCompressor as compressor= instead.")
+    raise ValueError(f"model= takes a TPC checkpoint name or path (e.g. 'tpc-mini'), got {type(value).__name__}: "
+                     "pass a ready tpc_core.TPCCompressor as compressor= instead.")
 
 
 _DEVICE_MAP_STRATEGIES = {"balanced", "balanced_low_0", "sequential"}
@@ -53,14 +50,14 @@ def _device_map(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class PeerAlias:
-    """A peer field name accepted as one of ours.
+    """A peer's field name that means what one of ours means.
 
     Attributes:
         name: The peer's field name.
-        ours: Our field it is renamed to.
+        ours: Our field.
         source: Where users know it from.
-        note: What the renaming does, for the README.
-        convert: Maps the peer's value to ours (raises on values with no equivalent).
+        note: How the value carries over, for the migration table.
+        convert: The peer's value as ours (raises, saying what to pass, on a value with no equivalent).
     """
 
     name: str
@@ -80,6 +77,7 @@ PEER_ALIASES: dict[str, PeerAlias] = {alias.name: alias for alias in (
               "strategies ('balanced', a dict) are refused", _device_map),
     PeerAlias("k", "top_n", FILTER, "documents kept; document order unless sort_by_score=True (EmbeddingsFilter "
               "returns them by similarity)"),
+    PeerAlias("token_limit", "target_tokens", "LlamaIndex ChatMemoryBuffer", "the budget of the conversation returned"),
 )}
 
 # Peer names that mean something else here: (where from, our closest field or None, how they differ).
@@ -137,57 +135,50 @@ PEER_HINTS: dict[str, tuple[str, str | None, str]] = {
 }
 
 
-def peer_aliases(ours: str) -> tuple[str, ...]:
-    """The peer names accepted for our field ``ours`` (its pydantic validation aliases)."""
-    return tuple(alias.name for alias in PEER_ALIASES.values() if alias.ours == ours)
-
-
-def alias_choices(ours: str) -> AliasChoices | None:
-    """``ours`` and its peer names as a pydantic ``validation_alias`` (``None`` when it has none)."""
-    peers = peer_aliases(ours)
-    return AliasChoices(ours, *peers) if peers else None
-
-
-def translate_peer_names(owner: str, data: Mapping[str, Any], fields: Iterable[str],
-                         extra_names: Iterable[str] = ()) -> dict[str, Any]:
-    """``data`` with the values given under accepted peer names converted to ours (their names stay: the fields'
-    validation aliases, :func:`alias_choices`, rename them); refuses the other names with one clear message.
+def refuse_peer_names(owner: str, data: Mapping[str, Any], fields: Iterable[str],
+                      extra_names: Iterable[str] = ()) -> None:
+    """Refuse, in one message, every name of ``data`` that is not one of ours: a peer's spelling with our field's
+    name (and the value to pass where it means the same), any other name with a "did you mean".
 
     Args:
         owner: The class name, for messages.
         data: The keyword arguments as given.
         fields: Our field names.
-        extra_names: Other accepted keyword names (e.g. ``compressor``), never reported as unknown.
+        extra_names: Other accepted keyword names (e.g. ``compressor``).
 
     Raises:
-        ValueError: For peer names that mean something else here, unknown names, or an alias given together
-            with our own name for the same field. The message names our field for each.
-        TypeError: For an alias value with no equivalent (e.g. ``model=`` given an object).
+        ValueError: A name that is not ours; the message says what to pass instead.
     """
     known = set(fields) | set(extra_names)
-    converted: dict[str, Any] = {}
-    problems: list[str] = []
-    for name, value in data.items():
-        if name in known:
-            converted[name] = value
-            continue
-        alias = PEER_ALIASES.get(name)
-        if alias is not None and alias.ours in known:
-            if alias.ours in data:
-                problems.append(f"`{name}` ({alias.source}'s name) and `{alias.ours}` set the same field: pass one.")
-                continue
-            converted[name] = alias.convert(value)
-        elif name in PEER_HINTS:
-            source, ours, why = PEER_HINTS[name]
-            suggestion = (f"did you mean `{ours}`? " if ours is not None and ours in known
-                          else "TPC has no such option: ")
-            problems.append(f"`{name}` is {source}'s option: {suggestion}{why}.")
-        else:
-            close = difflib.get_close_matches(name, sorted(known), n=2, cutoff=0.6)
-            hint = f"did you mean {' or '.join(f'`{c}`' for c in close)}?" if close else \
-                f"known fields: {', '.join(sorted(known))}."
-            problems.append(f"unknown field `{name}`: {hint}")
+    problems = [_problem(name, value, known) for name, value in data.items() if name not in known]
     if problems:
-        raise ValueError(f"{owner}: " + " ".join(problems) + " See the README section 'Migrating from LLMLingua / "
-                         "EmbeddingsFilter / SentenceEmbeddingOptimizer / rerankers'.")
-    return converted
+        raise ValueError(f"{owner}: " + " ".join(problems) + " (Each setting has one name; the docs' migration "
+                         "table lists LLMLingua's, EmbeddingsFilter's, SentenceEmbeddingOptimizer's and the "
+                         "rerankers'.)")
+
+
+def _problem(name: str, value: Any, known: set[str]) -> str:
+    alias = PEER_ALIASES.get(name)
+    if alias is not None and alias.ours in known:
+        try:
+            suggestion = f"pass `{alias.ours}={_shown(alias.convert(value))}`"
+        except ValueError as error:
+            suggestion = str(error)
+        return f"`{name}` is {alias.source}'s name: {suggestion} ({alias.note})."
+    if name in PEER_HINTS:
+        source, ours, why = PEER_HINTS[name]
+        suggestion = f"did you mean `{ours}`? " if ours is not None and ours in known else "TPC has no such option: "
+        return f"`{name}` is {source}'s option: {suggestion}{why}."
+    close = difflib.get_close_matches(name, sorted(known), n=2, cutoff=0.6)
+    hint = f"did you mean {' or '.join(f'`{c}`' for c in close)}?" if close else \
+        f"known fields: {', '.join(sorted(known))}."
+    return f"unknown field `{name}`: {hint}"
+
+
+def _shown(value: Any) -> str:
+    """A value as the message shows it: short, and never a secret's text (only plain numbers, names and None)."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return repr(value)
+    if isinstance(value, str) and len(value) <= 60 and "://" not in value:
+        return repr(value)
+    return "..."

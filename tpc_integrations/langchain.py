@@ -48,10 +48,10 @@ from tpc_integrations._common import CallOutcome, TPCSettings, compress_call, en
 from tpc_integrations._failsafe import Fallback, guarded
 from tpc_integrations._ingest import IngestOutcome, TPCIngestSettings, compress_each
 from tpc_integrations.langchain_inputs import INPUTS_EVENT, TPCInputCompressor
-from tpc_integrations.langchain_messages import MESSAGES_EVENT, TPCMessagesCompressor, compress_messages
+from tpc_integrations.langchain_messages import MESSAGES_EVENT, TPCMessagesCompressor
 
 __all__ = ["COMPRESSION_EVENT", "INGESTION_EVENT", "INPUTS_EVENT", "MESSAGES_EVENT", "TPCDocumentCompressor",
-           "TPCDocumentTransformer", "TPCInputCompressor", "TPCMessagesCompressor", "compress_messages"]
+           "TPCDocumentTransformer", "TPCInputCompressor", "TPCMessagesCompressor"]
 
 COMPRESSION_EVENT = "tpc_compression"
 """Name of the custom event each call emits through LangChain callbacks (``on_custom_event``,
@@ -105,8 +105,7 @@ class TPCDocumentCompressor(TPCSettings, BaseDocumentCompressor):
         >>> compressed[0].metadata["tpc_relevance_score"]
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", protected_namespaces=(),
-                              use_attribute_docstrings=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
     def compress_documents(self, documents: Sequence[Document], query: str,
                            callbacks: Callbacks | None = None) -> Sequence[Document]:
@@ -180,8 +179,7 @@ class TPCDocumentTransformer(TPCIngestSettings, BaseDocumentTransformer):
         >>> warm = TPCDocumentTransformer(mode="warm", cache="tpc_cache/")      # full text, query-time compression
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", protected_namespaces=(),
-                              use_attribute_docstrings=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
     def transform_documents(self, documents: Sequence[Document], **kwargs: Any) -> Sequence[Document]:
         """Compress each document for indexing.

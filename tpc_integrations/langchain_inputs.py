@@ -94,8 +94,7 @@ class TPCInputCompressor(TPCSettings, RunnableSerializable[dict[str, Any], dict[
         >>> chain = {"context": retriever, "question": RunnablePassthrough()} | compressor | prompt | llm
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", protected_namespaces=(),
-                              use_attribute_docstrings=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
     context_keys: tuple[str, ...] = ("context",)
     """The input keys whose values are compressed (a str names one key)."""

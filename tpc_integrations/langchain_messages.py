@@ -6,12 +6,7 @@ One line in a chain::
 
     chain = prompt | TPCMessagesCompressor(target_tokens=2000) | chat_model
 
-or, like ``trim_messages``, as a function that returns the runnable when called without messages::
-
-    from tpc_integrations.langchain import compress_messages
-
-    chain = prompt | compress_messages(rate=0.3) | chat_model
-    short = compress_messages(history, target_tokens=2000)          # a list of messages, compressed now
+A list of messages, compressed now: ``TPCMessagesCompressor(target_tokens=2000).invoke(history)``.
 
 Needs ``pip install tpc-langchain[langchain]``.
 """
@@ -38,7 +33,7 @@ from tpc_core.conversation import ConversationResult
 from tpc_core.diagnostics import register_library_path
 from tpc_integrations._messages import TPCMessagesSettings, compress_messages_call, guarded_conversation
 
-__all__ = ["MESSAGES_EVENT", "TPCMessagesCompressor", "compress_messages"]
+__all__ = ["MESSAGES_EVENT", "TPCMessagesCompressor"]
 
 MESSAGES_EVENT = "tpc_messages_compression"
 """Name of the custom event each call emits to the run's callbacks (``on_custom_event``, ``astream_events``); its
@@ -83,8 +78,7 @@ class TPCMessagesCompressor(TPCMessagesSettings, RunnableSerializable[MessagesIn
         >>> chain.invoke({"question": "What changed in Q3?", "history": history})
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", protected_namespaces=(),
-                              use_attribute_docstrings=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
     name: Optional[str] = "TPCMessagesCompressor"
     """The run's name in traces."""
@@ -149,17 +143,3 @@ def _as_given(messages: MessagesInput) -> list[Any]:
     except TypeError:
         return list(messages) if isinstance(messages, Sequence) and not isinstance(messages, (str, bytes)) else [
             messages]
-
-
-def compress_messages(messages: Optional[MessagesInput] = None, **settings: Any
-                      ) -> Union[list[BaseMessage], TPCMessagesCompressor]:
-    """Like ``langchain_core.messages.trim_messages``: with ``messages``, the compressed messages; without, the
-    runnable (:class:`TPCMessagesCompressor`) to put between a prompt and a chat model.
-
-    Args:
-        messages: A list of messages or a ``PromptValue``; ``None`` returns the runnable.
-        **settings: :class:`TPCMessagesCompressor`'s fields (``target_tokens``, ``rate``, ``token_counter``,
-            ``model_name_or_path``, ``compressor``, ...).
-    """
-    runnable = TPCMessagesCompressor(**settings)
-    return runnable if messages is None else runnable.invoke(messages)

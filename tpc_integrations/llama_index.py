@@ -101,8 +101,7 @@ class TPCNodePostprocessor(TPCSettings, BaseNodePostprocessor):
           ``instruction_str`` or ``target_token``); ``load_on_init=True`` also loads the model there.
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", protected_namespaces=(),
-                              use_attribute_docstrings=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
     @classmethod
     def class_name(cls) -> str:
@@ -180,8 +179,7 @@ class TPCTransform(TPCIngestSettings, TransformComponent):
           the same ``cache`` compresses it per query, prompt-aware, at almost no cost.
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", protected_namespaces=(),
-                              use_attribute_docstrings=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
     @classmethod
     def class_name(cls) -> str:

@@ -29,6 +29,7 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
     raise ImportError("TPCFunctionAgent needs llama-index-core: pip install 'tpc-langchain[llamaindex]'") from error
 
 from tpc_integrations._agent_context import AGENT_EVENT, AgentContext, TPCAgentContextSettings
+from tpc_integrations._checks import TPCSettingsError
 from tpc_integrations.llama_index_memory import TPCEvent
 
 __all__ = ["AGENT_EVENT", "TPCFunctionAgent"]
@@ -53,8 +54,8 @@ class TPCFunctionAgent(FunctionAgent):
     def __init__(self, *, compressor: Any = None, **kwargs: Any) -> None:
         tpc = {name: kwargs.pop(name) for name in list(kwargs) if name in TPCAgentContextSettings.model_fields}
         if tpc.get("write_back"):
-            raise ValueError("write_back does not apply to TPCFunctionAgent: its tool outputs live in the agent's "
-                             "scratchpad and memory, which stay whole.")
+            raise TPCSettingsError("write_back does not apply to TPCFunctionAgent: its tool outputs live in the "
+                                   "agent's scratchpad and memory, which stay whole.")
         super().__init__(**kwargs)
         self._tpc = AgentContext(compressor, label=type(self).__name__, **tpc)
 

@@ -31,7 +31,7 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
 from pydantic import BaseModel, ConfigDict, FieldSerializationInfo, field_serializer, field_validator
 
 from tpc_core.conversation import ConversationResult
-from tpc_integrations._engine_options import ChatMemoryOptions
+from tpc_core.options import surface_defaults
 from tpc_integrations._messages import TPCMessagesSettings, compress_messages_call, guarded_conversation
 
 __all__ = ["TPCChatMemory", "TPCEvent"]
@@ -79,7 +79,7 @@ class TPCEvent(BaseEvent):
         return "TPCEvent"
 
 
-class TPCChatMemory(ChatMemoryOptions, TPCMessagesSettings, BaseMemory):
+class TPCChatMemory(TPCMessagesSettings, BaseMemory):
     """A memory whose ``get`` returns the stored conversation compressed under one token budget: the latest user
     turn is the task, kept whole with system messages; earlier turns, assistant replies and tool results keep the
     sentences most relevant to it.
@@ -100,14 +100,13 @@ class TPCChatMemory(ChatMemoryOptions, TPCMessagesSettings, BaseMemory):
         * A budget smaller than the messages kept whole (a pasted document in the latest turn) does not end the chat:
           they are returned whole, the rest as short as it goes, with a runtime warning and ``over_budget`` in the
           event (``strict=True``: a ``ValueError`` saying how many tokens they need).
-        * ``token_limit`` (what LlamaIndex memories call their budget) is accepted as ``target_tokens``.
-        * ``cache`` is ``"memory"`` by default: every ``get`` reads the whole history, and the messages read before
-          come from the sentence cache, so a ``get`` after one more turn reads only that turn.
+        * ``token_limit`` (what LlamaIndex memories call their budget) is refused with ``target_tokens``.
+        * ``cache`` is ``"memory"`` by default (its row of :data:`tpc_core.options.SURFACE_DEFAULTS`): the messages
+          read before come from the sentence cache, so a ``get`` after one more turn reads only that turn.
         * Each ``get`` emits a :class:`TPCEvent` (``name="tpc_messages_compression"``) with the call's figures.
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", protected_namespaces=(),
-                              use_attribute_docstrings=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
     memory: SerializeAsAny[BaseMemory] = Field(default_factory=DefaultMemory.from_defaults)
     """The memory that stores the full history (default: ``Memory.from_defaults()``); its own limits apply first."""
@@ -146,8 +145,8 @@ class TPCChatMemory(ChatMemoryOptions, TPCMessagesSettings, BaseMemory):
         Args:
             chat_history: Messages to start with.
             memory: The memory to wrap.
-            **settings: The fields (``target_tokens``, ``rate``, ``token_counter``, ``compressor``, ...);
-                ``token_limit`` is the budget (``target_tokens``); ``llm`` is not used.
+            **settings: The fields (``target_tokens``, ``rate``, ``token_counter``, ``compressor``, ...); ``llm`` is
+                not used.
         """
         settings.pop("llm", None)
         inner = memory if memory is not None else DefaultMemory.from_defaults()
@@ -156,14 +155,7 @@ class TPCChatMemory(ChatMemoryOptions, TPCMessagesSettings, BaseMemory):
         return cls(memory=inner, **settings)
 
     def __init__(self, compressor: Any = None, **data: Any) -> None:
-        if "token_limit" in data:  # LlamaIndex's memories call their budget token_limit
-            limit = data.pop("token_limit")
-            if limit is not None:
-                if data.get("target_tokens") is not None or data.get("target_token") is not None:
-                    raise ValueError("token_limit and target_tokens are the same budget here: pass one of them.")
-                data["target_tokens"] = limit
-        # What super() reaches (ChatMemoryOptions declares no __init__), named so type checkers read its signature.
-        TPCMessagesSettings.__init__(self, compressor=compressor, **data)
+        super().__init__(compressor, **{**surface_defaults("chat memory"), **data})
 
     def get(self, input: Optional[Union[str, ChatMessage]] = None, **kwargs: Any  # LlamaIndex's name
             ) -> List[ChatMessage]:

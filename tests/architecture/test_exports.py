@@ -1,10 +1,10 @@
 """Each package of ``tpc_core`` says what it offers, and the adapters use only that.
 
 * every sub-package's ``__init__`` declares ``__all__``, the names other code takes from it;
-* a lazy one (``tpc_core.lazy``: a table of names and the modules that define them) lists the same names three
-  times in one file, for the three readers of a package: ``_EXPORTS`` (the import on first use), ``__all__`` (star
-  imports, linters) and the ``if TYPE_CHECKING:`` imports (type checkers). They must agree, and each module must
-  define the name it is said to;
+* a lazy one (``tpc_core.lazy``) lists its names once, in ``_EXPORTS`` (name -> the module that defines it); its
+  ``__all__`` (star imports, linters) and ``if TYPE_CHECKING:`` imports (type checkers) are generated from the table
+  (``python -m tpc_core.options --write``) and must be what it generates, and each module must define the name it
+  is said to;
 * ``tpc_integrations`` imports from ``tpc_core`` only through ``tpc_core`` or a sub-package's ``__init__``, and
   only the names its ``__all__`` declares: a module moved or split inside the core changes one table, not the
   adapters.
@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.architecture.test_architecture import EXPORTS, PACKAGE, PACKAGE_MODULES, _modules
+from tpc_core.lazy import lazy_packages, with_names
 
 SUB_PACKAGES = sorted(module for module, path in PACKAGE_MODULES.items()
                       if path.name == "__init__.py" and module != PACKAGE and "checkpoints" not in module)
@@ -92,6 +93,23 @@ def test_every_sub_package_declares_its_public_names(package):
     assert not undefined, f"{package}'s _EXPORTS names what its modules do not define: {undefined}"
 
 
+def test_every_lazy_package_has_the_names_its_table_generates():
+    packages = lazy_packages()
+    assert {path.parent.name for path in packages} >= {"tpc_core", "tpc_integrations", "engine", "loading"}
+    stale = [str(path) for path in packages if with_names(path.read_text(encoding="utf-8")) !=
+             path.read_text(encoding="utf-8")]
+    assert not stale, f"run python -m tpc_core.options --write: {stale}"
+
+
+def test_the_package_exports_what_a_user_or_a_checkpoint_author_needs():
+    import tpc_core
+
+    assert set(tpc_core.__all__) == {"CSEConfig", "CTDConfig", "CompressionResult", "DEFAULT_MODEL", "REGISTRY",
+                                     "SentenceRecord", "TPCCompressor", "TPCConfig", "TaskSource", "__version__"}
+    for name in tpc_core.__all__:
+        assert getattr(tpc_core, name) is not None
+
+
 def deep_imports(path: Path, public: dict[str, set[str]]) -> list[str]:
     """Imports of ``path`` from ``tpc_core`` other than a name ``public`` lists for the module imported from."""
     found = []
@@ -110,7 +128,9 @@ def deep_imports(path: Path, public: dict[str, set[str]]) -> list[str]:
 
 
 def public_names() -> dict[str, set[str]]:
-    return {PACKAGE: {*EXPORTS, "__version__"}, **{package: set(declared_names(package)) for package in SUB_PACKAGES}}
+    # tpc_core.lazy is the one lazy-export mechanism, which tpc_integrations' __init__ uses too
+    return {PACKAGE: set(EXPORTS), "tpc_core.lazy": {"lazy_exports"},
+            **{package: set(declared_names(package)) for package in SUB_PACKAGES}}
 
 
 def test_the_adapters_import_only_public_names_of_the_core():

@@ -90,7 +90,7 @@ def test_the_model_receives_tool_results_compressed_within_the_budget(compressor
     originals = {"call_0": ARCHIVE, "call_1": NOTES}
     for message in last[3::2]:
         assert message.content != originals[message.tool_call_id]
-        assert is_selection(originals[message.tool_call_id], message.content, compressor.splitter())
+        assert is_selection(originals[message.tool_call_id], message.content, compressor.engine.splitter())
     assert [m.tool_calls[0]["id"] for m in last[2::2]] == ["call_0", "call_1"]
     # the agent's state keeps the tool results whole
     stored = [m for m in state["messages"] if isinstance(m, ToolMessage)]
@@ -136,7 +136,7 @@ def test_write_back_replaces_the_stored_results_by_id(compressor):
     stored = [m for m in state["messages"] if isinstance(m, ToolMessage)]
     assert [m.tool_call_id for m in stored] == ["call_0", "call_1"]
     assert len(state["messages"]) == 6  # replaced, not appended
-    assert stored[0].content != ARCHIVE and is_selection(ARCHIVE, stored[0].content, compressor.splitter())
+    assert stored[0].content != ARCHIVE and is_selection(ARCHIVE, stored[0].content, compressor.engine.splitter())
     assert stored[0].content in [m.content for m in model.sent[-1]]
 
 
@@ -253,7 +253,7 @@ class SlowSplitter:
 def test_past_its_deadline_a_call_goes_on_uncompressed(compressor):
     model = scripted(("read_archive", {"part": "archive"}))
     events = Events()
-    splitter = SlowSplitter(compressor.splitter())
+    splitter = SlowSplitter(compressor.engine.splitter())
     middleware = TPCContextMiddleware(compressor=compressor, target_tokens=300, deadline_ms=50, splitter=splitter)
     with pytest.warns(Warning, match="passed its deadline"):
         run_agent(compressor, model, middleware, callbacks=[events])

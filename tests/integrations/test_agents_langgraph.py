@@ -36,7 +36,7 @@ def test_pre_model_hook_compresses_the_models_view_only(compressor):
     assert counted(last, compressor.engine.default_counter) <= 450
     tools = [m for m in last if isinstance(m, ToolMessage)]
     assert [m.tool_call_id for m in tools] == ["call_0", "call_1"]
-    assert all(is_selection(o, m.content, compressor.splitter()) for o, m in zip((ARCHIVE, NOTES), tools))
+    assert all(is_selection(o, m.content, compressor.engine.splitter()) for o, m in zip((ARCHIVE, NOTES), tools))
     assert [m.content for m in state["messages"] if isinstance(m, ToolMessage)] == [ARCHIVE, NOTES]
 
 

@@ -64,7 +64,8 @@ def test_a_function_agent_run_sends_compressed_tool_outputs_and_keeps_its_memory
     assert counted(last, compressor.engine.default_counter) <= 450
     sent = tool_texts(last)
     assert len(sent) == 2 and sent[0] != ARCHIVE
-    assert all(is_selection(original, text, compressor.splitter()) for original, text in zip((ARCHIVE, NOTES), sent))
+    split = compressor.engine.splitter()
+    assert all(is_selection(original, text, split) for original, text in zip((ARCHIVE, NOTES), sent))
     ids = [m.additional_kwargs.get("tool_call_id") for m in last if m.role == MessageRole.TOOL]
     assert ids == ["call_0", "call_1"]
     assert tool_texts(memory.get_all()) == [ARCHIVE, NOTES]

@@ -91,7 +91,7 @@ def test_the_view_is_always_a_valid_sequence_of_verbatim_selections(compressor, 
     hook = TPCContextHook(compressor=compressor, target_tokens=budget, scope="tools", on_error="raise")
     view = hook(dict(messages=messages))["llm_input_messages"]
     assert_valid(view, messages)
-    splitter = compressor.splitter()
+    splitter = compressor.engine.splitter()
     for before, after in zip(messages, view):
         if isinstance(after, ToolMessage):
             if not isinstance(before.content, str):  # non-text blocks untouched, in place

@@ -16,8 +16,8 @@ pytest.importorskip("llama_index.core")
 from langchain_core.documents import Document
 from langchain_core.stores import InMemoryByteStore
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
-from pydantic import ValidationError
 
+from tpc_integrations._checks import TPCSettingsError
 from tpc_integrations.langchain import COMPRESSION_EVENT, TPCDocumentCompressor, TPCDocumentTransformer
 from tpc_integrations.llama_index import TPCNodePostprocessor, TPCTransform
 
@@ -143,10 +143,10 @@ def test_llama_index_postprocessor_with_a_cache_reports_hits_in_the_rerank_end_e
 
 def test_adapters_refuse_a_cache_of_another_kind_naming_the_accepted_ones():
     for adapter_class in (TPCDocumentCompressor, TPCNodePostprocessor, TPCDocumentTransformer, TPCTransform):
-        with pytest.raises(TypeError,
+        with pytest.raises(TPCSettingsError,
                            match="cache must be None, 'memory'.*directory path.*byte store.*key-value store"):
             adapter_class(cache=42)
-        with pytest.raises(TypeError, match="got dict"):
+        with pytest.raises(TPCSettingsError, match="got dict"):
             adapter_class(cache={"memory": True})
 
 
@@ -154,10 +154,12 @@ def test_adapters_refuse_a_directory_they_cannot_write_naming_it(tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory")
     for adapter_class in (TPCDocumentCompressor, TPCNodePostprocessor):
-        with pytest.raises(PermissionError, match=str(blocker / "cache")):
+        with pytest.raises(TPCSettingsError, match=str(blocker / "cache")) as raised:
             adapter_class(cache=blocker / "cache")
-    with pytest.raises(NotADirectoryError, match=str(blocker)):
+        assert isinstance(raised.value.__cause__, PermissionError)
+    with pytest.raises(TPCSettingsError, match=str(blocker)) as raised:
         TPCDocumentCompressor(cache=str(blocker))
+    assert isinstance(raised.value.__cause__, NotADirectoryError)
 
 
 @pytest.mark.parametrize("directory", ["/proc/x/", "/sys/nope/"])
@@ -232,14 +234,14 @@ def test_llama_index_warm_ingestion_pipeline_then_a_query_engine_served_from_the
 
 def test_warm_mode_needs_a_cache_and_refuses_what_only_compression_uses():
     for adapter_class in (TPCDocumentTransformer, TPCTransform):
-        with pytest.raises(ValidationError,
+        with pytest.raises(TPCSettingsError,
                            match="mode='warm' stores each document's sentence-cache entry: pass cache="):
             adapter_class(mode="warm")
-        with pytest.raises(ValidationError, match="rate, task_description would do nothing here: set them on the "
+        with pytest.raises(TPCSettingsError, match="rate, task_description would do nothing here: set them on the "
                                                   "query-time compressor"):
             adapter_class(mode="warm", cache="memory", rate=0.3, task_description="Answer questions")
-        with pytest.raises(ValidationError, match="keep_request would do nothing here"):
+        with pytest.raises(TPCSettingsError, match="keep_request would do nothing here"):
             adapter_class(mode="warm", cache="memory", keep_request=False)  # every option that only cuts is named
-        with pytest.raises(ValidationError, match="Input should be 'compress' or 'warm'"):
+        with pytest.raises(TPCSettingsError, match="Input should be 'compress' or 'warm'"):
             adapter_class(mode="cache", cache="memory")
         assert adapter_class(mode="warm", cache="memory", batch_size=8, splitter="regex").mode == "warm"

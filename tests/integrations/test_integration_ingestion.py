@@ -240,12 +240,15 @@ def test_llama_index_transform_keeps_ids_relationships_and_media(compressor, tas
     assert (restored.rate, restored.task_description) == (RATE, task)
 
 
-def test_transformers_take_peer_names_and_check_settings_at_construction():
+def test_transformers_refuse_peer_names_and_check_settings_at_construction():
+    from tpc_integrations._checks import TPCSettingsError
     from tpc_integrations.langchain import TPCDocumentTransformer
     from tpc_integrations.llama_index import TPCTransform
 
     for transformer_class in (TPCDocumentTransformer, TPCTransform):
-        transformer = transformer_class(target_token=50, model_name="tpc-mini", device_map="cpu")
+        with pytest.raises(TPCSettingsError, match="pass `target_tokens=50`.*pass `model_name_or_path='tpc-mini'`"):
+            transformer_class(target_token=50, model_name="tpc-mini", device_map="cpu")
+        transformer = transformer_class(target_tokens=50, model_name_or_path="tpc-mini", device="cpu")
         assert transformer.target_tokens == 50
         assert (transformer.model_name_or_path, transformer.device) == ("tpc-mini", "cpu")
         with pytest.raises(ValueError, match="`instruction_str` .* did you mean `task_description`"):

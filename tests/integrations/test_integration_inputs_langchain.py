@@ -16,10 +16,10 @@ from langchain_core.language_models import FakeListLLM
 from langchain_core.prompts import PromptTemplate
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnablePassthrough
-from pydantic import ValidationError
 
 from tests.conversation_helpers import is_selection
 from tests.notice_helpers import logged_only
+from tpc_integrations._checks import TPCSettingsError
 from tpc_integrations.langchain import INPUTS_EVENT, TPCInputCompressor
 
 pytestmark = pytest.mark.slow
@@ -66,7 +66,7 @@ def documents(sample) -> list[Document]:
 def _check_context(compressed: str, original: str, compressor) -> None:
     """Only original sentences, verbatim and in order, within the budget (the engine's own counter)."""
     assert compressed and compressed != original
-    assert is_selection(original, compressed, compressor.splitter())
+    assert is_selection(original, compressed, compressor.engine.splitter())
     assert compressor.token_counter(compressed) <= BUDGET < compressor.token_counter(original)
 
 
@@ -104,7 +104,7 @@ def test_documents_come_back_compressed_with_their_metadata_and_the_input_is_unt
     assert sum(d.metadata["tpc_compressed_tokens"] for d in out["context"]) == data["compressed_tokens"] <= BUDGET
     for i, new in zip(kept, out["context"]):
         assert new.page_content == direct.compressed_documents[i]
-        assert is_selection(documents[i].page_content, new.page_content, compressor.splitter())
+        assert is_selection(documents[i].page_content, new.page_content, compressor.engine.splitter())
         assert new.metadata["paragraph"] == i and new.metadata["nested"] is not documents[i].metadata["nested"]
         assert new.metadata["tpc_task_source"] == "question"
         assert new.metadata["tpc_task_description"] == sample.question
@@ -142,7 +142,7 @@ def test_async_and_batch_give_the_sync_result(compressor, sample, documents):
     assert asyncio.run(runnable.abatch(inputs)) == expected
     assert [event["task_source"] for event in recorder.events] == ["question"]
     for item, out in zip(inputs, expected):
-        assert is_selection(item["context"], out["context"], compressor.splitter())
+        assert is_selection(item["context"], out["context"], compressor.engine.splitter())
 
 
 def test_a_blank_question_uses_the_task_description(compressor, sample, documents):
@@ -191,7 +191,7 @@ def test_an_unknown_context_key_names_the_keys_the_input_has(compressor):
     ({"target_token": 10, "rate": 0.5}, "target_tokens"),
 ])
 def test_bad_settings_are_refused_at_construction(compressor, settings, words):
-    with pytest.raises(ValidationError, match=words):
+    with pytest.raises(TPCSettingsError, match=words):
         TPCInputCompressor(compressor=compressor, **settings)
 
 

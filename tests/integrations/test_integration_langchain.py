@@ -12,8 +12,8 @@ pytest.importorskip("langchain_core")
 pytest.importorskip("langchain_classic")
 
 from langchain_core.documents import Document
-from pydantic import ValidationError
 
+from tpc_integrations._checks import TPCSettingsError
 from tpc_integrations._common import METADATA_KEYS
 from tpc_integrations.langchain import TPCDocumentCompressor
 
@@ -155,13 +155,13 @@ def test_concurrent_async_calls_match_sequential_calls(compressor, sample):
 
 
 def test_settings_are_validated():
-    with pytest.raises(ValidationError, match="unknown field `target_tokns`: did you mean `target_tokens`"):
+    with pytest.raises(TPCSettingsError, match="unknown field `target_tokns`: did you mean `target_tokens`"):
         TPCDocumentCompressor(target_tokns=300)
-    with pytest.raises(ValidationError, match="either target_tokens or rate"):
+    with pytest.raises(TPCSettingsError, match="either target_tokens or rate"):
         TPCDocumentCompressor(target_tokens=300, rate=0.5)
-    with pytest.raises(ValidationError, match="budget_scope"):
+    with pytest.raises(TPCSettingsError, match="budget_scope"):
         TPCDocumentCompressor(budget_scope="document")
-    with pytest.raises(TypeError, match="TPCCompressor"):
+    with pytest.raises(TPCSettingsError, match="TPCCompressor"):
         TPCDocumentCompressor(compressor="tpc-mini")
     assert TPCDocumentCompressor.model_fields["target_tokens"].description.startswith("Token budget")
 

@@ -16,7 +16,7 @@ from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 
 from tests.conversation_helpers import counted, is_selection, texts_of
 from tests.core.conversation.test_conversations import PARAGRAPHS, QUESTION, SYSTEM
-from tpc_integrations.langchain import MESSAGES_EVENT, TPCMessagesCompressor, compress_messages
+from tpc_integrations.langchain import MESSAGES_EVENT, TPCMessagesCompressor
 
 BUDGET = 400
 HISTORY = [HumanMessage("Read this.\n\n" + "\n\n".join(PARAGRAPHS[:3]), id="h1"),
@@ -48,7 +48,7 @@ def _check_sent(sent: list, compressor) -> None:
     assert [m.id for m in sent[1:5]] == ["h1", "a1", "t1", "a2"] and sent[3].tool_call_id == "call_7"
     assert sent[2].tool_calls[0]["id"] == "call_7"
     for before, after in zip(full, sent):
-        assert all(is_selection(o, n, compressor.splitter()) for o, n in zip(texts_of(before), texts_of(after)))
+        assert all(is_selection(o, n, compressor.engine.splitter()) for o, n in zip(texts_of(before), texts_of(after)))
     assert counted(sent, compressor.token_counter) <= BUDGET < counted(full, compressor.token_counter)
 
 
@@ -69,14 +69,12 @@ def test_prompt_runnable_model_chain_sync_and_batch(compressor):
 
 def test_async_chain_gives_the_same_messages(compressor):
     recorder = Recorder()
-    runnable = compress_messages(compressor=compressor, target_tokens=BUDGET)  # trim_messages' style
-    assert isinstance(runnable, TPCMessagesCompressor)
+    runnable = TPCMessagesCompressor(compressor=compressor, target_tokens=BUDGET)
     chain = PROMPT | runnable | FakeListChatModel(responses=["ok"])
     asyncio.run(chain.ainvoke({"history": HISTORY, "question": QUESTION}, config={"callbacks": [recorder]}))
     _check_sent(recorder.sent[0], compressor)
     assert recorder.events and recorder.events[0]["budget"] == BUDGET
-    direct = compress_messages(PROMPT.invoke({"history": HISTORY, "question": QUESTION}), compressor=compressor,
-                               target_tokens=BUDGET)
+    direct = runnable.invoke(PROMPT.invoke({"history": HISTORY, "question": QUESTION}))
     assert direct == recorder.sent[0]
 
 

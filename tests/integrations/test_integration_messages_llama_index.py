@@ -38,7 +38,7 @@ def _check_sent(sent: list[ChatMessage], compressor) -> None:
     assert memory_part[2].additional_kwargs == {"tool_call_id": "call_7"}
     assert memory_part[2].blocks[1].block_type == "image"
     for before, after in zip(full, memory_part):
-        assert all(is_selection(o, n, compressor.splitter()) for o, n in zip(texts_of(before), texts_of(after)))
+        assert all(is_selection(o, n, compressor.engine.splitter()) for o, n in zip(texts_of(before), texts_of(after)))
     assert counted(memory_part, compressor.token_counter) <= BUDGET < counted(full, compressor.token_counter)
 
 

@@ -19,6 +19,7 @@ pytest.importorskip("llama_index.core")
 from langchain_core.documents import Document
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
+from tpc_integrations._checks import TPCSettingsError
 from tpc_integrations._peer_names import PEER_ALIASES, PEER_HINTS
 from tpc_integrations.langchain import COMPRESSION_EVENT, TPCDocumentCompressor
 from tpc_integrations.llama_index import TPCNodePostprocessor
@@ -53,17 +54,19 @@ def _run(adapter, texts: list[str], query: str | None) -> list[tuple[str, str, d
 
 # ------------------------------------------------------------------------------------------------ peer names
 @pytest.mark.parametrize("adapter_class", ADAPTERS)
-def test_peer_names_that_mean_the_same_are_accepted(adapter_class, compressor, sample, texts):
-    adapter = adapter_class(target_token=80, model_name="tpc-mini", device_map="cpu", k=3)
+def test_peer_names_that_mean_the_same_are_refused_with_ours_and_the_value_to_pass(adapter_class):
+    with pytest.raises(TPCSettingsError) as raised:
+        adapter_class(target_token=80, model_name="tpc-mini", device_map="cpu", k=3)
+    message = str(raised.value)
+    for ours in ("`target_tokens=80`", "`model_name_or_path='tpc-mini'`", "`device='cpu'`", "`top_n=3`"):
+        assert ours in message, ours
+    with pytest.raises(TPCSettingsError) as raised:
+        adapter_class(model="tpc-mini", device_map="auto", target_token=-1)
+    for ours in ("`model_name_or_path='tpc-mini'`", "`device=None`", "`target_tokens=None`"):
+        assert ours in str(raised.value), ours  # "auto" is the best device; LLMLingua's -1 means "no token target"
+    adapter = adapter_class(target_tokens=80, model_name_or_path="tpc-mini", device="cpu", top_n=3)
     assert (adapter.target_tokens, adapter.model_name_or_path, adapter.device, adapter.top_n) == (80, "tpc-mini",
                                                                                                  "cpu", 3)
-    assert adapter.compressor is compressor  # the same shared model as model_name_or_path="tpc-mini", device="cpu"
-    ours = adapter_class(compressor=compressor, target_tokens=80, top_n=3)
-    assert _run(adapter, texts, sample.question) == _run(ours, texts, sample.question)
-
-    reranker_style = adapter_class(model="tpc-mini", device_map="auto", target_token=-1)
-    assert (reranker_style.model_name_or_path, reranker_style.device, reranker_style.target_tokens) == \
-        ("tpc-mini", None, None)  # "auto" is the best device; LLMLingua's -1 means "no token target"
 
 
 @pytest.mark.parametrize("adapter_class", ADAPTERS)
@@ -82,13 +85,13 @@ def test_peer_names_that_mean_something_else_get_a_did_you_mean(adapter_class, p
 def test_unknown_and_conflicting_names(adapter_class):
     with pytest.raises(ValueError, match="unknown field `min_scor`: did you mean `min_score`"):
         adapter_class(min_scor=0.2)
-    with pytest.raises(ValueError, match="`target_token` .* and `target_tokens` set the same field"):
+    with pytest.raises(TPCSettingsError, match="`target_token` is LLMLingua.*pass `target_tokens=10`"):
         adapter_class(target_token=10, target_tokens=20)
-    with pytest.raises(ValueError, match="device_map='balanced': TPC places its .* models on one device"):
+    with pytest.raises(TPCSettingsError, match="device_map='balanced': TPC places its .* models on one device"):
         adapter_class(device_map="balanced")
-    with pytest.raises(TypeError, match="model= takes a TPC checkpoint name or path"):
+    with pytest.raises(TPCSettingsError, match="model= takes a TPC checkpoint name or path"):
         adapter_class(model=object())
-    assert set(PEER_ALIASES) == {"target_token", "model_name", "model", "device_map", "k"}
+    assert set(PEER_ALIASES) == {"target_token", "model_name", "model", "device_map", "k", "token_limit"}
 
 
 # ------------------------------------------------------------------------------------------------ construction
@@ -125,7 +128,7 @@ def test_a_bad_model_fails_before_the_retriever_runs():
             return _documents(["Some text."])
 
     with pytest.raises(ValueError, match="tpc-mni"):
-        retriever = ContextualCompressionRetriever(base_compressor=TPCDocumentCompressor(model_name="tpc-mni"),
+        retriever = ContextualCompressionRetriever(base_compressor=TPCDocumentCompressor(model_name_or_path="tpc-mni"),
                                                    base_retriever=CountingRetriever())
         retriever.invoke("q")
     assert calls == []

@@ -132,26 +132,27 @@ def test_a_counter_that_cannot_count_is_refused_when_it_is_set(compressor):
 
 
 # ------------------------------------------------------------------------------- token_limit
-def test_token_limit_is_the_chat_memorys_budget(compressor):
-    assert TPCChatMemory.from_defaults(token_limit=500, compressor=compressor).target_tokens == 500
-    assert TPCChatMemory(token_limit=500, compressor=compressor).target_tokens == 500
-    with pytest.raises(ValueError, match="token_limit and target_tokens are the same budget"):
-        TPCChatMemory(token_limit=500, target_tokens=400, compressor=compressor)
+def test_token_limit_is_refused_with_the_chat_memorys_own_name_for_its_budget(compressor):
+    for build in (TPCChatMemory.from_defaults, TPCChatMemory):
+        with pytest.raises(TPCSettingsError, match="`token_limit` is LlamaIndex ChatMemoryBuffer's name: pass "
+                                                   "`target_tokens=500`"):
+            build(token_limit=500, compressor=compressor)
+    assert TPCChatMemory.from_defaults(target_tokens=500, compressor=compressor).target_tokens == 500
 
 
 # ------------------------------------------------------------------------------- one channel each
-def test_every_bad_setting_is_a_value_error_at_construction(tmp_path):
+def test_every_bad_setting_is_one_error_class_at_construction(tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
     bad = [{"cache": 42}, {"cache": blocker}, {"cache": blocker / "c"}, {"splitter": 3}, {"target_tokens": -1},
            {"rate": 2.0}, {"device": "gpu"}, {"on_error": "ignore"}, {"deadline_ms": 0}, {"target_tokns": 3}]
     for adapter_class in ADAPTERS:
         for settings in bad:
-            with pytest.raises(ValueError):
+            with pytest.raises(TPCSettingsError):
                 adapter_class(**settings)
-    with pytest.raises(TPCSettingsError) as caught:
+    with pytest.raises(TPCSettingsError, match="a-file") as caught:
         TPCDocumentCompressor(cache=blocker)
-    assert isinstance(caught.value, NotADirectoryError)  # still the kind it was, for code that catches that
+    assert isinstance(caught.value, ValueError) and isinstance(caught.value.__cause__, NotADirectoryError)
 
 
 # ------------------------------------------------------------------------------- fail-safe: injected faults

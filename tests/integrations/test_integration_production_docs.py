@@ -48,7 +48,7 @@ def test_the_score_scales_say_what_a_query_score_is_and_the_scorer_computes_that
     for needed in ("`lexical_weight` (0.3) × the standard deviation of the prompt's cosines × the sentence's BM25 "
                    "z-score", "can score above 1"):
         assert needed in section, needed
-    scorer = compressor.scorer
+    scorer = compressor.engine.scorer
     assert isinstance(scorer, CosineBM25) and scorer.lexical_weight == 0.3
     text = "\n\n".join(PARAGRAPHS[2:6])
     result = compressor.compress(text, question=QUESTION, target_tokens=60)

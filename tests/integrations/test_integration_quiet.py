@@ -39,7 +39,7 @@ else:
     tpc.postprocess_nodes([NodeWithScore(node=TextNode(text=bare))])
 tpc.compressor.describe_task(bare)  # a bare text: the CTD loads and describes it (compression no longer needs it)
 assert warnings.filters == filters_before, "the user's warning filters changed"
-print("CTD-LOADED", tpc.compressor.task_descriptor_loaded, flush=True)
+print("CTD-LOADED", tpc.compressor._ctd.loaded, flush=True)
 """
 
 

@@ -33,14 +33,13 @@ from tpc_core.cache.entry import DEFAULT_DTYPE, STORAGE_DTYPES, DamagedEntry, En
 from tpc_core.cache.external import ByteStoreCache, KeyValueCache
 from tpc_core.cache.fingerprint import entry_key, fingerprint, splitter_identity
 from tpc_core.cache.kinds import CACHE_KINDS, CacheKind, register_cache_kind
-from tpc_core.cache.methods import CacheMethods
 from tpc_core.cache.redis_store import CacheUnavailable, RedisCache, is_redis_url, shared_redis_cache
 from tpc_core.cache.resolve import CacheRegistry, check_cache_spec, resolve_cache
 from tpc_core.cache.secret import SecretURL, is_secret, redacted_url, reveal
 from tpc_core.cache.stores import DEFAULT_MAX_BYTES, CacheInfo, DirectoryCache, MemoryCache, SentenceCache
 
 __all__ = ["CACHE_KINDS", "DEFAULT_DTYPE", "DEFAULT_MAX_BYTES", "STORAGE_DTYPES", "ByteStoreCache", "CacheInfo",
-           "CacheKind", "CacheMethods", "CacheRegistry", "CacheUnavailable", "DamagedEntry", "DirectoryCache", "Entry",
+           "CacheKind", "CacheRegistry", "CacheUnavailable", "DamagedEntry", "DirectoryCache", "Entry",
            "KeyValueCache", "MemoryCache", "RedisCache", "SecretURL", "SentenceCache", "check_cache_spec",
            "decode_entry", "encode_entry", "entry_key", "fingerprint", "is_redis_url", "is_secret", "redacted_url",
            "register_cache_kind", "resolve_cache", "reveal", "shared_redis_cache", "splitter_identity"]

@@ -23,38 +23,35 @@ _EXPORTS = {
     "ToolResultLedger": "tpc_core.conversation.tool_results",
     "compress_tool_text": "tpc_core.conversation.tool_results",
     "compress_tool_texts": "tpc_core.conversation.tool_results",
-    "compress_tool_texts_together": "tpc_core.conversation.tool_results",
     "emptied_note": "tpc_core.conversation.tool_results",
     "kept_nothing": "tpc_core.conversation.tool_results",
     "tool_share": "tpc_core.conversation.tool_results",
     "tool_question": "tpc_core.conversation.tool_results",
 }
 
+# GENERATED below from _EXPORTS (python -m tpc_core.options --write); do not edit
 __all__ = ["ConversationResult", "Message", "ToolCall", "ToolResult", "ToolResultLedger", "compress_conversation",
-           "compress_tool_text", "compress_tool_texts", "compress_tool_texts_together", "emptied_note", "kept_nothing",
-           "read_message", "read_messages", "rebuild_message", "task_turn", "tool_calls_by_id", "tool_question",
-           "tool_share"]
+           "compress_tool_text", "compress_tool_texts", "emptied_note", "kept_nothing", "read_message", "read_messages",
+           "rebuild_message", "task_turn", "tool_calls_by_id", "tool_question", "tool_share"]
 
 if TYPE_CHECKING:
-    from tpc_core.conversation.compress import ConversationResult, compress_conversation, task_turn
-    from tpc_core.conversation.messages import (
-        Message,
-        ToolCall,
-        read_message,
-        read_messages,
-        rebuild_message,
-        tool_calls_by_id,
-    )
-    from tpc_core.conversation.tool_results import (
-        ToolResult,
-        ToolResultLedger,
-        compress_tool_text,
-        compress_tool_texts,
-        compress_tool_texts_together,
-        emptied_note,
-        kept_nothing,
-        tool_question,
-        tool_share,
-    )
+    from tpc_core.conversation.compress import ConversationResult as ConversationResult
+    from tpc_core.conversation.compress import compress_conversation as compress_conversation
+    from tpc_core.conversation.compress import task_turn as task_turn
+    from tpc_core.conversation.messages import Message as Message
+    from tpc_core.conversation.messages import ToolCall as ToolCall
+    from tpc_core.conversation.messages import read_message as read_message
+    from tpc_core.conversation.messages import read_messages as read_messages
+    from tpc_core.conversation.messages import rebuild_message as rebuild_message
+    from tpc_core.conversation.messages import tool_calls_by_id as tool_calls_by_id
+    from tpc_core.conversation.tool_results import ToolResult as ToolResult
+    from tpc_core.conversation.tool_results import ToolResultLedger as ToolResultLedger
+    from tpc_core.conversation.tool_results import compress_tool_text as compress_tool_text
+    from tpc_core.conversation.tool_results import compress_tool_texts as compress_tool_texts
+    from tpc_core.conversation.tool_results import emptied_note as emptied_note
+    from tpc_core.conversation.tool_results import kept_nothing as kept_nothing
+    from tpc_core.conversation.tool_results import tool_question as tool_question
+    from tpc_core.conversation.tool_results import tool_share as tool_share
+# end of the generated names
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -48,7 +48,6 @@ from tpc_core.diagnostics.notices import caller_warning
 from tpc_core.engine.options import CompressionOptions, as_documents
 from tpc_core.engine.output.result import CompressionResult
 from tpc_core.engine.pipeline import Engine
-from tpc_core.engine.reading import DocumentStores
 from tpc_core.engine.selection.budget import join_kept
 from tpc_core.engine.task.finder import FoundRequest
 from tpc_core.engine.tokens import TokenCounter, TokenCounterSpec, resolve_token_counter
@@ -98,30 +97,28 @@ message that had text and drops its other emptied text parts (what no major prov
 
 def compress_conversation(engine: Engine, messages: Sequence[Any], *,
                           target_tokens: int | None = None, rate: float | None = None,
-                          token_counter: TokenCounterSpec = None, strict: bool = True, emptied: str = "empty",
-                          keep_parts: Collection[tuple[int, int]] = (), stores: DocumentStores | None = None,
-                          **options: Any) -> ConversationResult:
+                          token_counter: TokenCounterSpec = None, strict: bool = False, emptied: str = "sentence",
+                          keep_parts: Collection[tuple[int, int]] = (), **options: Any) -> ConversationResult:
     """Compress a conversation under one budget (see the module's docstring and
     :meth:`tpc_core.TPCCompressor.compress_messages`, which documents the arguments): :func:`plan_work` (what is
     kept, what is compressed, within how much), :func:`read_parts` (the engine reads and selects the compressed
     paragraphs), :func:`fit_work` (the parts rebuilt within the room), then the messages rebuilt.
 
     Args:
-        strict: ``True`` (the engine's default): a budget smaller than what must be kept is a ``ValueError``.
-            ``False`` (the adapters' default): the protected messages are kept whole, the others emptied (see
-            ``emptied``), and the result says by how much it is over (``over_budget``), with a runtime warning.
-        emptied: See :data:`EMPTIED` (the engine's default "empty"; the adapters' "sentence").
+        strict: ``False`` (the default everywhere, :class:`tpc_core.options.ConversationOptions`): the protected
+            messages are kept whole, the others emptied (see ``emptied``), and the result says by how much it is over
+            (``over_budget``), with a runtime warning. ``True``: a budget smaller than what must be kept is a
+            ``ValueError``.
+        emptied: See :data:`EMPTIED` (default "sentence").
         keep_parts: Text parts kept as they are, ``(message, part)``, beside the protected messages: they count in
             what the budget must hold (an agent's tool results, fitted by its ledger, and those of excluded tools).
-        stores: ``cache=`` as the compressor resolved it (``TPCCompressor.cache_store``), which the engine reads
-            through; required when ``options`` name a cache.
     """
     _check_arguments(emptied, options, target_tokens=target_tokens, rate=rate)
     read = _read_checked(messages)
     counter = engine.default_counter if token_counter is None else resolve_token_counter(token_counter)
     work = plan_work(engine, read, counter, target_tokens=target_tokens, rate=rate, strict=strict, emptied=emptied,
                      options=options, keep_parts=keep_parts)
-    result = read_parts(engine, work, counter, stores)
+    result = read_parts(engine, work, counter)
     texts = fit_work(work, result, counter)
     return _finish(messages, work, texts, result, counter, strict=strict, emptied=emptied)
 
@@ -262,12 +259,10 @@ def _request_options(options: dict[str, Any], pins: dict[tuple[int, int], list[s
     return {**options, "force_keep_patterns": [*caller_patterns(options.get("force_keep_patterns", ())), *patterns]}
 
 
-def read_parts(engine: Engine, work: ConversationWork, counter: TokenCounter,
-               stores: DocumentStores | None = None) -> CompressionResult | None:
+def read_parts(engine: Engine, work: ConversationWork, counter: TokenCounter) -> CompressionResult | None:
     """The engine's call over the paragraphs of the parts to compress, prompt-aware for the task, within the room
-    (at least what the request sentences need: they are forced in), reading through ``stores`` (the resolved
-    ``cache=``); ``None`` when no call is needed (the parts fit the room, have no text, or have no room and no
-    floor)."""
+    (at least what the request sentences need: they are forced in); ``None`` when no call is needed (the parts fit
+    the room, have no text, or have no room and no floor)."""
     if not work.over_room:
         return None
     segments = [part[begin:end] for part in work.parts for begin, end in paragraph_cuts(part)]
@@ -275,7 +270,7 @@ def read_parts(engine: Engine, work: ConversationWork, counter: TokenCounter,
         return None
     target = max(work.plan.room, sum(counter(text) for text in work.pinned), 1)
     options = CompressionOptions.build(target_tokens=target, **work.options)
-    return engine.compress([as_documents(segments, 0)], [work.plan.task], counter, options, stores=stores,
+    return engine.compress([as_documents(segments, 0)], [work.plan.task], counter, options,
                            budget_label=functools.partial(conversation_share, work.plan))[0]
 
 

@@ -38,7 +38,6 @@ from tpc_core.conversation.records import WHOLE_RECORD, RecordsInProse, read_rec
 from tpc_core.engine.options import CompressionOptions
 from tpc_core.engine.output.result import CompressionResult
 from tpc_core.engine.pipeline import BudgetLabel, Engine
-from tpc_core.engine.reading import DocumentStores
 from tpc_core.engine.selection.fitting import drop_to_fit
 from tpc_core.engine.tokens import TokenCounter
 
@@ -113,7 +112,7 @@ def emptied_note(tokens: int) -> str:
 def compress_tool_text(engine: Engine, text: str, question: str | None, target_tokens: int,
                        counter: Callable[[str], int], options: Mapping[str, Any],
                        results: list[CompressionResult] | None = None, tokens: int | None = None,
-                       budget_label: BudgetLabel | None = None, stores: DocumentStores | None = None) -> str:
+                       budget_label: BudgetLabel | None = None) -> str:
     """``text`` within ``target_tokens`` (``counter``'s count), most relevant to ``question`` first: whole records
     of a structured text (:func:`tpc_core.conversation.records.read_records`), else verbatim sentences in order (a
     block of records inside the prose one unit, kept or left out whole).
@@ -130,8 +129,6 @@ def compress_tool_text(engine: Engine, text: str, question: str | None, target_t
         tokens: ``counter(text)``, where the caller has counted it already.
         budget_label: How the warnings name ``target_tokens`` (the caller's share of its own budget; default:
             "this tool result's budget").
-        stores: ``options["cache"]`` as the compressor resolved it (``TPCCompressor.cache_store``), which the
-            engine reads through; required when ``options`` name a cache.
     """
     if (counter(text) if tokens is None else tokens) <= target_tokens:
         return text
@@ -143,7 +140,7 @@ def compress_tool_text(engine: Engine, text: str, question: str | None, target_t
     if records is None:  # prose, where a block of records inside it (a table, a fence) is one unit
         prose = RecordsInProse(engine.splitter(options.get("splitter")))
         settings = CompressionOptions.build(target_tokens=target_tokens, **{**options, "splitter": prose})
-        result = engine.compress([(text,)], [question], engine_counter, settings, stores=stores,
+        result = engine.compress([(text,)], [question], engine_counter, settings,
                                  budget_label=budget_label or _tool_budget)[0]
         if results is not None:
             results.append(result)
@@ -154,7 +151,7 @@ def compress_tool_text(engine: Engine, text: str, question: str | None, target_t
         return frame if room == 0 else ""
     settings = CompressionOptions.build(target_tokens=room, **{**options, "splitter": WHOLE_RECORD,
                                                                 "document_separator": records.separator})
-    result = engine.compress([records.records], [question], engine_counter, settings, stores=stores,
+    result = engine.compress([records.records], [question], engine_counter, settings,
                              budget_label=budget_label or _tool_budget)[0]
     if results is not None:
         results.append(result)
@@ -169,10 +166,9 @@ def compress_tool_text(engine: Engine, text: str, question: str | None, target_t
 def compress_tool_texts(engine: Engine, items: Sequence[tuple[str, str | None, int]], target_tokens: int,
                         counter: Callable[[str], int], options: Mapping[str, Any],
                         results: list[CompressionResult] | None = None,
-                        budget_label: BudgetLabel | None = None, stores: DocumentStores | None = None) -> list[str]:
+                        budget_label: BudgetLabel | None = None) -> list[str]:
     """Each ``(text, question, tokens)`` of ``items`` within ``target_tokens``, as :func:`compress_tool_text` does
-    one, the plain texts read in one batched engine call (a structured text is reduced by records, on its own;
-    ``stores`` as there)."""
+    one, the plain texts read in one batched engine call (a structured text is reduced by records, on its own)."""
     texts: list[str] = [text for text, _, _ in items]
     plain = [k for k, (text, _, tokens) in enumerate(items)
              if tokens > target_tokens > 0 and read_records(text) is None]
@@ -181,7 +177,7 @@ def compress_tool_texts(engine: Engine, items: Sequence[tuple[str, str | None, i
         prose = RecordsInProse(engine.splitter(options.get("splitter")))
         settings = CompressionOptions.build(target_tokens=target_tokens, **{**options, "splitter": prose})
         done = engine.compress([(items[k][0],) for k in plain], [items[k][1] for k in plain], engine_counter,
-                               settings, stores=stores, budget_label=budget_label or _tool_budget)
+                               settings, budget_label=budget_label or _tool_budget)
         for k, result in zip(plain, done):
             texts[k] = result.compressed_prompt
         if results is not None:
@@ -189,7 +185,7 @@ def compress_tool_texts(engine: Engine, items: Sequence[tuple[str, str | None, i
     for k, (text, question, tokens) in enumerate(items):
         if k not in plain:
             texts[k] = compress_tool_text(engine, text, question, target_tokens, counter, options, results, tokens,
-                                          budget_label, stores)
+                                          budget_label)
     return texts
 
 
@@ -205,8 +201,7 @@ def joint_question(questions: Sequence[str | None]) -> str | None:
 def compress_tool_texts_together(engine: Engine, items: Sequence[tuple[str, str | None, int]], target_tokens: int,
                                  counter: Callable[[str], int], options: Mapping[str, Any],
                                  results: list[CompressionResult] | None = None,
-                                 budget_label: BudgetLabel | None = None,
-                                 stores: DocumentStores | None = None) -> list[str]:
+                                 budget_label: BudgetLabel | None = None) -> list[str]:
     """The ``(text, question, tokens)`` of ``items`` within ``target_tokens`` together, shared by relevance: the
     prose texts are the documents of one prompt-aware prompt toward their :func:`joint_question`, so the engine keeps
     the most relevant sentences of all of them (a text none of whose sentences is among them comes back ``""``). A
@@ -220,8 +215,7 @@ def compress_tool_texts_together(engine: Engine, items: Sequence[tuple[str, str 
     used = 0
     for k in structured:
         text, question, tokens = items[k]
-        texts[k] = compress_tool_text(engine, text, question, share, counter, options, results, tokens, budget_label,
-                                      stores)
+        texts[k] = compress_tool_text(engine, text, question, share, counter, options, results, tokens, budget_label)
         used += counter(texts[k])
     plain = [k for k in range(len(items)) if k not in structured]
     room = target_tokens - used
@@ -232,7 +226,7 @@ def compress_tool_texts_together(engine: Engine, items: Sequence[tuple[str, str 
     settings = CompressionOptions.build(target_tokens=room, **{**options, "splitter": prose})
     question = joint_question([items[k][1] for k in plain])
     result = engine.compress([tuple(items[k][0] for k in plain)], [question], engine_counter, settings,
-                             stores=stores, budget_label=budget_label or _tool_budget)[0]
+                             budget_label=budget_label or _tool_budget)[0]
     if results is not None:
         results.append(result)
     for k, document in zip(plain, result.compressed_documents):

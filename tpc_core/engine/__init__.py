@@ -44,16 +44,31 @@ _EXPORTS = {
     "TaskSource": "tpc_core.engine.values",
 }
 
+# GENERATED below from _EXPORTS (python -m tpc_core.options --write); do not edit
 __all__ = ["Cancelled", "CompressKeywords", "CompressionOptions", "CountTokens", "Engine", "Joined", "Segmented",
            "Selection", "Stored", "Task", "TaskSource", "TokenCounter", "TokenCounterSpec", "Unpack", "as_documents",
            "as_questions", "resolve_token_counter", "run_cancellable", "segment"]
 
 if TYPE_CHECKING:
-    from tpc_core.engine.cancellation import Cancelled, run_cancellable
-    from tpc_core.engine.options import CompressionOptions, CompressKeywords, Unpack, as_documents, as_questions
-    from tpc_core.engine.pipeline import Engine
-    from tpc_core.engine.reading import Stored, segment
-    from tpc_core.engine.tokens import TokenCounter, TokenCounterSpec, resolve_token_counter
-    from tpc_core.engine.values import CountTokens, Joined, Segmented, Selection, Task, TaskSource
+    from tpc_core.engine.cancellation import Cancelled as Cancelled
+    from tpc_core.engine.cancellation import run_cancellable as run_cancellable
+    from tpc_core.engine.options import CompressionOptions as CompressionOptions
+    from tpc_core.engine.options import CompressKeywords as CompressKeywords
+    from tpc_core.engine.options import Unpack as Unpack
+    from tpc_core.engine.options import as_documents as as_documents
+    from tpc_core.engine.options import as_questions as as_questions
+    from tpc_core.engine.pipeline import Engine as Engine
+    from tpc_core.engine.reading import Stored as Stored
+    from tpc_core.engine.reading import segment as segment
+    from tpc_core.engine.tokens import TokenCounter as TokenCounter
+    from tpc_core.engine.tokens import TokenCounterSpec as TokenCounterSpec
+    from tpc_core.engine.tokens import resolve_token_counter as resolve_token_counter
+    from tpc_core.engine.values import CountTokens as CountTokens
+    from tpc_core.engine.values import Joined as Joined
+    from tpc_core.engine.values import Segmented as Segmented
+    from tpc_core.engine.values import Selection as Selection
+    from tpc_core.engine.values import Task as Task
+    from tpc_core.engine.values import TaskSource as TaskSource
+# end of the generated names
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -66,6 +66,8 @@ class Engine:
         salience: The checkpoint's salience models, if it has any.
         language: Notices prompts in a script the checkpoint's languages are not written in (``None``: the
             checkpoint declares no languages).
+        cache_stores: Resolves a call's ``cache`` option into the stores it reads through (the compressor's: one
+            cache per value, keyed by its model); ``None``: an engine that takes no ``cache``.
     """
 
     scorer: Scorer
@@ -75,6 +77,7 @@ class Engine:
     default_splitter: str
     salience: Salience | None = None
     language: LanguageNotice | None = None
+    cache_stores: Callable[[Any], DocumentStores | None] | None = field(default=None, repr=False)
     _splitters: dict[str, SentenceSplitter] = field(default_factory=dict, repr=False)
     _splitters_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -98,20 +101,18 @@ class Engine:
             return self._splitters[splitter]
 
     def compress(self, documents: Sequence[tuple[str, ...]], questions: Sequence[str | None], counter: TokenCounter,
-                 options: CompressionOptions, *, stores: DocumentStores | None = None,
-                 budget_label: BudgetLabel | None = None) -> list[CompressionResult]:
+                 options: CompressionOptions, *, budget_label: BudgetLabel | None = None) -> list[CompressionResult]:
         """Compress checked prompts (each a tuple of documents), ``options.batch_size`` at a time: read (through
-        ``stores``) → tasks → scores → budget and assembly → result.
-
-        ``stores`` is ``options.cache`` as the caller resolved it (``TPCCompressor.cache_store``): the engine reads
-        through the store it gives for the call's splitter. ``options.cache`` itself is never resolved here.
+        the store ``options.cache`` resolves to, :attr:`cache_stores`) → tasks → scores → budget and assembly →
+        result.
 
         ``budget_label`` names a prompt's budget in the warnings (default ``"the whole budget of N tokens"``): a
         caller whose budget here is a share of the user's (a conversation, a tool result) says whose and what took
         the rest.
 
         Raises:
-            ValueError: ``options.cache`` names a cache but no ``stores`` came with it (it would run uncached).
+            ValueError: ``options.cache`` names a cache and this engine has no ``cache_stores`` (it would run
+                uncached).
 
         Warns:
             UserWarning: At the caller's line, when sentences larger than the whole budget were skipped (also
@@ -125,9 +126,12 @@ class Engine:
         """
         from tqdm.auto import tqdm
 
-        if options.cache is not None and stores is None:
-            raise ValueError("Engine.compress got cache= in its options but no stores: resolve it first "
-                             "(TPCCompressor.cache_store(cache)) and pass it as stores=.")
+        stores = None
+        if options.cache is not None:
+            if self.cache_stores is None:
+                raise ValueError("This engine has no cache_stores to resolve cache= with (it would run uncached): "
+                                 "compress through TPCCompressor, whose engine has one.")
+            stores = self.cache_stores(options.cache)
         if self.language is not None:
             self.language.check(documents)
         split = self.splitter(options.splitter)

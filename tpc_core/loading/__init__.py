@@ -40,27 +40,34 @@ _EXPORTS = {
     "unpublished_message": "tpc_core.loading.registry",
 }
 
+# GENERATED below from _EXPORTS (python -m tpc_core.options --write); do not edit
 __all__ = ["DEFAULT_MODEL", "HubOptions", "LazyDescriptor", "PretrainedMixin", "REGISTRY", "cached_commits",
            "cached_unavailable_reason", "check_device_name", "load_cse_parts", "load_ctd_parts", "load_request_head",
            "load_salience", "minilm_dir", "picklable_state", "quiet_loading", "read_checkpoint_config", "resolve_base",
            "resolve_device", "resolve_dtype", "restore_state", "unpublished_message"]
 
 if TYPE_CHECKING:
-    from tpc_core.loading.checkpoint import (
-        HubOptions,
-        load_cse_parts,
-        load_ctd_parts,
-        read_checkpoint_config,
-        resolve_base,
-    )
-    from tpc_core.loading.copying import picklable_state, restore_state
-    from tpc_core.loading.devices import check_device_name, resolve_device, resolve_dtype
-    from tpc_core.loading.heads import load_request_head, load_salience
-    from tpc_core.loading.hub_cse import cached_commits, cached_unavailable_reason
-    from tpc_core.loading.lazy_ctd import LazyDescriptor
-    from tpc_core.loading.offline import minilm_dir
-    from tpc_core.loading.pretrained import PretrainedMixin
-    from tpc_core.loading.quiet import quiet_loading
-    from tpc_core.loading.registry import DEFAULT_MODEL, REGISTRY, unpublished_message
+    from tpc_core.loading.checkpoint import HubOptions as HubOptions
+    from tpc_core.loading.checkpoint import load_cse_parts as load_cse_parts
+    from tpc_core.loading.checkpoint import load_ctd_parts as load_ctd_parts
+    from tpc_core.loading.checkpoint import read_checkpoint_config as read_checkpoint_config
+    from tpc_core.loading.checkpoint import resolve_base as resolve_base
+    from tpc_core.loading.copying import picklable_state as picklable_state
+    from tpc_core.loading.copying import restore_state as restore_state
+    from tpc_core.loading.devices import check_device_name as check_device_name
+    from tpc_core.loading.devices import resolve_device as resolve_device
+    from tpc_core.loading.devices import resolve_dtype as resolve_dtype
+    from tpc_core.loading.heads import load_request_head as load_request_head
+    from tpc_core.loading.heads import load_salience as load_salience
+    from tpc_core.loading.hub_cse import cached_commits as cached_commits
+    from tpc_core.loading.hub_cse import cached_unavailable_reason as cached_unavailable_reason
+    from tpc_core.loading.lazy_ctd import LazyDescriptor as LazyDescriptor
+    from tpc_core.loading.offline import minilm_dir as minilm_dir
+    from tpc_core.loading.pretrained import PretrainedMixin as PretrainedMixin
+    from tpc_core.loading.quiet import quiet_loading as quiet_loading
+    from tpc_core.loading.registry import DEFAULT_MODEL as DEFAULT_MODEL
+    from tpc_core.loading.registry import REGISTRY as REGISTRY
+    from tpc_core.loading.registry import unpublished_message as unpublished_message
+# end of the generated names
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

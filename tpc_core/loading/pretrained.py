@@ -5,7 +5,6 @@ compressor itself holds only what it does with the models)."""
 from __future__ import annotations
 
 import dataclasses
-import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,37 +24,31 @@ from tpc_core.loading.checkpoint import (
 )
 from tpc_core.loading.devices import resolve_device, resolve_dtype
 from tpc_core.loading.hub_cse import pin_hub_revisions
-from tpc_core.loading.identity import cse_identity
-from tpc_core.loading.registry import DEFAULT_MODEL, language_notice
+from tpc_core.loading.registry import DEFAULT_MODEL
 from tpc_core.version import __version__
 
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-    from tpc_core.diagnostics.language import LanguageNotice
 
 __all__ = ["PretrainedMixin"]
 
 
 class PretrainedMixin:
     """``from_pretrained``, ``save_pretrained``, ``push_to_hub`` and ``info`` for a class built as
-    ``cls(config, encoder, checkpoint_dir=, hub_options=, device=, dtype=)`` that has ``config``,
-    ``checkpoint_dir``, ``encoder``, ``device``, ``dtype``, a ``scorer`` and a lazily loaded ``task_descriptor``;
-    and ``cache_fingerprint``, what the loaded model is by content (what a sentence cache's entries depend on)."""
+    ``cls(config, encoder, checkpoint_dir=, hub_options=, device=, dtype=, load_ctd=)`` that has ``config``,
+    ``checkpoint_dir``, ``encoder``, ``device`` and ``dtype``."""
 
     config: TPCConfig
     checkpoint_dir: Path
     encoder: ContextSentenceEncoder
     device: torch.device
     dtype: torch.dtype
-    scorer: Any
 
     if TYPE_CHECKING:  # what the class this mixes into provides (from_pretrained builds one with these arguments)
         def __init__(self, config: TPCConfig, encoder: ContextSentenceEncoder, *, checkpoint_dir: Path,
-                     hub_options: HubOptions, device: torch.device, dtype: torch.dtype) -> None: ...
-
-        @property
-        def task_descriptor(self) -> Any: ...
+                     hub_options: HubOptions, device: torch.device, dtype: torch.dtype, load_ctd: bool = False
+                     ) -> None: ...
 
     @classmethod
     def from_pretrained(cls, name_or_path: str | Path = DEFAULT_MODEL, *, revision: str | None = None,
@@ -104,24 +97,8 @@ class PretrainedMixin:
         model, tokenizer, architecture = load_cse_deferred(config.cse, checkpoint_dir, options, resolved_device,
                                                            resolved_dtype)
         encoder = ContextSentenceEncoder(model, tokenizer, config.cse, architecture, resolved_device)
-        compressor = cls(config, encoder, checkpoint_dir=checkpoint_dir, hub_options=options,
-                         device=resolved_device, dtype=resolved_dtype)
-        if load_ctd:
-            compressor.task_descriptor  # noqa: B018 (loads it now)
-        return compressor
-
-    @functools.cached_property
-    def cache_fingerprint(self) -> dict[str, Any]:
-        """What this compressor's cache entries depend on: the CSE's weights by content, its config, tokenizer and
-        dtype, and what the scorer embeds (``Scorer.identity``); the splitter and the storage dtype are added per
-        cache (:func:`tpc_core.cache.fingerprint`)."""
-        return {**cse_identity(self.config, self.checkpoint_dir, None, self.dtype, source=self.encoder.source),
-                "tokenizer": self.encoder.tokenizer_fingerprint, "embedding": self.scorer.identity}
-
-    def language_notice(self) -> LanguageNotice | None:
-        """The one-time notice of prompts in a script this checkpoint's ``languages`` are not written in, naming the
-        registered checkpoints trained on that script's languages (``None``: the checkpoint declares none)."""
-        return language_notice(self.config.name, self.config.languages)
+        return cls(config, encoder, checkpoint_dir=checkpoint_dir, hub_options=options, device=resolved_device,
+                   dtype=resolved_dtype, load_ctd=load_ctd)
 
     def save_pretrained(self, directory: str | Path) -> Path:
         """Write this checkpoint (config and trained parts; base models stay references) to ``directory``."""

@@ -4,8 +4,8 @@
   (static, so type checkers read it), the generated part of :mod:`tpc_core.options.keywords`;
 * :func:`markdown_table`: the option list of docs/options-and-production.md;
 * :func:`add_option_flags` / :func:`flag_options`: the ``tpc compress`` flags, and the options they were given;
-* :func:`option_field`: an option as a settings class's field, declared in the class (the adapters' settings);
-  :func:`option_field_drift` says where such a class differs from the model.
+* :data:`SURFACE_DEFAULTS`: the one table of defaults that differ by surface, with the reason of each (the adapters'
+  settings take the option groups of :mod:`tpc_core.options.model` themselves, unchanged).
 
 The two generated texts (each after its marker) are rewritten by ``python -m tpc_core.options --write`` and compared
 by ``--check`` (and by tests/core/options/test_options.py).
@@ -23,15 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Union
 
-from pydantic import AliasChoices, BaseModel, Field, GetCoreSchemaHandler
 from pydantic.fields import FieldInfo
-from pydantic_core import CoreSchema
 
 from tpc_core.options.model import CompressOptions, reach
 
-__all__ = ["KEYWORDS_BEGIN", "KEYWORDS_PATH", "README_PATH", "TABLE_BEGIN", "TABLE_END", "StoredType",
-           "add_option_flags", "flag_options", "keyword_type", "keywords_class", "keywords_with_class",
-           "markdown_table", "option_field", "option_field_drift", "options_for", "readme_with_table", "type_source"]
+__all__ = ["KEYWORDS_BEGIN", "KEYWORDS_PATH", "README_PATH", "SURFACE_DEFAULTS", "TABLE_BEGIN", "TABLE_END",
+           "SurfaceDefault", "add_option_flags", "flag_options", "keyword_type", "keywords_class",
+           "keywords_with_class", "markdown_table", "readme_with_table", "surface_defaults", "surface_defaults_table",
+           "type_source"]
 
 KEYWORDS_PATH = Path(__file__).with_name("keywords.py")
 README_PATH = Path(__file__).resolve().parents[2] / "docs" / "options-and-production.md"
@@ -199,90 +198,45 @@ def flag_options(args: argparse.Namespace, names: Sequence[str] | None = None) -
     return {name: getattr(args, name) for name in chosen if getattr(args, name, None) is not None}
 
 
-# ---------------------------------------------------------------------------------------------- adapters
-def options_for(adapters: str) -> tuple[str, ...]:
-    """The options whose :class:`Reach` puts them on ``adapters`` ("every", "query", "index")."""
-    return tuple(name for name, field in CompressOptions.model_fields.items()
-                 if reach(field.metadata).adapters == adapters)
-
-
+# ---------------------------------------------------------------------------------------------- surfaces
 @dataclass(frozen=True)
-class StoredType:
-    """Field metadata: the type pydantic builds the field from, where the class declares what a caller passes instead
-    (an option whose :class:`Reach` ``accepts`` another type: ``force_keep_patterns`` takes strings and stores compiled
-    patterns). Validation, serialisation and JSON schema are then the option's own; type checkers and IDEs read the
-    declared type, so a caller's ``["x"]`` type-checks."""
+class SurfaceDefault:
+    """A default that one kind of surface sets apart from every other, and why.
 
-    annotation: Any
-
-    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
-        return handler(self.annotation)
-
-
-def option_field(name: str, default: Any, *, note: str | None = None, aliases: Sequence[str] = (),
-                 repr: bool | None = None) -> Any:
-    """Option ``name`` as a field of a settings class, assigned in the class's body where the class declares the
-    option's type (``top_n: Optional[int] = option_field("top_n", None)``; for an option that converts what it is
-    given, the type a caller passes, :func:`keyword_type`): the option's checks and serialiser, ``default``, and its
-    documentation. :func:`option_field_drift` says where such declarations differ from the model.
-
-    Args:
-        name: A field of :class:`CompressOptions`.
-        default: The field's default (written in the declaration so that readers see it; the option's own unless
-            this kind of settings differs).
-        note: A sentence added to the option's documentation (what differs for this kind of settings).
-        aliases: Other accepted names (peer names), as pydantic validation aliases after ``name``.
-        repr: Whether the settings' repr shows the field; ``None``: as the option's does.
-
-    Returns:
-        A pydantic ``FieldInfo`` (with :class:`StoredType` where the option converts its input), typed ``Any`` (as
-        pydantic's ``Field`` is) so that type checkers read the assignment as the field's default.
-
-    Raises:
-        ValueError: ``name`` is not an option.
+    Attributes:
+        surface: The surface ("agents": ``TPCContextMiddleware``, ``TPCContextHook``, ``TPCFunctionAgent``).
+        option: The option or setting.
+        default: Its default there.
+        reason: Why it differs.
     """
-    option = CompressOptions.model_fields.get(name)
-    if option is None:
-        raise ValueError(f"{name!r} is not an option of CompressOptions (its fields: "
-                         f"{', '.join(CompressOptions.model_fields)}).")
-    info: FieldInfo = Field(default, description=" ".join(filter(None, [option.description, note])),
-                            repr=option.repr if repr is None else repr,
-                            validation_alias=AliasChoices(name, *aliases) if aliases else None)
-    stored = [StoredType(option.annotation)] if reach(option.metadata).accepts is not None else []
-    info.metadata = [*stored, *option.metadata]  # the checks and serialisers pydantic keeps beside the option's type
-    return info
+
+    surface: str
+    option: str
+    default: Any
+    reason: str
 
 
-def option_field_drift(settings: type[BaseModel], names: Sequence[str],
-                       defaults: Mapping[str, Any] | None = None) -> list[str]:
-    """How the option fields a settings class declares (:func:`option_field`) differ from the model; empty when they
-    match.
+SURFACE_DEFAULTS = (
+    SurfaceDefault("agents", "on_error", "passthrough", "An agent's model call goes on when its context cannot be "
+                   "compressed: the messages are sent unchanged, with a warning and the error in the call's event. "
+                   "Everywhere else (\"raise\") a fault reaches the caller."),
+    SurfaceDefault("agents", "cache", "memory", "An agent sends its tool results again on every model call: the "
+                   "cache reads each one once, so the later calls cost almost nothing. Everywhere else the cache is "
+                   "off (None) until you choose where it lives."),
+    SurfaceDefault("chat memory", "cache", "memory", "A chat memory reads the whole history on every ``get``: the "
+                   "cache keeps what it read, so a ``get`` after one more turn reads only that turn."),
+)
+"""Every default that differs between surfaces, in one table (the docs render :func:`surface_defaults_table`);
+every other option and setting has one default everywhere: the core's."""
 
-    Args:
-        settings: A class whose fields are options, e.g. a mixin holding the options one kind of adapter has.
-        names: The options it should hold, in order.
-        defaults: The defaults it declares apart from the options' own.
 
-    Returns:
-        One line per difference, naming the class and the field: a missing, extra or misplaced option, or a field
-        whose type, checks, default or documentation is not the option's.
-    """
-    owner = settings.__name__
-    declared = list(settings.model_fields)
-    if declared != list(names):
-        return [f"{owner} declares {declared}, the model gives {list(names)}"]
-    wanted = dict(defaults or {})
-    differences = []
-    for name, field in settings.model_fields.items():
-        option = CompressOptions.model_fields[name]
-        if field.annotation != keyword_type(name):
-            differences.append(f"{owner}.{name}: type {type_source(field.annotation)}, the option's is "
-                               f"{type_source(keyword_type(name))}")
-        if [item for item in field.metadata if not isinstance(item, StoredType)] != option.metadata:
-            differences.append(f"{owner}.{name}: its checks are not the option's (declare it with option_field)")
-        default = wanted.get(name, option.default)
-        if field.default != default:
-            differences.append(f"{owner}.{name}: default {field.default!r}, expected {default!r}")
-        if not (field.description or "").startswith(option.description or ""):
-            differences.append(f"{owner}.{name}: its documentation does not start with the option's")
-    return differences
+def surface_defaults(surface: str) -> dict[str, Any]:
+    """The defaults :data:`SURFACE_DEFAULTS` gives ``surface``, by option."""
+    return {row.option: row.default for row in SURFACE_DEFAULTS if row.surface == surface}
+
+
+def surface_defaults_table() -> str:
+    """:data:`SURFACE_DEFAULTS` as a Markdown table: surface, option, default, why."""
+    rows = ["| surface | option | default | why |", "|---|---|---|---|"]
+    rows.extend(f"| {row.surface} | `{row.option}` | `{row.default!r}` | {row.reason} |" for row in SURFACE_DEFAULTS)
+    return "\n".join(rows)

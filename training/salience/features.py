@@ -6,7 +6,7 @@ reads the labelled summ_train rows, splits each document set exactly as the engi
 so each source document is one document of the prompt), checks that the sentences are the labels' spans, and
 stores per sentence:
 
-* ``embeddings``: the tpc-mini CSE's contextual sentence embedding (``compressor.scorer.embed``), float16;
+* ``embeddings``: the tpc-mini CSE's contextual sentence embedding (``compressor.engine.scorer.embed``), float16;
 * ``hand``: the hand features of :data:`HAND_FEATURES` (position in document and section, length,
   centrality, size of the document set), float32, computed by :func:`hand_features` (pure, no model).
 
@@ -165,7 +165,7 @@ def encode_prompt(compressor: Any, documents: tuple[str, ...]) -> EncodedPrompt:
     """
     segmented = segment(documents, get_splitter("nupunkt"), compressor.token_counter, CompressionOptions())
     with torch.inference_mode():
-        matrix = compressor.scorer.embed([segmented])[0]
+        matrix = compressor.engine.scorer.embed([segmented])[0]
     hand, prior = prompt_features(segmented, matrix)
     return EncodedPrompt(segmented, matrix, hand, prior)
 

@@ -303,12 +303,12 @@ def test_the_cache_holds_what_the_scorer_embeds_keyed_by_its_identity(tpc_mini, 
     tpc_mini.compress(CHUNKS, question=question, rate=0.3, cache=shared)  # fills the cache with tpc-mini's vectors
 
     plain = TPCCompressor.from_pretrained("tpc-mini", scorer="pooled_cosine")
-    assert plain.scorer.identity == tpc_mini.scorer.identity
+    assert plain.engine.scorer.identity == tpc_mini.engine.scorer.identity
     assert plain.compress(CHUNKS, question=question, rate=0.3, cache=shared).cache_hits == len(CHUNKS)
 
     monkeypatch.setitem(SCORERS, "negated", _NegatedEmbeddings)
     negated = TPCCompressor.from_pretrained("tpc-mini", scorer="negated")
-    assert negated.cache_fingerprint != tpc_mini.cache_fingerprint
+    assert negated._cache_fingerprint != tpc_mini._cache_fingerprint
     uncached = negated.compress(CHUNKS, question=question, rate=0.3)
     first = negated.compress(CHUNKS, question=question, rate=0.3, cache=shared)
     assert first.cache_hits == 0 and first.cache_misses == len(CHUNKS)  # tpc-mini's entries are not its own
@@ -336,6 +336,6 @@ class _EmbedOnly:
 def test_a_scorer_without_a_per_document_step_is_not_run(tpc_mini):
     """The engine runs whole scorers only: one without a per-document step is refused."""
     compressor = copy.deepcopy(tpc_mini)
-    compressor.scorer = _EmbedOnly(tpc_mini.scorer)  # assigning a scorer rebuilds the engine around it
+    compressor._swap_scorer(_EmbedOnly(tpc_mini.engine.scorer))  # swapping the scorer rebuilds the engine around it
     with pytest.raises(AttributeError, match="embed_documents"):
         compressor.compress(CHUNKS, question="Who declared the causes of the separation?", rate=0.3)

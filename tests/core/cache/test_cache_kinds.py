@@ -120,21 +120,22 @@ def test_every_row_shows_a_value_without_its_password():
     assert cache_kind(secret).key is not None and "s3cret" not in repr(cache_kind(secret).shown(secret))
 
 
-def test_the_engine_reads_the_store_the_facade_resolved_and_resolves_no_cache_value(tpc_mini):
+def test_the_cache_arrives_once_as_the_option_and_the_engine_resolves_it_through_the_facade(tpc_mini):
+    import dataclasses
+
     from tpc_core.cache import MemoryCache
     from tpc_core.engine.options import CompressionOptions
 
     engine, counter, own = tpc_mini.engine, tpc_mini.token_counter, MemoryCache()
     options = CompressionOptions.build(rate=0.3, cache=own)
-    with pytest.raises(ValueError, match="no stores"):  # never silently uncached
-        engine.compress([(TEXT,)], ["When was it finished?"], counter, options)
-    stores = tpc_mini.cache_store(own)
-    assert stores is not None and stores.cache is own
-    assert tpc_mini.cache_store("memory").cache is tpc_mini.cache_store("memory").cache  # one cache per value
-    first = engine.compress([(TEXT,)], ["When was it finished?"], counter, options, stores=stores)[0]
-    again = engine.compress([(TEXT,)], ["When was it finished?"], counter, options, stores=stores)[0]
+    assert tpc_mini._cache_store("memory").cache is tpc_mini._cache_store("memory").cache  # one cache per value
+    first = engine.compress([(TEXT,)], ["When was it finished?"], counter, options)[0]
+    again = engine.compress([(TEXT,)], ["When was it finished?"], counter, options)[0]
     assert (first.cache_misses, again.cache_hits) == (1, 1)
-    assert tpc_mini.cache_store(None) is None and not hasattr(engine, "stores")
+    assert tpc_mini._cache_store(own).cache is own and tpc_mini._cache_store(None) is None
+    bare = dataclasses.replace(engine, cache_stores=None)
+    with pytest.raises(ValueError, match="no cache_stores"):  # never silently uncached
+        bare.compress([(TEXT,)], ["When was it finished?"], counter, options)
 
 
 def test_the_readme_shows_the_table_of_kinds():

@@ -87,7 +87,7 @@ def test_anthropic_tool_results_are_compressed_and_counted_for_the_question_aske
     assert result.task == QUESTION and str(result.result.task_source) == "question"
     out = result.messages[3]["content"][0]
     text = out["content"][0]["text"] if nested else out["content"]
-    assert text and len(text) < len(DOCUMENT) and is_selection(DOCUMENT, text, tpc_mini.splitter())
+    assert text and len(text) < len(DOCUMENT) and is_selection(DOCUMENT, text, tpc_mini.engine.splitter())
     returned = [SYSTEM, QUESTION, result.messages[2]["content"][0]["text"], text]
     assert result.compressed_tokens == sum(map(counter, returned)) <= 150  # every text returned is counted
     assert result.origin_tokens == sum(map(counter, [SYSTEM, QUESTION, "Let me fetch the text.", DOCUMENT]))
@@ -101,10 +101,9 @@ def test_best_effort_when_the_protected_messages_exceed_the_budget(tpc_mini):
                     {"role": "user", "content": DOCUMENT}, {"role": "assistant", "content": "Noted."},
                     {"role": "user", "content": "What is this about?"}]
     with pytest.raises(ValueError, match="smaller than the messages kept whole"):
-        # the engine's default stays strict
-        tpc_mini.compress_messages(conversation, target_tokens=100, return_result=True)
-    with pytest.warns(TPCRuntimeWarning, match="over its budget of 100") as caught:
-        result = tpc_mini.compress_messages(conversation, target_tokens=100, strict=False, return_result=True)
+        tpc_mini.compress_messages(conversation, target_tokens=100, strict=True, return_result=True)
+    with pytest.warns(TPCRuntimeWarning, match="over its budget of 100") as caught:  # the default: not strict
+        result = tpc_mini.compress_messages(conversation, target_tokens=100, emptied="empty", return_result=True)
     assert caught[0].filename == __file__  # at the caller's line
     assert result.messages[0] == conversation[0] and result.messages[3] == conversation[3]  # protected: whole
     assert [m["content"] for m in result.messages[1:3]] == ["", ""]  # the rest emptied (emptied="empty")
@@ -118,12 +117,11 @@ def test_emptied_sentence_keeps_one_sentence_of_every_message_that_had_text(tpc_
                                                  {"type": "text", "text": PARAGRAPHS[4]}]},
                     {"role": "user", "content": QUESTION}]
     budget = tpc_mini.token_counter(QUESTION) + 40
-    empty = tpc_mini.compress_messages(conversation, target_tokens=budget, return_result=True)
-    assert "" in [empty.messages[1]["content"], empty.messages[0]["content"]]  # the default "empty" empties some
+    empty = tpc_mini.compress_messages(conversation, target_tokens=budget, emptied="empty", return_result=True)
+    assert "" in [empty.messages[1]["content"], empty.messages[0]["content"]]  # "empty" empties some
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # within the budget: no warning
-        kept = tpc_mini.compress_messages(conversation, target_tokens=budget + 60, emptied="sentence",
-                                          return_result=True)
+        kept = tpc_mini.compress_messages(conversation, target_tokens=budget + 60, return_result=True)  # "sentence"
     for after in kept.messages[:3]:
         texts = [after["content"]] if isinstance(after["content"], str) else [p["text"] for p in after["content"]]
         assert all(texts) and any(t.strip() for t in texts)  # at least one sentence, no empty text part

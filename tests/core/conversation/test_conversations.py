@@ -150,7 +150,7 @@ def _check(original: list, compressed: list, compressor, counter, budget: int, t
     assert compressed[0] == original[0] and (not task or compressed[-1] == original[-1])  # system, task: whole
     for before, after in zip(original, compressed):
         for old, new in zip(texts_of(before), texts_of(after), strict=True):
-            assert is_selection(old, new, compressor.splitter())
+            assert is_selection(old, new, compressor.engine.splitter())
     assert counted(compressed, counter) <= budget
 
 
@@ -226,8 +226,8 @@ def test_empty_contents_pass_through_and_count_nothing(tpc_mini):
 def test_a_budget_below_the_protected_messages_says_what_they_need(tpc_mini):
     need = tpc_mini.token_counter(SYSTEM) + tpc_mini.token_counter(QUESTION)
     with pytest.raises(ValueError, match=f"need {need} tokens"):
-        tpc_mini.compress_messages(dict_conversation(), target_tokens=need - 1)
-    out = tpc_mini.compress_messages(dict_conversation(), target_tokens=need)  # exactly enough: the rest emptied
+        tpc_mini.compress_messages(dict_conversation(), target_tokens=need - 1, strict=True)
+    out = tpc_mini.compress_messages(dict_conversation(), target_tokens=need, emptied="empty")  # the rest emptied
     assert [texts_of(m) for m in out[1:5]] == [[""], [], ["", ], [""]] and out[3]["content"][1] == IMAGE
 
 
@@ -253,10 +253,11 @@ def test_a_counter_that_counts_an_empty_text_still_holds_the_budget(tpc_mini):
     original = [{"role": "system", "content": "Sys."}] + [
         {"role": "tool", "tool_call_id": f"c{i}", "content": f"Filler alpha beta gamma delta {i}. More words here {i}."}
         for i in range(20)] + [{"role": "user", "content": "Which way does the river flow?"}]
-    out = tpc_mini.compress_messages(original, target_tokens=40, token_counter=with_special)
+    out = tpc_mini.compress_messages(original, target_tokens=40, token_counter=with_special, emptied="empty")
     assert counted(out, with_special) <= 40 and out[0] == original[0] and out[-1] == original[-1]
     with pytest.raises(ValueError, match=r"need 29 tokens .*1 for each of the 20 other text parts"):
-        tpc_mini.compress_messages(original, target_tokens=28, token_counter=with_special)
+        tpc_mini.compress_messages(original, target_tokens=28, token_counter=with_special, strict=True,
+                                   emptied="empty")
 
 
 def test_message_list_counters_are_refused_and_chat_models_count_text(tpc_mini):

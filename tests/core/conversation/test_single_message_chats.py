@@ -38,7 +38,7 @@ def test_a_pasted_document_is_compressed_around_the_request(tpc_mini, user):
     assert system == SYSTEM
     assert QUESTION in compressed and QUESTION in (result.task or "")  # the request, verbatim, is the task
     assert counter(system) + counter(compressed) == result.compressed_tokens <= 250 < counter(user)
-    assert is_selection(user, compressed, tpc_mini.splitter())  # verbatim sentences of the user's text, in order
+    assert is_selection(user, compressed, tpc_mini.engine.splitter())  # verbatim sentences of the user's text, in order
     assert result.over_budget == 0
 
 
@@ -54,7 +54,8 @@ def test_a_turn_without_material_or_with_a_custom_splitter_stays_whole(tpc_mini)
 
     user = "\n\n".join(PARAGRAPHS[:4]) + "\n\n" + QUESTION
     with pytest.raises(ValueError, match="smaller than the messages kept whole"):
-        tpc_mini.compress_messages(_chat(user), target_tokens=120, splitter=get_splitter("regex"), return_result=True)
+        tpc_mini.compress_messages(_chat(user), target_tokens=120, splitter=get_splitter("regex"), strict=True,
+                                   return_result=True)
 
 
 def test_the_request_is_never_dropped_and_a_budget_below_it_says_so(tpc_mini):
@@ -66,8 +67,8 @@ def test_the_request_is_never_dropped_and_a_budget_below_it_says_so(tpc_mini):
     tight = tpc_mini.compress_messages(_chat(user), target_tokens=need + 3, return_result=True)
     assert QUESTION in tight.messages[1]["content"] and tight.compressed_tokens <= need + 3
     with pytest.raises(ValueError, match=f"need {need} tokens .*for the request sentences"):
-        tpc_mini.compress_messages(_chat(user), target_tokens=need - 1, return_result=True)
-    relaxed = tpc_mini.compress_messages(_chat(user), target_tokens=need - 1, strict=False, return_result=True)
+        tpc_mini.compress_messages(_chat(user), target_tokens=need - 1, strict=True, return_result=True)
+    relaxed = tpc_mini.compress_messages(_chat(user), target_tokens=need - 1, return_result=True)  # not strict
     assert QUESTION in relaxed.messages[1]["content"] and relaxed.over_budget > 0 and relaxed.warning
 
 
@@ -92,7 +93,7 @@ def test_single_message_chats_hold_the_budget_and_keep_the_request(tpc_mini, fir
     result = tpc_mini.compress_messages(_chat(user), target_tokens=budget, return_result=True)
     compressed = result.messages[1]["content"]
     assert result.compressed_tokens == counter(SYSTEM) + counter(compressed) <= budget
-    assert is_selection(user, compressed, tpc_mini.splitter())
+    assert is_selection(user, compressed, tpc_mini.engine.splitter())
     if result.task != user:  # compressed around the request: it is there, verbatim
         assert QUESTION in compressed
 
@@ -106,6 +107,6 @@ def test_a_pasted_document_with_no_request_over_the_budget_is_compressed_prompt_
     compressed = result.messages[1]["content"]
     assert result.task is None and result.over_budget == 0
     assert counter(SYSTEM) + counter(compressed) == result.compressed_tokens <= 200
-    assert compressed and is_selection(document, compressed, tpc_mini.splitter())
+    assert compressed and is_selection(document, compressed, tpc_mini.engine.splitter())
     roomy = tpc_mini.compress_messages(_chat(document), target_tokens=5000, return_result=True)
     assert roomy.messages[1]["content"] == document and roomy.task == document

@@ -189,9 +189,9 @@ def test_parts_kept_as_they_are_count_in_the_conversations_budget(tpc_mini):
     assert result.messages[1]["content"] != messages[1]["content"] and result.compressed_tokens <= budget
     assert result.protected_tokens >= counter(tool_text)
     with pytest.raises(ValueError, match="smaller than"):
-        compress_conversation(tpc_mini.engine, messages, target_tokens=budget - 200, keep_parts=[(3, 0)])
-    over = compress_conversation(tpc_mini.engine, messages, target_tokens=budget - 200, keep_parts=[(3, 0)],
-                                 strict=False, emptied="sentence")
+        compress_conversation(tpc_mini.engine, messages, target_tokens=budget - 200, keep_parts=[(3, 0)],
+                              strict=True)
+    over = compress_conversation(tpc_mini.engine, messages, target_tokens=budget - 200, keep_parts=[(3, 0)])
     assert over.messages[3]["content"][0]["text"] == tool_text
     assert over.over_budget == over.compressed_tokens - over.budget > 0
 

@@ -101,7 +101,7 @@ def test_bare_rows_skip_the_ctd_by_default_on_the_threads_asked_for(tmp_path, tp
     def load_watching_threads(*args, **kwargs):
         compressor = load(*args, **kwargs)
         threads_seen.append(torch.get_num_threads())
-        compressor.task_finder.describe = _no_generation
+        compressor.engine.task_finder.describe = _no_generation
         return compressor
 
     monkeypatch.setattr(corpus, "load_compressor", load_watching_threads)

@@ -63,13 +63,13 @@ def test_bare_document_runs_neither_ctd_nor_cse(tpc_mini, monkeypatch):
 def test_fresh_compressor_loads_no_backbone_for_a_bare_document():
     compressor = TPCCompressor.from_pretrained("tpc-mini")
     bare = compressor.compress(DECLARATION, rate=0.2)
-    fingerprint = compressor.cache_fingerprint  # what a sentence cache keys entries by: read without the weights
+    fingerprint = compressor._cache_fingerprint  # what a sentence cache keys entries by: read without the weights
     assert not compressor.encoder.model_loaded
-    assert not compressor.task_descriptor_loaded
+    assert not compressor._ctd.loaded
     aware = compressor.compress(DECLARATION, question=QUESTION, rate=0.2)
     assert compressor.encoder.model_loaded and aware.task_source == "question"
-    del compressor.cache_fingerprint  # computed again from the loaded backbone: the same keys
-    assert compressor.cache_fingerprint == fingerprint
+    del compressor._cache_fingerprint  # computed again from the loaded backbone: the same keys
+    assert compressor._cache_fingerprint == fingerprint
     # The deferred backbone computes what an eagerly loaded one does: the bare result is the lead correction's.
     assert bare.compressed_prompt == compressor.compress(DECLARATION, rate=0.2).compressed_prompt
 

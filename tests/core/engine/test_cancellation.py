@@ -66,7 +66,7 @@ def test_the_context_encoder_stops_before_its_next_forward_pass(tiny):
 
 
 def test_the_task_descriptor_stops_at_its_next_generated_token(tiny):
-    descriptor = tiny.task_descriptor
+    descriptor = tiny._ctd.get()
     stop = threading.Event()
     calls, handle = _count_calls(descriptor.model, after_first=stop.set)
     try:

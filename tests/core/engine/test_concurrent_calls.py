@@ -10,7 +10,7 @@ def test_a_slow_agnostic_call_does_not_block_aware_calls(tiny):
     """The CTD is held mid-generation; an aware call on the same engine must still finish."""
     import threading
 
-    descriptor = tiny.task_descriptor
+    descriptor = tiny._ctd.get()
     release, started = threading.Event(), threading.Event()
     original = descriptor.describe
 

@@ -31,7 +31,7 @@ def test_loaded_tpc_mini_survives_deepcopy_and_pickle(tpc_mini, clone):
     assert isinstance(copied, TPCCompressor) and copied is not tpc_mini
     assert copied._ctd.lock is not tpc_mini._ctd.lock
     assert copied.encoder.model is not tpc_mini.encoder.model  # an independent set of weights
-    assert copied.scorer.encoder is copied.encoder
+    assert copied.engine.scorer.encoder is copied.encoder
     _same_result(before, copied.compress(TEXT, question=QUESTION, target_tokens=25))
     _same_result(before, tpc_mini.compress(TEXT, question=QUESTION, target_tokens=25))  # the original still works
 
@@ -41,9 +41,9 @@ def test_copy_with_a_loaded_task_descriptor_and_a_held_lock(tiny_checkpoint):
     before = compressor.compress(TEXT, target_tokens=20)  # prompt-agnostic: uses the CTD
     with compressor._ctd.lock:  # copying while the CTD is in use must not copy the held lock
         copied = pickle.loads(pickle.dumps(compressor))
-    assert copied.task_descriptor_loaded
+    assert copied._ctd.loaded
     # the copy's finder asks the copy's CTD, not the original's
-    assert copied.task_finder.describe.__self__ is copied._ctd
+    assert copied.engine.task_finder.describe.__self__ is copied._ctd
     assert copied._ctd.lock.acquire(blocking=False)  # a fresh, unheld lock
     copied._ctd.lock.release()
     _same_result(before, copied.compress(TEXT, target_tokens=20))

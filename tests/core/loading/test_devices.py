@@ -120,7 +120,7 @@ def test_compress_batch_on_the_device_matches_the_cpu(tpc_mini, on_accelerator):
 def test_ctd_generation_on_the_device(tiny):
     from tpc_core.engine.task.ctd import TaskDescriptor
 
-    descriptor = tiny.task_descriptor
+    descriptor = tiny._ctd.get()
     on_device_descriptor = TaskDescriptor(ModelOnFakeDevice(descriptor.model), descriptor.tokenizer,
                                           descriptor.config, FAKE_DEVICE)
     prompts = ["Alice went to Paris. What did she see?", "Summarise this short text about the weather."]

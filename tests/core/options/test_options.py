@@ -1,6 +1,7 @@
-"""The compress options are declared once, in ``tpc_core.options.CompressOptions``: every other surface (the typed
-``**options``, the adapters' fields, the ``tpc compress`` flags, the README's table) is derived from it, and each
-test here fails when one of them drifts from the model. ``keep_request``, the option added as a single field, is
+"""The compress options are declared once, in the option groups of ``tpc_core.options`` that make
+``CompressOptions``: the adapters take the groups themselves, every other surface (the typed ``**options``, the
+``tpc compress`` flags, the README's table) is derived from the model, and each test here fails when one of them
+drifts from it. ``keep_request``, the option added as a single field, is
 tested on a real prompt with tpc-mini."""
 
 from __future__ import annotations
@@ -11,26 +12,39 @@ import warnings
 
 import pytest
 
-from tpc_core.options import CompressKeywords, CompressOptions, Reach
+from tpc_core.options import (
+    SURFACE_DEFAULTS,
+    BatchOptions,
+    BudgetOptions,
+    CompressKeywords,
+    CompressOptions,
+    FilterOptions,
+    Reach,
+    ReadingOptions,
+    ScopeOptions,
+    surface_defaults,
+    surface_defaults_table,
+)
 from tpc_core.options.model import reach
 from tpc_core.options.surfaces import (
     KEYWORDS_BEGIN,
     KEYWORDS_PATH,
     README_PATH,
-    StoredType,
     add_option_flags,
     flag_options,
     keyword_type,
     keywords_with_class,
     markdown_table,
-    option_field,
-    option_field_drift,
-    options_for,
     readme_with_table,
     type_source,
 )
 
 FIELDS = CompressOptions.model_fields
+GROUPS = (BudgetOptions, ReadingOptions, ScopeOptions, FilterOptions, BatchOptions)
+
+
+def _names(*groups):
+    return tuple(name for group in groups for name in group.model_fields)
 
 
 # ------------------------------------------------------------------------------------------------ generated texts
@@ -59,68 +73,13 @@ def test_the_readme_table_is_generated_from_the_model():
         assert f"`{field.default!r}`" in row and " ".join(field.description.split()[:4]) in row
 
 
-def _option_classes():
-    """Each class of the adapters' option fields, with the options the model gives it and its own defaults."""
-    from tpc_integrations._engine_options import (
-        AgentContextOptions,
-        ChatMemoryOptions,
-        ConversationOptions,
-        EveryAdapterOptions,
-        IndexTimeOptions,
-        QueryTimeOptions,
-    )
-
-    return {EveryAdapterOptions: (options_for("every"), {}), QueryTimeOptions: (options_for("query"), {}),
-            ConversationOptions: (("budget_scope",), {}), IndexTimeOptions: (options_for("index"), {}),
-            AgentContextOptions: (("cache",), {"cache": "memory"}),
-            ChatMemoryOptions: (("cache",), {"cache": "memory"})}
-
-
-def test_the_adapters_declared_option_fields_are_the_models():
-    """The drift test: each adapter options class declares its options with the model's type, checks, default and
-    documentation (a new option that reaches adapters, or a changed type or default, fails here until declared)."""
-    drift = [line for option_class, (names, defaults) in _option_classes().items()
-             for line in option_field_drift(option_class, names, defaults)]
-    assert drift == [], "declare them in tpc_integrations/_engine_options.py as the model gives them"
-
-
-def test_the_drift_check_names_each_kind_of_difference():
-    from typing import Optional
-
-    from pydantic import BaseModel, Field
-
-    class Drifted(BaseModel):
-        top_n: Optional[float] = option_field("top_n", None)  # the option's type is Optional[int]
-        min_score: Optional[float] = Field(None, description=FIELDS["min_score"].description)  # without its check
-        batch_size: int = option_field("batch_size", 8)  # another default than the model's
-        describe_bare: bool = Field(False, description="Something else.")
-
-    found = option_field_drift(Drifted, ("top_n", "min_score", "batch_size", "describe_bare"))
-    assert found == ["Drifted.top_n: type float | None, the option's is int | None",
-                     "Drifted.min_score: its checks are not the option's (declare it with option_field)",
-                     "Drifted.batch_size: default 8, expected 16",
-                     "Drifted.describe_bare: its checks are not the option's (declare it with option_field)",
-                     "Drifted.describe_bare: its documentation does not start with the option's"]
-    assert option_field_drift(Drifted, ("top_n", "min_score", "batch_size", "describe_bare"), {"batch_size": 8})[2:] \
-        == found[3:]
-    assert option_field_drift(Drifted, ("top_n", "min_score")) == ["Drifted declares ['top_n', 'min_score', "
-                                                                   "'batch_size', 'describe_bare'], the model gives "
-                                                                   "['top_n', 'min_score']"]
-    with pytest.raises(ValueError, match="'topn' is not an option of CompressOptions"):
-        option_field("topn", None)
-
-
-def test_a_converting_option_is_declared_as_callers_pass_it_and_stored_as_the_option_stores_it():
-    from tpc_integrations._engine_options import EveryAdapterOptions
-
-    field = EveryAdapterOptions.model_fields["force_keep_patterns"]
-    assert field.annotation == keyword_type("force_keep_patterns") != FIELDS["force_keep_patterns"].annotation
+def test_a_converting_option_takes_what_callers_pass_and_stores_it_as_the_option_stores_it():
     given = ["(?i)total", re.compile("x", re.M)]
-    made = EveryAdapterOptions(force_keep_patterns=given)
+    made = ReadingOptions(force_keep_patterns=given)
     assert made.force_keep_patterns == CompressOptions.build(force_keep_patterns=given).force_keep_patterns
     assert isinstance(made.force_keep_patterns, tuple)
     assert made.model_dump()["force_keep_patterns"] == ("(?i)total", "(?m)x")
-    assert EveryAdapterOptions.model_json_schema()["properties"]["force_keep_patterns"]["items"] == {
+    assert ReadingOptions.model_json_schema()["properties"]["force_keep_patterns"]["items"] == {
         "format": "regex", "type": "string"}
 
 
@@ -130,11 +89,16 @@ def test_the_generator_checks_the_generated_texts():
     assert main(["--check"]) == 0
 
 
-def test_every_option_is_documented_and_placed():
+def test_every_option_is_documented_and_declared_in_one_group():
     for name, field in FIELDS.items():
         assert field.description and len(field.description) > 20, f"{name} has no docstring"
         assert isinstance(reach(field.metadata), Reach)
-        assert reach(field.metadata).adapters in ("every", "query", "index", "none")
+        owners = [group for group in GROUPS if name in group.model_fields]
+        assert len(owners) == (0 if name == "document_separator" else 1), name
+        if owners:  # the group's field is the model's
+            declared = owners[0].model_fields[name]
+            assert (declared.annotation, declared.default, declared.description, declared.metadata) == (
+                field.annotation, field.default, field.description, field.metadata), name
 
 
 # ------------------------------------------------------------------------------------------------ adapters
@@ -145,26 +109,24 @@ def _adapters():
     from tpc_integrations.langchain_messages import TPCMessagesCompressor
     from tpc_integrations.llama_index import TPCNodePostprocessor, TPCTransform
 
-    every = options_for("every")
-    return {TPCDocumentCompressor: every + options_for("query"), TPCNodePostprocessor: every + options_for("query"),
-            TPCDocumentTransformer: every + options_for("index"), TPCTransform: every + options_for("index"),
-            TPCMessagesCompressor: (*every, "budget_scope"), TPCInputCompressor: every + options_for("query")}
+    every = _names(BudgetOptions, ReadingOptions)
+    query = every + _names(ScopeOptions, FilterOptions)
+    return {TPCDocumentCompressor: query, TPCNodePostprocessor: query, TPCInputCompressor: query,
+            TPCDocumentTransformer: every + _names(BatchOptions), TPCTransform: every + _names(BatchOptions),
+            TPCMessagesCompressor: every + _names(ScopeOptions)}
 
 
-def test_each_adapter_has_the_options_its_kind_reaches_as_the_models_own_fields():
+def test_each_adapter_has_the_options_of_its_groups_as_the_models_own_fields():
     for adapter_class, names in _adapters().items():
         fields = adapter_class.model_fields
         exposed = {name for name in FIELDS if name in fields}
         assert exposed == set(names), adapter_class.__name__
         for name in names:
             ours, theirs = FIELDS[name], fields[name]
-            assert theirs.annotation == keyword_type(name), (adapter_class.__name__, name)  # what a caller passes
-            checks = [item for item in theirs.metadata if not isinstance(item, StoredType)]
-            assert checks == ours.metadata, (adapter_class.__name__, name)  # the same checks
-            assert theirs.description.startswith(ours.description), (adapter_class.__name__, name)
-            expected = False if (name, adapter_class.__name__) in {("describe_bare", "TPCDocumentTransformer"),
-                                                                   ("describe_bare", "TPCTransform")} else ours.default
-            assert theirs.default == expected, (adapter_class.__name__, name)
+            assert theirs.annotation == ours.annotation, (adapter_class.__name__, name)
+            assert theirs.metadata == ours.metadata, (adapter_class.__name__, name)  # the same checks
+            assert theirs.description == ours.description, (adapter_class.__name__, name)
+            assert theirs.default == ours.default, (adapter_class.__name__, name)  # one default on every surface
 
 
 def _declared_in_class_bodies(cls):
@@ -175,7 +137,7 @@ def _declared_in_class_bodies(cls):
     declared = set()
     for base in cls.__mro__:
         module = inspect.getmodule(base)
-        if module is None or not module.__name__.startswith("tpc_integrations"):
+        if module is None or not module.__name__.startswith(("tpc_integrations", "tpc_core.options")):
             continue
         for node in ast.walk(ast.parse(inspect.getsource(module))):
             if isinstance(node, ast.ClassDef) and node.name == base.__name__:
@@ -184,9 +146,10 @@ def _declared_in_class_bodies(cls):
     return declared
 
 
-def test_each_adapter_declares_its_engine_options_in_a_class_body():
-    """Readers, IDEs and type checkers see every option field of an adapter in the source of a class it inherits: no
-    class made at run time, no static copy imported under ``TYPE_CHECKING`` in its place."""
+def test_each_adapter_takes_its_engine_options_from_a_group_declared_in_a_class_body():
+    """Readers, IDEs and type checkers see every option field of an adapter in the source of a class it inherits (an
+    option group of ``tpc_core.options``): no class made at run time, no static copy imported under
+    ``TYPE_CHECKING`` in its place."""
     import ast
     from pathlib import Path
 
@@ -203,33 +166,49 @@ def test_each_adapter_declares_its_engine_options_in_a_class_body():
                 assert not swapped, (path.name, swapped)
 
 
-def test_the_query_time_and_index_time_options_are_those_of_today():
-    assert options_for("every") == ("target_tokens", "rate", "force_keep_patterns", "keep_first_sentence",
-                                    "keep_request", "splitter", "cache")
-    assert set(options_for("query")) == {"budget_scope", "min_score", "top_n"}
-    assert set(options_for("index")) == {"batch_size", "show_progress", "describe_bare"}
-    assert options_for("none") == ("document_separator", "small_pass_threads")
+def test_the_option_groups_are_those_of_today():
+    assert _names(BudgetOptions, ReadingOptions) == ("target_tokens", "rate", "force_keep_patterns",
+                                                     "keep_first_sentence", "keep_request", "splitter", "cache")
+    assert _names(ScopeOptions, FilterOptions) == ("budget_scope", "min_score", "top_n")
+    assert _names(BatchOptions) == ("batch_size", "show_progress", "describe_bare")
+    assert set(FIELDS) == {*_names(*GROUPS), "document_separator"}
 
 
-def test_peer_names_are_validation_aliases_of_the_adapter_fields():
+def test_the_defaults_that_differ_by_surface_are_one_table_with_reasons():
+    assert {(row.surface, row.option): row.default for row in SURFACE_DEFAULTS} == {
+        ("agents", "on_error"): "passthrough", ("agents", "cache"): "memory"}
+    assert surface_defaults("agents") == {"on_error": "passthrough", "cache": "memory"}
+    assert surface_defaults("retrievers") == {}
+    table = surface_defaults_table()
+    for row in SURFACE_DEFAULTS:
+        assert len(row.reason) > 40 and row.reason in table
+
+
+def test_a_peer_spelling_is_refused_at_once_naming_ours():
+    from tpc_integrations._checks import TPCSettingsError
     from tpc_integrations._peer_names import PEER_ALIASES
 
+    given = {"target_token": 300, "model_name": "tpc-mini", "model": "tpc-mini", "device_map": "cpu", "k": 2,
+             "token_limit": 100}
+    assert set(given) == set(PEER_ALIASES)
     for adapter_class in _adapters():
         for alias in PEER_ALIASES.values():
-            field = adapter_class.model_fields.get(alias.ours)
-            if field is None:
+            if alias.ours not in adapter_class.model_fields:
                 continue
-            assert alias.name in field.validation_alias.choices, (adapter_class.__name__, alias.name)
-            assert field.validation_alias.choices[0] == alias.ours
+            with pytest.raises(TPCSettingsError) as raised:
+                adapter_class(**{alias.name: given[alias.name]})
+            shown = repr(alias.convert(given[alias.name]))
+            assert f"`{alias.ours}={shown}`" in str(raised.value), (adapter_class.__name__, alias.name)
 
 
 def test_an_adapter_refuses_a_bad_option_with_the_options_own_check():
     pytest.importorskip("langchain_core")
+    from tpc_integrations._checks import TPCSettingsError
     from tpc_integrations.langchain import TPCDocumentCompressor
 
     with pytest.raises(ValueError, match="top_n must be a positive int"):
         TPCDocumentCompressor(top_n=0)
-    with pytest.raises(TypeError, match="keep_request must be True or False"):
+    with pytest.raises(TPCSettingsError, match="keep_request must be True or False"):
         TPCDocumentCompressor(keep_request="no")
     with pytest.raises(ValueError, match="splitter='punkt' is not a sentence splitter"):
         TPCDocumentCompressor(splitter="punkt")
@@ -326,7 +305,7 @@ def test_the_old_names_still_import():
     from tpc_core.engine import options as engine_options
     from tpc_core.engine.selection import budget
 
-    assert engine_options.CompressionOptions is CompressOptions is tpc_core.CompressOptions
+    assert engine_options.CompressionOptions is CompressOptions and not hasattr(tpc_core, "CompressOptions")
     assert engine_options.CompressKeywords is CompressKeywords
     for name in ("BUDGET_SCOPES", "validate_budget_args", "validate_filter_args"):
         assert getattr(budget, name) is getattr(options_module, name)
@@ -394,11 +373,3 @@ def test_a_compiled_pattern_s_flags_survive_a_dump():
 def test_force_keep_patterns_of_another_kind_is_named(value):
     with pytest.raises(TypeError, match=r"^force_keep_patterns must be a regex string, a compiled regex or a list"):
         CompressOptions.build(force_keep_patterns=value)
-
-
-def test_the_adapters_option_classes_are_bound_where_they_are_made():
-    import pickle
-
-    for made in _option_classes():
-        assert made.__module__ == "tpc_integrations._engine_options", made
-        assert pickle.loads(pickle.dumps(made)) is made

@@ -15,11 +15,14 @@ _EXPORTS = {
     "SentenceRecord": "tpc_core.engine.output.sentence",
 }
 
+# GENERATED below from _EXPORTS (python -m tpc_core.options --write); do not edit
 __all__ = ["CompressionResult", "SentenceRecord", "render_html", "to_result"]
 
 if TYPE_CHECKING:
-    from tpc_core.engine.output.render import render_html
-    from tpc_core.engine.output.result import CompressionResult, to_result
-    from tpc_core.engine.output.sentence import SentenceRecord
+    from tpc_core.engine.output.render import render_html as render_html
+    from tpc_core.engine.output.result import CompressionResult as CompressionResult
+    from tpc_core.engine.output.result import to_result as to_result
+    from tpc_core.engine.output.sentence import SentenceRecord as SentenceRecord
+# end of the generated names
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -31,22 +31,29 @@ _EXPORTS = {
     "is_sequence_head": "tpc_core.engine.task.request_sequence",
 }
 
-__all__ = ["DEFAULT_HEAD_FRACTION", "FEATURE_NAMES", "FoundRequest", "REPETITION_PENALTY",
-           "SentenceTagger", "SequenceRequestHead", "TaskDescriptor", "TaskFinder", "bound_prompt", "content_words",
-           "finish_description", "is_grounded", "is_sequence_head", "layout_features", "pick_request",
-           "request_covered", "request_text"]
+# GENERATED below from _EXPORTS (python -m tpc_core.options --write); do not edit
+__all__ = ["DEFAULT_HEAD_FRACTION", "FEATURE_NAMES", "FoundRequest", "REPETITION_PENALTY", "SentenceTagger",
+           "SequenceRequestHead", "TaskDescriptor", "TaskFinder", "bound_prompt", "content_words", "finish_description",
+           "is_grounded", "is_sequence_head", "layout_features", "pick_request", "request_covered", "request_text"]
 
 if TYPE_CHECKING:
-    from tpc_core.engine.task.ctd import (
-        DEFAULT_HEAD_FRACTION,
-        REPETITION_PENALTY,
-        TaskDescriptor,
-        bound_prompt,
-        finish_description,
-    )
-    from tpc_core.engine.task.finder import FoundRequest, TaskFinder
-    from tpc_core.engine.task.grounding import content_words, is_grounded, request_covered
-    from tpc_core.engine.task.request import FEATURE_NAMES, layout_features, pick_request, request_text
-    from tpc_core.engine.task.request_sequence import SentenceTagger, SequenceRequestHead, is_sequence_head
+    from tpc_core.engine.task.ctd import DEFAULT_HEAD_FRACTION as DEFAULT_HEAD_FRACTION
+    from tpc_core.engine.task.ctd import REPETITION_PENALTY as REPETITION_PENALTY
+    from tpc_core.engine.task.ctd import TaskDescriptor as TaskDescriptor
+    from tpc_core.engine.task.ctd import bound_prompt as bound_prompt
+    from tpc_core.engine.task.ctd import finish_description as finish_description
+    from tpc_core.engine.task.finder import FoundRequest as FoundRequest
+    from tpc_core.engine.task.finder import TaskFinder as TaskFinder
+    from tpc_core.engine.task.grounding import content_words as content_words
+    from tpc_core.engine.task.grounding import is_grounded as is_grounded
+    from tpc_core.engine.task.grounding import request_covered as request_covered
+    from tpc_core.engine.task.request import FEATURE_NAMES as FEATURE_NAMES
+    from tpc_core.engine.task.request import layout_features as layout_features
+    from tpc_core.engine.task.request import pick_request as pick_request
+    from tpc_core.engine.task.request import request_text as request_text
+    from tpc_core.engine.task.request_sequence import SentenceTagger as SentenceTagger
+    from tpc_core.engine.task.request_sequence import SequenceRequestHead as SequenceRequestHead
+    from tpc_core.engine.task.request_sequence import is_sequence_head as is_sequence_head
+# end of the generated names
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -210,7 +210,7 @@ def test_with_both_models_a_bare_document_gets_the_correction_and_a_summary_requ
     prompt = "Summarise the news below in three sentences.\n\n" + BARE
     asked = compressor.compress(prompt, rate=0.5)
     segmented = segment((prompt,), get_splitter("nupunkt"), compressor.token_counter, CompressionOptions(rate=0.5))
-    expected = salience_scores(compressor._salience.head, segmented, compressor.scorer.embed([segmented])[0],
+    expected = salience_scores(compressor._salience.head, segmented, compressor.engine.scorer.embed([segmented])[0],
                                lead_weight=1.0)
     assert asked.task_source == "extracted"
     assert [s.score for s in asked.sentences] == pytest.approx(expected.tolist(), abs=1e-5)

@@ -166,15 +166,16 @@ def test_a_checkpoint_with_a_head_scores_coverage_tasks_with_it(headed_checkpoin
     head = compressor._salience.head
     assert isinstance(head, SalienceHead)
     prompt = segment((TEXT,), get_splitter("nupunkt"), compressor.token_counter, CompressionOptions(rate=0.3))
-    embeddings = compressor.scorer.embed([prompt])
+    embeddings = compressor.engine.scorer.embed([prompt])
     task = Task(None, TaskSource.COVERAGE, Selection.COVERAGE)
-    scored = score_prompts(compressor.scorer, [prompt], embeddings, [task], compressor.config.agnostic, salience=head)
+    scored = score_prompts(compressor.engine.scorer, [prompt], embeddings, [task], compressor.config.agnostic,
+                           salience=head)
     expected = salience_scores(head, prompt, embeddings[0], lead_weight=1.0)
     assert scored[0].scores == pytest.approx(expected.tolist())
     # a question is still scored by relevance, whatever the head says
-    question = score_prompts(compressor.scorer, [prompt], embeddings, [Task.from_question("Who won?")],
+    question = score_prompts(compressor.engine.scorer, [prompt], embeddings, [Task.from_question("Who won?")],
                              compressor.config.agnostic, salience=head)[0]
-    relevance = compressor.scorer.relevance([prompt], embeddings, ["Who won?"])[0]
+    relevance = compressor.engine.scorer.relevance([prompt], embeddings, ["Who won?"])[0]
     assert question.scores == pytest.approx(relevance.tolist())
 
 
@@ -192,9 +193,9 @@ def test_a_checkpoint_without_a_head_keeps_the_hand_set_rule(tiny_checkpoint, tm
     compressor = TPCCompressor.from_pretrained(root, device="cpu")
     assert compressor._salience is None
     prompt = segment((TEXT,), get_splitter("nupunkt"), compressor.token_counter, CompressionOptions(rate=0.3))
-    embeddings = compressor.scorer.embed([prompt])
+    embeddings = compressor.engine.scorer.embed([prompt])
     task = Task(None, TaskSource.COVERAGE, Selection.COVERAGE)
-    scored = score_prompts(compressor.scorer, [prompt], embeddings, [task], compressor.config.agnostic)
+    scored = score_prompts(compressor.engine.scorer, [prompt], embeddings, [task], compressor.config.agnostic)
     ranks = section_ranks(TEXT, list(prompt.spans[0]))
     expected = coverage_scores(torch.zeros(len(ranks)), embeddings[0], ranks, relevance_weight=0.0,
                                centrality_weight=1.0, position_weight=0.5)

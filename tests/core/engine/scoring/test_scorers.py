@@ -117,7 +117,7 @@ def test_the_checkpoint_config_chooses_the_scorer_and_from_pretrained_can_overri
 
     assert tpc_mini.config.scorer.name in SCORERS
     expected = CosineBM25 if tpc_mini.config.scorer.name == "cosine_bm25" else PooledCosine
-    assert type(tpc_mini.scorer) is expected
+    assert type(tpc_mini.engine.scorer) is expected
     cosine = TPCCompressor.from_pretrained("tpc-mini", scorer="pooled_cosine")
     assert type(cosine.scorer) is PooledCosine and cosine.config.scorer.name == "pooled_cosine"
     custom = TPCCompressor.from_pretrained("tpc-mini", scorer=ScorerConfig("cosine_bm25", lexical_weight=1.0))
@@ -166,7 +166,7 @@ def test_the_research_hooks_moved_to_training_still_run_with_a_deprecation_warni
     from tpc_core.engine.scoring.scorers import sentence_ids
 
     text = "Alice was born in Paris. She moved to Berlin.\n\nBob ate 42 apples on Tuesday."
-    segmented = segment((text, "A second document."), tiny.splitter(), tiny.token_counter,
+    segmented = segment((text, "A second document."), tiny.engine.splitter(), tiny.token_counter,
                         CompressionOptions.build(rate=0.3))
     assert "encode_sentences" not in scorers.__all__ and "document_token_ids" not in scorers.__all__
     with pytest.warns(DeprecationWarning, match="PooledCosine\\(encoder\\).embed\\(prompts\\)"):

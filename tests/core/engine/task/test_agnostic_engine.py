@@ -72,7 +72,7 @@ def test_written_request_is_extracted_without_generation(tiny_checkpoint, tmp_pa
     result = compressor.compress(PROMPT, target_tokens=20, token_counter=lambda t: len(t.split()))
     assert result.task_source == "extracted"
     assert result.task_description == "Which river flows through Rome?"
-    assert not compressor.task_descriptor_loaded  # the CTD was never loaded
+    assert not compressor._ctd.loaded  # the CTD was never loaded
     assert compressor.describe_task(PROMPT) == "Which river flows through Rome?"
     _assert_verbatim_in_order(result, PROMPT)
 
@@ -81,7 +81,7 @@ def test_no_written_request_falls_back_to_the_ctd_with_coverage(tiny_checkpoint,
     compressor = _with_head(tiny_checkpoint, tmp_path, position_weight=1.0, redundancy=1.0, relevance_weight=0.0)
     result = compressor.compress(DOCUMENT, target_tokens=12, token_counter=lambda t: len(t.split()),
                                  describe_bare=True)
-    written = compressor.task_descriptor.describe([DOCUMENT])[0]  # what the (random) CTD writes for this prompt
+    written = compressor._ctd.get().describe([DOCUMENT])[0]  # what the (random) CTD writes for this prompt
     if is_grounded(written, DOCUMENT):
         assert (result.task_source, result.task_description) == ("generated", written)
     else:  # invented text is never used
@@ -169,7 +169,7 @@ def test_a_description_that_restates_a_sentence_is_replaced_by_it(tiny_checkpoin
     # The head fires on "?" only and this prompt has none, so the CTD is asked; its text is fixed here so the
     # wiring is tested, not the random tiny CTD.
     compressor = _with_head(tiny_checkpoint, tmp_path, match_share=share)
-    monkeypatch.setattr(compressor.task_finder, "describe",
+    monkeypatch.setattr(compressor.engine.task_finder, "describe",
                         lambda prompts: ["The prompt asks: Which river flows?"] * len(prompts))
     result = compressor.compress(NO_MARK, target_tokens=20, token_counter=lambda t: len(t.split()),
                                  describe_bare=True)
@@ -194,7 +194,7 @@ def test_a_written_summary_request_keeps_coverage_selection(tiny_checkpoint, tmp
     def never(prompts):  # the request is placed from the prompt's structure: nothing is generated
         raise AssertionError("the CTD ran for a prompt whose request is written")
 
-    monkeypatch.setattr(compressor.task_finder, "describe", never)
+    monkeypatch.setattr(compressor.engine.task_finder, "describe", never)
     result = compressor.compress(prompt, target_tokens=20, token_counter=lambda t: len(t.split()),
                                  describe_bare=True)
     assert (result.task_source, result.task_description) == ("extracted", "Summarise the council report in bullet "
@@ -217,7 +217,7 @@ def test_a_description_that_turns_the_prompt_around_is_never_used(tiny_checkpoin
                                                                   description, source):
     # No request is placed in this bare text, so the CTD describes it; its text is fixed here (the wiring is tested).
     compressor = _with_head(tiny_checkpoint, tmp_path, match_share=0.0)
-    monkeypatch.setattr(compressor.task_finder, "describe", lambda prompts: [description] * len(prompts))
+    monkeypatch.setattr(compressor.engine.task_finder, "describe", lambda prompts: [description] * len(prompts))
     result = compressor.compress(TURNED, target_tokens=12, token_counter=lambda t: len(t.split()),
                                  describe_bare=True)
     assert result.task_source == source

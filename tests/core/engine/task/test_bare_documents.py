@@ -26,7 +26,7 @@ BARE = corpus_rows()[2]["text"]
 
 def _segmented(compressor, texts):
     options = CompressionOptions(rate=0.4)
-    return [segment((text,), compressor.splitter(), compressor.token_counter, options) for text in texts]
+    return [segment((text,), compressor.engine.splitter(), compressor.token_counter, options) for text in texts]
 
 
 def _never(prompts):
@@ -36,28 +36,29 @@ def _never(prompts):
 def test_bare_prompts_get_the_fallback_task_without_a_generation(tpc_mini):
     settings = tpc_mini.config.agnostic
     prompts = _segmented(tpc_mini, [BARE, BARE])
-    embeddings = tpc_mini.scorer.embed(prompts)
-    skipping = TaskFinder(settings, tpc_mini.task_finder.head, _never)
+    embeddings = tpc_mini.engine.scorer.embed(prompts)
+    skipping = TaskFinder(settings, tpc_mini.engine.task_finder.head, _never)
     tasks = skipping.find(prompts, embeddings, [None, "Which grievances are listed?"], separator="\n\n",
                           describe_bare=False)
     assert tasks == [Task(settings.fallback_description, TaskSource.FALLBACK, Selection.COVERAGE),
                      Task.from_question("Which grievances are listed?")]
     # The same task the finder reaches when the CTD writes a description the prompt does not ground.
-    ungrounded = TaskFinder(settings, tpc_mini.task_finder.head, lambda texts: ["Quantum chromodynamics."] * len(texts))
+    head = tpc_mini.engine.task_finder.head
+    ungrounded = TaskFinder(settings, head, lambda texts: ["Quantum chromodynamics."] * len(texts))
     assert ungrounded.find(prompts[:1], embeddings[:1], [None], separator="\n\n") == tasks[:1]
 
 
 def test_the_ctd_still_describes_bare_prompts_by_default(tpc_mini):
     calls = []
-    finder = TaskFinder(tpc_mini.config.agnostic, tpc_mini.task_finder.head,
+    finder = TaskFinder(tpc_mini.config.agnostic, tpc_mini.engine.task_finder.head,
                         lambda texts: calls.append(texts) or ["Quantum chromodynamics."] * len(texts))
     prompts = _segmented(tpc_mini, [BARE])
-    finder.find(prompts, tpc_mini.scorer.embed(prompts), [None], separator="\n\n")
+    finder.find(prompts, tpc_mini.engine.scorer.embed(prompts), [None], separator="\n\n")
     assert calls == [[BARE]]
 
 
 def test_compress_runs_the_ctd_on_a_bare_document_only_when_asked(tpc_mini, monkeypatch):
-    monkeypatch.setattr(tpc_mini.task_finder, "describe", _never)
+    monkeypatch.setattr(tpc_mini.engine.task_finder, "describe", _never)
     result = tpc_mini.compress(BARE, rate=0.4)  # the default: describe_bare=False
     assert (result.task_source, result.task_description) == ("fallback", tpc_mini.config.agnostic.fallback_description)
     assert 0 < result.compressed_tokens <= result.budget
@@ -73,7 +74,7 @@ def test_a_prompt_that_writes_its_request_is_compressed_as_before(tpc_mini, monk
     question = json.loads(BUNDLED_QUESTION.read_text(encoding="utf-8"))["question"]
     text = f"{corpus_rows()[1]['text']}\n\nQuestion: {question}"
     before = tpc_mini.compress(text, rate=0.5)
-    monkeypatch.setattr(tpc_mini.task_finder, "describe", _never)
+    monkeypatch.setattr(tpc_mini.engine.task_finder, "describe", _never)
     after = tpc_mini.compress(text, rate=0.5, describe_bare=False)
     assert before.task_source == "extracted"
     assert after.to_dict() == before.to_dict()

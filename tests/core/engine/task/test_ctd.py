@@ -4,7 +4,7 @@ from tpc_core.engine.task.ctd import ELISION, bound_prompt, finish_description
 
 
 def test_long_prompts_keep_head_and_tail(tiny):
-    tokenizer = tiny.task_descriptor.tokenizer
+    tokenizer = tiny._ctd.get().tokenizer
     words = [f"w{i}" for i in range(400)]
     prompt = " ".join(words)
     bounded = bound_prompt(prompt, tokenizer, max_input_tokens=40, head_fraction=0.25)
@@ -16,13 +16,13 @@ def test_long_prompts_keep_head_and_tail(tiny):
 
 
 def test_chat_inputs_end_with_the_response_prefix(tiny):
-    text = tiny.task_descriptor.build_chat_inputs("Summarise this report.")
+    text = tiny._ctd.get().build_chat_inputs("Summarise this report.")
     assert text.endswith(tiny.config.ctd.response_prefix)
     assert "<user>" in text and "Summarise this report." in text
 
 
 def test_generation_is_batched_bounded_and_deterministic(tiny):
-    descriptor = tiny.task_descriptor
+    descriptor = tiny._ctd.get()
     prompts = ["First prompt about cats. " * 50, "Second prompt.", "Third one about dogs."]
     first = descriptor.describe(prompts)
     second = [descriptor.describe([p])[0] for p in prompts]

@@ -105,7 +105,7 @@ def test_a_checkpoint_with_a_sequence_head_loads_it_and_finds_with_it(tmp_path):
     SequenceRequestHead(SentenceTagger(384 + len(FEATURE_NAMES), width=16, layers=1, heads=2), window=16) \
         .save(target / "request_head.safetensors")
     compressor = TPCCompressor.from_pretrained(str(target))
-    head = compressor.task_finder.head
+    head = compressor.engine.task_finder.head
     assert isinstance(head, SequenceRequestHead) and head.window == 16
     result = compressor.compress("Alpha is a town. It has a river. " * 20 + "Question: what is alpha?", rate=0.3,
                                  describe_bare=False)
