@@ -11,18 +11,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from synthesis.composed import Family, compose, families
+from tests.core.engine.task.test_request_kept import FACTS
 from tpc_core.engine.task.asking import asking_sentences, material_question, unplaced_question
 from tpc_core.engine.task.cues import is_generic, is_pointer, pointer_direction
 from tpc_core.segmentation import split_sentences
 
-FACTS = (
-    "The lease starts on 1 May 2024 and runs for twelve months.", "Rent of 1,200 euros is due on the first day.",
-    "The tenant pays for water and electricity.", "The landlord repairs the roof and the heating.",
-    "A deposit of two months' rent is held by the agency.", "Pets are allowed with written consent.",
-    "The Eiffel Tower was finished in 1889 for the World's Fair.", "Bananas grow in tropical regions.",
-    "The council approved the new budget on Monday.", "Roads were closed for a day after the storm.",
-    "The museum opens at nine and closes at six.", "Tickets cost twelve euros for adults.",
-)
 MATERIAL = "\n\n".join(" ".join(FACTS[k:k + 3]) for k in range(0, len(FACTS), 3))
 
 
