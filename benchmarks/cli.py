@@ -22,6 +22,8 @@ SUITES: dict[str, str] = {
     "request_found": "is the written request found by the prompt-agnostic task description",
     "layout_recall": "prompt-agnostic recall of the same QA rows written in many layouts",
     "generated_recall": "prompt-agnostic recall of prompts composed from random parts",
+    "composed_recall": "prompt-agnostic recall over layouts composed from position, pointer, label and container",
+    "request_pins": "the sentences the request finder pins over a corpus of prompts (the differential reference)",
     "coverage_sweep": "the coverage weights of prompt-agnostic selection on question-less prompts",
     "ctd_bare_value": "whether the CTD's description is worth its cost on bare documents",
     "segmentation_accuracy": "accuracy and speed of the sentence splitters",

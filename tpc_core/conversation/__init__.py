@@ -23,6 +23,7 @@ _EXPORTS = {
     "ToolResultLedger": "tpc_core.conversation.tool_results",
     "compress_tool_text": "tpc_core.conversation.tool_results",
     "compress_tool_texts": "tpc_core.conversation.tool_results",
+    "compress_tool_texts_together": "tpc_core.conversation.tool_results",
     "emptied_note": "tpc_core.conversation.tool_results",
     "kept_nothing": "tpc_core.conversation.tool_results",
     "tool_share": "tpc_core.conversation.tool_results",
@@ -31,8 +32,9 @@ _EXPORTS = {
 
 # GENERATED below from _EXPORTS (python -m tpc_core.options --write); do not edit
 __all__ = ["ConversationResult", "Message", "ToolCall", "ToolResult", "ToolResultLedger", "compress_conversation",
-           "compress_tool_text", "compress_tool_texts", "emptied_note", "kept_nothing", "read_message", "read_messages",
-           "rebuild_message", "task_turn", "tool_calls_by_id", "tool_question", "tool_share"]
+           "compress_tool_text", "compress_tool_texts", "compress_tool_texts_together", "emptied_note", "kept_nothing",
+           "read_message", "read_messages", "rebuild_message", "task_turn", "tool_calls_by_id", "tool_question",
+           "tool_share"]
 
 if TYPE_CHECKING:
     from tpc_core.conversation.compress import ConversationResult as ConversationResult
@@ -48,6 +50,7 @@ if TYPE_CHECKING:
     from tpc_core.conversation.tool_results import ToolResultLedger as ToolResultLedger
     from tpc_core.conversation.tool_results import compress_tool_text as compress_tool_text
     from tpc_core.conversation.tool_results import compress_tool_texts as compress_tool_texts
+    from tpc_core.conversation.tool_results import compress_tool_texts_together as compress_tool_texts_together
     from tpc_core.conversation.tool_results import emptied_note as emptied_note
     from tpc_core.conversation.tool_results import kept_nothing as kept_nothing
     from tpc_core.conversation.tool_results import tool_question as tool_question

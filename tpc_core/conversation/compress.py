@@ -228,7 +228,7 @@ def _request_pins(read: Sequence[Message],
     pins: dict[tuple[int, int], list[str]] = {}
     for (m, p), found in around.items():
         part = read[m].parts[p] or ""
-        pins[(m, p)] = [part[begin:end] for begin, end in found.spans]
+        pins[(m, p)] = [part[begin:end] for begin, end in found.kept or found.spans]  # all it keeps for the request
     return pins
 
 
@@ -288,7 +288,8 @@ def fit_work(work: ConversationWork, result: CompressionResult | None,
         return {}
     parts = work.parts
     if result is None:
-        return {key: join_kept(part, work.around[key].spans, range(len(work.around[key].spans)))
+        return {key: join_kept(part, work.around[key].kept or work.around[key].spans,
+                               range(len(work.around[key].kept or work.around[key].spans)))
                 if key in work.around else "" for key, part in zip(work.where, parts)}
     cuts = [paragraph_cuts(part) for part in parts]
     return dict(zip(work.where, _fitted(result, parts, cuts, work.plan.room, counter, work.floors, work.pinned)))

@@ -47,7 +47,7 @@ def around_request(engine: Engine, read: Sequence[Message], task_index: int | No
         if part is None or message.is_tool_part(p) or counts[task_index][p] < MATERIAL_TOKENS:
             continue
         found = engine.find_request(part)
-        if found is not None and counts[task_index][p] - sum(counter(part[a:b]) for a, b in found.spans) \
+        if found is not None and counts[task_index][p] - sum(counter(part[a:b]) for a, b in found.kept or found.spans) \
                 >= MATERIAL_TOKENS:
             found_parts[(task_index, p)] = found
     return found_parts

@@ -40,6 +40,7 @@ from tpc_core.engine.scoring.scorers import Scorer, needs_embeddings, score_prom
 from tpc_core.engine.scoring.threads import small_pass_threads
 from tpc_core.engine.selection.assembly import compress_scored
 from tpc_core.engine.task.finder import FoundRequest, TaskFinder
+from tpc_core.engine.task.missed import MissedRequestWarning, missed_message, warns_missed
 from tpc_core.engine.tokens import TokenCounter
 from tpc_core.engine.values import Scored, Segmented
 from tpc_core.options.checks import check_splitter
@@ -123,6 +124,9 @@ class Engine:
         Logs:
             WARNING: Once per call, when the output keeps only part of a sentence the splitter cut for its length
                 (also counted in ``CompressionResult.truncated_sentences``).
+            MissedRequestWarning: Once per call, at the caller's line, when a prompt with no question fell back (or
+                only points at a request) although a sentence outside its material asks the reader; not inside
+                :func:`tpc_core.engine.task.missed.index_time` (:mod:`tpc_core.engine.task.missed`).
         """
         from tqdm.auto import tqdm
 
@@ -141,15 +145,19 @@ class Engine:
         progress = tqdm(chunks, desc="tpc compress", unit="batch",
                         disable=(not show) if show is not None else (len(chunks) <= 1 or None))
         results: list[CompressionResult] = []
+        missed: list[tuple[int, tuple[int, int, int]]] = []
         # The preference covers one-time work in the call too (a model converted on first use).
         with progress_preference(show), small_pass_threads(options.small_pass_threads):
-            self._compress_batches(documents, questions, counter, options, progress, split, store, results)
+            self._compress_batches(documents, questions, counter, options, progress, split, store, results, missed)
         self._warn(results, split, budget_label)
+        if missed and warns_missed():  # one warning per call, however many prompts
+            warn_at_caller(missed_message(missed), MissedRequestWarning)
         return results
 
     def _compress_batches(self, documents: Sequence[tuple[str, ...]], questions: Sequence[str | None],
                           counter: TokenCounter, options: CompressionOptions, progress: Any, split: SentenceSplitter,
-                          store: DocumentStore | None, results: list[CompressionResult]) -> None:
+                          store: DocumentStore | None, results: list[CompressionResult],
+                          missed: list[tuple[int, tuple[int, int, int]]]) -> None:
         separator = options.document_separator
         for first in progress:
             check_cancelled()
@@ -158,6 +166,8 @@ class Engine:
                                 self.embed_documents, self.default_counter)
             for k, prompt in enumerate(self.score(read.prompts, list(questions[batch]), separator,
                                                   options.describe_bare, read.embed)):
+                if prompt.task is not None and prompt.task.missed is not None:
+                    missed.append((len(results), prompt.task.missed))
                 result = to_result(compress_scored(prompt, options, counter, self.agnostic.redundancy), separator)
                 if read.hits is not None and read.misses is not None:
                     result = dataclasses.replace(result, cache_hits=read.hits[k], cache_misses=read.misses[k])

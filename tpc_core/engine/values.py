@@ -168,12 +168,16 @@ class Task:
         request: Flat indices (ascending) of the sentences that write the user's request in the prompt: compression
             keeps every one of them verbatim, whatever its score and even over the budget (empty for a question
             given by the caller, and for a prompt that asks nothing).
+        missed: ``(document, start, end)``: the character offsets of a sentence outside the material that asks the
+            reader, where the prompt's task fell back or only points at a request it never writes (the caller
+            is warned, :mod:`tpc_core.engine.task.missed`); ``None`` otherwise.
     """
 
     description: str | None
     source: TaskSource
     selection: Selection = Selection.RELEVANCE
     request: tuple[int, ...] = ()
+    missed: tuple[int, int, int] | None = None
 
     @classmethod
     def from_question(cls, question: str) -> Task:

@@ -2,7 +2,7 @@
 prompt writes its request (:mod:`.placement`), the request head (:mod:`.request_sequence`) over layout features
 (:mod:`.request`, :mod:`.turns`, :mod:`.cues`), the request's own words (:mod:`.request`), the CTD (:mod:`.ctd`), the
 causal LM that writes a description when the prompt writes none, and whether that description is grounded in the
-prompt (:mod:`.grounding`)."""
+prompt (:mod:`.grounding`); saying so when a request may have been missed (:mod:`.missed`)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ _EXPORTS = {
     "bound_prompt": "tpc_core.engine.task.ctd",
     "finish_description": "tpc_core.engine.task.ctd",
     "FoundRequest": "tpc_core.engine.task.finder",
+    "MissedRequestWarning": "tpc_core.engine.task.missed",
+    "index_time": "tpc_core.engine.task.missed",
     "TaskFinder": "tpc_core.engine.task.finder",
     "FEATURE_NAMES": "tpc_core.engine.task.request",
     "content_words": "tpc_core.engine.task.grounding",
@@ -32,9 +34,10 @@ _EXPORTS = {
 }
 
 # GENERATED below from _EXPORTS (python -m tpc_core.options --write); do not edit
-__all__ = ["DEFAULT_HEAD_FRACTION", "FEATURE_NAMES", "FoundRequest", "REPETITION_PENALTY", "SentenceTagger",
-           "SequenceRequestHead", "TaskDescriptor", "TaskFinder", "bound_prompt", "content_words", "finish_description",
-           "is_grounded", "is_sequence_head", "layout_features", "pick_request", "request_covered", "request_text"]
+__all__ = ["DEFAULT_HEAD_FRACTION", "FEATURE_NAMES", "FoundRequest", "MissedRequestWarning", "REPETITION_PENALTY",
+           "SentenceTagger", "SequenceRequestHead", "TaskDescriptor", "TaskFinder", "bound_prompt", "content_words",
+           "finish_description", "index_time", "is_grounded", "is_sequence_head", "layout_features", "pick_request",
+           "request_covered", "request_text"]
 
 if TYPE_CHECKING:
     from tpc_core.engine.task.ctd import DEFAULT_HEAD_FRACTION as DEFAULT_HEAD_FRACTION
@@ -47,6 +50,8 @@ if TYPE_CHECKING:
     from tpc_core.engine.task.grounding import content_words as content_words
     from tpc_core.engine.task.grounding import is_grounded as is_grounded
     from tpc_core.engine.task.grounding import request_covered as request_covered
+    from tpc_core.engine.task.missed import MissedRequestWarning as MissedRequestWarning
+    from tpc_core.engine.task.missed import index_time as index_time
     from tpc_core.engine.task.request import FEATURE_NAMES as FEATURE_NAMES
     from tpc_core.engine.task.request import layout_features as layout_features
     from tpc_core.engine.task.request import pick_request as pick_request

@@ -8,10 +8,13 @@ fallback). Scoring then only computes scores for the task it is given (:mod:`tpc
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from tpc_core.engine.task.asking import propose, unplaced
+from tpc_core.engine.task.cues import is_generic, pointer_direction
 from tpc_core.engine.task.grounding import contradicts, is_grounded, match_sentences
 from tpc_core.engine.task.placement import PlaceKind, place_request, reads_as_request, without_request_label
 from tpc_core.engine.task.request.text import asks_for_summary, complete_request, pick_request, request_text
@@ -23,7 +26,8 @@ if TYPE_CHECKING:
     from tpc_core.config import AgnosticConfig
     from tpc_core.engine.task.request_sequence import SequenceRequestHead
 
-__all__ = ["Describe", "FoundRequest", "ReadPrompts", "Selection", "Task", "TaskFinder", "TaskSource"]
+__all__ = ["MATERIAL_SHARE", "Describe", "FoundRequest", "Located", "ReadPrompts", "Selection", "Task", "TaskFinder",
+           "TaskSource"]
 
 
 @dataclass(frozen=True)
@@ -34,10 +38,16 @@ class FoundRequest:
         spans: The character spans of the sentences that state it, ascending, in the prompt's own offsets.
         text: The request's own words (:func:`~tpc_core.engine.task.request.text.request_text`: no wrapper, label or
             template token).
+        kept: The spans of every sentence compression keeps for the request, whatever its score (``spans`` among
+            them), ascending.
+        material: The spans among ``kept`` that are questions proposed inside the material
+            (:data:`MATERIAL_SHARE` caps the budget they take).
     """
 
     spans: tuple[tuple[int, int], ...]
     text: str
+    kept: tuple[tuple[int, int], ...] = ()
+    material: tuple[tuple[int, int], ...] = ()
 
 
 Describe = Callable[[list[str]], list[str]]
@@ -52,8 +62,31 @@ takes: a prompt whose structure places one request is never embedded)."""
 
 
 # How far each kind of place is trusted to state the request (lower: more): a label or the user's own turn says so.
-_TRUST = {PlaceKind.LABEL: 0, PlaceKind.CHAT_TURN: 0, PlaceKind.LAST_BLOCK: 1, PlaceKind.FIRST_BLOCK: 2,
-          PlaceKind.LAST_SENTENCE: 3}
+_TRUST = {PlaceKind.LABEL: 0, PlaceKind.CHAT_TURN: 0, PlaceKind.ASKING: 1, PlaceKind.LAST_BLOCK: 1,
+          PlaceKind.FIRST_BLOCK: 2, PlaceKind.LAST_SENTENCE: 3}
+# What each kind of place adds to the head's probability when the head chooses among candidates: position is one
+# feature, not the rule.
+_PRIOR = {PlaceKind.LABEL: 0.3, PlaceKind.CHAT_TURN: 0.3, PlaceKind.ASKING: 0.1, PlaceKind.LAST_BLOCK: 0.1,
+          PlaceKind.FIRST_BLOCK: 0.1, PlaceKind.LAST_SENTENCE: 0.0}
+#: The most of a prompt's budget that questions proposed inside the material take when none states the request.
+MATERIAL_SHARE = 0.15
+
+
+@dataclass(frozen=True)
+class Located:
+    """Where a prompt writes its request (:meth:`TaskFinder.place`).
+
+    Attributes:
+        primary: Flat indices of the sentences that state the request (the task description); empty where the
+            prompt only points at a request it never writes.
+        kept: Flat indices of every sentence compression keeps for the request, whatever its score.
+        material: Those of ``kept`` that are questions proposed inside the material (capped by
+            :data:`MATERIAL_SHARE`).
+    """
+
+    primary: tuple[int, ...]
+    kept: tuple[int, ...]
+    material: tuple[int, ...]
 
 
 class TaskFinder:
@@ -148,13 +181,15 @@ class TaskFinder:
                 tasks[k] = Task(None, TaskSource.COVERAGE, self._whole_text_selection())
         elif missing and not describe_bare:
             for k in missing:
-                tasks[k] = self._fallback()
+                tasks[k] = dataclasses.replace(self._fallback(), missed=unplaced(prompts[k]))
         elif missing:
             if self.describe is None:
                 raise ValueError("This checkpoint has no task descriptor (ctd) and no request head: pass a question.")
             texts = [separator.join(prompts[k].documents) for k in missing]
             for k, text, description in zip(missing, texts, self.describe(texts)):
-                tasks[k] = self._judge(description, text, prompts[k].sentences)
+                judged = self._judge(description, text, prompts[k].sentences)
+                tasks[k] = dataclasses.replace(judged, missed=unplaced(prompts[k])) \
+                    if judged.source is TaskSource.FALLBACK else judged
         return [task for task in tasks if task is not None]
 
     def find_request(self, prompt: str, read: ReadPrompts | ReadLazily) -> FoundRequest | None:
@@ -169,25 +204,37 @@ class TaskFinder:
         if not prompt.strip():
             return None
         prompts, embeddings = read([prompt])
-        found = self.locate(prompts[0], embeddings[0])
+        found = self.place(prompts[0], embeddings[0])
         if found is None:
             return None
-        primary, _ = found
+        primary = found.primary or found.kept  # a pointer at nothing written is the only request there is
         spans = prompts[0].spans[0]
-        return FoundRequest(tuple(spans[i] for i in primary), request_text(prompts[0].sentences, primary))
+        return FoundRequest(tuple(spans[i] for i in primary), request_text(prompts[0].sentences, primary),
+                            kept=tuple(spans[i] for i in found.kept), material=tuple(spans[i] for i in found.material))
 
     def locate(self, prompt: Segmented, embeddings: torch.Tensor | Callable[[], torch.Tensor] | None,
                ) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
-        """``(primary, kept)``: the sentences that state the prompt's request (the task description) and every
-        sentence compression keeps for it, as flat indices; ``None`` when the prompt asks nothing that can be
-        placed.
+        """``(primary, kept)``: the sentences that state the prompt's request (the task description: its parts that
+        carry content) and every sentence compression keeps for it, as flat indices; ``None`` when the prompt asks
+        nothing that can be placed. ``primary`` is empty where the prompt only points at a request it never writes
+        ("Now answer the question." and nothing else that asks). See :meth:`place`."""
+        located = self.place(prompt, embeddings)
+        return None if located is None else (located.primary, located.kept)
 
-        Structure decides whether the prompt asks and where (:func:`~tpc_core.engine.task.placement.place_request`,
-        on the last document that places a request): every candidate place is kept. The request itself (the task
-        description) is the most trusted kind of place (a request label or the user's turn, then a last paragraph,
-        then a first one); among several of that kind the head, where the checkpoint has one, chooses the one
-        holding its most probable sentence, and inside a whole chat turn longer than ``max_request_sentences`` it
-        chooses the sentences. The head never places a request that structure did not.
+    def place(self, prompt: Segmented, embeddings: torch.Tensor | Callable[[], torch.Tensor] | None,
+              ) -> Located | None:
+        """Where the prompt writes its request, and what compression keeps for it; ``None`` when nothing is placed.
+
+        Structure places the request (:func:`~tpc_core.engine.task.placement.place_request`, on the last document
+        that places one): every candidate place is kept, and a whole chat turn longer than
+        ``max_request_sentences`` is cut to the sentences the head believes ask (:meth:`_structural`). More
+        candidates are proposed and kept besides (:func:`~tpc_core.engine.task.asking.propose`): the paragraph
+        beside a generic closing or opening line, and sentences that ask the reader wherever they stand; those
+        inside the material are kept up to :data:`MATERIAL_SHARE` of the budget. They add to what structure keeps
+        and never replace it. A candidate that only points at the request ("Now answer the question.") or asks
+        for nothing in particular ("Answer briefly.") is kept and is never the request: among the candidates that
+        carry content, the head (where the checkpoint has one) chooses the one that states it, each kind of
+        place adding a small prior (:meth:`_choose`); without one, the most trusted kind.
         """
         sentences = prompt.sentences
         if not sentences:
@@ -199,27 +246,87 @@ class TaskFinder:
             if place is not None:
                 found = (offset, place)
             offset += len(spans)
-        if found is None:  # structure decides whether the prompt asks: a bare document places nothing
+        proposed = propose(prompt)
+        if found is None and not proposed:  # structure decides whether the prompt asks: a bare document places nothing
             return None
-        offset, place = found
         limit = self.settings.max_request_sentences
-        needs_head = len(place.candidates) > 1 or any(
-            kind is PlaceKind.CHAT_TURN and len(candidate) > limit for candidate, kind in zip(place.candidates,
-                                                                                             place.kinds))
+        structural = ([tuple(found[0] + k for k in candidate) for candidate in found[1].candidates]
+                      if found is not None else [])
+        kinds = list(found[1].kinds) if found is not None else []
+        every = [*structural, *(p.sentences for p in proposed)]
+        generic = [is_generic(request_text(sentences, list(candidate))) for candidate in every]
+        needs_head = len(structural) > 1 or generic.count(False) > 1 or any(
+            kind is PlaceKind.CHAT_TURN and len(candidate) > limit for candidate, kind in zip(structural, kinds))
         probabilities = (self.head.probabilities(embeddings() if callable(embeddings) else embeddings, sentences)
                          if needs_head and self.head is not None and embeddings is not None else None)
         # the head ranks only where there is a choice: only then are lazy embeddings computed
-        placed = tuple(self._within(tuple(offset + k for k in candidate), kind, probabilities)
-                       for candidate, kind in zip(place.candidates, place.kinds))
-        # the candidates of the most trusted kind placed: the head chooses among those only
-        rank = min(_TRUST[kind] for kind in place.kinds)
-        trusted = tuple(c for c, kind in zip(placed, place.kinds) if _TRUST[kind] == rank)
+        placed = [self._within(candidate, kind, probabilities) for candidate, kind in zip(structural, kinds)]
+        kept = set(self._structural(sentences, placed, kinds, probabilities)[1]) if placed else set()
+        # what structure keeps is kept whatever the head chooses below
+        candidates = [*placed, *(p.sentences for p in proposed)]
+        all_kinds = [*kinds, *(p.kind for p in proposed)]
+        content = [k for k, flag in enumerate(generic) if not flag]
+        kept |= {i for k, flag in enumerate(generic) if flag for i in candidates[k]}
+        kept |= {i for p in proposed if not p.material for i in p.sentences}
+        if not content:  # a pointer with nothing it points at: kept, and the prompt asks nothing else
+            return Located((), tuple(sorted(kept)), ())
+        chosen = content[self._choose([candidates[k] for k in content], [all_kinds[k] for k in content],
+                                      probabilities)]
+        primary = [candidates[chosen]]
+        for k, flag in enumerate(generic):  # a pointer to several requests ("the questions above") keeps them all
+            if flag:
+                side, several = pointer_direction(request_text(sentences, list(candidates[k])))
+                if several:
+                    primary += [candidates[j] for j in content if side == 0 or (candidates[j][0] - candidates[k][0])
+                                * side > 0]
+        request = complete_request(sentences, sorted({i for candidate in primary for i in candidate}))
+        kept |= set(request)
+        material = self._material_kept(prompt, [p.sentences for p in proposed if p.material], kept, probabilities)
+        kept |= set(material)
+        return Located(tuple(_with_content(sentences, request)), tuple(sorted(kept)), material)
+
+    @staticmethod
+    def _structural(sentences: Sequence[str], placed: Sequence[tuple[int, ...]], kinds: Sequence[PlaceKind],
+                    probabilities: torch.Tensor | None) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """``(primary, kept)`` from structure's places alone: the most trusted kind of place states the request
+        (among several of that kind, the one holding the head's most probable sentence), and every place is kept."""
+        rank = min(_TRUST[kind] for kind in kinds)
+        trusted = tuple(c for c, kind in zip(placed, kinds) if _TRUST[kind] == rank)
         primary = trusted[0]
         if probabilities is not None and len(trusted) > 1:  # the trusted place the head believes most
             best = [float(probabilities[list(candidate)].max()) for candidate in trusted]
             primary = trusted[best.index(max(best))]
         primary = tuple(complete_request(sentences, list(primary)))
         return primary, tuple(sorted({k for candidate in (*placed, primary) for k in candidate}))
+
+    def _choose(self, candidates: Sequence[tuple[int, ...]], kinds: Sequence[PlaceKind],
+                probabilities: torch.Tensor | None) -> int:
+        """Which candidate states the request: the one holding the head's most probable sentence, each candidate's
+        probability raised by how far its kind of place is trusted (:data:`_PRIOR`); without a head, the most
+        trusted kind, the first of it."""
+        if probabilities is None:
+            ranks = [_TRUST[kind] for kind in kinds]
+            return ranks.index(min(ranks))
+        scores = [float(probabilities[list(candidate)].max()) + _PRIOR[kind] for candidate, kind in
+                  zip(candidates, kinds)]
+        return scores.index(max(scores))
+
+    @staticmethod
+    def _material_kept(prompt: Segmented, proposed: Sequence[tuple[int, ...]], kept: set[int],
+                       probabilities: torch.Tensor | None) -> tuple[int, ...]:
+        """The proposed questions inside the material that are kept: the head's most probable first, while they
+        take at most :data:`MATERIAL_SHARE` of the prompt's budget (one already kept costs nothing)."""
+        counts = [count for document in prompt.counts for count in document]
+        order = sorted(proposed, key=lambda c: -float(probabilities[list(c)].max()) if probabilities is not None
+                       else c[0])
+        room = MATERIAL_SHARE * prompt.budget
+        taken: list[int] = []
+        for candidate in order:
+            cost = sum(counts[i] for i in candidate if i not in kept)
+            if cost <= room:
+                room -= cost
+                taken += candidate
+        return tuple(sorted(set(taken)))
 
     def _within(self, candidate: tuple[int, ...], kind: PlaceKind, probabilities: torch.Tensor | None,
                 ) -> tuple[int, ...]:
@@ -241,6 +348,10 @@ class TaskFinder:
         if found is None:
             return None
         primary, kept = found
+        if not primary:  # only a pointer, at nothing written: kept, and the prompt is read as asking nothing else
+            fallback = self._fallback()
+            return Task(fallback.description, fallback.source, fallback.selection, request=kept,
+                        missed=unplaced(prompt, kept))
         description = without_request_label(request_text(prompt.sentences, primary))
         selection = self._whole_text_selection() if asks_for_summary(description) else Selection.RELEVANCE
         return Task(description, TaskSource.EXTRACTED, selection, request=kept)
@@ -278,3 +389,10 @@ class TaskFinder:
 def _asks(text: str) -> bool:
     """Whether ``text`` reads as a request, or its part after a colon does ("I have a question: which river ...")."""
     return reads_as_request(text) or any(reads_as_request(part) for part in text.split(":")[1:] if part.strip())
+
+
+def _with_content(sentences: Sequence[str], request: Sequence[int]) -> list[int]:
+    """The sentences of a request that carry content (a generic part, "Answer briefly.", adds nothing to what the
+    request is scored against); all of them where none does."""
+    parts = [i for i in request if not is_generic(request_text(sentences, [i]))]
+    return parts or list(request)

@@ -17,33 +17,50 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tpc_core.engine.task.cues import addresses_reader, imperative_start
+from tpc_core.engine.task.cues import addresses_reader, imperative_start, is_generic
+from tpc_core.engine.task.layout import (
+    ANSWER_LABEL as _ANSWER_LABEL,
+)
+from tpc_core.engine.task.layout import (
+    ANY_LABEL as _ANY_LABEL,
+)
+from tpc_core.engine.task.layout import (
+    DELIMITER as _DELIMITER,
+)
+from tpc_core.engine.task.layout import (
+    MARKUP as _MARKUP,
+)
+from tpc_core.engine.task.layout import (
+    OPTION as _OPTION,
+)
+from tpc_core.engine.task.layout import (
+    QUESTION_START as _QUESTION_START,
+)
+from tpc_core.engine.task.layout import (
+    REQUEST_LABEL as _REQUEST_LABEL,
+)
+from tpc_core.engine.task.layout import (
+    Line as _Line,
+)
+from tpc_core.engine.task.layout import (
+    blocks as _blocks,
+)
+from tpc_core.engine.task.layout import (
+    lines as _lines,
+)
+from tpc_core.engine.task.layout import (
+    sentences_in as _sentences_in,
+)
+from tpc_core.engine.task.layout import (
+    words as _words,
+)
 from tpc_core.engine.values import ValueEnum
 from tpc_core.segmentation import is_turn_marker
 from tpc_core.segmentation.vocabulary import LabelUse, MarkerKind, label_names, read_marker
 
-__all__ = ["PlaceKind", "RequestPlace", "place_request", "reads_as_request", "without_request_label"]
+__all__ = ["PlaceKind", "RequestPlace", "beside_generic_ends", "place_request", "reads_as_request", "user_turn_range",
+           "without_request_label"]
 
-_LINE = re.compile(r"[^\n\r\u2028\u2029]+")
-_WORD = re.compile(r"\w+")
-# A label that introduces the request: "Question:", "### Query", "Your task:", "The original query is as follows:".
-_REQUEST_LABEL = re.compile(
-    r"^[ \t#*>_\"'{,-]{0,8}(?:[A-Za-z][\w'-]*,?\s+){0,2}"
-    r"(?:question|query|q|task|instruction|instructions|request|requested|prompt|user_request|need to know|"
-    r"want to know|like to know)"
-    r"(?:[ \t]*\d{0,3})\b(?P<tail>[^:\n]{0,25}):[ \t]*(?P<rest>.*)$|"
-    r"^[ \t]*(?:\#{1,6}[ \t]*(?:[A-Za-z]+[ \t]+)?(?:question|query|task|instructions?|request|prompt|problem)"
-    r"[ \t]*\W*[ \t]*$|<(?:question|query|user_request|request|instructions?|task)\b[^>]*>(?P<tagged>.*)$)",
-    re.IGNORECASE)
-# Labels that end a request's region: the answer's, the material's, or any other "Label:" line.
-_ANSWER_LABEL = re.compile(r"^[ \t#*>_-]{0,6}(?:(?:helpful|refined|final|short|your|the)\s+)?(?:answer|a|response|"
-                           r"output|summary|result|reply|solution|completion)\b[^:\n]{0,12}:[ \t]*(?P<rest>.*)$",
-                           re.IGNORECASE)
-_ANY_LABEL = re.compile(r"^[ \t#*>_-]{0,6}[A-Za-z][\w'-]*(?:[ \t]+[\w'-]+){0,3}[ \t]*:(?:[ \t]|$)")
-_DELIMITER = re.compile(r"^[ \t]*(?:-{3,}|={3,}|\*{3,}|_{3,}|~{3,}|`{3,}\w*|\"{3}|'{3}|#+)[ \t]*$")
-# Words a written request opens with, beyond the head's imperative cues: what people ask a model to produce.
-_QUESTION_START = re.compile(r"^\W{0,3}(?:what|who|whom|whose|when|where|which|why|how|is|are|was|were|do|does|did|"
-                             r"can|could|should|would|will|has|have|in which|according to)\b", re.IGNORECASE)
 _INSTRUCTION_START = re.compile(
     r"^\W{0,3}(?:please\s+|kindly\s+|now,?\s+|then,?\s+|also,?\s+)?(?:summari[sz]e|write|generate|create|draft|"
     r"translate|rewrite|paraphrase|outline|discuss|analy[sz]e|review|critique|recommend|suggest|propose|"
@@ -52,13 +69,10 @@ _INSTRUCTION_START = re.compile(
 # The start of retrieved material: "Document [1] (Title: ...)", "Passage 2:", "Title: ...", "[3]".
 _MATERIAL_START = re.compile(r"^\W{0,3}(?:document|doc|passage|article|source|title|chunk|context|snippet)\b\s*"
                              r"(?:\[?\d+\]?|\(|:)|^\s*\[\d+\]", re.IGNORECASE)
-_OPTION = re.compile(r"^[ \t]*\(?[A-Ha-h](?:[.):]|\\[A-Ha-h][.):])")
 # An empty turn left for the model's reply ("Assistant:", "### Response:"): not part of what the user wrote.
 _REPLY_LABEL = re.compile(
     rf"^[ \t#*>_-]{{0,6}}(?:{'|'.join(label_names(LabelUse.SPEAKER, role='assistant'))})[*_]{{0,2}}[ \t]*:[ \t]*"
     r"(?P<rest>.*)$", re.IGNORECASE)
-# Chat-template tokens and a closing tag on a request's line ("... game [/INST]", "...?<|im_end|>", "...</question>").
-_MARKUP = re.compile(r"<\|[^|<>\s]{1,30}\|>|\[/?INST\]|<</?SYS>>|</?s>|<(?:start|end)_of_turn>\w*|</[A-Za-z_][\w.-]*>")
 _GREETING = re.compile(r"^(?:hi|hello|hey|dear|good (?:morning|afternoon|evening)|greetings)\b[^.?!\n]{0,40},?$",
                        re.IGNORECASE)
 _USER_LABEL = re.compile(
@@ -85,6 +99,8 @@ class PlaceKind(ValueEnum):
         FIRST_BLOCK: The first paragraph before the material, which reads as a request.
         LAST_SENTENCE: Where nothing else is placed, the prompt's last sentence, a question in so many words (a
             question word or words to the reader, and a final question mark) after material in its own paragraph.
+        ASKING: A sentence that asks the reader wherever it stands (inside a paragraph, in a note between documents,
+            a lone question between documents: :func:`tpc_core.engine.task.asking.asking_sentences`).
     """
 
     CHAT_TURN = "chat_turn"
@@ -92,6 +108,7 @@ class PlaceKind(ValueEnum):
     LAST_BLOCK = "last_block"
     FIRST_BLOCK = "first_block"
     LAST_SENTENCE = "last_sentence"
+    ASKING = "asking"
 
 
 @dataclass(frozen=True)
@@ -116,42 +133,6 @@ class RequestPlace:
     def kind(self) -> PlaceKind:
         """How the most trusted candidate was placed."""
         return self.kinds[0]
-
-
-@dataclass(frozen=True)
-class _Line:
-    start: int
-    end: int
-    text: str
-    block: int  # paragraph number: blank lines and delimiter lines separate paragraphs
-
-
-def _lines(text: str, start: int = 0, end: int | None = None) -> list[_Line]:
-    """The non-blank lines of ``text[start:end]`` with their paragraph numbers."""
-    end = len(text) if end is None else end
-    lines: list[_Line] = []
-    block = 0
-    previous_end = start
-    for match in _LINE.finditer(text, start, end):
-        line = match.group()
-        if not line.strip():
-            continue
-        gap = text[previous_end:match.start()]
-        if lines and (gap.count("\n") + gap.count("\r") - gap.count("\r\n") > 1 or _DELIMITER.match(lines[-1].text)):
-            block += 1
-        if _DELIMITER.match(line):
-            if lines:
-                block += 1
-            previous_end = match.end()
-            lines.append(_Line(match.start(), match.end(), line, block))
-            continue
-        lines.append(_Line(match.start(), match.end(), line, block))
-        previous_end = match.end()
-    return lines
-
-
-def _words(text: str) -> int:
-    return len(_WORD.findall(text))
 
 
 def reads_as_request(text: str) -> bool:
@@ -203,11 +184,6 @@ def without_request_label(text: str) -> str:
     match = _REQUEST_LABEL.match(text)
     rest = (match.group("rest") or match.group("tagged") or "").strip() if match else ""
     return rest if rest else text
-
-
-def _sentences_in(spans: Sequence[tuple[int, int]], start: int, end: int) -> list[int]:
-    """Sentences that overlap ``[start, end)``."""
-    return [k for k, (s, e) in enumerate(spans) if s < end and e > start]
 
 
 def _label_regions(lines: Sequence[_Line]) -> list[tuple[int, int]]:
@@ -268,18 +244,6 @@ def _is_option(lines: Sequence[_Line], position: int) -> bool:
         return False
     neighbours = [*lines[max(0, position - 1): position], *lines[position + 1: position + 2]]
     return any(_OPTION.match(line.text) and line.block == lines[position].block for line in neighbours)
-
-
-def _blocks(lines: Sequence[_Line]) -> list[list[_Line]]:
-    blocks: list[list[_Line]] = []
-    for line in lines:
-        if _DELIMITER.match(line.text):
-            continue
-        if blocks and blocks[-1][-1].block == line.block:
-            blocks[-1].append(line)
-        else:
-            blocks.append([line])
-    return blocks
 
 
 def _strip_answer_lines(block: list[_Line]) -> list[_Line]:
@@ -470,4 +434,34 @@ def _regions(lines: Sequence[_Line], *, first: bool) -> list[tuple[tuple[int, in
     opening = _end_block(blocks, last=False) if first else None
     if opening is not None:
         regions.append((opening, PlaceKind.FIRST_BLOCK))
+    return regions
+
+
+def user_turn_range(text: str, spans: Sequence[tuple[int, int]]) -> tuple[int, int] | None:
+    """The character range of the latest user turn's content, when a chat rendered with template tokens ends with
+    it (:func:`place_request` reads its places there first); ``None`` otherwise."""
+    sentences = [text[s:e] for s, e in spans]
+    turn = _latest_user_turn(sentences)
+    return None if turn is None else (spans[turn[0]][0], spans[turn[1]][1])
+
+
+def beside_generic_ends(text: str, spans: Sequence[tuple[int, int]],
+                        within: tuple[int, int] | None = None) -> list[tuple[tuple[int, int], PlaceKind]]:
+    """The paragraph beside a first or last paragraph that asks for nothing in particular ("Please answer based on
+    the above.", "Answer concisely.", "Thanks!"): the request written next to it, where that paragraph reads as a
+    request and material lies on its other side (up to two generic paragraphs are passed over)."""
+    low, high = within if within is not None else (0, len(text))
+    blocks = _blocks(_lines(text, low, high))
+    regions: list[tuple[tuple[int, int], PlaceKind]] = []
+    for kind, last in ((PlaceKind.LAST_BLOCK, True), (PlaceKind.FIRST_BLOCK, False)):
+        rest = list(blocks)
+        for _ in range(2):
+            end = _strip_answer_lines(rest[-1]) if last and rest else (rest[0] if rest else [])
+            if not end or not is_generic(_MARKUP.sub(" ", " ".join(line.text for line in end))):
+                break
+            rest = rest[:-1] if last else rest[1:]
+            region = _end_block(rest, last=last)
+            if region is not None:
+                regions.append((region, kind))
+                break
     return regions

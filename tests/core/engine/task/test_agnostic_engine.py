@@ -157,7 +157,7 @@ def test_checkpoint_part_paths_must_stay_inside_the_checkpoint(tiny_checkpoint, 
 
 
 NO_MARK = ("Paris is the capital of France. Rome is the capital of Italy. The Tiber flows through Rome. "
-           "Bread is made from flour. I have a question: which river flows through rome")
+           "Bread is made from flour. The question: which river flows through rome")
 
 
 @pytest.mark.parametrize(("share", "source", "description"), [
