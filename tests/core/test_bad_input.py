@@ -109,7 +109,7 @@ def test_each_keyword_option_is_declared_once_with_its_default_in_the_options():
     assert {name: fields[name] for name in CompressKeywords.__annotations__} == {
         "budget_scope": "global", "force_keep_patterns": (), "keep_first_sentence": False, "keep_request": True,
         "document_separator": "\n\n", "splitter": None, "min_score": None, "top_n": None, "batch_size": 16,
-        "show_progress": None, "describe_bare": False, "cache": None}
+        "show_progress": None, "describe_bare": False, "cache": None, "small_pass_threads": 1}
 
 
 # ------------------------------------------------------------------------------------- lone surrogates

@@ -24,6 +24,7 @@ from langchain_core.tools import tool
 
 from tests.conversation_helpers import counted, is_selection
 from tests.core.conversation.test_conversations import PARAGRAPHS, QUESTION, SYSTEM
+from tests.notice_helpers import logged_only
 from tpc_core.conversation import emptied_note, kept_nothing
 from tpc_integrations._agent_context import AgentContext
 from tpc_integrations.langchain_agents import AGENT_EVENT, TPCContextMiddleware
@@ -188,12 +189,12 @@ class FailingSplitter:
         raise RuntimeError("splitter down")
 
 
-def test_a_fault_passes_the_call_through_with_a_warning(compressor):
+def test_a_fault_passes_the_call_through_with_an_operator_record(compressor, caplog):
     model = scripted(("read_archive", {"part": "archive"}))
     middleware = TPCContextMiddleware(compressor=compressor, target_tokens=300, splitter=FailingSplitter(),
                                       cache=None)
     events = Events()
-    with pytest.warns(Warning, match="TPCContextMiddleware failed .RuntimeError: splitter down"):
+    with logged_only(caplog, "TPCContextMiddleware failed .RuntimeError: splitter down"):
         run_agent(compressor, model, middleware, callbacks=[events])
     assert [m.content for m in model.sent[-1] if isinstance(m, ToolMessage)] == [ARCHIVE]
     assert events.data[-1]["fallback"] == "error"
@@ -250,12 +251,12 @@ class SlowSplitter:
         return self.splitter.spans(text)
 
 
-def test_past_its_deadline_a_call_goes_on_uncompressed(compressor):
+def test_past_its_deadline_a_call_goes_on_uncompressed(compressor, caplog):
     model = scripted(("read_archive", {"part": "archive"}))
     events = Events()
     splitter = SlowSplitter(compressor.engine.splitter())
     middleware = TPCContextMiddleware(compressor=compressor, target_tokens=300, deadline_ms=50, splitter=splitter)
-    with pytest.warns(Warning, match="passed its deadline"):
+    with logged_only(caplog, "passed its deadline"):
         run_agent(compressor, model, middleware, callbacks=[events])
     assert [m.content for m in model.sent[-1] if isinstance(m, ToolMessage)] == [ARCHIVE]
     assert events.data[-1]["fallback"] == "deadline"

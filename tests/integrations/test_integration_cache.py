@@ -165,8 +165,9 @@ def test_adapters_refuse_a_directory_they_cannot_write_naming_it(tmp_path):
 @pytest.mark.parametrize("directory", ["/proc/x/", "/sys/nope/"])
 def test_adapters_refuse_a_directory_on_a_file_system_that_takes_no_files(directory):
     for adapter_class in (TPCDocumentCompressor, TPCNodePostprocessor):
-        with pytest.raises(PermissionError, match=directory.rstrip("/")):
+        with pytest.raises(TPCSettingsError, match=directory.rstrip("/")) as raised:
             adapter_class(cache=directory)
+        assert isinstance(raised.value.__cause__, PermissionError)
 
 
 def test_langchain_warm_ingestion_then_query_time_compression_from_the_cache(compressor, sample, tmp_path):

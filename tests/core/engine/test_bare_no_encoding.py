@@ -42,9 +42,9 @@ def test_describe_bare_is_off_by_default_on_every_path():
     assert args.describe_bare in (None, False)  # the flag leaves the option's default (False) in place
     on = build_parser().parse_args(["compress", str(EXAMPLE), "--describe-bare"])
     assert on.describe_bare is True
-    from tpc_integrations._engine_options import IndexTimeOptions  # the adapters that have the option
+    from tpc_core.options import BatchOptions  # the group of the adapters that have the option
 
-    assert IndexTimeOptions.model_fields["describe_bare"].default is False
+    assert BatchOptions.model_fields["describe_bare"].default is False
 
 
 def test_bare_document_runs_neither_ctd_nor_cse(tpc_mini, monkeypatch):

@@ -42,6 +42,10 @@ from tpc_core.options.surfaces import (
 FIELDS = CompressOptions.model_fields
 GROUPS = (BudgetOptions, ReadingOptions, ScopeOptions, FilterOptions, BatchOptions)
 
+# Options of the engine call alone, in no adapter group: how compressed documents are joined, and the threads of
+# the small forward passes (a process-level serving choice).
+ENGINE_ONLY = {"document_separator", "small_pass_threads"}
+
 
 def _names(*groups):
     return tuple(name for group in groups for name in group.model_fields)
@@ -94,7 +98,7 @@ def test_every_option_is_documented_and_declared_in_one_group():
         assert field.description and len(field.description) > 20, f"{name} has no docstring"
         assert isinstance(reach(field.metadata), Reach)
         owners = [group for group in GROUPS if name in group.model_fields]
-        assert len(owners) == (0 if name == "document_separator" else 1), name
+        assert len(owners) == (0 if name in ENGINE_ONLY else 1), name
         if owners:  # the group's field is the model's
             declared = owners[0].model_fields[name]
             assert (declared.annotation, declared.default, declared.description, declared.metadata) == (
@@ -171,13 +175,14 @@ def test_the_option_groups_are_those_of_today():
                                                      "keep_first_sentence", "keep_request", "splitter", "cache")
     assert _names(ScopeOptions, FilterOptions) == ("budget_scope", "min_score", "top_n")
     assert _names(BatchOptions) == ("batch_size", "show_progress", "describe_bare")
-    assert set(FIELDS) == {*_names(*GROUPS), "document_separator"}
+    assert set(FIELDS) == {*_names(*GROUPS), *ENGINE_ONLY}
 
 
 def test_the_defaults_that_differ_by_surface_are_one_table_with_reasons():
     assert {(row.surface, row.option): row.default for row in SURFACE_DEFAULTS} == {
-        ("agents", "on_error"): "passthrough", ("agents", "cache"): "memory"}
+        ("agents", "on_error"): "passthrough", ("agents", "cache"): "memory", ("chat memory", "cache"): "memory"}
     assert surface_defaults("agents") == {"on_error": "passthrough", "cache": "memory"}
+    assert surface_defaults("chat memory") == {"cache": "memory"}
     assert surface_defaults("retrievers") == {}
     table = surface_defaults_table()
     for row in SURFACE_DEFAULTS:

@@ -119,9 +119,9 @@ def test_the_checkpoint_config_chooses_the_scorer_and_from_pretrained_can_overri
     expected = CosineBM25 if tpc_mini.config.scorer.name == "cosine_bm25" else PooledCosine
     assert type(tpc_mini.engine.scorer) is expected
     cosine = TPCCompressor.from_pretrained("tpc-mini", scorer="pooled_cosine")
-    assert type(cosine.scorer) is PooledCosine and cosine.config.scorer.name == "pooled_cosine"
+    assert type(cosine.engine.scorer) is PooledCosine and cosine.config.scorer.name == "pooled_cosine"
     custom = TPCCompressor.from_pretrained("tpc-mini", scorer=ScorerConfig("cosine_bm25", lexical_weight=1.0))
-    assert type(custom.scorer) is CosineBM25 and custom.scorer.lexical_weight == 1.0
+    assert type(custom.engine.scorer) is CosineBM25 and custom.engine.scorer.lexical_weight == 1.0
     # the name is checked against tpc_core.engine.scoring.scorers.SCORERS at load time, before any weights load
     with pytest.raises(ValueError, match=r"scorer.name must be one of \['pooled_cosine', 'cosine_bm25'\], "
                                          r"got 'colbert'"):
