@@ -8,12 +8,9 @@ import warnings
 import pytest
 
 from tests.golden_cases import GOLDEN, cases, run_case
+from tests.notice_helpers import GOLDEN_OVERSIZED
 
 RECORDED = json.loads(GOLDEN.read_text(encoding="utf-8"))
-
-# The Declaration cases keep about a tenth of a 1096-token text (a 109-token budget): some of its long sentences
-# are larger than the whole budget, skipped, and said so in a UserWarning. No other case has such a sentence.
-OVERSIZED = {"aware_declaration", "agnostic_declaration"}
 
 
 @pytest.mark.slow
@@ -24,7 +21,7 @@ def test_tpc_mini_output_is_unchanged(tpc_mini, name, context, options):
         actual = run_case(tpc_mini, context, options)
     oversized = [str(w.message) for w in caught
                  if issubclass(w.category, UserWarning) and "larger than the whole budget" in str(w.message)]
-    assert bool(oversized) == (name in OVERSIZED), oversized
+    assert bool(oversized) == (name in GOLDEN_OVERSIZED), oversized
     for other in caught:  # every other warning is still the suite's to report
         if str(other.message) not in oversized:
             warnings.warn_explicit(other.message, other.category, other.filename, other.lineno)
