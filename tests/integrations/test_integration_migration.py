@@ -19,6 +19,7 @@ pytest.importorskip("llama_index.core")
 from langchain_core.documents import Document
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
+from tests.notice_helpers import oversized
 from tpc_integrations._checks import TPCSettingsError
 from tpc_integrations._peer_names import PEER_ALIASES, PEER_HINTS
 from tpc_integrations.langchain import COMPRESSION_EVENT, TPCDocumentCompressor
@@ -229,7 +230,8 @@ def test_adapters_with_a_loaded_model_copy_and_pickle(adapter_class, clone, comp
     adapter = adapter_class(device="cpu", target_tokens=80, top_n=3, load_on_init=True)
     copied = clone(adapter)
     assert (copied.target_tokens, copied.top_n) == (80, 3)
-    assert _run(copied, texts, sample.question) == _run(adapter, texts, sample.question)
+    with oversized():  # the texts have sentences larger than an 80-token budget
+        assert _run(copied, texts, sample.question) == _run(adapter, texts, sample.question)
 
 
 # ------------------------------------------------------------------------------------------------ callbacks

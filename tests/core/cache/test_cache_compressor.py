@@ -5,6 +5,7 @@ cache safely, and ``warm_cache`` / ``cache_info`` do what ingestion and observab
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import multiprocessing
 import re
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.golden_cases import EXAMPLE, GOLDEN, TEXT, cases
-from tests.notice_helpers import logged_only
+from tests.notice_helpers import GOLDEN_OVERSIZED, logged_only, oversized
 from tpc_core import TPCCompressor
 from tpc_core.cache import DirectoryCache, MemoryCache, decode_entry
 from tpc_core.engine.scoring.scorers import SCORERS, PooledCosine
@@ -34,6 +35,8 @@ def chunked(text: str, size: int = 560) -> list[str]:
     return [*chunks, current] if current else chunks
 
 
+# The Declaration's sentences run to 38-97 tokens: over the small budgets of a few of these chunks at rate 0.2 or
+# 0.3, some are larger than the whole budget, skipped, and said so (``oversized``).
 CHUNKS = chunked(DECLARATION)[:8]
 
 
@@ -66,13 +69,15 @@ def test_fp32_entries_give_the_uncached_results_exactly(tpc_mini, name):
     context, options = CASES[name]
     documents = [context] if isinstance(context, str) else context
     cache = MemoryCache(dtype="fp32")
-    uncached = tpc_mini.compress(context, **options)
-    cold = tpc_mini.compress(context, cache=cache, **options)
-    assert (cold.cache_hits, cold.cache_misses) == (0, len(documents))
-    if name == "agnostic, bare documents":  # scored by the lead correction: never encoded, so nothing was stored
-        assert tpc_mini.cache_info(cache).entries == 0
-        assert tpc_mini.warm_cache(documents, cache=cache) == len(documents)
-    warm = tpc_mini.compress(context, cache=cache, **options)
+    # the whole Declaration at rate 0.1 has sentences over its budget; the eight chunks' larger budgets do not
+    with oversized() if name == "aware, one document" else contextlib.nullcontext():
+        uncached = tpc_mini.compress(context, **options)
+        cold = tpc_mini.compress(context, cache=cache, **options)
+        assert (cold.cache_hits, cold.cache_misses) == (0, len(documents))
+        if name == "agnostic, bare documents":  # scored by the lead correction: never encoded, so nothing stored
+            assert tpc_mini.cache_info(cache).entries == 0
+            assert tpc_mini.warm_cache(documents, cache=cache) == len(documents)
+        warm = tpc_mini.compress(context, cache=cache, **options)
     assert uncached.scored and (uncached.cache_hits, uncached.cache_misses) == (0, 0)
     assert (warm.cache_hits, warm.cache_misses) == (len(documents), 0)
     assert facts(cold) == facts(uncached)  # byte-identical prompt, same kept sentences, same scores
@@ -92,8 +97,9 @@ def test_the_default_int8_storage_keeps_the_golden_kept_sets(tpc_mini):
         options = dict(options)
         if options.get("token_counter") == "len":
             options["token_counter"] = len
-        tpc_mini.compress(context, cache=cache, **options)
-        warm = tpc_mini.compress(context, cache=cache, **options)
+        with oversized() if name in GOLDEN_OVERSIZED else contextlib.nullcontext():
+            tpc_mini.compress(context, cache=cache, **options)
+            warm = tpc_mini.compress(context, cache=cache, **options)
         assert warm.cache_hits == (1 if isinstance(context, str) else len(context)), name
         assert [[s.doc_index, s.index] for s in warm.sentences if s.kept] == recorded[name]["kept"], name
         assert warm.compressed_prompt == recorded[name]["compressed_prompt"], name
@@ -104,7 +110,8 @@ def test_warm_cache_stores_each_text_once_and_compress_then_finds_them(tpc_mini)
     texts = [*CHUNKS[:4], CHUNKS[0], "   "]
     assert tpc_mini.warm_cache(texts, cache=cache, batch_size=2) == 4
     assert tpc_mini.warm_cache(texts, cache=cache) == 0
-    result = tpc_mini.compress(CHUNKS[:4], question="What did he refuse?", rate=0.2, cache=cache)
+    with oversized():
+        result = tpc_mini.compress(CHUNKS[:4], question="What did he refuse?", rate=0.2, cache=cache)
     assert (result.cache_hits, result.cache_misses) == (4, 0)
     assert cache.info().entries == 4
     with pytest.raises(TypeError, match="list of texts"):
@@ -114,12 +121,13 @@ def test_warm_cache_stores_each_text_once_and_compress_then_finds_them(tpc_mini)
 def test_cache_memory_is_one_lru_per_compressor_and_a_path_one_object(tpc_mini, tmp_path):
     compressor = copy.copy(tpc_mini)
     compressor.__setstate__(compressor.__getstate__())  # a fresh registry, the same model
-    compressor.compress(CHUNKS[:2], question="taxes", rate=0.2, cache="memory")
-    again = compressor.compress(CHUNKS[:2], question="taxes", rate=0.2, cache="memory")
-    assert again.cache_hits == 2
-    assert compressor.cache_info("memory").hits == 2 and compressor.cache_info().entries == 2
-    compressor.compress(CHUNKS[:2], question="taxes", rate=0.2, cache=tmp_path / "dir")
-    compressor.compress(CHUNKS[:2], question="taxes", rate=0.2, cache=str(tmp_path / "dir"))
+    with oversized():
+        compressor.compress(CHUNKS[:2], question="taxes", rate=0.2, cache="memory")
+        again = compressor.compress(CHUNKS[:2], question="taxes", rate=0.2, cache="memory")
+        assert again.cache_hits == 2
+        assert compressor.cache_info("memory").hits == 2 and compressor.cache_info().entries == 2
+        compressor.compress(CHUNKS[:2], question="taxes", rate=0.2, cache=tmp_path / "dir")
+        compressor.compress(CHUNKS[:2], question="taxes", rate=0.2, cache=str(tmp_path / "dir"))
     info = compressor.cache_info(str(tmp_path / "dir"))
     assert (info.hits, info.misses, info.entries) == (2, 2, 2)
 
@@ -140,7 +148,7 @@ def test_a_splitter_that_cannot_name_itself_is_not_cached(tpc_mini, caplog):
                 start += len(line) + 1
             return out
 
-    with caplog.at_level("WARNING", logger="tpc_core.cache.documents"):
+    with caplog.at_level("WARNING", logger="tpc_core.cache.documents"), oversized():
         result = tpc_mini.compress(CHUNKS[:2], question="taxes", rate=0.3, splitter=Lines(), cache=MemoryCache())
     assert (result.cache_hits, result.cache_misses) == (0, 0)
     assert "cache_identity" in caplog.text
@@ -154,28 +162,32 @@ def entry_files(directory: Path) -> list[Path]:
 @pytest.mark.parametrize("damage", ["truncated", "flipped", "garbage", "foreign"])
 def test_a_damaged_entry_on_disk_is_recomputed_and_overwritten(tpc_mini, tmp_path, damage, caplog):
     options = {"question": "Who has the right to abolish a government?", "rate": 0.2}
-    uncached = tpc_mini.compress(CHUNKS[:3], **options)
+    with oversized():
+        uncached = tpc_mini.compress(CHUNKS[:3], **options)
     cache = DirectoryCache(tmp_path / "c", dtype="fp32")
-    tpc_mini.compress(CHUNKS[:3], cache=cache, **options)
+    with oversized():
+        tpc_mini.compress(CHUNKS[:3], cache=cache, **options)
     files = entry_files(tmp_path / "c")
     assert len(files) == 3
     if damage == "foreign":  # a sound entry, made with another splitter, under this document's key
         other = DirectoryCache(tmp_path / "other", dtype="fp32")
-        tpc_mini.compress(CHUNKS[:1], cache=other, splitter="regex", **options)
+        with oversized():
+            tpc_mini.compress(CHUNKS[:1], cache=other, splitter="regex", **options)
         foreign = entry_files(tmp_path / "other")[0].read_bytes()
     for path in files:
         data = path.read_bytes()
         damaged = {"truncated": data[: len(data) // 2], "flipped": data[:100] + bytes([data[100] ^ 1]) + data[101:],
                    "garbage": b"not an entry at all", "foreign": foreign if damage == "foreign" else b""}
         path.write_bytes(damaged[damage])
-    with caplog.at_level("WARNING", logger="tpc_core.cache.stores"):
+    with caplog.at_level("WARNING", logger="tpc_core.cache.stores"), oversized():
         again = tpc_mini.compress(CHUNKS[:3], cache=cache, **options)
     assert facts(again) == facts(uncached)
     assert (again.cache_hits, again.cache_misses) == (0, 3)
     assert caplog.text.count("damaged") == 3 and cache.info().errors == 3
     for path in entry_files(tmp_path / "c"):  # overwritten with sound entries
         assert decode_entry(path.read_bytes()).text_length in {len(chunk) for chunk in CHUNKS[:3]}
-    assert tpc_mini.compress(CHUNKS[:3], cache=cache, **options).cache_hits == 3
+    with oversized():
+        assert tpc_mini.compress(CHUNKS[:3], cache=cache, **options).cache_hits == 3
 
 
 class DownStore:
@@ -190,9 +202,10 @@ class DownStore:
 
 def test_a_failing_store_never_breaks_compression_and_is_logged_once(tpc_mini, caplog):
     options = {"question": "taxes", "rate": 0.2}
-    uncached = tpc_mini.compress(CHUNKS[:3], **options)
+    with oversized():
+        uncached = tpc_mini.compress(CHUNKS[:3], **options)
     store = DownStore()
-    with logged_only(caplog, "sentence cache .* failed", count=1):
+    with logged_only(caplog, "sentence cache .* failed", count=1), oversized():
         first = tpc_mini.compress(CHUNKS[:3], cache=store, **options)
         second = tpc_mini.compress(CHUNKS[:3], cache=store, **options)
     assert facts(first) == facts(second) == facts(uncached)
@@ -204,18 +217,22 @@ def test_values_of_the_wrong_type_from_real_stores_are_damaged_entries(tpc_mini)
     from llama_index.core.storage.kvstore import SimpleKVStore
 
     options = {"question": "taxes", "rate": 0.2}
-    uncached = tpc_mini.compress(CHUNKS[:2], **options)
+    with oversized():
+        uncached = tpc_mini.compress(CHUNKS[:2], **options)
     byte_store, kv_store = InMemoryByteStore(), SimpleKVStore()
     for store in (byte_store, kv_store):
-        tpc_mini.compress(CHUNKS[:2], cache=store, **options)
+        with oversized():
+            tpc_mini.compress(CHUNKS[:2], cache=store, **options)
     for key in list(byte_store.yield_keys()):
         byte_store.mset([(key, "a str, not bytes")])
     for key in list(kv_store.get_all(collection="tpc_sentence_cache")):
         kv_store.put(key, {"unexpected": [1, 2]}, collection="tpc_sentence_cache")
     for store in (byte_store, kv_store):
-        again = tpc_mini.compress(CHUNKS[:2], cache=store, **options)
+        with oversized():
+            again = tpc_mini.compress(CHUNKS[:2], cache=store, **options)
         assert facts(again) == facts(uncached) and again.cache_misses == 2
-        assert tpc_mini.compress(CHUNKS[:2], cache=store, **options).cache_hits == 2  # overwritten
+        with oversized():
+            assert tpc_mini.compress(CHUNKS[:2], cache=store, **options).cache_hits == 2  # overwritten
 
 
 # ---------------------------------------------------------------------------------------------- concurrency
@@ -224,7 +241,8 @@ def test_threads_sharing_one_compressor_and_cache_get_sound_results(tpc_mini, tm
     prompts = [CHUNKS[k: k + 3] for k in range(6)] * 2
     questions = ["taxes", "Who has the right to abolish a government?", "What did he refuse?"]
     jobs = [(prompt, questions[k % 3]) for k, prompt in enumerate(prompts)]
-    expected = [tpc_mini.compress(prompt, question=q, rate=0.2) for prompt, q in jobs]
+    with oversized():
+        expected = [tpc_mini.compress(prompt, question=q, rate=0.2) for prompt, q in jobs]
     for cache in (MemoryCache(dtype="fp32"), DirectoryCache(tmp_path, dtype="fp32")):
         barrier = threading.Barrier(4)
 
@@ -233,7 +251,7 @@ def test_threads_sharing_one_compressor_and_cache_get_sound_results(tpc_mini, tm
                 barrier.wait(timeout=60)  # start some calls together, on the same documents
             return tpc_mini.compress(job[0], question=job[1], rate=0.2, cache=cache)
 
-        with ThreadPoolExecutor(max_workers=4) as pool:
+        with oversized(), ThreadPoolExecutor(max_workers=4) as pool:  # the threads' warnings are caught here too
             results = list(pool.map(run, jobs))
         for result, reference in zip(results, expected):
             assert result.compressed_prompt == reference.compressed_prompt
@@ -264,7 +282,9 @@ def test_processes_sharing_one_directory_never_read_a_torn_entry(tpc_mini, tmp_p
     reports = [queue.get(timeout=600) for _ in workers]
     for worker in workers:
         worker.join(timeout=60)
-    expected = {k: tpc_mini.compress(CHUNKS[k: k + 3], question="taxes", rate=0.2).compressed_prompt for k in range(6)}
+    with oversized():
+        expected = {k: tpc_mini.compress(CHUNKS[k: k + 3], question="taxes", rate=0.2).compressed_prompt
+                    for k in range(6)}
     for order, first, second, hits, errors in reports:
         assert errors == 0
         assert first == second == [expected[k] for k in order]
@@ -280,10 +300,12 @@ def test_a_compressor_with_caches_still_copies_and_pickles(tpc_mini):
     import pickle
 
     compressor = copy.deepcopy(tpc_mini)
-    compressor.compress(CHUNKS[:2], question="taxes", rate=0.2, cache="memory")
+    with oversized():
+        compressor.compress(CHUNKS[:2], question="taxes", rate=0.2, cache="memory")
     again = pickle.loads(pickle.dumps(compressor))
     assert again.cache_info("memory").entries == 0  # caches start empty in a copy
-    assert again.compress(CHUNKS[:2], question="taxes", rate=0.2, cache="memory").cache_misses == 2
+    with oversized():
+        assert again.compress(CHUNKS[:2], question="taxes", rate=0.2, cache="memory").cache_misses == 2
 
 
 class _NegatedEmbeddings(PooledCosine):

@@ -16,7 +16,7 @@ import pytest
 from benchmarks.harness.cache_redis_server import RedisServer, RedisServerUnavailable
 from tests.core.cache.test_cache import FINGERPRINT, make_entry
 from tests.core.cache.test_cache_compressor import CHUNKS, facts
-from tests.notice_helpers import logged_only
+from tests.notice_helpers import logged_only, oversized
 from tpc_core.cache import SecretURL, decode_entry, resolve_cache
 from tpc_core.cache.redis_store import (
     CacheUnavailable,
@@ -102,8 +102,9 @@ def test_a_dead_server_is_a_logged_warning_and_not_a_warning(tpc_mini, caplog):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     url = f"redis://127.0.0.1:{port}/0"
-    expected = facts(tpc_mini.compress(CHUNKS[:2], question=QUESTION, rate=0.3))
-    with logged_only(caplog, "calls go on uncached", count=1):
+    with oversized():  # the fixture chunks have sentences over this budget (tests.core.cache.test_cache_compressor)
+        expected = facts(tpc_mini.compress(CHUNKS[:2], question=QUESTION, rate=0.3))
+    with logged_only(caplog, "calls go on uncached", count=1), oversized():
         down = tpc_mini.compress(CHUNKS[:2], question=QUESTION, rate=0.3, cache=url)
     assert facts(down) == expected
 
@@ -129,8 +130,9 @@ def test_one_mget_per_call_one_pipeline_for_misses_and_fp32_gives_the_uncached_r
 
 
 def test_the_default_url_cache_is_int8_and_shared_by_the_compressor(tpc_mini, server, client):
-    first = tpc_mini.compress(CHUNKS[:3], question=QUESTION, rate=0.3, cache=server.url)
-    again = tpc_mini.compress(CHUNKS[:3], question=QUESTION, rate=0.3, cache=server.url)
+    with oversized():
+        first = tpc_mini.compress(CHUNKS[:3], question=QUESTION, rate=0.3, cache=server.url)
+        again = tpc_mini.compress(CHUNKS[:3], question=QUESTION, rate=0.3, cache=server.url)
     assert (first.cache_misses, again.cache_hits) == (3, 3)
     info = tpc_mini.cache_info(server.url)
     assert (info.hits, info.misses, info.entries, info.errors) == (3, 3, 3, 0)
@@ -184,10 +186,12 @@ def test_damaged_and_foreign_values_are_recomputed_and_overwritten(tpc_mini, ser
     keys = sorted(client.keys("tpc:*"))
     client.set(keys[0], client.get(keys[0])[:-3])  # truncated
     client.set(keys[1], b"not an entry at all")
-    with caplog.at_level(logging.WARNING, logger="tpc_core.cache.stores"):
+    with caplog.at_level(logging.WARNING, logger="tpc_core.cache.stores"), oversized():
         result = tpc_mini.compress(CHUNKS[:2], question=QUESTION, rate=0.3, cache=cache)
     assert result.cache_misses == 2 and sum("damaged" in r.getMessage() for r in caplog.records) == 2
-    assert facts(result) == facts(tpc_mini.compress(CHUNKS[:2], question=QUESTION, rate=0.3))
+    with oversized():
+        uncached = tpc_mini.compress(CHUNKS[:2], question=QUESTION, rate=0.3)
+    assert facts(result) == facts(uncached)
     assert all(decode_entry(client.get(key)) for key in keys)  # overwritten with sound entries
 
 
@@ -200,25 +204,28 @@ def test_a_dead_server_costs_the_cache_not_the_call_and_the_circuit_retries(tpc_
         cache = RedisCache.from_url(server.url, dtype="fp32", retry_after=5, max_retry_after=5)
         now = [0.0]
         cache.circuit.clock = lambda: now[0]  # the circuit's own clock: no sleeping, no race with the model
-        expected = facts(tpc_mini.compress(CHUNKS[:3], question=QUESTION, rate=0.3))
+        with oversized():
+            expected = facts(tpc_mini.compress(CHUNKS[:3], question=QUESTION, rate=0.3))
         tpc_mini.warm_cache(CHUNKS[:3], cache=cache)
         server.kill()
-        with logged_only(caplog, "calls go on uncached", count=1):
+        with logged_only(caplog, "calls go on uncached", count=1), oversized():
             down = tpc_mini.compress(CHUNKS[:3], question=QUESTION, rate=0.3, cache=cache)
         assert facts(down) == expected and down.cache_misses == 3
         assert cache.circuit.failures == 1 and not cache.circuit.allows()
         errors = cache.info().errors
         caplog.clear()
-        with caplog.at_level(logging.WARNING):
+        with caplog.at_level(logging.WARNING), oversized():
             skipped = tpc_mini.compress(CHUNKS[:3], question=QUESTION, rate=0.3, cache=cache)
         assert not [r for r in caplog.records if "sentence cache" in r.getMessage()]  # one record per outage
         assert facts(skipped) == expected
         assert cache.info().errors == errors and cache.circuit.failures == 1  # skipped: no round trip was made
         server.start()  # same port; the entries died with it (no persistence)
         now[0] += 5
-        back = tpc_mini.compress(CHUNKS[:3], question=QUESTION, rate=0.3, cache=cache)
+        with oversized():
+            back = tpc_mini.compress(CHUNKS[:3], question=QUESTION, rate=0.3, cache=cache)
         assert facts(back) == expected and cache.circuit.failures == 0
-        assert tpc_mini.compress(CHUNKS[:3], question=QUESTION, rate=0.3, cache=cache).cache_hits == 3
+        with oversized():
+            assert tpc_mini.compress(CHUNKS[:3], question=QUESTION, rate=0.3, cache=cache).cache_hits == 3
     finally:
         server.stop()
 
@@ -231,13 +238,15 @@ def test_a_hung_server_is_bounded_by_the_timeout_then_skipped(tpc_mini, tmp_path
     try:
         cache = RedisCache.from_url(server.url, timeout=0.2, retry_after=60)
         assert cache.client.connection_pool.connection_kwargs["socket_timeout"] == 0.2
-        expected = facts(tpc_mini.compress(CHUNKS[:2], question=QUESTION, rate=0.3))
+        with oversized():
+            expected = facts(tpc_mini.compress(CHUNKS[:2], question=QUESTION, rate=0.3))
         tpc_mini.warm_cache(CHUNKS[:1], cache=cache)
         server.pause()
-        with logged_only(caplog, "TimeoutError"):
+        with logged_only(caplog, "TimeoutError"), oversized():
             assert facts(tpc_mini.compress(CHUNKS[:2], question=QUESTION, rate=0.3, cache=cache)) == expected
         assert cache.circuit.failures == 1 and not cache.circuit.allows()
-        assert facts(tpc_mini.compress(CHUNKS[:2], question=QUESTION, rate=0.3, cache=cache)) == expected
+        with oversized():
+            assert facts(tpc_mini.compress(CHUNKS[:2], question=QUESTION, rate=0.3, cache=cache)) == expected
         assert cache.circuit.failures == 1  # the open circuit: no second timeout
     finally:
         server.resume()
@@ -295,10 +304,11 @@ def test_a_password_protected_server_is_reached_with_the_password_that_nothing_s
     except RedisServerUnavailable as error:
         pytest.skip(f"no Redis server can start here: {error}")
     try:
-        expected = facts(tpc_mini.compress(CHUNKS[:3], question=QUESTION, rate=0.3))
-        secret = SecretURL(server.url)
-        first = tpc_mini.compress(CHUNKS[:3], question=QUESTION, rate=0.3, cache=secret)
-        again = tpc_mini.compress(CHUNKS[:3], question=QUESTION, rate=0.3, cache=secret)
+        with oversized():
+            expected = facts(tpc_mini.compress(CHUNKS[:3], question=QUESTION, rate=0.3))
+            secret = SecretURL(server.url)
+            first = tpc_mini.compress(CHUNKS[:3], question=QUESTION, rate=0.3, cache=secret)
+            again = tpc_mini.compress(CHUNKS[:3], question=QUESTION, rate=0.3, cache=secret)
         assert (first.cache_misses, again.cache_hits) == (3, 3) and facts(first) == expected  # (int8 entries)
         authenticated = redis.Redis.from_url(server.url, socket_timeout=2)
         assert len(authenticated.keys("tpc:*")) == 3  # the entries are on the server: the password was sent
@@ -310,14 +320,16 @@ def test_a_password_protected_server_is_reached_with_the_password_that_nothing_s
         langchain = pytest.importorskip("tpc_integrations.langchain")
         documents = pytest.importorskip("langchain_core.documents")
         adapter = langchain.TPCDocumentCompressor(compressor=tpc_mini, cache=server.url, rate=0.3)
-        kept = adapter.compress_documents([documents.Document(page_content=chunk) for chunk in CHUNKS[:3]], QUESTION)
+        chunks = [documents.Document(page_content=chunk) for chunk in CHUNKS[:3]]
+        with oversized():
+            kept = adapter.compress_documents(chunks, QUESTION)
         assert [d.metadata["tpc_kept_sentences"] for d in kept]
         assert adapter.compressor.cache_info(adapter.cache).hits >= 3  # the entries the calls above stored
         assert password not in repr(adapter) + adapter.model_dump_json()
 
         # A wrong password costs the call its cache, never its result; the warning names the server, not the password.
         wrong = server.url.replace(password, "not-the-" + password)
-        with logged_only(caplog, "calls go on uncached"):
+        with logged_only(caplog, "calls go on uncached"), oversized():
             fallback = tpc_mini.compress(CHUNKS[:3], question=QUESTION, rate=0.3, cache=SecretURL(wrong))
         assert facts(fallback) == expected and fallback.cache_misses == 3
         assert not any(password in record.getMessage() for record in caplog.records)

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from benchmarks.harness.stock_templates import EVERYDAY_SHAPES, STOCK_TEMPLATES, fill
 from synthesis.layouts import LAYOUTS, render
+from tests.notice_helpers import compress_warning_when_oversized, oversized
 
 FACTS = (
     "The lease starts on 1 May 2024 and runs for twelve months.", "Rent of 1,200 euros is due on the first day.",
@@ -55,7 +56,7 @@ def test_the_written_request_survives_in_every_layout(tpc_mini, material, reques
     else:
         rendered = render(layout, request, material, random.Random(seed))
         prompt, written = rendered.prompt, request
-    result = tpc_mini.compress(prompt, rate=rate)
+    result = compress_warning_when_oversized(tpc_mini, prompt, rate=rate)
     for line in _written(prompt, written):
         assert line in result.compressed_prompt, (layout, line, result.compressed_prompt)
     assert result.request_sentences > 0 and result.task_source == "extracted"
@@ -67,7 +68,7 @@ def test_the_written_request_survives_in_every_layout(tpc_mini, material, reques
 @given(material=materials(), rate=st.floats(0.1, 0.5))
 @pytest.mark.slow
 def test_a_bare_document_pins_nothing_and_stays_within_budget(tpc_mini, material, rate) -> None:
-    result = tpc_mini.compress(material, rate=rate, describe_bare=False)
+    result = compress_warning_when_oversized(tpc_mini, material, rate=rate, describe_bare=False)
     assert result.request_sentences == 0 and result.over_budget == 0
     assert result.compressed_tokens <= result.budget
 
@@ -75,7 +76,8 @@ def test_a_bare_document_pins_nothing_and_stays_within_budget(tpc_mini, material
 def test_a_request_larger_than_the_budget_is_kept_whole_over_it(tpc_mini) -> None:
     material = "\n\n".join(" ".join(FACTS[k:k + 4]) for k in range(0, 12, 4))
     prompt = f"{material}\n\nPlease list every cost the tenant pays, who repairs the roof and who holds the deposit."
-    with pytest.warns(UserWarning, match=r"is kept whole, \d+ token\(s\) over"):
+    # every fact is larger than a 5-token budget: skipped, and said so
+    with pytest.warns(UserWarning, match=r"is kept whole, \d+ token\(s\) over"), oversized():
         result = tpc_mini.compress(prompt, target_tokens=5)
     assert result.compressed_prompt == ("Please list every cost the tenant pays, who repairs the roof and who holds "
                                         "the deposit.")
