@@ -17,43 +17,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from tpc_core.engine.task import layout
 from tpc_core.engine.task.cues import addresses_reader, imperative_start, is_generic
-from tpc_core.engine.task.layout import (
-    ANSWER_LABEL as _ANSWER_LABEL,
-)
-from tpc_core.engine.task.layout import (
-    ANY_LABEL as _ANY_LABEL,
-)
-from tpc_core.engine.task.layout import (
-    DELIMITER as _DELIMITER,
-)
-from tpc_core.engine.task.layout import (
-    MARKUP as _MARKUP,
-)
-from tpc_core.engine.task.layout import (
-    OPTION as _OPTION,
-)
-from tpc_core.engine.task.layout import (
-    QUESTION_START as _QUESTION_START,
-)
-from tpc_core.engine.task.layout import (
-    REQUEST_LABEL as _REQUEST_LABEL,
-)
-from tpc_core.engine.task.layout import (
-    Line as _Line,
-)
-from tpc_core.engine.task.layout import (
-    blocks as _blocks,
-)
-from tpc_core.engine.task.layout import (
-    lines as _lines,
-)
-from tpc_core.engine.task.layout import (
-    sentences_in as _sentences_in,
-)
-from tpc_core.engine.task.layout import (
-    words as _words,
-)
 from tpc_core.engine.values import ValueEnum
 from tpc_core.segmentation import is_turn_marker
 from tpc_core.segmentation.vocabulary import LabelUse, MarkerKind, label_names, read_marker
@@ -147,16 +112,17 @@ def reads_as_request(text: str) -> bool:
     body = " ".join(text.split())
     if not body:
         return False
-    core = _ANY_LABEL.sub("", body, count=1) if _REQUEST_LABEL.match(body) or _USER_LABEL.match(body) else body
+    labelled = layout.REQUEST_LABEL.match(body) or _USER_LABEL.match(body)
+    core = layout.ANY_LABEL.sub("", body, count=1) if labelled else body
     if _PREAMBLE.match(core):  # "Please read this first.": it asks to read, not for anything
         return False
-    typed = _words(body) <= _MAX_TYPED_WORDS and body[-1].isalnum() and "://" not in body
+    typed = layout.words(body) <= _MAX_TYPED_WORDS and body[-1].isalnum() and "://" not in body
     if "?" in body or _INSTRUCTION_START.match(core) or imperative_start(core):
         return True
-    if _QUESTION_START.match(core) and typed:  # "when did the nfl change ...", not "When in the Course of ..., "
+    if layout.QUESTION_START.match(core) and typed:  # "when did the nfl change ...", not "When in the Course of ..., "
         return True
     sentence = re.split(r"(?<=[.!?])\s", body, maxsplit=1)[0]
-    if addresses_reader(sentence) and _words(body) <= 80:
+    if addresses_reader(sentence) and layout.words(body) <= 80:
         return True
     return typed and core[:1].islower()
 
@@ -181,29 +147,29 @@ def without_request_label(text: str) -> str:
     """
     if _INSTRUCTION_START.match(text) or imperative_start(text):  # "Summarize the task: ...": the request itself
         return text
-    match = _REQUEST_LABEL.match(text)
+    match = layout.REQUEST_LABEL.match(text)
     rest = (match.group("rest") or match.group("tagged") or "").strip() if match else ""
     return rest if rest else text
 
 
-def _label_regions(lines: Sequence[_Line]) -> list[tuple[int, int]]:
+def _label_regions(lines: Sequence[layout.Line]) -> list[tuple[int, int]]:
     """The character ranges of the last and the first unanswered labelled requests (once when they are one): the
     template's label is one of them whether it comes before the material or after it."""
     found: list[tuple[int, int]] = []
     for number, line in enumerate(lines):
-        match = _REQUEST_LABEL.match(line.text)
-        if match is None or _ANSWER_LABEL.match(line.text):
+        match = layout.REQUEST_LABEL.match(line.text)
+        if match is None or layout.ANSWER_LABEL.match(line.text):
             continue
         rest = (match.group("rest") or match.group("tagged") or "").strip()
         region = _labelled_region(lines, number, rest)
-        words = _words(" ".join(x.text for x in region))
+        words = layout.words(" ".join(x.text for x in region))
         labelled = rest or len(region) > 1
         if not _answered(lines, number, region) and words >= 1 and labelled and words <= _MAX_PLACE_WORDS:
             found.append((region[0].start, region[-1].end))
     return list(dict.fromkeys(found[-1:] + found[:1]))
 
 
-def _labelled_region(lines: Sequence[_Line], number: int, rest: str) -> list[_Line]:
+def _labelled_region(lines: Sequence[layout.Line], number: int, rest: str) -> list[layout.Line]:
     """The lines of the request labelled on line ``number`` (``rest``: what follows its label on that line)."""
     region = [lines[number]]
     for position, following in enumerate(lines[number + 1:], number + 1):
@@ -212,10 +178,10 @@ def _labelled_region(lines: Sequence[_Line], number: int, rest: str) -> list[_Li
         if _is_option(lines, position):  # "A: ...", "B) ...": the choices of a multiple-choice request
             region.append(following)
             continue
-        if _DELIMITER.match(following.text) or _ANSWER_LABEL.match(following.text) or \
-                _REQUEST_LABEL.match(following.text):
+        if layout.DELIMITER.match(following.text) or layout.ANSWER_LABEL.match(following.text) or \
+                layout.REQUEST_LABEL.match(following.text):
             break
-        cue = _ANY_LABEL.match(following.text)
+        cue = layout.ANY_LABEL.match(following.text)
         if cue is not None and (rest or len(region) > 1):
             if not following.text[cue.end():].strip():  # "Corresponding value:": the request's own last cue
                 region.append(following)
@@ -226,7 +192,7 @@ def _labelled_region(lines: Sequence[_Line], number: int, rest: str) -> list[_Li
     return region
 
 
-def _answered(lines: Sequence[_Line], number: int, region: Sequence[_Line]) -> bool:
+def _answered(lines: Sequence[layout.Line], number: int, region: Sequence[layout.Line]) -> bool:
     """Whether the request in ``region`` (from line ``number``) already has its answer written, inside the region or
     on the next line of its block."""
     if any(_ANSWERED.match(x.text) for x in region[1:]):
@@ -234,29 +200,29 @@ def _answered(lines: Sequence[_Line], number: int, region: Sequence[_Line]) -> b
     after = lines[number + len(region)] if number + len(region) < len(lines) else None
     if after is None or after.block != region[-1].block:
         return False
-    answer = _ANSWER_LABEL.match(after.text)
+    answer = layout.ANSWER_LABEL.match(after.text)
     return answer is not None and bool(answer.group("rest").strip())
 
 
-def _is_option(lines: Sequence[_Line], position: int) -> bool:
+def _is_option(lines: Sequence[layout.Line], position: int) -> bool:
     """Whether line ``position`` is a choice of a multiple-choice list (a neighbouring line is one too)."""
-    if not _OPTION.match(lines[position].text):
+    if not layout.OPTION.match(lines[position].text):
         return False
     neighbours = [*lines[max(0, position - 1): position], *lines[position + 1: position + 2]]
-    return any(_OPTION.match(line.text) and line.block == lines[position].block for line in neighbours)
+    return any(layout.OPTION.match(line.text) and line.block == lines[position].block for line in neighbours)
 
 
-def _strip_answer_lines(block: list[_Line]) -> list[_Line]:
+def _strip_answer_lines(block: list[layout.Line]) -> list[layout.Line]:
     """A block without its trailing answer cue ("Answer:", "Summary:") left empty for the model to fill."""
     while block:
-        answer = _ANSWER_LABEL.match(block[-1].text) or _REPLY_LABEL.match(block[-1].text)
+        answer = layout.ANSWER_LABEL.match(block[-1].text) or _REPLY_LABEL.match(block[-1].text)
         if answer is None or answer.group("rest").strip():
             break
         block = block[:-1]
     return block
 
 
-def _has_words(blocks: Sequence[list[_Line]], at_least: int) -> bool:
+def _has_words(blocks: Sequence[list[layout.Line]], at_least: int) -> bool:
     """Whether the blocks hold at least ``at_least`` words (counted until they do: material can be 30k tokens)."""
     count = 0
     for block in blocks:
@@ -267,28 +233,28 @@ def _has_words(blocks: Sequence[list[_Line]], at_least: int) -> bool:
     return False
 
 
-def _without_header(block: list[_Line]) -> list[_Line]:
+def _without_header(block: list[layout.Line]) -> list[layout.Line]:
     """A first paragraph without its header: a message's or a ticket's fields ("From: ...", "Status: Open",
     "Ticket #4821", "Description:") and a greeting ("Hi team,"), which open a message before its first words."""
     start = 0
     fields = 0
     while start < len(block):
         line = block[start].text.strip()
-        field = (_ANY_LABEL.match(line) is not None and (_words(line) <= 8 or line.endswith(":"))) or \
+        field = (layout.ANY_LABEL.match(line) is not None and (layout.words(line) <= 8 or line.endswith(":"))) or \
             _GREETING.match(line) is not None
-        if not (field or (_words(line) <= 3 and line[-1:] not in ".?!")):
+        if not (field or (layout.words(line) <= 3 and line[-1:] not in ".?!")):
             break
         fields += field
         start += 1
     return block[start:] if fields else block  # a title alone is no header: the paragraph under it is material
 
 
-def _end_block(blocks: list[list[_Line]], *, last: bool) -> tuple[int, int] | None:
+def _end_block(blocks: list[list[layout.Line]], *, last: bool) -> tuple[int, int] | None:
     """The last (or first) paragraph, when it reads as a request and material lies on the other side."""
     if len(blocks) < 2:
         return None
     ordered = list(reversed(blocks)) if last else blocks
-    candidate: list[_Line] = []
+    candidate: list[layout.Line] = []
     used = 0
     for block in ordered:
         used += 1
@@ -297,16 +263,16 @@ def _end_block(blocks: list[list[_Line]], *, last: bool) -> tuple[int, int] | No
             break
     if not candidate:
         return None
-    text = _MARKUP.sub(" ", "\n".join(line.text for line in candidate)).strip()
-    words = _words(text)
+    text = layout.MARKUP.sub(" ", "\n".join(line.text for line in candidate)).strip()
+    words = layout.words(text)
     if words == 0 or words > _MAX_PLACE_WORDS or not _has_words(ordered[used:], max(20, words)):
         return None
-    lead = _MARKUP.sub(" ", candidate[0].text).strip()
+    lead = layout.MARKUP.sub(" ", candidate[0].text).strip()
     if not lead or _MATERIAL_START.match(lead) or (len(candidate) > 1 and _is_title(lead)):  # a passage under its title
         return None
-    if _ANY_LABEL.match(lead) and not _REQUEST_LABEL.match(lead) and not _USER_LABEL.match(lead):
+    if layout.ANY_LABEL.match(lead) and not layout.REQUEST_LABEL.match(lead) and not _USER_LABEL.match(lead):
         return None  # a speaker's line in a transcript, a field of a record
-    if _REQUEST_LABEL.match(lead):  # a labelled question: the label rule has judged it (answered: material)
+    if layout.REQUEST_LABEL.match(lead):  # a labelled question: the label rule has judged it (answered: material)
         return None
     opening = re.split(r"(?<=[.!?])\s", lead, maxsplit=1)[0]
     if not reads_as_request(text if words <= 80 else opening):  # a long paragraph asks only if its opening does
@@ -371,22 +337,24 @@ def place_request(text: str, spans: Sequence[tuple[int, int]]) -> RequestPlace |
     if turn is not None:
         start = spans[turn[0]][0]
         end = spans[turn[1]][1]
-        turn_lines = _lines(text, start, end)
+        turn_lines = layout.lines(text, start, end)
         if len({line.block for line in turn_lines}) == 1:  # a turn with no blank line: each line is a paragraph
-            turn_lines = [_Line(line.start, line.end, line.text, number) for number, line in enumerate(turn_lines)]
+            turn_lines = [layout.Line(line.start, line.end, line.text, number)
+                          for number, line in enumerate(turn_lines)]
         inside = _regions(turn_lines, first=True)
         if not inside and _template_token(sentences[turn[0] - 1]):
-            blocks = _blocks(_lines(text, start, end))
-            whole = _words(text[start:end]) <= _MAX_PLACE_WORDS or len(blocks) < 2
+            blocks = layout.blocks(layout.lines(text, start, end))
+            whole = layout.words(text[start:end]) <= _MAX_PLACE_WORDS or len(blocks) < 2
             inside = [((start, end) if whole else (blocks[-1][0].start, blocks[-1][-1].end), PlaceKind.CHAT_TURN)]
         regions += inside
-    regions += _regions(_lines(text), first=True)
+    regions += _regions(layout.lines(text), first=True)
     if not regions:
         regions += _last_sentence(text, spans, sentences)
     candidates: list[tuple[int, ...]] = []
     kinds: list[PlaceKind] = []
     for (region_start, region_end), kind in regions:
-        chosen = tuple(k for k in _sentences_in(spans, region_start, region_end) if not is_turn_marker(sentences[k]))
+        chosen = tuple(k for k in layout.sentences_in(spans, region_start, region_end)
+                       if not is_turn_marker(sentences[k]))
         if chosen and not any(set(chosen) & set(other) for other in candidates):
             candidates.append(chosen)
             kinds.append(kind)
@@ -397,7 +365,7 @@ def _left_for_reply(sentence: str) -> bool:
     """Whether a sentence is a turn marker, a reply label or an empty answer cue: nothing the user asks."""
     if is_turn_marker(sentence) or _REPLY_LABEL.match(sentence.strip()):
         return True
-    answer = _ANSWER_LABEL.match(sentence.strip())
+    answer = layout.ANSWER_LABEL.match(sentence.strip())
     return answer is not None and not answer.group("rest").strip()
 
 
@@ -411,21 +379,22 @@ def _last_sentence(text: str, spans: Sequence[tuple[int, int]], sentences: Seque
         last -= 1
     if last < 1:
         return []
-    sentence = " ".join(_MARKUP.sub(" ", sentences[last]).split())
-    if not sentence or _words(sentence) > 40 or not _has_words([[_Line(0, 0, " ".join(sentences[:last]), 0)]], 20):
+    sentence = " ".join(layout.MARKUP.sub(" ", sentences[last]).split())
+    before = layout.Line(0, 0, " ".join(sentences[:last]), 0)
+    if not sentence or layout.words(sentence) > 40 or not _has_words([[before]], 20):
         return []
     line = text[text.rfind("\n", 0, spans[last][0]) + 1: spans[last][1]].strip()
-    if _ANY_LABEL.match(line) and not _REQUEST_LABEL.match(line) and not _USER_LABEL.match(line):
+    if layout.ANY_LABEL.match(line) and not layout.REQUEST_LABEL.match(line) and not _USER_LABEL.match(line):
         return []  # a speaker's line in a transcript: the material's own question
-    core = _ANY_LABEL.sub("", sentence, count=1) if _REQUEST_LABEL.match(sentence) or _USER_LABEL.match(sentence) \
-        else sentence
-    asks_here = sentence.endswith("?") and (_QUESTION_START.match(core) is not None or addresses_reader(sentence))
+    labelled = layout.REQUEST_LABEL.match(sentence) or _USER_LABEL.match(sentence)
+    core = layout.ANY_LABEL.sub("", sentence, count=1) if labelled else sentence
+    asks_here = sentence.endswith("?") and (layout.QUESTION_START.match(core) is not None or addresses_reader(sentence))
     return [(spans[last], PlaceKind.LAST_SENTENCE)] if asks_here else []
 
 
-def _regions(lines: Sequence[_Line], *, first: bool) -> list[tuple[tuple[int, int], PlaceKind]]:
+def _regions(lines: Sequence[layout.Line], *, first: bool) -> list[tuple[tuple[int, int], PlaceKind]]:
     """The label region, the last paragraph and (with ``first``) the first paragraph that place a request."""
-    blocks = _blocks(lines)
+    blocks = layout.blocks(lines)
     regions: list[tuple[tuple[int, int], PlaceKind]] = []
     regions += [(label, PlaceKind.LABEL) for label in _label_regions(lines)]
     last = _end_block(blocks, last=True)
@@ -451,13 +420,13 @@ def beside_generic_ends(text: str, spans: Sequence[tuple[int, int]],
     the above.", "Answer concisely.", "Thanks!"): the request written next to it, where that paragraph reads as a
     request and material lies on its other side (up to two generic paragraphs are passed over)."""
     low, high = within if within is not None else (0, len(text))
-    blocks = _blocks(_lines(text, low, high))
+    blocks = layout.blocks(layout.lines(text, low, high))
     regions: list[tuple[tuple[int, int], PlaceKind]] = []
     for kind, last in ((PlaceKind.LAST_BLOCK, True), (PlaceKind.FIRST_BLOCK, False)):
         rest = list(blocks)
         for _ in range(2):
             end = _strip_answer_lines(rest[-1]) if last and rest else (rest[0] if rest else [])
-            if not end or not is_generic(_MARKUP.sub(" ", " ".join(line.text for line in end))):
+            if not end or not is_generic(layout.MARKUP.sub(" ", " ".join(line.text for line in end))):
                 break
             rest = rest[:-1] if last else rest[1:]
             region = _end_block(rest, last=last)
